@@ -1,0 +1,105 @@
+"""Google's error responses, byte for byte where the recordings show them.
+
+Every error the fake Google API returns is built here, so their wording lives in one table.
+Bodies are always ``{"error": {"code", "message", "status"[, "details"]}}``.
+"""
+
+from __future__ import annotations
+
+from .http import Response
+
+PROJECT_NUMBER = "603366585132"  # the sandbox's one Google Cloud project
+
+_STATUS_NAMES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    409: "ALREADY_EXISTS",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    502: "UNAVAILABLE",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+_DEFAULT_MESSAGES = {
+    400: "Request contains an invalid argument.",
+    401: (
+        "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie "
+        "or other valid authentication credential."
+    ),
+    403: "The caller does not have permission",
+    404: "Requested entity was not found.",
+    500: "Internal error encountered.",
+    503: "The service is currently unavailable.",
+    504: "The service is currently unavailable.",
+}
+
+_HTML_502 = """<!DOCTYPE html>
+<html lang=en>
+  <meta charset=utf-8>
+  <title>Error 502 (Server Error)!!1</title>
+  <p><b>502.</b> <ins>That's an error.</ins>
+  <p>The server encountered a temporary error and could not complete your request.<p>Please try again in 30 seconds.  <ins>That's all we know.</ins>
+"""
+
+
+def google_error(code: int, message: str | None = None, details: list | None = None) -> Response:
+    error: dict = {
+        "code": code,
+        "message": message if message is not None else _DEFAULT_MESSAGES.get(code, "Unknown error."),
+        "status": _STATUS_NAMES.get(code, "UNKNOWN"),
+    }
+    if details:
+        error["details"] = details
+    return Response.json(code, {"error": error})
+
+
+def not_found() -> Response:
+    return google_error(404)
+
+
+def permission_denied() -> Response:
+    return google_error(403)
+
+
+def unauthenticated() -> Response:
+    return google_error(401)
+
+
+def bad_range(text: str) -> Response:
+    return google_error(400, f"Unable to parse range: {text}")
+
+
+def invalid_argument(message: str) -> Response:
+    return google_error(400, message)
+
+
+def quota_exceeded(kind: str, scope: str, limit: int) -> Response:
+    """429 for ``kind`` in {"Read", "Write"} and ``scope`` in {"user", "project"}; no Retry-After, like Google."""
+    per = "per user" if scope == "user" else "per project"
+    quota_limit = f"{kind}RequestsPerMinutePer{'User' if scope == 'user' else 'Project'}"
+    unit = "1/min/{project}/{user}" if scope == "user" else "1/min/{project}"
+    message = (
+        f"Quota exceeded for quota metric '{kind} requests' and limit '{kind} requests per minute {per}' "
+        f"of service 'sheets.googleapis.com' for consumer 'project_number:{PROJECT_NUMBER}'."
+    )
+    return google_error(429, message, details=[{
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": "RATE_LIMIT_EXCEEDED",
+        "domain": "googleapis.com",
+        "metadata": {
+            "quota_limit_value": str(limit),
+            "service": "sheets.googleapis.com",
+            "quota_metric": f"sheets.googleapis.com/{kind.lower()}_requests",
+            "quota_limit": quota_limit,
+            "quota_unit": unit,
+        },
+    }])
+
+
+def html_bad_gateway() -> Response:
+    """The front end's HTML 502 page (gspread raises APIError with code -1 for it)."""
+    return Response.html(502, _HTML_502)

@@ -1,0 +1,87 @@
+"""The fake Google API as one HTTP app: the order in which a request meets each concern.
+
+    control (/_sandbox/...) -> token endpoint -> route -> authentication -> injected fault
+    -> quota -> the endpoint's handler -> stats
+
+Each concern lives in its own module; this file only fixes their order and shares their state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..clock import SystemClock
+from . import control, errors
+from .auth import TokenAuthority
+from .faults import FaultPlan
+from .http import Request, Response
+from .model import SpreadsheetStore
+from .quota import QuotaMeter
+from .routes import match_route
+from .stats import Stats
+
+
+@dataclass
+class GoogleSandbox:
+    clock: object = field(default_factory=SystemClock)  # .now() aware UTC, .time() epoch seconds
+    read_per_user: int = 60
+    read_per_project: int = 300
+    write_per_user: int = 60
+    write_per_project: int = 300
+    seed: int = 0
+    require_auth: bool = True
+
+    def __post_init__(self) -> None:
+        self.store = SpreadsheetStore(self.clock)
+        self.auth = TokenAuthority(self.clock)
+        self.quota = QuotaMeter(
+            self.clock,
+            read_per_user=self.read_per_user,
+            read_per_project=self.read_per_project,
+            write_per_user=self.write_per_user,
+            write_per_project=self.write_per_project,
+        )
+        self.faults = FaultPlan(seed=self.seed)
+        self.stats = Stats()
+
+    def reset(self) -> None:
+        """Forget data, faults, quota windows and stats; issued credentials stay valid."""
+        self.store.reset()
+        self.faults.clear()
+        self.quota.reset()
+        self.stats.reset()
+
+    def __call__(self, request: Request) -> Response:
+        if request.raw_path.startswith("/_sandbox/"):
+            return control.handle(self, request)
+        if request.raw_path == "/token":
+            return self.auth.token_endpoint(request)
+
+        route = match_route(request)
+        if route.response is not None:  # unknown path or wrong method, already in Google's shape
+            self.stats.record(route.endpoint, route.response.status, None)
+            return route.response
+
+        user = self.auth.authenticate(request)
+        if user is None and self.require_auth:
+            response = errors.unauthenticated()
+            self.stats.record(route.endpoint, response.status, None)
+            return response
+
+        delay, fault_response = self.faults.take(route.spreadsheet_id)
+        if fault_response is not None:
+            fault_response.delay_seconds += delay
+            self.stats.record(route.endpoint, fault_response.status, user)
+            return fault_response
+
+        if route.api == "sheets":
+            refusal = self.quota.admit(user or "anonymous", route.kind)
+            if refusal is not None:
+                refusal.delay_seconds += delay
+                self.stats.record(route.endpoint, refusal.status, user)
+                return refusal
+
+        response = route.handler(self, request, route)
+        response.delay_seconds += delay
+        self.stats.record(route.endpoint, response.status, user)
+        return response
