@@ -42,7 +42,8 @@ _HTML_502 = """<!DOCTYPE html>
   <meta charset=utf-8>
   <title>Error 502 (Server Error)!!1</title>
   <p><b>502.</b> <ins>That's an error.</ins>
-  <p>The server encountered a temporary error and could not complete your request.<p>Please try again in 30 seconds.  <ins>That's all we know.</ins>
+  <p>The server encountered a temporary error and could not complete your request.<p>Please try again \
+in 30 seconds.  <ins>That's all we know.</ins>
 """
 
 
@@ -78,7 +79,7 @@ def invalid_argument(message: str) -> Response:
 
 
 def quota_exceeded(kind: str, scope: str, limit: int) -> Response:
-    """429 for ``kind`` in {"Read", "Write"} and ``scope`` in {"user", "project"}; no Retry-After, like Google."""
+    """429 for ``kind`` "Read"/"Write" and ``scope`` "user"/"project"; no Retry-After, like Google."""
     per = "per user" if scope == "user" else "per project"
     quota_limit = f"{kind}RequestsPerMinutePer{'User' if scope == 'user' else 'Project'}"
     unit = "1/min/{project}/{user}" if scope == "user" else "1/min/{project}"

@@ -9,6 +9,7 @@ becomes a JSON 500 in Google's shape, never a traceback or the standard library'
 
 from __future__ import annotations
 
+import contextlib
 import json
 import select
 import socket
@@ -126,10 +127,9 @@ class _Handler(BaseHTTPRequestHandler):
         # Malformed request lines and the like: answer in Google's error shape.
         status = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(code, "UNKNOWN")
         self.close_connection = True
-        try:
-            self._write(Response.json(code, {"error": {"code": code, "message": message or "", "status": status}}))
-        except OSError:
-            pass
+        body = {"error": {"code": code, "message": message or "", "status": status}}
+        with contextlib.suppress(OSError):
+            self._write(Response.json(code, body))
 
     def _deliver(self, response: Response) -> None:
         stopping = self.server.stopping
@@ -198,10 +198,8 @@ class _Server(ThreadingHTTPServer):
         with self._open_lock:
             connections = list(self._open)
         for connection in connections:
-            try:
+            with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 class HTTPServerThread:
