@@ -1,0 +1,82 @@
+"""A ValueRange as Google returns it, turned into cells that know their sheet reference.
+
+Google's ValueRange: ``{"range": "Stock!A2:A500", "majorDimension": "ROWS", "values": [[...], ...]}``.
+``values`` is absent for an empty range, trailing empty cells and rows are trimmed (rows may be
+ragged), interior empty cells are ``""``. With ``majorDimension == "COLUMNS"`` each inner list is a
+column. Positions are counted from the *echoed* range's start, which is where Google's first value
+sits (Google clamps open ranges such as ``A:A`` to ``A1:A1000``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from monitor.a1 import cell_ref, parse_a1, quote_sheet_name
+
+# What Google shows while IMPORTRANGE, GOOGLEFINANCE and friends are still computing. Such a value
+# says nothing about the data, so the whole read is retried later rather than judged.
+LOADING_VALUES = frozenset({"Loading...", "Loading…"})
+
+
+class ValuesStillLoading(Exception):
+    """A cell still shows Google's "Loading..." placeholder: retry the read later; never a finding."""
+
+    def __init__(self, cell: str) -> None:
+        super().__init__(f"{cell} still shows Loading...; read it again later")
+        self.cell = cell
+
+
+@dataclass(frozen=True)
+class Cell:
+    ref: str  # "Stock!B4", with the sheet name quoted the way Google echoes it
+    row: int  # 1-based sheet row
+    col: int  # 1-based sheet column
+    value: Any
+
+
+def is_empty(value: Any) -> bool:
+    """Empty means no value, or text that is only whitespace (a cell that looks blank to people)."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def is_number(value: Any) -> bool:
+    # JSON booleans arrive as Python bools, which are ints: they are not quantities.
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def cells_of(value_range: Mapping[str, Any] | None) -> list[Cell]:
+    """Every non-empty cell of ``value_range`` in reading order (row by row, left to right).
+
+    Raises ValuesStillLoading if any cell shows the Loading... placeholder.
+    """
+    if not value_range:
+        return []
+    values = value_range.get("values") or []
+    if not values:
+        return []
+    prefix, start_row, start_col = _origin(str(value_range.get("range", "")))
+    by_columns = str(value_range.get("majorDimension", "ROWS")).upper() == "COLUMNS"
+    cells = []
+    for outer, line in enumerate(values):
+        for inner, value in enumerate(line or ()):
+            if is_empty(value):
+                continue
+            row_offset, col_offset = (inner, outer) if by_columns else (outer, inner)
+            row, col = start_row + row_offset, start_col + col_offset
+            ref = prefix + cell_ref(row, col)
+            if isinstance(value, str) and value.strip() in LOADING_VALUES:
+                raise ValuesStillLoading(ref)
+            cells.append(Cell(ref, row, col, value))
+    if by_columns:
+        cells.sort(key=lambda c: (c.row, c.col))
+    return cells
+
+
+
+def _origin(echoed: str) -> tuple[str, int, int]:
+    """("Stock!", start_row, start_col) of an echoed range; open starts count from row/column 1."""
+    parsed = parse_a1(echoed)
+    prefix = quote_sheet_name(parsed.sheet) + "!" if parsed.sheet is not None else ""
+    return prefix, parsed.start_row or 1, parsed.start_col or 1

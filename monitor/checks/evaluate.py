@@ -1,0 +1,344 @@
+"""Check evaluation: pure functions from a check and the values Google returned to a CheckResult.
+
+``evaluate(check, value_range, now, tz)`` judges one check; ``evaluate_all`` judges a spreadsheet's
+checks against its one batchGet answer. Neither does I/O. Both raise ``ValuesStillLoading`` when a
+cell still shows "Loading...", so the caller retries the read instead of reporting anything.
+
+Rules worth knowing (see also ``dates`` for what counts as a date):
+
+* Empty cells (absent, ``""`` or whitespace) are ignored everywhere. Numbers are JSON numbers only:
+  under UNFORMATTED_VALUE a string such as "5" is text the user typed, and booleans are not numbers.
+* ``not_empty`` and ``row_count`` count sheet rows holding at least one non-empty cell, whatever
+  the major dimension.
+* ``threshold``: ``min``/``max``/``sum`` use the numeric cells and ignore the rest; ``count`` counts
+  non-empty cells of any type; ``value`` is the range's first non-empty cell. When the aggregate is
+  undefined (``min``/``max``/``value`` with no numeric cell, ``sum`` over only non-numeric cells),
+  the check reports it at its most severe configured level, because silence when the data vanished
+  is worse than a noisy alert. Fail wins over warn.
+* ``freshness`` compares ``now`` minus the newest date in the range (or the file's modifiedTime) with
+  its age conditions; a range without any date is reported like an undefined aggregate.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, tzinfo
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from monitor.timefmt import format_utc, parse_utc
+
+from .cells import Cell, cells_of, is_number
+from .conditions import Condition, format_number, parse_age_condition, parse_condition
+from .dates import date_of
+from .result import MAX_CELLS, CheckResult, Status
+from .specs import AGGREGATES, FRESHNESS_SOURCES, KINDS, check_name, spec_value
+
+FORMULA_ERRORS = ("#REF!", "#N/A", "#DIV/0!", "#VALUE!", "#NAME?", "#NUM!", "#NULL!", "#ERROR!")
+_REFS_IN_MESSAGE = 3  # the message names a few cells; ``cells`` carries up to MAX_CELLS
+
+ValueRange = Mapping[str, Any]
+
+
+def evaluate(
+    check: Any,
+    value_range: ValueRange | None,
+    now: datetime,
+    tz: tzinfo | str | None = None,
+    modified_time: datetime | str | None = None,
+) -> CheckResult:
+    """Judge one check against the ValueRange Google returned for its range.
+
+    ``now`` must be aware. ``tz`` is the spreadsheet's time zone (a tzinfo or an IANA name; None means
+    UTC): date serials and date strings without an offset are read in it. ``modified_time`` (aware
+    datetime or Drive's RFC 3339 string) is needed only by freshness checks with
+    ``source="modified_time"``. Raises ValuesStillLoading, and ValueError for an unknown kind or a
+    malformed parameter.
+    """
+    if now.tzinfo is None:
+        raise ValueError("now must be an aware datetime")
+    kind = spec_value(check, "kind")
+    evaluator = _EVALUATORS.get(kind)
+    if evaluator is None:
+        raise ValueError(f"unknown check kind {kind!r}: use one of {', '.join(KINDS)}")
+    return evaluator(check, value_range, now, _zone(tz), modified_time)
+
+
+def evaluate_all(
+    checks: Sequence[Any],
+    value_ranges: Mapping[str, ValueRange] | Sequence[ValueRange | None],
+    now: datetime,
+    tz: tzinfo | str | None = None,
+    modified_time: datetime | str | None = None,
+) -> list[CheckResult]:
+    """Judge every check of one spreadsheet, in order.
+
+    ``value_ranges`` is either a mapping from each check's ``range`` *as written in the config* to
+    the ValueRange returned for it (Google echoes ranges differently, so do not key by the echo),
+    or a sequence aligned with ``checks`` (entries for modified_time checks may be None). If any
+    range still shows "Loading...", ValuesStillLoading is raised and no result is returned.
+    """
+    if isinstance(value_ranges, Mapping):
+
+        def lookup(index: int, check: Any) -> ValueRange | None:
+            if not _needs_values(check):
+                return None
+            key = spec_value(check, "range")
+            if key not in value_ranges:
+                raise KeyError(f"no values were read for range {key!r} of {check_name(check)!r}")
+            return value_ranges[key]
+
+    else:
+        if len(value_ranges) != len(checks):
+            raise ValueError(f"{len(checks)} checks but {len(value_ranges)} value ranges")
+
+        def lookup(index: int, check: Any) -> ValueRange | None:
+            return value_ranges[index]
+
+    return [
+        evaluate(check, lookup(i, check), now, tz, modified_time) for i, check in enumerate(checks)
+    ]
+
+
+def _needs_values(check: Any) -> bool:
+    return not (
+        spec_value(check, "kind") == "freshness"
+        and spec_value(check, "source", "range") == "modified_time"
+    )
+
+
+# --- formula_errors ----------------------------------------------------------------------------
+
+
+def _formula_errors(check, value_range, now, tz, modified_time) -> CheckResult:
+    errors = [c for c in cells_of(value_range) if _error_code(c.value)]
+    if not errors:
+        return _result(check, "ok", "no formula errors", 0)
+    by_code = Counter(_error_code(c.value) for c in errors)
+    cells = _plural(len(errors), "cell")
+    if len(by_code) == 1:
+        (code,) = by_code
+        verb = "shows" if len(errors) == 1 else "show"
+        message = f"{cells} {verb} {code} ({_refs(errors)})"
+    else:
+        counts = ", ".join(f"{code} ×{n}" for code, n in by_code.most_common())
+        message = f"{cells} show formula errors: {counts} ({_refs(errors)})"
+    return _result(check, "fail", message, len(errors), errors)
+
+
+def _error_code(value: Any) -> str | None:
+    if isinstance(value, str) and value.strip() in FORMULA_ERRORS:
+        return value.strip()
+    return None
+
+
+# --- not_empty, row_count ----------------------------------------------------------------------
+
+
+def _non_empty_rows(value_range) -> int:
+    return len({c.row for c in cells_of(value_range)})
+
+
+def _not_empty(check, value_range, now, tz, modified_time) -> CheckResult:
+    min_rows = _int_param(check, "min_rows", 1)
+    rows = _non_empty_rows(value_range)
+    found = _plural(rows, "non-empty row")
+    if rows >= min_rows:
+        return _result(check, "ok", found, rows)
+    if rows == 0:
+        return _result(check, "fail", "no non-empty rows" + _needed(min_rows), rows)
+    return _result(check, "fail", f"only {found}{_needed(min_rows)}", rows)
+
+
+def _needed(min_rows: int) -> str:
+    return f" (at least {min_rows} required)"
+
+
+def _row_count(check, value_range, now, tz, modified_time) -> CheckResult:
+    low, high = _int_param(check, "min", None), _int_param(check, "max", None)
+    rows = _non_empty_rows(value_range)
+    if low is not None and rows < low:
+        return _result(check, "fail", f"{_plural(rows, 'row')} < min {low}", rows)
+    if high is not None and rows > high:
+        return _result(check, "fail", f"{_plural(rows, 'row')} > max {high}", rows)
+    return _result(check, "ok", _plural(rows, "row"), rows)
+
+
+# --- threshold ---------------------------------------------------------------------------------
+
+
+def _threshold(check, value_range, now, tz, modified_time) -> CheckResult:
+    aggregate = spec_value(check, "aggregate", "value")
+    if aggregate not in AGGREGATES:
+        raise ValueError(f"unknown aggregate {aggregate!r}: use one of {', '.join(AGGREGATES)}")
+    warn = _condition(spec_value(check, "warn"), parse_condition)
+    fail = _condition(spec_value(check, "fail"), parse_condition)
+    cells = cells_of(value_range)
+    numbers = [c for c in cells if is_number(c.value)]
+    others = [c for c in cells if not is_number(c.value)]
+
+    if aggregate == "count":
+        observed: float = len(cells)
+    elif aggregate == "value" and cells and not is_number(cells[0].value):
+        message = f"{cells[0].ref} is not a number: {_show(cells[0].value)}"
+        return _result(check, _most_severe(warn, fail), message, None, [cells[0]])
+    elif aggregate == "value" and cells:
+        observed = cells[0].value
+        numbers = [cells[0]]
+    elif aggregate == "sum" and (numbers or not others):
+        observed = sum(c.value for c in numbers)
+    elif aggregate in ("min", "max") and numbers:
+        pick = min if aggregate == "min" else max
+        observed = pick(c.value for c in numbers)
+    else:
+        return _undefined(check, aggregate, others, _most_severe(warn, fail))
+
+    ignored = f" ({_plural(len(others), 'non-numeric cell')} ignored)" if others else ""
+    if aggregate in ("count", "value"):
+        ignored = ""
+    shown = f"{aggregate} {format_number(observed)}"
+    for status, condition in (("fail", fail), ("warn", warn)):
+        if condition is not None and condition.holds(observed):
+            offenders = []
+            if aggregate in ("min", "max", "value"):
+                offenders = [c for c in numbers if condition.holds(c.value)]
+            return _result(check, status, f"{shown} {condition}{ignored}", observed, offenders)
+    return _result(check, "ok", shown + ignored, observed)
+
+
+def _undefined(check, aggregate: str, others: list[Cell], status: Status) -> CheckResult:
+    if not others:
+        return _result(check, status, f"no {aggregate}: the range is empty", None)
+    message = (
+        f"no {aggregate}: no numeric cells, {_plural(len(others), 'non-numeric cell')} "
+        f"({_refs(others)})"
+    )
+    return _result(check, status, message, None, others)
+
+
+# --- freshness ---------------------------------------------------------------------------------
+
+
+def _freshness(check, value_range, now, tz, modified_time) -> CheckResult:
+    source = spec_value(check, "source", "range")
+    if source not in FRESHNESS_SOURCES:
+        raise ValueError(f"unknown freshness source {source!r}: use one of "
+                         f"{', '.join(FRESHNESS_SOURCES)}")
+    warn = _condition(spec_value(check, "warn"), parse_age_condition)
+    fail = _condition(spec_value(check, "fail"), parse_age_condition)
+    offenders: list[Cell] = []
+    if source == "modified_time":
+        if modified_time is None:
+            raise ValueError(f"{check_name(check)!r} needs the file's modifiedTime")
+        newest = _aware(modified_time)
+        what = "last modified"
+    else:
+        cells = cells_of(value_range)
+        dated = [(moment, c) for c in cells if (moment := date_of(c.value, tz)) is not None]
+        if not dated:
+            return _undefined_date(check, cells, _most_severe(warn, fail))
+        newest, newest_cell = max(dated, key=lambda pair: pair[0])
+        offenders = [newest_cell]
+        what = "newest date"
+
+    age = (now - newest).total_seconds()
+    local = newest.astimezone(tz).strftime("%Y-%m-%d %H:%M")
+    shown = (
+        f"{what} {local} is {format_age(age)} old" if age >= 0
+        else f"{what} {local} is {format_age(-age)} in the future"
+    )
+    observed = format_utc(newest)
+    for status, condition in (("fail", fail), ("warn", warn)):
+        if condition is not None and condition.holds(age):
+            return _result(check, status, f"{shown} ({condition})", observed, offenders)
+    return _result(check, "ok", shown, observed)
+
+
+def _undefined_date(check, cells: list[Cell], status: Status) -> CheckResult:
+    if not cells:
+        return _result(check, status, "no dates: the range is empty", None)
+    message = f"no dates: {_plural(len(cells), 'cell')} hold no date ({_refs(cells)})"
+    return _result(check, status, message, None, cells)
+
+
+def format_age(seconds: float) -> str:
+    """A short age for people: "45s", "12m", "5h 12m", "2d", "2d 3h" (two largest units)."""
+    total = int(seconds)
+    units = ((86400, "d"), (3600, "h"), (60, "m"), (1, "s"))
+    for index, (size, unit) in enumerate(units):
+        if total >= size or unit == "s":
+            text = f"{total // size}{unit}"
+            if index + 1 < len(units):
+                next_size, next_unit = units[index + 1]
+                rest = (total % size) // next_size
+                if rest:
+                    text += f" {rest}{next_unit}"
+            return text
+    raise AssertionError("unreachable")
+
+
+# --- shared helpers ----------------------------------------------------------------------------
+
+
+def _result(check, status: Status, message: str, observed: Any, offenders=()) -> CheckResult:
+    refs = tuple(c.ref for c in offenders[:MAX_CELLS])
+    return CheckResult(check_name(check), spec_value(check, "kind"), status, message, observed, refs)
+
+
+def _condition(value: Any, parse: Callable[[str], Condition]):
+    """A parsed condition from a string, or the given object if it already has ``holds``."""
+    if value is None or hasattr(value, "holds"):
+        return value
+    return parse(value)
+
+
+def _most_severe(warn, fail) -> Status:
+    return "fail" if fail is not None or warn is None else "warn"
+
+
+def _int_param(check: Any, key: str, default: int | None) -> int | None:
+    value = spec_value(check, key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise ValueError(f"{check_name(check)!r}: {key} must be a whole number, not {value!r}")
+    return int(value)
+
+
+def _refs(cells: list[Cell]) -> str:
+    shown = ", ".join(c.ref for c in cells[:_REFS_IN_MESSAGE])
+    more = len(cells) - _REFS_IN_MESSAGE
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _show(value: Any) -> str:
+    text = repr(value) if isinstance(value, str) else str(value).lower()
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _aware(moment: datetime | str) -> datetime:
+    if isinstance(moment, str):
+        return parse_utc(moment)
+    if moment.tzinfo is None:
+        raise ValueError("modified_time must be aware (Drive reports UTC)")
+    return moment
+
+
+def _zone(tz: tzinfo | str | None) -> tzinfo:
+    if tz is None:
+        return UTC
+    return ZoneInfo(tz) if isinstance(tz, str) else tz
+
+
+_EVALUATORS = {
+    "formula_errors": _formula_errors,
+    "not_empty": _not_empty,
+    "row_count": _row_count,
+    "threshold": _threshold,
+    "freshness": _freshness,
+}

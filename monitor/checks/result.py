@@ -1,0 +1,50 @@
+"""The outcome of one check, and a spreadsheet's health from its checks' outcomes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Status = Literal["ok", "warn", "fail"]
+MAX_CELLS = 10  # offending cell references kept per result; the message says how many in total
+
+_RANK = {"ok": 0, "warn": 1, "fail": 2}
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """``observed`` is JSON-friendly: a number, a count, an ISO-8601 UTC time, or None.
+
+    ``cells`` holds up to MAX_CELLS offending references such as "Stock!F7", in sheet order.
+    """
+
+    check_name: str
+    kind: str
+    status: Status
+    message: str
+    observed: Any = None
+    cells: tuple[str, ...] = ()
+
+    @property
+    def is_finding(self) -> bool:
+        return self.status != "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "check_name": self.check_name,
+            "kind": self.kind,
+            "status": self.status,
+            "message": self.message,
+            "observed": self.observed,
+            "cells": list(self.cells),
+        }
+
+
+def worst(statuses: Iterable[Status]) -> Status:
+    return max(statuses, key=_RANK.__getitem__, default="ok")
+
+
+def health_of(results: Iterable[CheckResult]) -> Status:
+    """"fail" if any check failed, else "warn" if any warned, else "ok" (also for no checks)."""
+    return worst(r.status for r in results)
