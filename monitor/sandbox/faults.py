@@ -1,0 +1,213 @@
+"""Injected faults: what Google's front end does on a bad day, per spreadsheet or for all.
+
+A fault spec (JSON, from the control API, start-up flags or a dataset)::
+
+    {"spreadsheet": "ID" or "*",   # required; a spreadsheet's own faults win over "*"
+     "statuses": [503, 503],       # answered in order, one per request; 200 = answer normally
+     "repeat": false,              # true: cycle through statuses forever
+     "latency_ms": 0,              # added before each answer this spec affects
+     "hang": false,                # hold the request until the client gives up
+     "reset": false,               # abort the TCP connection without answering
+     "probability": 1.0,           # chance that a request is affected (seeded, deterministic)
+     "times": null}                # how many requests it affects; default: len(statuses), or
+                                   # forever for repeat, hang, reset and latency-only specs
+
+Specs for one target form a queue: the first unexhausted one decides, and is dropped once spent.
+A request that a spec's probability spares is answered normally and uses up nothing.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from dataclasses import dataclass
+
+from . import errors
+from .http import Response
+
+WILDCARD = "*"
+_KEYS = ("spreadsheet", "statuses", "repeat", "latency_ms", "hang", "reset", "probability", "times")
+NORMAL = 200  # in a status sequence: let this request through
+
+
+@dataclass
+class _Fault:
+    statuses: list[int]
+    repeat: bool
+    latency_seconds: float
+    hang: bool
+    reset: bool
+    probability: float
+    remaining: int | None  # requests still to affect; None = forever
+    position: int = 0
+    spec: dict | None = None
+
+    def next_outcome(self) -> Response | None:
+        """Consume one request's worth of this fault: its answer, or None to answer normally."""
+        if self.remaining is not None:
+            self.remaining -= 1
+        if self.hang:
+            return Response(hang=True)
+        if self.reset:
+            return Response(reset=True)
+        if not self.statuses:
+            return None  # latency only
+        status = self.statuses[self.position % len(self.statuses)]
+        self.position += 1
+        return error_response(status)
+
+    @property
+    def spent(self) -> bool:
+        return self.remaining is not None and self.remaining <= 0
+
+
+def error_response(status: int) -> Response | None:
+    """The body Google sends with ``status`` (None for 200: the normal answer)."""
+    if status == NORMAL:
+        return None
+    if status == 502:
+        return errors.html_bad_gateway()
+    if status == 429:
+        return errors.quota_exceeded("Read", "user", 60)
+    return errors.google_error(status)
+
+
+def validate(spec: object) -> dict:
+    """The spec with defaults filled in; ValueError naming the key for anything malformed."""
+    if not isinstance(spec, dict):
+        raise ValueError(f"a fault must be a JSON object, got {type(spec).__name__}")
+    unknown = sorted(set(spec) - set(_KEYS))
+    if unknown:
+        raise ValueError(f"unknown fault key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(_KEYS)}")
+    target = spec.get("spreadsheet")
+    if not isinstance(target, str) or not target:
+        raise ValueError('fault key "spreadsheet" is required: a spreadsheet id or "*"')
+    statuses = spec.get("statuses", [])
+    if not isinstance(statuses, list) or not all(_is_status(s) for s in statuses):
+        raise ValueError(
+            f'fault key "statuses" must be a list of HTTP statuses (200 or 400-599), got {statuses!r}'
+        )
+    flags = {}
+    for key in ("repeat", "hang", "reset"):
+        flags[key] = spec.get(key, False)
+        if not isinstance(flags[key], bool):
+            raise ValueError(f'fault key "{key}" must be true or false, got {flags[key]!r}')
+    latency = spec.get("latency_ms", 0)
+    if isinstance(latency, bool) or not isinstance(latency, int | float) or latency < 0:
+        raise ValueError(f'fault key "latency_ms" must be a number >= 0, got {latency!r}')
+    probability = spec.get("probability", 1.0)
+    if (
+        isinstance(probability, bool)
+        or not isinstance(probability, int | float)
+        or not 0 < probability <= 1
+    ):
+        raise ValueError(f'fault key "probability" must be in (0, 1], got {probability!r}')
+    times = spec.get("times")
+    if times is not None and (isinstance(times, bool) or not isinstance(times, int) or times < 1):
+        raise ValueError(f'fault key "times" must be a positive integer, got {times!r}')
+    if sum([bool(statuses), flags["hang"], flags["reset"]]) > 1:
+        raise ValueError('a fault has one kind of outcome: "statuses", "hang" or "reset", not several')
+    if flags["repeat"] and not statuses:
+        raise ValueError('fault key "repeat" needs a non-empty "statuses" list to cycle through')
+    if not (statuses or flags["hang"] or flags["reset"] or latency > 0):
+        raise ValueError('a fault must do something: give "statuses", "hang", "reset" or "latency_ms"')
+    return {
+        "spreadsheet": target,
+        "statuses": list(statuses),
+        "repeat": flags["repeat"],
+        "latency_ms": latency,
+        "hang": flags["hang"],
+        "reset": flags["reset"],
+        "probability": float(probability),
+        "times": times,
+    }
+
+
+def _is_status(value: object) -> bool:
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and (value == NORMAL or 400 <= value <= 599)
+    )
+
+
+class FaultPlan:
+    """The faults in force, consumed request by request. Thread-safe and deterministic for a seed."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self._lock = threading.Lock()
+        self._seed = seed
+        self._random = random.Random(seed)
+        self._queues: dict[str, list[_Fault]] = {}
+
+    def add(self, spec: dict) -> dict:
+        """Validate and append one spec to its target's queue; returns the normalised spec."""
+        clean = validate(spec)
+        statuses = clean["statuses"]
+        if clean["times"] is not None:
+            remaining = clean["times"]
+        elif statuses and not clean["repeat"]:
+            remaining = len(statuses)
+        else:
+            remaining = None
+        fault = _Fault(
+            statuses=statuses,
+            repeat=clean["repeat"],
+            latency_seconds=clean["latency_ms"] / 1000,
+            hang=clean["hang"],
+            reset=clean["reset"],
+            probability=clean["probability"],
+            remaining=remaining,
+            spec=clean,
+        )
+        with self._lock:
+            self._queues.setdefault(clean["spreadsheet"], []).append(fault)
+        return clean
+
+    def clear(self, spreadsheet: str | None = None) -> None:
+        """Remove every fault, or only those targeting ``spreadsheet`` (which may be "*")."""
+        with self._lock:
+            if spreadsheet is None:
+                self._queues.clear()
+                self._random = random.Random(self._seed)  # a cleared plan replays the same draws
+            else:
+                self._queues.pop(spreadsheet, None)
+
+    def active(self) -> list[dict]:
+        """The specs still in force, in queue order, each with how many requests it still affects."""
+        with self._lock:
+            return [
+                {**fault.spec, "remaining": fault.remaining}
+                for queue in self._queues.values()
+                for fault in queue
+            ]
+
+    def take(self, spreadsheet_id: str | None) -> tuple[float, Response | None]:
+        """(added delay in seconds, the fault's answer or None to answer normally) for one request.
+
+        ``spreadsheet_id`` is None for requests that name no spreadsheet (Drive lists, creates):
+        only "*" faults apply to them.
+        """
+        with self._lock:
+            fault = self._first(spreadsheet_id) or self._first(WILDCARD)
+            if fault is None:
+                return 0.0, None
+            if fault.probability < 1 and self._random.random() >= fault.probability:
+                return 0.0, None
+            response = fault.next_outcome()
+            if fault.spent:
+                self._drop(fault)
+            return fault.latency_seconds, response
+
+    def _first(self, target: str | None) -> _Fault | None:
+        if target is None:
+            return None
+        queue = self._queues.get(target)
+        return queue[0] if queue else None
+
+    def _drop(self, fault: _Fault) -> None:
+        target = fault.spec["spreadsheet"]
+        queue = self._queues[target]
+        queue.pop(0)  # only the front fault is ever consumed
+        if not queue:
+            del self._queues[target]

@@ -1,0 +1,41 @@
+"""Counts of the requests the fake Google API answered, for tests, the demo and benchmarks."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+ANONYMOUS = "anonymous"  # the user of requests answered before (or without) authentication
+
+
+class Stats:
+    """Requests by endpoint, by status and by user. Thread-safe; ``record`` is a few dict updates."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.reset()
+
+    def record(self, endpoint: str, status: int, user: str | None) -> None:
+        with self._lock:
+            self._total += 1
+            self._by_endpoint[endpoint] += 1
+            self._by_status[status] += 1
+            self._by_user[user or ANONYMOUS] += 1
+
+    def snapshot(self) -> dict:
+        """A JSON-ready copy: total, by_endpoint, by_status (string keys), by_user, quota_exceeded."""
+        with self._lock:
+            return {
+                "total": self._total,
+                "by_endpoint": dict(self._by_endpoint),
+                "by_status": {str(status): n for status, n in sorted(self._by_status.items())},
+                "by_user": dict(self._by_user),
+                "quota_exceeded": self._by_status.get(429, 0),
+            }
+
+    def reset(self) -> None:
+        with self._lock:
+            self._total = 0
+            self._by_endpoint: Counter[str] = Counter()
+            self._by_status: Counter[int] = Counter()
+            self._by_user: Counter[str] = Counter()

@@ -1,0 +1,153 @@
+"""Google's per-minute quotas in the sandbox, on an injected clock."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from monitor.clock import ManualClock
+from monitor.sandbox.quota import QuotaMeter
+from monitor.sandbox.stats import Stats
+
+GOOGLE_READ_429 = {"error": {
+    "code": 429,
+    "message": (
+        "Quota exceeded for quota metric 'Read requests' and limit 'Read requests per minute per user' "
+        "of service 'sheets.googleapis.com' for consumer 'project_number:603366585132'."
+    ),
+    "status": "RESOURCE_EXHAUSTED",
+    "details": [{
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": "RATE_LIMIT_EXCEEDED",
+        "domain": "googleapis.com",
+        "metadata": {
+            "quota_limit_value": "60",
+            "service": "sheets.googleapis.com",
+            "quota_metric": "sheets.googleapis.com/read_requests",
+            "quota_limit": "ReadRequestsPerMinutePerUser",
+            "quota_unit": "1/min/{project}/{user}",
+        },
+    }],
+}}
+
+
+@pytest.fixture
+def clock():
+    return ManualClock()
+
+
+def admit_many(meter: QuotaMeter, user: str, kind: str, count: int) -> list:
+    return [meter.admit(user, kind) for _ in range(count)]
+
+
+def test_the_61st_read_in_a_minute_gets_googles_429(clock):
+    meter = QuotaMeter(clock)
+    assert admit_many(meter, "sa-1", "read", 60) == [None] * 60
+    refusal = meter.admit("sa-1", "read")
+    assert refusal.status == 429
+    assert json.loads(refusal.body) == GOOGLE_READ_429
+    assert "retry-after" not in {name.lower() for name in refusal.headers}
+
+
+def test_reads_succeed_again_once_the_window_refills(clock):
+    meter = QuotaMeter(clock)
+    admit_many(meter, "sa-1", "read", 60)
+    clock.advance(59.9)
+    assert meter.admit("sa-1", "read") is not None  # still inside the minute
+    clock.advance(0.1)
+    assert meter.admit("sa-1", "read") is None  # the first reads are exactly 60 s old now
+
+
+def test_the_window_rolls_rather_than_resetting_on_the_minute(clock):
+    meter = QuotaMeter(clock, read_per_user=2)
+    meter.admit("u", "read")
+    clock.advance(30)
+    meter.admit("u", "read")
+    clock.advance(30)
+    assert meter.admit("u", "read") is None  # the first left the window
+    assert meter.admit("u", "read") is not None  # the one from 30 s ago still counts
+
+
+def test_refused_requests_are_not_counted(clock):
+    meter = QuotaMeter(clock, read_per_user=1)
+    meter.admit("u", "read")
+    for _ in range(5):
+        clock.advance(10)
+        assert meter.admit("u", "read") is not None
+    clock.advance(10)  # 60 s after the one admitted read; the five refusals must not extend it
+    assert meter.admit("u", "read") is None
+
+
+def test_each_user_has_its_own_quota_and_the_project_caps_them_all(clock):
+    meter = QuotaMeter(clock, read_per_user=3, read_per_project=5)
+    assert admit_many(meter, "a", "read", 3) == [None] * 3
+    assert admit_many(meter, "b", "read", 2) == [None] * 2
+    refusal = meter.admit("c", "read")
+    body = json.loads(refusal.body)["error"]
+    assert "per minute per project" in body["message"]
+    assert body["details"][0]["metadata"]["quota_limit"] == "ReadRequestsPerMinutePerProject"
+    assert body["details"][0]["metadata"]["quota_limit_value"] == "5"
+
+
+def test_reads_and_writes_are_counted_apart(clock):
+    meter = QuotaMeter(clock, read_per_user=1, write_per_user=1)
+    assert meter.admit("u", "read") is None
+    assert meter.admit("u", "write") is None
+    refusal = meter.admit("u", "write")
+    assert "'Write requests per minute per user'" in json.loads(refusal.body)["error"]["message"]
+
+
+def test_limits_change_at_runtime_and_are_validated(clock):
+    meter = QuotaMeter(clock)
+    admit_many(meter, "u", "read", 10)
+    meter.set_limits(read_per_user=10)
+    assert meter.admit("u", "read") is not None
+    assert meter.limits()["read_per_user"] == 10
+    with pytest.raises(ValueError, match="read_per_usr"):
+        meter.set_limits(read_per_usr=5)
+    with pytest.raises(ValueError, match="positive integer"):
+        meter.set_limits(write_per_project=0)
+    with pytest.raises(ValueError, match="positive integer"):
+        meter.set_limits(write_per_project=True)
+
+
+def test_reset_empties_the_windows_but_keeps_the_limits(clock):
+    meter = QuotaMeter(clock, read_per_user=1)
+    meter.admit("u", "read")
+    meter.reset()
+    assert meter.admit("u", "read") is None
+    assert meter.admit("u", "read") is not None
+
+
+def test_usage_reports_the_current_window(clock):
+    meter = QuotaMeter(clock)
+    admit_many(meter, "a", "read", 2)
+    meter.admit("b", "write")
+    usage = meter.usage()
+    assert usage["read"] == {"project": 2, "users": {"a": 2}}
+    assert usage["write"] == {"project": 1, "users": {"b": 1}}
+    clock.advance(60)
+    assert meter.usage()["read"] == {"project": 0, "users": {}}
+
+
+def test_unknown_kinds_are_a_programming_error(clock):
+    with pytest.raises(ValueError, match="unknown request kind"):
+        QuotaMeter(clock).admit("u", "delete")
+
+
+def test_stats_count_requests_by_endpoint_status_and_user():
+    stats = Stats()
+    stats.record("values.get", 200, "a@x")
+    stats.record("values.get", 429, "a@x")
+    stats.record("spreadsheets.get", 404, None)
+    snapshot = stats.snapshot()
+    assert snapshot == {
+        "total": 3,
+        "by_endpoint": {"values.get": 2, "spreadsheets.get": 1},
+        "by_status": {"200": 1, "404": 1, "429": 1},
+        "by_user": {"a@x": 2, "anonymous": 1},
+        "quota_exceeded": 1,
+    }
+    stats.reset()
+    assert stats.snapshot()["total"] == 0
