@@ -24,6 +24,7 @@ from monitor.checks import (
     parse_age_condition,
     parse_condition,
     parse_duration,
+    ranges_of,
 )
 from monitor.checks.dates import date_of
 
@@ -267,6 +268,14 @@ def test_freshness_fractional_serial_is_read_in_the_spreadsheets_time_zone():
     assert evaluate(FRESH, log(noon_moscow), two_hours_later + timedelta(hours=1), UTC).status == "ok"
 
 
+def test_freshness_serials_follow_daylight_saving_in_the_spreadsheets_zone():
+    new_york = ZoneInfo("America/New_York")
+    winter_noon = date_of(SERIAL_2026_01_05 + 0.5, new_york)
+    summer_noon = date_of(SERIAL_2026_01_05 + 181 + 0.5, new_york)  # 2026-07-05
+    assert winter_noon.astimezone(UTC).hour == 17
+    assert summer_noon.astimezone(UTC).hour == 16
+
+
 def test_freshness_fail_wins_and_message_names_the_age_and_limit():
     newest = SERIAL_2026_01_05 - 2 + 14 / 24  # 2026-01-03 14:00 UTC
     got = evaluate(FRESH, log(newest - 3, newest, "note"), datetime(2026, 1, 5, 14, 0, tzinfo=UTC))
@@ -354,6 +363,12 @@ def test_loading_placeholder_raises_instead_of_becoming_a_finding(check):
     assert caught.value.cell == "S!C3"
 
 
+@pytest.mark.parametrize("placeholder", ["Loading...", "Loading…", "#LOADING!"])
+def test_every_spelling_of_the_loading_placeholder_raises(placeholder):
+    with pytest.raises(ValuesStillLoading):
+        evaluate(FormulaErrorsCheck("S!A1"), vr("S!A1", [[placeholder]]), NOW)
+
+
 def test_evaluate_all_raises_when_any_range_is_still_loading():
     checks = [FormulaErrorsCheck("S!A1"), STOCK]
     ranges = {"S!A1": vr("S!A1", [[1]]), "Stock!F2:F": stock(3, "Loading...")}
@@ -364,25 +379,29 @@ def test_evaluate_all_raises_when_any_range_is_still_loading():
 # --- evaluate_all and health -------------------------------------------------------------------
 
 
-def test_evaluate_all_matches_values_by_the_configured_range_or_by_position():
+def test_evaluate_all_matches_values_by_the_configured_range_or_by_request_order():
     checks = [
         FormulaErrorsCheck("Stock!A1:H500"),
-        STOCK,
         FreshnessCheck(source="modified_time", fail="> 1d"),
+        STOCK,
+        ThresholdCheck("Stock!F2:F", aggregate="sum", fail="< 0"),  # same range, read once
     ]
-    by_range = {"Stock!A1:H500": vr("Stock!A1:H500", [["#REF!"]]), "Stock!F2:F": stock(3)}
-    got = evaluate_all(checks, by_range, NOW, UTC, modified_time=NOW)
-    assert [r.status for r in got] == ["fail", "warn", "ok"]
-    by_position = [by_range["Stock!A1:H500"], by_range["Stock!F2:F"], None]
-    assert evaluate_all(checks, by_position, NOW, UTC, modified_time=NOW) == got
+    assert ranges_of(checks) == ("Stock!A1:H500", "Stock!F2:F")
+    answer = [vr("Stock!A1:H500", [["#REF!"]]), stock(3, -1)]  # valueRanges, in request order
+    got = evaluate_all(checks, answer, NOW, UTC, modified_time=NOW)
+    assert [(r.kind, r.status) for r in got] == [
+        ("formula_errors", "fail"), ("freshness", "ok"), ("threshold", "fail"),
+        ("threshold", "ok")]
+    by_range = dict(zip(ranges_of(checks), answer, strict=True))
+    assert evaluate_all(checks, by_range, NOW, UTC, modified_time=NOW) == got
     assert health_of(got) == "fail"
 
 
 def test_evaluate_all_refuses_missing_or_misaligned_values():
     with pytest.raises(KeyError, match="Stock!F2:F"):
         evaluate_all([STOCK], {}, NOW, UTC)
-    with pytest.raises(ValueError, match="2 checks but 1 value ranges"):
-        evaluate_all([STOCK, STOCK], [stock(1)], NOW, UTC)
+    with pytest.raises(ValueError, match="1 ranges requested .* but 2 value ranges given"):
+        evaluate_all([STOCK, STOCK], [stock(1), stock(2)], NOW, UTC)
 
 
 def test_health_is_the_worst_status():

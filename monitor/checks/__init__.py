@@ -4,6 +4,7 @@ Public API::
 
     evaluate(check, value_range, now, tz, modified_time=None) -> CheckResult
     evaluate_all(checks, value_ranges, now, tz, modified_time=None) -> list[CheckResult]
+    ranges_of(checks) -> the ranges to request in one batchGet (deduplicated, in order)
     health_of(results) -> "ok" | "warn" | "fail"
     ValuesStillLoading   raised when a cell still shows "Loading..." (retry; never a finding)
 
@@ -14,7 +15,7 @@ Date handling: ``dates``.
 
 from .cells import ValuesStillLoading
 from .conditions import Condition, parse_age_condition, parse_condition, parse_duration
-from .evaluate import FORMULA_ERRORS, evaluate, evaluate_all, format_age
+from .evaluate import FORMULA_ERRORS, evaluate, evaluate_all, format_age, ranges_of
 from .result import MAX_CELLS, CheckResult, health_of
 from .specs import (
     AGGREGATES,
@@ -46,4 +47,5 @@ __all__ = [
     "parse_age_condition",
     "parse_condition",
     "parse_duration",
+    "ranges_of",
 ]

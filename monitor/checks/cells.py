@@ -15,9 +15,10 @@ from typing import Any
 
 from monitor.a1 import cell_ref, parse_a1, quote_sheet_name
 
-# What Google shows while IMPORTRANGE, GOOGLEFINANCE and friends are still computing. Such a value
-# says nothing about the data, so the whole read is retried later rather than judged.
-LOADING_VALUES = frozenset({"Loading...", "Loading…"})
+# What Google shows while IMPORTRANGE, GOOGLEFINANCE and friends are still computing (the API's
+# ErrorType LOADING). Such a value says nothing about the data, so the whole read is retried later
+# rather than judged. The "#LOADING" spellings are accepted defensively: no real data says that.
+LOADING_VALUES = frozenset({"Loading...", "Loading…", "#LOADING", "#LOADING!"})
 
 
 class ValuesStillLoading(Exception):

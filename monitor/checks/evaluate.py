@@ -67,38 +67,45 @@ def evaluate(
 
 def evaluate_all(
     checks: Sequence[Any],
-    value_ranges: Mapping[str, ValueRange] | Sequence[ValueRange | None],
+    value_ranges: Mapping[str, ValueRange] | Sequence[ValueRange],
     now: datetime,
     tz: tzinfo | str | None = None,
     modified_time: datetime | str | None = None,
 ) -> list[CheckResult]:
     """Judge every check of one spreadsheet, in order.
 
-    ``value_ranges`` is either a mapping from each check's ``range`` *as written in the config* to
-    the ValueRange returned for it (Google echoes ranges differently, so do not key by the echo),
-    or a sequence aligned with ``checks`` (entries for modified_time checks may be None). If any
-    range still shows "Loading...", ValuesStillLoading is raised and no result is returned.
+    ``value_ranges`` is either the batchGet's ``valueRanges`` list for the ranges
+    ``ranges_of(checks)`` requested, in that order, or a mapping from each check's ``range`` *as
+    written in the config* to its ValueRange (Google echoes ranges differently, so never key by the
+    echo). If any range still shows "Loading...", ValuesStillLoading is raised and nothing returned.
     """
-    if isinstance(value_ranges, Mapping):
+    if not isinstance(value_ranges, Mapping):
+        requested = ranges_of(checks)
+        if len(value_ranges) != len(requested):
+            raise ValueError(
+                f"{len(requested)} ranges requested (ranges_of(checks)) but "
+                f"{len(value_ranges)} value ranges given"
+            )
+        value_ranges = dict(zip(requested, value_ranges, strict=True))
 
-        def lookup(index: int, check: Any) -> ValueRange | None:
-            if not _needs_values(check):
-                return None
-            key = spec_value(check, "range")
-            if key not in value_ranges:
-                raise KeyError(f"no values were read for range {key!r} of {check_name(check)!r}")
-            return value_ranges[key]
+    def values_for(check: Any) -> ValueRange | None:
+        if not _needs_values(check):
+            return None
+        key = spec_value(check, "range")
+        if key not in value_ranges:
+            raise KeyError(f"no values were read for range {key!r} of {check_name(check)!r}")
+        return value_ranges[key]
 
-    else:
-        if len(value_ranges) != len(checks):
-            raise ValueError(f"{len(checks)} checks but {len(value_ranges)} value ranges")
+    return [evaluate(check, values_for(check), now, tz, modified_time) for check in checks]
 
-        def lookup(index: int, check: Any) -> ValueRange | None:
-            return value_ranges[index]
 
-    return [
-        evaluate(check, lookup(i, check), now, tz, modified_time) for i, check in enumerate(checks)
-    ]
+def ranges_of(checks: Sequence[Any]) -> tuple[str, ...]:
+    """The ranges to read for ``checks``, each once, in first-use order: one batchGet's ``ranges``.
+
+    Freshness checks on the file's modified time read no range.
+    """
+    ranges = (spec_value(check, "range") for check in checks if _needs_values(check))
+    return tuple(dict.fromkeys(ranges))
 
 
 def _needs_values(check: Any) -> bool:
