@@ -201,9 +201,9 @@ def _threshold(check, value_range, now, tz, modified_time) -> CheckResult:
     else:
         return _undefined(check, aggregate, others, _most_severe(warn, fail))
 
-    ignored = f" ({_plural(len(others), 'non-numeric cell')} ignored)" if others else ""
-    if aggregate in ("count", "value"):
-        ignored = ""
+    ignored = ""
+    if others and aggregate in ("min", "max", "sum"):
+        ignored = f" ({_plural(len(others), 'non-numeric cell')} ignored)"
     shown = f"{aggregate} {format_number(observed)}"
     for status, condition in (("fail", fail), ("warn", warn)):
         if condition is not None and condition.holds(observed):
