@@ -1,0 +1,160 @@
+"""Our exception family and the one table that turns a failed Google read into an error class.
+
+Everything inside the monitor speaks these exceptions, never ``requests``/``gspread``/``httpx`` ones.
+The gspread adapter catches the library's errors at the boundary, calls :func:`classify` once, and
+raises :class:`SheetReadError`; retry, breaker and DLQ code only ever look at ``error_class``.
+
+Usage errors (bad config) are ``monitor.config.ConfigError``; they are not defined here.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+
+class ErrorClass(StrEnum):
+    """What a failure means for the run (SPEC 6). The value is what gets stored and logged."""
+
+    QUOTA = "quota"  # 429 / RESOURCE_EXHAUSTED: not the spreadsheet's fault
+    TRANSIENT = "transient"  # 502/503/504, HTML page, timeout, connection error
+    UNCERTAIN = "uncertain"  # 500 or anything we do not recognise
+    PERMANENT = "permanent"  # 400/403/404, invalid data: retrying cannot help
+    LOADING = "loading"  # cells still computing (#LOADING / "Loading..."): retry, never a finding
+
+    @property
+    def permanent(self) -> bool:
+        return self is ErrorClass.PERMANENT
+
+    @property
+    def retryable(self) -> bool:
+        return not self.permanent
+
+
+# Google's canonical status names (the body's ``error.status``), used when no HTTP status is known.
+_STATUS_NAME_CLASSES: dict[str, ErrorClass] = {
+    "RESOURCE_EXHAUSTED": ErrorClass.QUOTA,
+    "UNAVAILABLE": ErrorClass.TRANSIENT,
+    "DEADLINE_EXCEEDED": ErrorClass.TRANSIENT,
+    "INTERNAL": ErrorClass.UNCERTAIN,
+    "UNKNOWN": ErrorClass.UNCERTAIN,
+    "INVALID_ARGUMENT": ErrorClass.PERMANENT,
+    "NOT_FOUND": ErrorClass.PERMANENT,
+    "PERMISSION_DENIED": ErrorClass.PERMANENT,
+}
+
+_HTTP_STATUS_CLASSES: dict[int, ErrorClass] = {
+    429: ErrorClass.QUOTA,
+    502: ErrorClass.TRANSIENT,
+    503: ErrorClass.TRANSIENT,
+    504: ErrorClass.TRANSIENT,
+    500: ErrorClass.UNCERTAIN,
+    400: ErrorClass.PERMANENT,
+    403: ErrorClass.PERMANENT,
+    404: ErrorClass.PERMANENT,
+}
+
+
+def classify(
+    http_status: int | None,
+    google_status: str | None,
+    is_html: bool,
+    is_timeout: bool,
+    is_connection_error: bool,
+) -> ErrorClass:
+    """SPEC 6's table. Never returns LOADING: the adapter detects loading cells itself.
+
+    Precedence, and why:
+    1. quota (429 or ``RESOURCE_EXHAUSTED`` in the body, whatever the status): a quota refusal
+       must never be counted against a spreadsheet, even if it came with an odd status;
+    2. timeout, connection error, HTML error page: Google's front end answered (or nobody did),
+       not the Sheets API, so the status code says nothing about the spreadsheet;
+    3. the HTTP status; ``None`` or gspread's ``-1`` (its code for non-JSON bodies) mean unknown;
+    4. the body's ``error.status`` when no status is known;
+    5. anything else is uncertain (retried a little, then dead-lettered).
+    """
+    status = http_status if http_status is not None and http_status >= 0 else None
+    google = (google_status or "").strip().upper() or None
+    if status == 429 or google == "RESOURCE_EXHAUSTED":
+        return ErrorClass.QUOTA
+    if is_timeout or is_connection_error or is_html:
+        return ErrorClass.TRANSIENT
+    if status is not None:
+        return _HTTP_STATUS_CLASSES.get(status, ErrorClass.UNCERTAIN)
+    if google is not None:
+        return _STATUS_NAME_CLASSES.get(google, ErrorClass.UNCERTAIN)
+    return ErrorClass.UNCERTAIN
+
+
+class MonitorError(Exception):
+    """Root of the monitor's own exceptions. ``permanent`` errors are not worth retrying."""
+
+    permanent: bool = False
+
+    @property
+    def retryable(self) -> bool:
+        return not self.permanent
+
+
+class SheetReadError(MonitorError):
+    """Reading a spreadsheet failed; raised by the gspread adapter after :func:`classify`.
+
+    ``range`` names the A1 range Google refused (a 400 on a bad range), so the message can tell
+    the admin which config entry to fix. ``to_dict``/``from_dict`` give the shape stored in a task's
+    ``last_error`` and in DLQ entries.
+    """
+
+    def __init__(
+        self,
+        error_class: ErrorClass,
+        http_status: int | None,
+        google_status: str | None,
+        message: str,
+        range: str | None = None,  # shadows the builtin: it is the word Google and the config use
+    ) -> None:
+        super().__init__(message)
+        self.error_class = ErrorClass(error_class)
+        self.http_status = http_status
+        self.google_status = google_status
+        self.message = message
+        self.range = range
+
+    @property
+    def permanent(self) -> bool:  # type: ignore[override]
+        return self.error_class.permanent
+
+    def __str__(self) -> str:
+        parts = [self.error_class.value]
+        if self.http_status is not None:
+            parts.append(str(self.http_status))
+        if self.google_status:
+            parts.append(self.google_status)
+        text = f"{' '.join(parts)}: {self.message}"
+        if self.range:
+            text += f" (range {self.range})"
+        return text
+
+    def __repr__(self) -> str:
+        return (
+            f"SheetReadError({self.error_class.value!r}, {self.http_status!r}, "
+            f"{self.google_status!r}, {self.message!r}, range={self.range!r})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "error_class": self.error_class.value,
+            "http_status": self.http_status,
+            "google_status": self.google_status,
+            "message": self.message,
+            "range": self.range,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SheetReadError:
+        return cls(
+            ErrorClass(data["error_class"]),
+            data.get("http_status"),
+            data.get("google_status"),
+            data.get("message", ""),
+            range=data.get("range"),
+        )

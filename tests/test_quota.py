@@ -1,0 +1,157 @@
+"""The quota pacer over a simulated clock: never over a limit in any rolling window, evenly spread."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+
+import pytest
+
+from monitor.quota import QuotaPacer, credentials_needed, round_estimate
+
+WINDOW = 60.0
+
+
+def _max_in_any_window(times: list[float], window: float = WINDOW) -> int:
+    """The most sends inside any half-open window [t, t + window) (the server's rolling count)."""
+    times = sorted(times)
+    best, start = 0, 0
+    for end, t in enumerate(times):
+        while times[start] + window <= t:  # the pacer's own expression: floats agree on the edge
+            start += 1
+        best = max(best, end - start + 1)
+    return best
+
+
+def _drive(pacer: QuotaPacer, requests: int, rng: random.Random, gaps=(0.0, 0.0, 0.01, 0.3, 2.0)):
+    """Send ``requests`` reads as fast as the pacer allows, with irregular work in between."""
+    now = 0.0
+    sends: dict[str, list[float]] = defaultdict(list)
+    while sum(map(len, sends.values())) < requests:
+        credential, wait = pacer.acquire(now)
+        if credential is None:
+            assert wait > 0
+            now += wait * rng.choice([1.0, 1.0, 0.5, 1.7])  # sometimes wake early, sometimes late
+        else:
+            assert wait == 0.0
+            sends[credential].append(now)
+            now += rng.choice(gaps)
+    return sends, now
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_one_credential_never_exceeds_its_limit_in_any_rolling_window(seed):
+    pacer = QuotaPacer(["sa-1"], per_credential=60, per_project=300, margin_seconds=0.0)
+    sends, _ = _drive(pacer, 400, random.Random(seed))
+    assert _max_in_any_window(sends["sa-1"]) == 60
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_project_limit_holds_when_credentials_could_send_more(seed):
+    credentials = [f"sa-{i}" for i in range(8)]  # 8 x 60 = 480 > 300
+    pacer = QuotaPacer(credentials, per_credential=60, per_project=300, margin_seconds=0.0)
+    sends, _ = _drive(pacer, 1500, random.Random(seed), gaps=(0.0, 0.0, 0.01, 0.05))
+    everything = [t for times in sends.values() for t in times]
+    assert _max_in_any_window(everything) == 300
+    assert all(_max_in_any_window(times) <= 60 for times in sends.values())
+
+
+def test_the_margin_widens_the_window_the_pacer_enforces():
+    pacer = QuotaPacer(["sa-1"], per_credential=60, margin_seconds=1.5)
+    sends, _ = _drive(pacer, 200, random.Random(9))
+    assert _max_in_any_window(sends["sa-1"], window=WINDOW + 1.5) == 60
+
+
+def test_a_full_window_frees_its_first_slot_exactly_when_the_first_send_ages_out():
+    pacer = QuotaPacer(["sa-1"], per_credential=3, per_project=300, margin_seconds=0.0)
+    assert [pacer.acquire(t)[0] for t in (0.0, 10.0, 20.0)] == ["sa-1"] * 3
+    assert pacer.acquire(30.0) == (None, 30.0)
+    assert pacer.acquire(59.999)[0] is None
+    assert pacer.acquire(60.0) == ("sa-1", 0.0)
+    assert pacer.acquire(60.0) == (None, 10.0)
+
+
+def test_three_credentials_share_the_reads_evenly():
+    credentials = ["sa-1", "sa-2", "sa-3"]
+    pacer = QuotaPacer(credentials, per_credential=60, per_project=300)
+    sends, _ = _drive(pacer, 700, random.Random(4))
+    counts = [len(sends[c]) for c in credentials]
+    assert sum(counts) == 700
+    assert max(counts) - min(counts) <= 0.1 * 700 / 3
+    assert pacer.usage()["credentials"]["sa-2"]["sent"] == len(sends["sa-2"])
+    assert pacer.usage()["sent"] == 700
+
+
+def test_a_paced_round_takes_what_the_quota_allows_and_no_more():
+    pacer = QuotaPacer(["sa-1"], per_credential=60, margin_seconds=1.0)
+    _, finished = _drive(pacer, 700, random.Random(0))
+    # 700 reads at 60 per 61 s: the 700th read goes in the 12th window (11 full ones before it).
+    assert 11 * 61 <= finished <= round_estimate(700, 1, 60, 300) * 1.1
+
+
+def test_a_quota_error_pauses_that_credential_for_a_full_window_while_others_carry_on():
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=60, margin_seconds=1.0)
+    first, _ = pacer.acquire(0.0)
+    wait = pacer.record_quota_error(first, 0.0)
+    assert wait == 0.0  # the other credential can send now
+    picks = {pacer.acquire(t)[0] for t in (1.0, 2.0, 30.0, 60.9)}
+    assert picks == {"sa-2"}
+    assert pacer.acquire(61.0)[0] == first
+    assert pacer.usage()["credentials"][first]["quota_errors"] == 1
+
+
+def test_a_project_wide_quota_error_pauses_every_credential():
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=60, margin_seconds=0.0)
+    credential, _ = pacer.acquire(5.0)
+    assert pacer.record_quota_error(credential, 5.0, project_wide=True) == 60.0
+    assert pacer.acquire(30.0) == (None, 35.0)
+    assert pacer.next_ready_in(30.0) == 35.0
+
+
+def test_sends_of_the_previous_run_still_count_after_a_restore():
+    pacer = QuotaPacer(["sa-1"], per_credential=5, margin_seconds=0.0)
+    for t in range(5):
+        pacer.acquire(float(t))
+    saved = json.loads(json.dumps(pacer.to_dict(10.0)))
+    next_run = QuotaPacer(["sa-1", "sa-new"], per_credential=5, margin_seconds=0.0)
+    next_run.restore(saved)
+    assert next_run.acquire(20.0)[0] == "sa-new"
+    fresh = QuotaPacer(["sa-1"], per_credential=5, margin_seconds=0.0)
+    fresh.restore(saved)
+    assert fresh.acquire(20.0) == (None, 40.0)
+
+
+def test_the_reserve_keeps_slots_free_in_every_window():
+    pacer = QuotaPacer(["sa-1"], per_credential=10, reserve=2, margin_seconds=0.0)
+    granted = [pacer.acquire(0.0)[0] for _ in range(10)]
+    assert granted.count("sa-1") == 8
+
+
+def test_a_clock_stepping_back_is_treated_as_standing_still():
+    pacer = QuotaPacer(["sa-1"], per_credential=2, margin_seconds=0.0)
+    pacer.acquire(100.0)
+    pacer.acquire(100.0)
+    assert pacer.acquire(50.0) == (None, 60.0)
+
+
+def test_invalid_configurations_are_refused():
+    with pytest.raises(ValueError):
+        QuotaPacer([])
+    with pytest.raises(ValueError):
+        QuotaPacer(["a", "a"])
+    with pytest.raises(ValueError):
+        QuotaPacer(["a"], per_credential=2, reserve=2)
+
+
+def test_round_estimate_arithmetic():
+    assert round(round_estimate(700, 1, 60, 300) / 60, 1) == 11.7
+    assert round(round_estimate(700, 3, 60, 300) / 60, 1) == 3.9
+    # Past five credentials the project quota (300/min) is the limit.
+    assert round_estimate(700, 10, 60, 300) == round_estimate(700, 5, 60, 300) == 140.0
+
+
+def test_credentials_needed_for_a_five_minute_round():
+    assert credentials_needed(700, 300, 60, 300) == 3
+    assert credentials_needed(60, 300, 60, 300) == 1
+    assert credentials_needed(5000, 300, 60, 300) is None  # the project quota forbids it

@@ -1,0 +1,166 @@
+"""Error classification (SPEC 6's table) and the retry decisions built on it."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from monitor.errors import ErrorClass, MonitorError, SheetReadError, classify
+from monitor.retry import DEFAULT_POLICIES, RetryPolicy, decide, schedule
+
+NOW = datetime(2026, 1, 5, 3, 0, tzinfo=UTC)
+
+
+def _classify(status=None, google=None, html=False, timeout=False, connection=False):
+    return classify(status, google, html, timeout, connection)
+
+
+@pytest.mark.parametrize(
+    ("status", "google", "expected"),
+    [
+        (429, "RESOURCE_EXHAUSTED", ErrorClass.QUOTA),
+        (429, None, ErrorClass.QUOTA),
+        (503, "UNAVAILABLE", ErrorClass.TRANSIENT),
+        (502, None, ErrorClass.TRANSIENT),
+        (504, "DEADLINE_EXCEEDED", ErrorClass.TRANSIENT),
+        (500, "INTERNAL", ErrorClass.UNCERTAIN),
+        (418, None, ErrorClass.UNCERTAIN),
+        (400, "INVALID_ARGUMENT", ErrorClass.PERMANENT),
+        (403, "PERMISSION_DENIED", ErrorClass.PERMANENT),
+        (404, "NOT_FOUND", ErrorClass.PERMANENT),
+    ],
+)
+def test_http_statuses_map_to_the_spec_table(status, google, expected):
+    assert _classify(status, google) is expected
+
+
+def test_resource_exhausted_is_quota_whatever_the_status():
+    assert _classify(403, "RESOURCE_EXHAUSTED") is ErrorClass.QUOTA
+    assert _classify(None, "resource_exhausted") is ErrorClass.QUOTA
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [{"html": True}, {"timeout": True}, {"connection": True}],
+)
+def test_html_pages_timeouts_and_connection_errors_are_transient(flags):
+    # gspread reports -1 as the code of an HTML error page.
+    assert _classify(-1, None, **flags) is ErrorClass.TRANSIENT
+    assert _classify(None, None, **flags) is ErrorClass.TRANSIENT
+
+
+def test_an_html_page_with_a_500_status_is_transient_not_uncertain():
+    assert _classify(500, None, html=True) is ErrorClass.TRANSIENT
+
+
+def test_unknown_failures_are_uncertain_and_body_status_is_used_without_http_status():
+    assert _classify() is ErrorClass.UNCERTAIN
+    assert _classify(None, "SOMETHING_NEW") is ErrorClass.UNCERTAIN
+    assert _classify(None, "NOT_FOUND") is ErrorClass.PERMANENT
+    assert _classify(None, "UNAVAILABLE") is ErrorClass.TRANSIENT
+
+
+def test_sheet_read_error_carries_its_class_and_round_trips_through_a_dict():
+    error = SheetReadError(
+        ErrorClass.PERMANENT, 400, "INVALID_ARGUMENT", "Unable to parse range: Stok!A1",
+        range="Stok!A1",
+    )
+    assert isinstance(error, MonitorError)
+    assert error.permanent and not error.retryable
+    assert "Stok!A1" in str(error) and "400" in str(error)
+    again = SheetReadError.from_dict(error.to_dict())
+    assert again.to_dict() == error.to_dict()
+    assert SheetReadError(ErrorClass.TRANSIENT, 503, None, "x").retryable
+
+
+def test_transient_delays_grow_by_three_from_three_seconds():
+    policy = DEFAULT_POLICIES[ErrorClass.TRANSIENT]
+    assert [policy.nominal_delay(n) for n in range(1, 6)] == [3, 9, 27, 81, 243]
+    assert schedule(ErrorClass.TRANSIENT) == [3, 9, 27, 81]
+    assert schedule(ErrorClass.UNCERTAIN) == [3, 9]
+    assert schedule(ErrorClass.PERMANENT) == []
+
+
+def test_jitter_only_lengthens_the_wait_and_stays_within_its_fraction():
+    rng = random.Random(7)
+    policy = DEFAULT_POLICIES[ErrorClass.TRANSIENT]
+    for failed in range(1, 5):
+        nominal = policy.nominal_delay(failed)
+        delays = [policy.delay(failed, rng) for _ in range(200)]
+        assert all(nominal <= d < nominal * (1 + policy.jitter) for d in delays)
+        assert max(delays) - min(delays) > nominal * policy.jitter / 2  # it does vary
+
+
+def test_decisions_are_deterministic_for_a_seeded_rng():
+    first = decide(ErrorClass.TRANSIENT, 1, NOW, random.Random(42))
+    second = decide(ErrorClass.TRANSIENT, 1, NOW, random.Random(42))
+    assert first == second
+
+
+def test_without_jitter_the_next_attempt_is_exactly_the_nominal_delay_away():
+    policies = {**DEFAULT_POLICIES, ErrorClass.TRANSIENT: RetryPolicy(5, counts_for_breaker=True,
+                                                                      jitter=0.0)}
+    waits = []
+    for before in range(4):
+        decision = decide(ErrorClass.TRANSIENT, before, NOW, policies=policies)
+        waits.append((decision.next_attempt_at - NOW).total_seconds())
+    assert waits == [3, 9, 27, 81]
+
+
+def test_transient_errors_get_five_attempts_then_the_dead_letter_queue():
+    rng = random.Random(1)
+    attempts = 0
+    tries = 0
+    while True:
+        tries += 1
+        decision = decide(ErrorClass.TRANSIENT, attempts, NOW, rng)
+        attempts = decision.attempts
+        assert decision.counts_attempt and decision.counts_for_breaker
+        if not decision.retry:
+            break
+        assert decision.next_attempt_at > NOW
+    assert tries == 5 and attempts == 5
+    assert decision.dead_letter and decision.next_attempt_at is None
+
+
+def test_uncertain_errors_get_three_attempts():
+    assert decide(ErrorClass.UNCERTAIN, 1, NOW, random.Random(1)).retry
+    final = decide(ErrorClass.UNCERTAIN, 2, NOW, random.Random(1))
+    assert final.dead_letter and not final.retry and final.attempts == 3
+    assert final.counts_for_breaker
+
+
+def test_permanent_errors_go_straight_to_the_dead_letter_queue_without_tripping_the_breaker():
+    decision = decide(ErrorClass.PERMANENT, 0, NOW, random.Random(1))
+    assert decision.dead_letter and not decision.retry
+    assert decision.attempts == 1
+    assert not decision.counts_for_breaker
+
+
+def test_quota_errors_never_count_an_attempt_nor_reach_the_breaker_and_wait_for_the_pacer():
+    decision = decide(ErrorClass.QUOTA, 4, NOW, random.Random(1), quota_wait_seconds=12.5)
+    assert decision.retry and not decision.dead_letter
+    assert decision.attempts == 4 and not decision.counts_attempt
+    assert not decision.counts_for_breaker
+    assert decision.next_attempt_at == NOW + timedelta(seconds=12.5)
+    for _ in range(100):  # however many 429s in a row, the task is never dead-lettered
+        assert decide(ErrorClass.QUOTA, 4, NOW).retry
+
+
+def test_quota_error_without_a_pacer_wait_assumes_a_whole_window():
+    decision = decide(ErrorClass.QUOTA, 0, NOW)
+    assert decision.delay_seconds == 60.0
+
+
+def test_loading_cells_are_retried_like_transient_errors_but_do_not_trip_the_breaker():
+    decision = decide(ErrorClass.LOADING, 0, NOW, random.Random(3))
+    assert decision.retry and 3 <= decision.delay_seconds < 3 * 1.2
+    assert not decision.counts_for_breaker
+    assert decide(ErrorClass.LOADING, 4, NOW).dead_letter
+
+
+def test_naive_times_are_refused():
+    with pytest.raises(ValueError, match="aware"):
+        decide(ErrorClass.TRANSIENT, 0, datetime(2026, 1, 5, 3, 0))
