@@ -15,7 +15,7 @@ and its persisted ``degraded`` flag makes the next run start with a single probe
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -33,6 +33,9 @@ class BreakerStatus(StrEnum):
     CLOSED = "closed"
     OPEN = "open"
     HALF_OPEN = "half_open"
+
+
+CLOSED, OPEN, HALF_OPEN = BreakerStatus.CLOSED, BreakerStatus.OPEN, BreakerStatus.HALF_OPEN
 
 
 @dataclass(frozen=True)
@@ -93,9 +96,23 @@ class BreakerState:
         )
 
 
+class _EventDict:
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (times as UTC ``...Z``), for stored events and log lines."""
+        return {
+            key: _iso(value) if isinstance(value, datetime) else value
+            for key, value in asdict(self).items()  # type: ignore[call-overload]
+        }
+
+
 @dataclass(frozen=True)
-class BreakerOpened:
-    """closed -> open: the alert-worthy transition."""
+class BreakerOpened(_EventDict):
+    """closed -> open: the alert-worthy transition.
+
+    A failed probe (half-open -> open again) emits nothing: it is the same outage, and alerting
+    on every re-open would repeat the alert at each cooldown. ``reopen_count`` and the grown
+    ``cooldown_seconds`` in the state say it happened.
+    """
 
     opened_at: datetime
     consecutive_failures: int
@@ -104,18 +121,7 @@ class BreakerOpened:
 
 
 @dataclass(frozen=True)
-class BreakerReopened:
-    """A probe failed: still the same outage, so worth a log line, not a new alert."""
-
-    opened_at: datetime
-    first_opened_at: datetime | None
-    reopen_count: int
-    cooldown_seconds: float
-    probe_at: datetime
-
-
-@dataclass(frozen=True)
-class BreakerClosed:
+class BreakerClosed(_EventDict):
     """open/half-open -> closed; ``down_seconds`` counts from the outage's first opening."""
 
     closed_at: datetime
@@ -123,7 +129,7 @@ class BreakerClosed:
     down_seconds: float | None
 
 
-BreakerEvent = BreakerOpened | BreakerReopened | BreakerClosed
+BreakerEvent = BreakerOpened | BreakerClosed
 
 
 def allow(state: BreakerState, now: datetime) -> tuple[bool, BreakerState]:
@@ -155,17 +161,19 @@ def record_failure(
     state: BreakerState,
     now: datetime,
     threshold: int = DEFAULT_FAILURE_THRESHOLD,
-    base_cooldown: float = DEFAULT_COOLDOWN_SECONDS,
-    max_cooldown: float = DEFAULT_MAX_COOLDOWN_SECONDS,
+    base_cooldown: float | timedelta = DEFAULT_COOLDOWN_SECONDS,
+    max_cooldown: float | timedelta = DEFAULT_MAX_COOLDOWN_SECONDS,
     *,
     error_class: ErrorClass | None = None,
 ) -> tuple[BreakerState, list[BreakerEvent]]:
     """A read failed with a transient or uncertain error (never quota, permanent or loading).
 
     closed: counts; the ``threshold``-th consecutive failure opens it for ``base_cooldown``.
-    half-open (the probe failed): re-opens with the cooldown doubled, capped at ``max_cooldown``.
+    half-open (the probe failed): re-opens with the cooldown doubled, capped at ``max_cooldown``;
+    no event (see BreakerOpened).
     open (a request that was already in flight): counted, nothing else changes.
-    Pass ``error_class`` to have the rule checked: other classes raise ValueError.
+    Cooldowns are seconds or timedeltas. Pass ``error_class`` to have the rule checked: other
+    classes raise ValueError.
     """
     _require_aware(now)
     if error_class is not None and ErrorClass(error_class) not in BREAKER_ERROR_CLASSES:
@@ -175,6 +183,7 @@ def record_failure(
         )
     if threshold < 1:
         raise ValueError(f"threshold must be >= 1, got {threshold}")
+    base_cooldown, max_cooldown = _seconds(base_cooldown), _seconds(max_cooldown)
     failures = state.consecutive_failures + 1
 
     if state.state is BreakerStatus.CLOSED:
@@ -204,17 +213,13 @@ def record_failure(
             first_opened_at=state.first_opened_at or state.opened_at or now,
             probe_started_at=None,
         )
-        probe_at = now + timedelta(seconds=cooldown)
-        event = BreakerReopened(
-            now, reopened.first_opened_at, reopened.reopen_count, cooldown, probe_at
-        )
-        return reopened, [event]
+        return reopened, []
 
     return replace(state, consecutive_failures=failures), []
 
 
 @dataclass(frozen=True)
-class ApiDegraded:
+class ApiDegraded(_EventDict):
     """Many different spreadsheets failed in a row: one event instead of hundreds of alerts."""
 
     at: datetime | None
@@ -222,7 +227,7 @@ class ApiDegraded:
 
 
 @dataclass(frozen=True)
-class ApiRecovered:
+class ApiRecovered(_EventDict):
     at: datetime | None
     degraded_since: datetime | None
 
@@ -294,6 +299,10 @@ class ApiHealth:
 def _require_aware(now: datetime) -> None:
     if now.tzinfo is None:
         raise ValueError("now must be an aware datetime (stored times are UTC)")
+
+
+def _seconds(value: float | timedelta) -> float:
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -130,9 +130,10 @@ class QuotaPacer:
             },
         }
 
-    def to_dict(self, now: float) -> dict[str, Any]:
-        """The sends and pauses that still matter at ``now``, to carry into the next run."""
-        now = self._advance(now)
+    def to_dict(self, now: float | None = None) -> dict[str, Any]:
+        """The sends and pauses to carry into the next run; with ``now``, only those still
+        mattering then (without it, what was kept at the last call; the next run expires them)."""
+        now = self._advance(now) if now is not None else self._latest
         return {
             "window_seconds": self._window,
             "sent": {c: list(self._sent[c]) for c in self.credentials},

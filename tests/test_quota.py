@@ -120,6 +120,9 @@ def test_sends_of_the_previous_run_still_count_after_a_restore():
     fresh = QuotaPacer(["sa-1"], per_credential=5, margin_seconds=0.0)
     fresh.restore(saved)
     assert fresh.acquire(20.0) == (None, 40.0)
+    unexpired = QuotaPacer(["sa-1"], per_credential=5, margin_seconds=0.0)
+    unexpired.restore(json.loads(json.dumps(pacer.to_dict())))  # saved without a "now"
+    assert unexpired.acquire(20.0) == (None, 40.0)
 
 
 def test_the_reserve_keeps_slots_free_in_every_window():
