@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tinydb import TinyDB
 
@@ -49,6 +50,10 @@ STATE_FILE_NAME = "properties.json"
 _MISSING = object()
 
 
+class _Clock(Protocol):
+    def now(self) -> datetime: ...
+
+
 class PropertyStore:
     """Apps Script's PropertiesService, persisted in one JSON file.
 
@@ -62,11 +67,16 @@ class PropertyStore:
         path: str | Path,
         *,
         read_only: bool = False,
-        clock: Any = None,
+        clock: _Clock | None = None,
         schema_version: int = SCHEMA_VERSION,
         migrations: Mapping[int, Migration] = MIGRATIONS,
     ) -> None:
-        """``clock`` (anything with ``now()``) only names the ``.corrupt-<timestamp>`` file."""
+        """``read_only``: never write, restore or clean up (for the watchdog and status commands).
+
+        A writable store must only be opened by the holder of the run lock. ``clock`` (default: the
+        system clock) only names the ``.corrupt-<timestamp>`` file; ``schema_version`` and
+        ``migrations`` exist so tests can exercise future versions.
+        """
         self.path = Path(path)
         self.backup_path = self.path.with_name(self.path.name + ".bak")
         self.read_only = read_only
