@@ -157,8 +157,6 @@ class AtomicJSONStorage(Storage):
             self._identity = atomic_write_bytes(
                 self.path, payload, before_replace=lambda: rotated.append(self._rotate_backup())
             )
-            if not rotated[0]:
-                atomic_write_bytes(self.backup_path, payload)
         except BaseException:
             # The caller's in-place mutation must not survive a failed write: go back to what is on disk.
             self._data = json.loads(self._last_good_payload)
@@ -166,6 +164,9 @@ class AtomicJSONStorage(Storage):
         self._data = data
         self._last_good_payload = payload
         self.writes += 1
+        if not rotated[0]:
+            # The change is already durable; an error here (only the copy failed) still propagates.
+            atomic_write_bytes(self.backup_path, payload)
 
     def _rotate_backup(self) -> bool:
         """Make the current main file the backup; False if that is impossible or not known to be safe."""

@@ -261,6 +261,30 @@ def test_without_hard_links_the_backup_is_a_copy(state_dir, monkeypatch):
     assert mode(store.backup_path) == 0o600
 
 
+def test_a_failed_backup_copy_reports_the_error_but_keeps_the_durable_change(state_dir, monkeypatch):
+    def no_links(*args):
+        raise OSError(1, "Operation not permitted")
+
+    store = open_store(state_dir)
+    store.set_property("n", "1")
+    real_fsync, calls = os.fsync, []
+
+    def third_fsync_fails(fd):  # main temp file, directory, then the backup's temp file
+        calls.append(fd)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "link", no_links)
+    monkeypatch.setattr(os, "fsync", third_fsync_fails)
+    with pytest.raises(OSError, match="No space"):
+        store.set_property("n", "2")
+    monkeypatch.undo()
+    assert store.get_property("n") == "2"
+    assert open_store(state_dir).get_property("n") == "2"
+    assert parse_state(store.backup_path.read_bytes()).properties == {"n": "1"}
+
+
 def test_a_writer_removes_temp_files_of_a_killed_writer_and_a_reader_does_not(state_dir: Path):
     open_store(state_dir).set_property("a", "1")
     stale = state_dir / ".properties.json.abc123.tmp"
