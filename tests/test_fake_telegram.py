@@ -165,6 +165,21 @@ def test_query_parameters_are_accepted_too(bot: Bot):
     assert response.json()["result"]["text"] == "q"
 
 
+def test_a_multipart_send_is_accepted(bot: Bot):
+    fields = {
+        "chat_id": (None, str(PRIVATE)),
+        "text": (None, "Склад &amp; цены"),
+        "parse_mode": (None, "HTML"),
+    }
+    response = bot.call("sendMessage", files=fields)
+    assert response.json()["result"]["text"] == "Склад & цены"
+
+
+def test_json_booleans_are_understood(bot: Bot):
+    result = bot.send(PRIVATE, "x", disable_web_page_preview=True).json()["result"]
+    assert result["link_preview_options"] == {"is_disabled": True}
+
+
 def test_a_chat_can_be_named_by_its_username(bot: Bot):
     assert bot.send("@OLGA", "hi").json()["result"]["chat"]["id"] == PRIVATE
 

@@ -149,3 +149,12 @@ def test_groups_have_a_minute_window_and_private_chats_do_not():
 
 def test_a_zero_limit_refuses_everything():
     assert FloodControl(per_chat=Window(0, 1.0)).admit(5, False, 0.0) == 1
+
+
+def test_the_overall_limit_spans_chats():
+    flood = FloodControl(per_chat=Window(100, 1.0), overall=Window(3, 1.0))
+    for chat_id in (1, 2, 3):
+        assert flood.admit(chat_id, False, 0.5) is None
+        flood.record(chat_id, False, 0.5)
+    assert flood.admit(4, False, 0.5) == 1
+    assert flood.admit(4, False, 1.5) is None
