@@ -420,3 +420,26 @@ def test_the_token_never_appears_in_any_answer(bot: Bot, fake: FakeTelegram):
     secret = bot.token.split(":", 1)[1]
     assert all(secret not in body for body in bot.bodies)
     assert secret not in repr(fake.messages()) and secret not in json.dumps(fake.stats())
+
+
+class BrokenClock:
+    """A clock that fails, with the secret in its message, to see what a sandbox bug answers."""
+
+    def __init__(self, secret: str) -> None:
+        self.secret = secret
+
+    def time(self) -> float:
+        raise RuntimeError(f"clock broke while serving {self.secret}")
+
+
+def test_a_sandbox_bug_answers_a_telegram_500_without_the_token(switchboard: Switchboard):
+    token = "5:" + secrets.token_urlsafe(20)
+    fake = FakeTelegram(clock=BrokenClock(token))
+    fake.add_token(token)
+    fake.add_chat(PRIVATE)
+    switchboard.app = fake
+    response = httpx.post(
+        f"{switchboard.base_url}/bot{token}/sendMessage", json={"chat_id": PRIVATE, "text": "x"}
+    )
+    assert error_of(response) == (500, "Internal Server Error: sandbox bug (RuntimeError)")
+    assert token.split(":")[1] not in response.text

@@ -10,7 +10,8 @@ real Bot API applies them (its HTTP front, then TDLib locally, then Telegram's s
 Every answer is Telegram-shaped, ``{"ok": false, "error_code": N, "description": "..."}`` with
 ``parameters`` where Telegram sends them; a bug in here answers a Telegram-shaped 500, never a
 traceback. The bot token is never logged, recorded or echoed: messages and stats name the bot by id.
-Control endpoints and their Python twins live in ``telegram_control``.
+The control endpoints (``/_sandbox/``) live in ``telegram_control``; their Python twins are
+methods here.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from email.policy import HTTP
 from urllib.parse import parse_qsl, unquote
 
 from ..clock import SystemClock
+from . import telegram_control
 from .http import Request, Response
+from .telegram_errors import TelegramError, bad_request, not_found, ok, too_many_requests
 from .telegram_html import HTMLParseError, parse_html
 from .telegram_limits import FloodControl, Window
 
@@ -132,40 +135,6 @@ class SentMessage:
         }
 
 
-class TelegramError(Exception):
-    """An answer other than ok; carries the Bot API's code, description and parameters."""
-
-    def __init__(self, code: int, description: str, parameters: dict | None = None) -> None:
-        super().__init__(description)
-        self.code = code
-        self.description = description
-        self.parameters = parameters
-
-    def response(self) -> Response:
-        body: dict = {"ok": False, "error_code": self.code, "description": self.description}
-        if self.parameters:
-            body["parameters"] = self.parameters
-        return Response.json(self.code, body)
-
-
-def bad_request(detail: str) -> TelegramError:
-    return TelegramError(400, f"Bad Request: {detail}")
-
-
-def not_found() -> TelegramError:
-    return TelegramError(404, "Not Found")
-
-
-def too_many_requests(retry_after: int) -> TelegramError:
-    return TelegramError(
-        429, f"Too Many Requests: retry after {retry_after}", {"retry_after": retry_after}
-    )
-
-
-def ok(result: object) -> Response:
-    return Response.json(200, {"ok": True, "result": result})
-
-
 def default_chat_type(chat_id: int) -> str:
     if chat_id > 0:
         return "private"
@@ -208,13 +177,12 @@ class FakeTelegram:
     # ---- the HTTP app -------------------------------------------------------------------------
 
     def __call__(self, request: Request) -> Response:
-        from . import telegram_control  # control depends on this module, not the other way round
-
         with self.lock:
-            if request.raw_path.startswith("/_sandbox/"):
-                return telegram_control.handle(self, request)
+            control = request.raw_path.startswith("/_sandbox/")
             method = "unknown"
             try:
+                if control:
+                    return telegram_control.handle(self, request)
                 method, response = self._bot_api(request)
             except TelegramError as error:
                 response = error.response()
@@ -222,7 +190,8 @@ class FakeTelegram:
                 # Its text may hold request data (the token is in the path): never echo it.
                 description = f"Internal Server Error: sandbox bug ({type(exc).__name__})"
                 response = TelegramError(500, description).response()
-            self.requests[method][str(response.status)] += 1
+            if not control:  # stats count Bot API traffic only
+                self.requests[method][str(response.status)] += 1
             return response
 
     def _bot_api(self, request: Request) -> tuple[str, Response]:

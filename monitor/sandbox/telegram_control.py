@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .http import BadJSON, Request, Response
-from .telegram import TelegramError, bad_request, not_found, ok
+from .telegram_errors import TelegramError, bad_request, not_found, ok
 
 if TYPE_CHECKING:
     from .telegram import FakeTelegram
