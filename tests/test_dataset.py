@@ -12,7 +12,10 @@ import pytest
 
 from monitor.a1 import parse_a1
 from monitor.checks import evaluate_all, health_of
+from monitor.clock import SystemClock
+from monitor.config import load_config
 from monitor.sandbox import dataset as ds
+from monitor.sandbox.auth import TokenAuthority
 from monitor.sandbox.faults import validate
 
 NOW = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
@@ -221,3 +224,18 @@ def test_large_datasets_list_their_sheets_in_a_csv_next_to_the_config(tmp_path):
 def test_without_a_fake_telegram_the_config_has_no_telegram_table(tmp_path):
     _, _, config = _written_config(tmp_path, 5)
     assert "telegram" not in config
+
+
+@pytest.mark.parametrize("n", [12, 150])
+def test_the_monitor_loads_the_written_config_with_every_sheet_on_the_stock_profile(tmp_path, n):
+    data = ds.generate(n, 7, NOW)
+    creds = TokenAuthority(SystemClock()).write_credentials(
+        tmp_path / "creds", 1, "http://127.0.0.1:1/token")
+    path = ds.write_config(
+        data, tmp_path / "monitor.toml", credentials=creds, endpoint="http://127.0.0.1:1",
+        telegram_api_base="http://127.0.0.1:2", telegram_chat_id="-1001234567890",
+    )
+    config = load_config(path, {"TELEGRAM_BOT_TOKEN": "123:abc"})
+    assert [s.id for s in config.sheets] == [e.id for e in data.sheets]
+    assert {s.profile for s in config.sheets} == {"stock"}
+    assert config.google.credentials == tuple(p.resolve() for p in creds)

@@ -349,11 +349,20 @@ def _break(
 
 
 def apply(dataset: Dataset, google) -> None:
-    """Load ``dataset`` into a GoogleSandbox: payloads into its store, faults into its plan."""
+    """Load ``dataset`` into a GoogleSandbox: payloads into its store, faults into its plan.
+
+    Raises ValueError naming the spreadsheet (or the fault's position) the sandbox refused.
+    """
     for sheet_id, payload in dataset.payloads.items():
-        google.store.put_control(sheet_id, payload)
-    for spec in dataset.faults:
-        google.faults.add(spec)
+        try:
+            google.store.put_control(sheet_id, payload)
+        except ValueError as exc:
+            raise ValueError(f"spreadsheet {sheet_id}: {exc}") from exc
+    for position, spec in enumerate(dataset.faults):
+        try:
+            google.faults.add(spec)
+        except ValueError as exc:
+            raise ValueError(f"fault {position} ({spec!r}): {exc}") from exc
 
 
 # -- the folder format ------------------------------------------------------------------------
@@ -532,7 +541,7 @@ def _write_sheets_csv(path: Path, sheets: Iterable[SheetEntry]) -> None:
         writer = csv.writer(handle)
         writer.writerow(["id", "name", "profile", "tags"])
         for entry in sheets:
-            writer.writerow([entry.id, entry.title, PROFILE, " ".join(entry.tags)])
+            writer.writerow([entry.id, entry.title, PROFILE, ";".join(entry.tags)])
 
 
 def _relative(path: str | os.PathLike, folder: Path) -> str:
