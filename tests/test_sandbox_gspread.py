@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
 
 import gspread
 import pytest
+import requests
 from gspread.http_client import BackOffHTTPClient
 
 from monitor.clock import ManualClock
+from monitor.sandbox import running_sandbox
 from monitor.sandbox.auth import TokenAuthority
 from monitor.sandbox.http import HTTPServerThread, Response
 from monitor.sheets import EndpointAdapter, build_gspread_client
@@ -87,3 +90,145 @@ def test_endpoint_may_carry_a_path_prefix_and_must_be_http():
     assert adapter._prefix == "/prefix"
     with pytest.raises(ValueError, match="http"):
         EndpointAdapter("127.0.0.1:8931")
+
+
+# -- end to end: gspread + the seam + google-auth's token flow against the running sandbox ---------
+
+STOCK = {"title": "Stock", "tabs": {"Sheet1": [["item", "qty"], ["apple", 3], ["pear", 0]],
+                                    "Other": [["x"]]}}
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    # google-auth stamps its JWT from the real clock, so the manual clock starts at real time.
+    with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False) as handle:
+        yield handle
+
+
+@pytest.fixture(scope="module")
+def credentials(sandbox, tmp_path_factory):
+    return sandbox.write_credentials(tmp_path_factory.mktemp("credentials"), 2)
+
+
+@pytest.fixture
+def google(sandbox):
+    sandbox.google.reset()
+    sandbox.google.quota.set_limits(read_per_user=60, read_per_project=300)
+    sandbox.google.store.put_control("s1", STOCK)
+    sandbox.google.store.put_control("s2", STOCK)
+    return sandbox.google
+
+
+def client_for(sandbox, path, timeout: float = 5) -> gspread.Client:
+    return build_gspread_client(path, endpoint=sandbox.base_url, timeout=timeout)
+
+
+def test_gspread_reads_a_spreadsheet_through_the_seam(sandbox, credentials, google):
+    client = client_for(sandbox, credentials[0])
+    spreadsheet = client.open_by_key("s1")
+    assert spreadsheet.title == "Stock"
+    assert spreadsheet.values_batch_get(["Sheet1!A1:B3"])["valueRanges"][0]["values"] == [
+        ["item", "qty"], ["apple", "3"], ["pear", "0"]]
+    email = "monitor-1@sheet-monitor-sandbox.iam.gserviceaccount.com"
+    assert google.stats.snapshot()["by_user"] == {email: 2}
+
+
+@pytest.mark.parametrize("status, code", [(503, 503), (500, 500), (403, 403), (404, 404),
+                                          (429, 429), (502, -1)])
+def test_every_injected_error_reaches_gspread_as_api_error(sandbox, credentials, google, status, code):
+    spreadsheet = client_for(sandbox, credentials[0]).open_by_key("s1")
+    google.faults.add({"spreadsheet": "s1", "statuses": [status]})
+    with pytest.raises(gspread.exceptions.APIError) as caught:
+        spreadsheet.values_batch_get(["Sheet1!A1:B3"])
+    assert caught.value.code == code
+    assert caught.value.response.status_code == status
+    assert spreadsheet.values_batch_get(["Sheet1!A1:B3"])["valueRanges"]  # the sequence is spent
+
+
+def test_open_by_key_raises_like_against_google(sandbox, credentials, google):
+    client = client_for(sandbox, credentials[0])
+    with pytest.raises(gspread.exceptions.SpreadsheetNotFound):
+        client.open_by_key("no-such-spreadsheet")
+    google.faults.add({"spreadsheet": "s1", "statuses": [403], "repeat": True})
+    with pytest.raises(PermissionError):
+        client.open_by_key("s1")
+    google.faults.add({"spreadsheet": "s2", "statuses": [404]})
+    with pytest.raises(gspread.exceptions.SpreadsheetNotFound):
+        client.open_by_key("s2")
+
+
+def test_the_61st_read_in_a_minute_is_refused_until_the_window_refills(sandbox, credentials, google):
+    spreadsheet = client_for(sandbox, credentials[0]).open_by_key("s1")  # read 1
+    for _ in range(59):
+        spreadsheet.values_batch_get(["Sheet1!A1"])
+    with pytest.raises(gspread.exceptions.APIError) as caught:
+        spreadsheet.values_batch_get(["Sheet1!A1"])
+    assert caught.value.code == 429
+    assert caught.value.error["status"] == "RESOURCE_EXHAUSTED"
+    assert "Retry-After" not in caught.value.response.headers
+    other = client_for(sandbox, credentials[1]).open_by_key("s1")  # another account has its own quota
+    assert other.title == "Stock"
+    sandbox.clock.advance(60)
+    assert spreadsheet.values_batch_get(["Sheet1!A1"])["valueRanges"]
+
+
+def test_a_hang_holds_only_its_own_request_until_the_client_times_out(sandbox, credentials, google):
+    hung = client_for(sandbox, credentials[0], timeout=0.5).open_by_key("s1")
+    healthy = client_for(sandbox, credentials[1]).open_by_key("s2")
+    google.faults.add({"spreadsheet": "s1", "hang": True, "times": 1})
+    outcome: dict = {}
+
+    def read_hung() -> None:
+        try:
+            hung.values_batch_get(["Sheet1!A1"])
+        except requests.exceptions.Timeout as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=read_hung)
+    thread.start()
+    served_meanwhile = [healthy.values_batch_get(["Sheet1!A1"]) for _ in range(5)]
+    assert thread.is_alive()  # still held while the other client was served
+    thread.join(timeout=5)
+    assert isinstance(outcome.get("error"), requests.exceptions.ReadTimeout)
+    assert len(served_meanwhile) == 5
+    assert hung.values_batch_get(["Sheet1!A1"])["valueRanges"]  # hang was for one request only
+
+
+def test_a_connection_reset_reaches_the_client_as_a_connection_error(sandbox, credentials, google):
+    spreadsheet = client_for(sandbox, credentials[0]).open_by_key("s1")
+    google.faults.add({"spreadsheet": "s1", "reset": True, "times": 1})
+    with pytest.raises(requests.exceptions.ConnectionError):
+        spreadsheet.values_batch_get(["Sheet1!A1"])
+    assert spreadsheet.values_batch_get(["Sheet1!A1"])["valueRanges"]
+
+
+def test_unknown_spreadsheets_and_bad_ranges_are_google_errors(sandbox, credentials, google):
+    client = client_for(sandbox, credentials[0])
+    with pytest.raises(gspread.exceptions.APIError) as caught:
+        client.open_by_key("s1").values_batch_get(["NOPE!A5:F15"])
+    assert caught.value.code == 400
+    assert caught.value.error["message"] == "Unable to parse range: NOPE!A5:F15"
+    assert caught.value.error["status"] == "INVALID_ARGUMENT"
+
+
+@pytest.mark.parametrize("method, path, body, code", [
+    ("POST", "/v4/spreadsheets/s1/values:batchUpdate", b"{not json", 400),
+    ("DELETE", "/v4/spreadsheets/s1", None, None),
+    ("GET", "/v5/whatever", None, 404),
+    ("GET", "/v4/spreadsheets/missing/values/A1", None, 404),
+])
+def test_bad_raw_input_gets_google_shaped_json(sandbox, google, method, path, body, code):
+    token = google.auth.mint_token("raw@sheet-monitor-sandbox.iam.gserviceaccount.com")
+    response = requests.request(method, f"{sandbox.base_url}{path}", data=body, timeout=5,
+                                headers={"Authorization": f"Bearer {token}",
+                                         "Content-Type": "application/json"})
+    assert response.status_code >= 400 if code is None else response.status_code == code
+    assert response.headers["content-type"].startswith("application/json")
+    error = response.json()["error"]
+    assert error["code"] == response.status_code and error["message"] and error["status"]
+
+
+def test_requests_without_a_token_get_googles_401(sandbox, google):
+    response = requests.get(f"{sandbox.base_url}/v4/spreadsheets/s1", timeout=5)
+    assert response.status_code == 401
+    assert response.json()["error"]["status"] == "UNAUTHENTICATED"

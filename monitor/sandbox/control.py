@@ -1,0 +1,178 @@
+"""The sandbox's own control API under ``/_sandbox/``: seed data, faults, quotas, stats, reset, clock.
+
+Not part of Google's API, so it needs no token and meets no quota or fault. Every answer is JSON;
+bad input gets a Google-shaped 400 naming the problem, an unknown path 404, a wrong method 405.
+
+    GET    /_sandbox/spreadsheets            {"spreadsheets": [ids]}
+    PUT    /_sandbox/spreadsheets/{id}       seed one spreadsheet (see SpreadsheetStore.put_control)
+    GET    /_sandbox/spreadsheets/{id}       what is stored, in the same shape
+    DELETE /_sandbox/spreadsheets/{id}
+    GET    /_sandbox/faults                  the faults in force
+    POST   /_sandbox/faults                  one fault spec or a list of them (all or none are added)
+    DELETE /_sandbox/faults[?spreadsheet=ID] all faults, or one target's
+    GET    /_sandbox/stats                   requests by endpoint/status/user, 429s, quota windows
+    POST   /_sandbox/reset                   forget data, faults, quota windows, stats
+    GET    /_sandbox/quota                   limits and current usage
+    PUT    /_sandbox/quota                   {"read_per_user": 10, ...} change limits at runtime
+    GET    /_sandbox/clock                   the sandbox's time
+    POST   /_sandbox/clock                   {"advance_seconds": N}, only on a ManualClock
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import errors, faults
+from .http import BadJSON, Request, Response
+
+_Handler = Callable[[Any, Request, str | None], Response]
+
+
+def handle(sandbox, request: Request) -> Response:
+    """Answer one ``/_sandbox/...`` request against ``sandbox`` (a GoogleSandbox)."""
+    segments = request.segments()[1:]  # drop "_sandbox"
+    resource = segments[0] if segments else ""
+    item = "/".join(segments[1:]) or None
+    methods = _ROUTES.get((resource, item is not None))
+    if methods is None:
+        return errors.google_error(404, f"Unknown sandbox control path: {request.path}")
+    handler = methods.get(request.method)
+    if handler is None:
+        allowed = ", ".join(sorted(methods))
+        return errors.google_error(
+            405, f"Method {request.method} is not allowed on {request.path}; use {allowed}."
+        )
+    try:
+        return handler(sandbox, request, item)
+    except BadJSON as exc:
+        return errors.invalid_argument(f"Invalid JSON payload received. {exc}")
+    except ValueError as exc:  # validation errors from the store, fault plan and quota meter
+        return errors.invalid_argument(str(exc))
+
+
+def _json_object(request: Request, what: str) -> dict:
+    payload = request.json()
+    if not isinstance(payload, dict):
+        raise ValueError(f"{what} must be a JSON object")
+    return payload
+
+
+# -- spreadsheets ----------------------------------------------------------------------------
+
+
+def _list_spreadsheets(sandbox, request: Request, item: None) -> Response:
+    return Response.json(200, {"spreadsheets": list(sandbox.store.ids())})
+
+
+def _put_spreadsheet(sandbox, request: Request, spreadsheet_id: str) -> Response:
+    payload = _json_object(request, "a spreadsheet")
+    sandbox.store.put_control(spreadsheet_id, payload)
+    return Response.json(200, sandbox.store.get_control(spreadsheet_id))
+
+
+def _get_spreadsheet(sandbox, request: Request, spreadsheet_id: str) -> Response:
+    payload = sandbox.store.get_control(spreadsheet_id)
+    if payload is None:
+        return errors.google_error(404, f"No spreadsheet with id {spreadsheet_id!r} in the sandbox.")
+    return Response.json(200, payload)
+
+
+def _delete_spreadsheet(sandbox, request: Request, spreadsheet_id: str) -> Response:
+    if sandbox.store.get_control(spreadsheet_id) is None:
+        return errors.google_error(404, f"No spreadsheet with id {spreadsheet_id!r} in the sandbox.")
+    sandbox.store.delete(spreadsheet_id)
+    return Response.json(200, {"deleted": spreadsheet_id})
+
+
+# -- faults ----------------------------------------------------------------------------------
+
+
+def _list_faults(sandbox, request: Request, item: None) -> Response:
+    return Response.json(200, {"faults": sandbox.faults.active()})
+
+
+def _add_faults(sandbox, request: Request, item: None) -> Response:
+    payload = request.json()
+    specs = payload if isinstance(payload, list) else [payload]
+    if not specs:
+        raise ValueError("expected a fault spec or a non-empty list of them")
+    # Validate every spec before adding any, so a bad list leaves the plan untouched.
+    for index, spec in enumerate(specs):
+        try:
+            faults.validate(spec)
+        except ValueError as exc:
+            raise ValueError(f"fault {index}: {exc}" if len(specs) > 1 else str(exc)) from exc
+    added = [sandbox.faults.add(spec) for spec in specs]
+    return Response.json(200, {"added": added})
+
+
+def _clear_faults(sandbox, request: Request, item: None) -> Response:
+    target = request.arg("spreadsheet")
+    sandbox.faults.clear(target or None)
+    return Response.json(200, {"cleared": target or "all"})
+
+
+# -- stats, reset, quota, clock --------------------------------------------------------------
+
+
+def _stats(sandbox, request: Request, item: None) -> Response:
+    return Response.json(200, {**sandbox.stats.snapshot(), "quota": sandbox.quota.usage()})
+
+
+def _reset(sandbox, request: Request, item: None) -> Response:
+    sandbox.reset()
+    return Response.json(200, {"reset": True})
+
+
+def _get_quota(sandbox, request: Request, item: None) -> Response:
+    return Response.json(200, sandbox.quota.usage())
+
+
+def _put_quota(sandbox, request: Request, item: None) -> Response:
+    limits = _json_object(request, "quota limits")
+    if not limits:
+        raise ValueError("give at least one of read_per_user, read_per_project, "
+                         "write_per_user, write_per_project")
+    sandbox.quota.set_limits(**limits)
+    return Response.json(200, sandbox.quota.usage())
+
+
+def _get_clock(sandbox, request: Request, item: None) -> Response:
+    return Response.json(200, _clock_state(sandbox.clock))
+
+
+def _advance_clock(sandbox, request: Request, item: None) -> Response:
+    advance = getattr(sandbox.clock, "advance", None)
+    if advance is None:
+        return errors.google_error(
+            400, "The sandbox runs on the real clock; only a manual clock can be advanced."
+        )
+    seconds = _json_object(request, "the clock request").get("advance_seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+        raise ValueError(f'"advance_seconds" must be a number >= 0, got {seconds!r}')
+    advance(seconds)
+    return Response.json(200, _clock_state(sandbox.clock))
+
+
+def _clock_state(clock) -> dict:
+    return {
+        "now": clock.now().isoformat().replace("+00:00", "Z"),
+        "manual": hasattr(clock, "advance"),
+    }
+
+
+# (resource, has an item) -> {method: handler}
+_ROUTES: dict[tuple[str, bool], dict[str, _Handler]] = {
+    ("spreadsheets", False): {"GET": _list_spreadsheets},
+    ("spreadsheets", True): {
+        "GET": _get_spreadsheet,
+        "PUT": _put_spreadsheet,
+        "DELETE": _delete_spreadsheet,
+    },
+    ("faults", False): {"GET": _list_faults, "POST": _add_faults, "DELETE": _clear_faults},
+    ("stats", False): {"GET": _stats},
+    ("reset", False): {"POST": _reset},
+    ("quota", False): {"GET": _get_quota, "PUT": _put_quota},
+    ("clock", False): {"GET": _get_clock, "POST": _advance_clock},
+}
