@@ -517,6 +517,11 @@ class Sheet(BaseModel):
         return tuple(dict.fromkeys(c.range for c in self.checks if getattr(c, "range", None)))
 
     @property
+    def needs_modified_time(self) -> bool:
+        """True if a freshness check asks for the file's modified time (one Drive request)."""
+        return any(getattr(c, "source", None) == "modified_time" for c in self.checks)
+
+    @property
     def url(self) -> str:
         return f"https://docs.google.com/spreadsheets/d/{self.id}"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-from datetime import time, timedelta
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 
 import pydantic
@@ -12,6 +12,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from monitor.checks import evaluate_all
 from monitor.config import (
     DEFAULTS,
     ConfigError,
@@ -176,7 +177,20 @@ def test_full_config_resolves_every_value(folder: Path) -> None:
     assert [c.kind for c in sales.checks] == ["row_count", "freshness", "threshold"]
     assert sales.checks[1].name == "file edited" and sales.checks[1].range is None
     assert sales.ranges == ("'Sales 2026'!A2:A", "Sales!B2:B")
+    assert sales.needs_modified_time and not store.needs_modified_time
     assert config.sheets_by_id[SHEET_B] is sales
+
+
+def test_configured_checks_are_what_the_evaluator_reads(folder: Path) -> None:
+    sales = load(folder, FULL).sheets[1]
+    now = datetime(2026, 11, 29, 12, tzinfo=UTC)
+    results = evaluate_all(sales.checks, [
+        {"range": "'Sales 2026'!A2:A3", "values": [["a"], ["b"]]},
+        {"range": "Sales!B2:B3", "values": [[0], [0]]}],
+                           now, modified_time=now - timedelta(days=2))
+    assert [(r.check_name, r.status) for r in results] == [
+        ("row_count 'Sales 2026'!A2:A", "ok"), ("file edited", "fail"),
+        ("threshold sum Sales!B2:B", "fail")]
 
 
 def test_omitted_sections_take_the_documented_defaults(folder: Path) -> None:
@@ -243,6 +257,30 @@ def test_unknown_key_names_line_key_and_the_allowed_keys(folder: Path) -> None:
     message = error_of(folder, FULL.replace('round_interval = "5m"', 'round_intervall = "5m"'))
     assert "monitor.toml:3: run.round_intervall: unknown key 'round_intervall'" in message
     assert "did you mean 'round_interval'?" in message and "budget" in message
+
+
+def test_unknown_key_inside_an_inline_check_points_at_its_line(folder: Path) -> None:
+    message = error_of(folder, FULL.replace('fail = "> 1d", name', 'fail = "> 1d", nmae')
+                       .replace('aggregate = "sum"', 'aggregate = "sum", rnage = "X!A:A"'))
+    assert "monitor.toml:45: profiles.sales.checks[1].nmae: unknown key 'nmae'" in message
+    assert "did you mean 'name'?" in message
+    assert "monitor.toml:58: sheets[1].checks[0].rnage: unknown key 'rnage'" in message
+
+
+def test_quoted_and_multi_line_tables_are_located(folder: Path) -> None:
+    text = MINIMAL.replace('checks = [{ kind = "not_empty", range = "Data!A2:A" }]',
+                           'profile = "my stock"') + textwrap.dedent("""
+        [profiles."my stock"]
+        checks = [
+          # a comment with a } brace and a [ bracket
+          { kind = "not_empty", range = "Data!A2:A", name = "a, {b} [c]" },
+
+          { kind = "row_count", range = "Data!A2:A", min = "ten" },
+        ]
+        """)
+    message = error_of(folder, text)
+    assert 'monitor.toml:13: profiles."my stock".checks[1].min: input should be a valid integer' in (
+        message)
 
 
 def test_unknown_section_is_an_error(folder: Path) -> None:
