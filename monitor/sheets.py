@@ -10,17 +10,21 @@ same function with ``endpoint=None``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
+import google.auth.exceptions
 import gspread
 import requests
 from google.auth.transport.requests import AuthorizedSession
 from google.auth.transport.requests import Request as AuthRequest
 from google.oauth2 import service_account
 from gspread.auth import READONLY_SCOPES
+from gspread.exceptions import APIError
 from gspread.http_client import HTTPClient
 from requests.adapters import HTTPAdapter
+
+from .errors import ErrorClass, SheetReadError, classify
 
 # The hosts gspread talks to (Sheets v4 and Drive v3); the seam redirects exactly these.
 GOOGLE_API_ORIGINS = ("https://sheets.googleapis.com", "https://www.googleapis.com")
@@ -86,3 +90,79 @@ def build_gspread_client(
     client.http_client.auth = credentials  # HTTPClient skips this when given a session; expiry needs it
     client.set_timeout(timeout)
     return client
+
+
+# -- reading: one values:batchGet per spreadsheet, errors classified here and nowhere else ----------
+
+# Numbers as numbers and dates as serial numbers: the checks compare values, not their display.
+READ_PARAMS = {
+    "valueRenderOption": "UNFORMATTED_VALUE",
+    "dateTimeRenderOption": "SERIAL_NUMBER",
+    "majorDimension": "ROWS",
+}
+# Google's wording for a range it cannot resolve (a renamed tab, a typo in the config).
+_BAD_RANGE_PREFIX = "Unable to parse range: "
+
+
+class GspreadReader:
+    """Reads spreadsheets with one gspread client per credential (see ``runner.SheetReader``)."""
+
+    def __init__(self, clients: Mapping[str, gspread.Client]) -> None:
+        self.clients = dict(clients)
+
+    @classmethod
+    def from_credentials(
+        cls, credential_files: Iterable[str | os.PathLike], *, endpoint: str | None, timeout: float
+    ) -> GspreadReader:
+        return cls({
+            os.fspath(path): build_gspread_client(path, endpoint=endpoint, timeout=timeout)
+            for path in credential_files
+        })
+
+    def read(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float) -> list[dict]:
+        """Every range in one request; raises SheetReadError, never a requests/gspread/google-auth error."""
+        client = self.clients[credential]
+        client.set_timeout(max(timeout, 0.1))  # bounded by the run's remaining budget on every call
+        try:
+            body = client.http_client.values_batch_get(spreadsheet_id, list(ranges), params=dict(READ_PARAMS))
+        except APIError as exc:
+            raise _api_error(exc) from None
+        except requests.Timeout:
+            raise _transient(f"no answer within {timeout:.1f} s") from None
+        except requests.ConnectionError as exc:
+            raise _transient(f"connection failed: {_reason(exc)}") from None
+        except google.auth.exceptions.GoogleAuthError as exc:
+            # The token endpoint refused or failed: every spreadsheet would fail alike, so this must
+            # not dead-letter them one by one; as transient it feeds the whole-API breaker instead.
+            raise _transient(f"token request failed: {_reason(exc)}") from None
+        except ValueError as exc:  # a 200 whose body is not JSON
+            raise SheetReadError(ErrorClass.UNCERTAIN, 200, None, f"unreadable answer: {exc}") from None
+        value_ranges = body.get("valueRanges", [])
+        if len(value_ranges) != len(ranges):
+            raise SheetReadError(
+                ErrorClass.UNCERTAIN, 200, None,
+                f"asked for {len(ranges)} ranges, Google returned {len(value_ranges)}",
+            )
+        return value_ranges
+
+
+def _api_error(exc: APIError) -> SheetReadError:
+    response = exc.response
+    content_type = response.headers.get("Content-Type", "")
+    is_html = "json" not in content_type.lower()
+    google_status = exc.error.get("status") if not is_html else None
+    message = str(exc.error.get("message", "")) if not is_html else f"HTTP {response.status_code} error page"
+    error_class = classify(response.status_code, google_status, is_html, False, False)
+    bad_range = message[len(_BAD_RANGE_PREFIX):] if message.startswith(_BAD_RANGE_PREFIX) else None
+    return SheetReadError(error_class, response.status_code, google_status, message[:500], range=bad_range)
+
+
+def _transient(message: str) -> SheetReadError:
+    return SheetReadError(ErrorClass.TRANSIENT, None, None, message)
+
+
+def _reason(exc: BaseException) -> str:
+    # The innermost cause says what happened ("Connection reset by peer"), the wrappers only where.
+    while exc.__cause__ is not None or exc.__context__ is not None:
+        exc = exc.__cause__ or exc.__context__
+    return str(exc)[:300] or type(exc).__name__

@@ -1,0 +1,128 @@
+"""Builds a run's real parts from a validated Config: lock, store, reader, pacer, plans.
+
+The CLI's ``run``, the ``demo`` and the benchmarks all start runs through ``run_once``, so there is
+one place where the pieces are wired together.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from .checks import ranges_of
+from .clock import SystemClock
+from .config import Config
+from .logs import log_event
+from .quota import QuotaPacer
+from .runner import Run, RunReport, RunSettings, SheetPlan, SheetReader
+from .sheets import GspreadReader
+from .state import dump_state, load_state
+from .store import PropertyStore
+from .store_lock import RunLock
+
+
+@dataclass(frozen=True)
+class RunResult:
+    report: RunReport | None  # None when another run held the lock
+    lock_held_elsewhere: bool = False
+    new_events: tuple[dict, ...] = ()
+
+
+def new_run_id(now: datetime) -> str:
+    return f"run-{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
+
+
+def plans_of(config: Config) -> list[SheetPlan]:
+    # Serial dates are in the spreadsheet's own time zone; the config's [alerts] timezone stands
+    # for all of them (reading each file's zone would cost a second request per spreadsheet).
+    zone = config.alerts.tzinfo
+    return [
+        SheetPlan(
+            id=sheet.id, name=sheet.name, checks=sheet.checks, ranges=ranges_of(sheet.checks), timezone=zone
+        )
+        for sheet in config.sheets
+    ]
+
+
+def settings_of(config: Config, budget: timedelta | None = None) -> RunSettings:
+    return RunSettings(
+        budget=budget or config.run.budget,
+        round_interval=config.run.round_interval,
+        request_timeout=config.google.request_timeout.total_seconds(),
+        failure_threshold=config.breaker.failure_threshold,
+        cooldown=config.breaker.cooldown,
+        max_cooldown=config.breaker.max_cooldown,
+    )
+
+
+def pacer_of(config: Config) -> QuotaPacer:
+    return QuotaPacer(
+        [str(path) for path in config.google.credentials],
+        per_credential=config.google.read_requests_per_minute,
+        per_project=config.google.project_read_requests_per_minute,
+    )
+
+
+def run_once(
+    config: Config,
+    *,
+    budget: timedelta | None = None,
+    clock=None,
+    reader_factory: Callable[[Config, float], SheetReader] | None = None,
+    checkpoint_every: float | None = None,
+) -> RunResult:
+    """One `sheet-monitor run`: lock, load, work until the budget is spent, save, unlock.
+
+    Raises the store's StateUnreadable (the CLI turns it into exit 1); anything else a run meets is
+    recorded in the state, not raised.
+    """
+    clock = clock or SystemClock()
+    state_dir = config.run.state_dir
+    lock = RunLock.in_dir(state_dir)
+    if not lock.try_acquire():
+        log_event("run_skipped", reason="another run holds the lock", state_dir=str(state_dir))
+        return RunResult(report=None, lock_held_elsewhere=True)
+    try:
+        store = PropertyStore.in_dir(state_dir, clock=clock)
+        state = load_state(store.get_properties())
+        settings = settings_of(config, budget)
+        if checkpoint_every is not None:
+            settings = RunSettings(**{**settings.__dict__, "checkpoint_every": checkpoint_every})
+        pacer = pacer_of(config)
+        pacer.restore(state.quota)
+        timeout = settings.request_timeout
+        reader = (reader_factory or _gspread_reader)(config, timeout)
+        if store.restored_from_backup:
+            log_event("state_restored", logging.ERROR, reason=store.restore_report.reason)
+        run = Run(
+            run_id=new_run_id(clock.now()),
+            settings=settings,
+            plans=plans_of(config),
+            state=state,
+            reader=reader,
+            pacer=pacer,
+            clock=clock,
+            save=lambda current: store.set_properties(dump_state(current)),
+            state_restored=store.restored_from_backup,
+        )
+        report = run.execute()
+        new_events = tuple(event for event in state.events if event["run_id"] == run.run_id)
+        for event in new_events:
+            log_event(
+                "alert",
+                kind=event["kind"],
+                spreadsheet_id=event.get("spreadsheet_id"),
+                details=event.get("details"),
+            )
+        store.close()
+        return RunResult(report=report, new_events=new_events)
+    finally:
+        lock.release()
+
+
+def _gspread_reader(config: Config, timeout: float) -> SheetReader:
+    endpoint = str(config.google.api_endpoint).rstrip("/") if config.google.api_endpoint else None
+    return GspreadReader.from_credentials(config.google.credentials, endpoint=endpoint, timeout=timeout)
