@@ -49,7 +49,7 @@ from monitor.checks.conditions import (
     parse_age_condition,
     parse_condition,
 )
-from monitor.durations import DURATION_FORMS, DurationError, format_duration, parse_positive_duration
+from monitor.durations import DurationError, format_duration, parse_positive_duration
 
 DEFAULT_CONFIG_NAME = "monitor.toml"
 CONFIG_ENV = "SHEET_MONITOR_CONFIG"
@@ -196,7 +196,8 @@ def _age_condition(value: object) -> Condition:
         condition = None
     if condition is None or condition.op not in _AGE_OPS or condition.value <= 0:
         raise _Invalid(f"bad age condition {value!r}",
-                       f'write "> AGE" or ">= AGE" where AGE is {DURATION_FORMS}, e.g. "> 2h"')
+                       'write "> AGE" or ">= AGE" (older than AGE), with AGE like "90s", "15m", '
+                       '"2h", "1d" or "1h30m", e.g. "> 2h"')
     return condition
 
 
@@ -735,7 +736,7 @@ class _Builder:
         model = CHECK_KINDS.get(kind) if isinstance(kind, str) else None
         if model is None:
             self.add((*loc, "kind"), f"unknown check kind {kind!r}",
-                     _choices_fix(str(kind), tuple(CHECK_KINDS)))
+                     _choices_fix(str(kind), tuple(CHECK_KINDS), what="kind"))
             return None
         return self.validate(model, raw, loc)
 
@@ -1007,7 +1008,10 @@ def _first_duplicate(names: Sequence[str]) -> str | None:
 
 
 def _spreadsheet_id(value: object) -> str:
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str):
+        raise _Invalid(f"the id must be a quoted string, got {value!r}",
+                       'write id = "..." with the id from the spreadsheet\'s URL')
+    if not value.strip():
         raise _Invalid("missing spreadsheet id",
                        "copy the id from the spreadsheet's URL: docs.google.com/spreadsheets/d/ID/")
     text = value.strip()
@@ -1029,6 +1033,9 @@ def _explain(model: type[BaseModel], error: Mapping[str, Any]) -> tuple[str, str
         return original.problem, original.fix
     allowed = tuple(f.alias or n for n, f in model.model_fields.items() if n != "bot_token")
     if kind == "extra_forbidden":
+        if name in _TOP_KEYS and len(error["loc"]) == 1:
+            return (f"{name!r} ended up inside this section",
+                    f"move {name} to the top of the file, before the first [section]")
         return f"unknown key {name!r}", _choices_fix(name, allowed)
     if kind == "missing":
         field = model.model_fields.get(name)
@@ -1038,11 +1045,15 @@ def _explain(model: type[BaseModel], error: Mapping[str, Any]) -> tuple[str, str
         return (f"{error.get('input')!r} is not allowed",
                 f"use one of: {error['ctx']['expected']}")
     value = error.get("input")
-    return f"{error['msg'][0].lower()}{error['msg'][1:]} (got {value!r})", _type_fix(kind)
+    return f"{error['msg'][0].lower()}{error['msg'][1:]} (got {value!r})", _type_fix(kind, error)
 
 
-def _type_fix(kind: str) -> str:
-    if kind.startswith("int") or kind in ("greater_than", "greater_than_equal"):
+def _type_fix(kind: str, error: Mapping[str, Any]) -> str:
+    ctx = error.get("ctx") or {}
+    if kind in ("greater_than", "greater_than_equal"):
+        least = ctx["gt"] + 1 if "gt" in ctx else ctx.get("ge")
+        return f"write a whole number of at least {least}"
+    if kind.startswith("int"):
         return "write a whole number without quotes, e.g. 60"
     if kind.startswith("string"):
         return 'write a string in double quotes, e.g. "Store 014"'

@@ -43,7 +43,8 @@ def parse_positive_duration(value: object) -> timedelta:
     except ValueError:
         raise DurationError(f"bad duration {value!r}", f"write {DURATION_FORMS}") from None
     if duration <= timedelta(0):
-        raise DurationError(f"duration {value!r} is zero", f"write a positive {DURATION_FORMS}")
+        raise DurationError(f"duration {value!r} is zero; it must be positive",
+                            f"write {DURATION_FORMS}")
     return duration
 
 

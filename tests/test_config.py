@@ -379,6 +379,10 @@ def test_sheets_file_written_after_a_sheets_table_gets_a_hint(folder: Path) -> N
     message = error_of(folder, MINIMAL + 'sheets_file = "sheets.csv"\n')
     assert "monitor.toml:7: sheets[0].sheets_file: sheets_file ended up inside" in message
     assert "move sheets_file" in message
+    message = error_of(folder, MINIMAL.replace('credentials = ["secrets/sa-1.json"]',
+                                               'credentials = ["secrets/sa-1.json"]\nsheets_file = "x"'))
+    assert "monitor.toml:3: google.sheets_file: 'sheets_file' ended up inside this section" in message
+    assert "before the first [section]" in message
 
 
 def test_sheet_without_checks_and_duplicate_check_names(folder: Path) -> None:
