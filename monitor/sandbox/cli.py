@@ -1,0 +1,196 @@
+"""``sheet-monitor sandbox serve``: the fake Google API (and fake Telegram) in the foreground.
+
+The first line of stdout is the Google base URL (flushed at once, so a parent process can read it
+and start talking); a few informative lines follow. Serving stops cleanly on Ctrl-C or SIGTERM
+(exit 0). Bad flags, an unreadable dataset or seed data the sandbox refuses exit 2; a port that
+cannot be bound exits 1.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import signal
+import threading
+from collections import Counter
+from contextlib import ExitStack
+from pathlib import Path
+
+import click
+
+from ..clock import SystemClock
+from . import dataset as datasets
+from .google import GoogleSandbox
+from .http import HTTPServerThread
+from .server import SandboxHandle
+
+# The chat the fake Telegram knows and written configs send to: a supergroup-shaped id.
+SANDBOX_CHAT_ID = -1001234567890
+_TOKEN_SHAPE = re.compile(r"^\d+:[A-Za-z0-9_-]+$")
+
+
+@click.group("sandbox")
+def sandbox() -> None:
+    """The local Google Sheets/Drive and Telegram APIs: try the monitor without Google."""
+
+
+@sandbox.command("serve")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="Port of the fake Google API on 127.0.0.1 (0: any free port).")
+@click.option("--telegram-port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="Port of the fake Telegram Bot API (0: any free port).")
+@click.option("--no-telegram", is_flag=True, help="Do not start the fake Telegram API.")
+@click.option("--generate", "generate_count", type=click.IntRange(min=1), metavar="N",
+              help="Generate N store spreadsheets, some broken on purpose.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the generated dataset and of random faults.")
+@click.option("--dataset", "dataset_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Load spreadsheets from a dataset folder (see docs/sandbox.md).")
+@click.option("--write-credentials", "credentials_dir",
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Write service-account files for this sandbox into this folder.")
+@click.option("--credentials", "credential_count", type=click.IntRange(min=1), metavar="N",
+              help="How many service-account files to write (default 1).")
+@click.option("--write-config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a monitor config that checks the dataset (needs --write-credentials).")
+@click.option("--read-per-user", type=click.IntRange(min=1), default=60, show_default=True,
+              help="Read requests per minute per service account.")
+@click.option("--read-per-project", type=click.IntRange(min=1), default=300, show_default=True,
+              help="Read requests per minute for the whole project.")
+def serve(
+    port: int,
+    telegram_port: int,
+    no_telegram: bool,
+    generate_count: int | None,
+    seed: int,
+    dataset_dir: Path | None,
+    credentials_dir: Path | None,
+    credential_count: int | None,
+    config_path: Path | None,
+    read_per_user: int,
+    read_per_project: int,
+) -> None:
+    """Serve the sandbox until Ctrl-C; print its base URL as the first line."""
+    if generate_count is not None and dataset_dir is not None:
+        raise click.UsageError("give --generate N or --dataset DIR, not both")
+    if credential_count is not None and credentials_dir is None:
+        raise click.UsageError("--credentials N needs --write-credentials DIR")
+    if config_path is not None and credentials_dir is None:
+        raise click.UsageError("--write-config FILE needs --write-credentials DIR "
+                               "(the config names the credential files)")
+    if config_path is not None and generate_count is None and dataset_dir is None:
+        raise click.UsageError("--write-config FILE needs a dataset: --generate N or --dataset DIR")
+
+    data = _dataset(generate_count, seed, dataset_dir)
+    clock = SystemClock()
+    google = GoogleSandbox(clock=clock, seed=seed, read_per_user=read_per_user,
+                           read_per_project=read_per_project)
+    if data is not None:
+        try:
+            datasets.apply(data, google)
+        except ValueError as exc:
+            raise click.UsageError(f"the dataset was refused: {exc}") from None
+
+    with ExitStack() as stack:
+        google_server = _listen(stack, google, port, "--port")
+        handle = SandboxHandle(base_url=google_server.base_url, google=google, clock=clock)
+        click.echo(handle.base_url)  # the first line: what a parent process waits for
+        _flush()
+        token = None
+        if not no_telegram:
+            token = _start_telegram(stack, handle, clock, telegram_port)
+        _describe(handle, data, token)
+        credentials = []
+        if credentials_dir is not None:
+            credentials = handle.write_credentials(credentials_dir, credential_count or 1)
+            click.echo(f"credentials: {', '.join(str(p) for p in credentials)}")
+        if config_path is not None:
+            datasets.write_config(
+                data, config_path, credentials=credentials, endpoint=handle.base_url,
+                telegram_api_base=handle.telegram_url,
+                telegram_chat_id=str(SANDBOX_CHAT_ID) if handle.telegram_url else None,
+                read_per_user=read_per_user, read_per_project=read_per_project,
+            )
+            click.echo(f"config: {config_path}")
+        click.echo("serving; Ctrl-C or SIGTERM stops")
+        _flush()
+        _wait_for_stop_signal()
+
+
+def _dataset(count: int | None, seed: int, folder: Path | None) -> datasets.Dataset | None:
+    if count is not None:
+        return datasets.generate(count, seed)
+    if folder is not None:
+        try:
+            return datasets.load(folder)
+        except ValueError as exc:
+            raise click.UsageError(f"--dataset: {exc}") from None
+    return None
+
+
+def _listen(stack: ExitStack, app, port: int, flag: str) -> HTTPServerThread:
+    try:
+        server = HTTPServerThread(app, port=port)
+    except OSError as exc:
+        raise click.ClickException(
+            f"cannot listen on 127.0.0.1:{port} ({exc.strerror or exc}); "
+            f"choose another {flag} or 0 for any free port"
+        ) from None
+    return stack.enter_context(server)
+
+
+def _start_telegram(stack: ExitStack, handle: SandboxHandle, clock, port: int) -> str:
+    """Start the fake Telegram with one bot and the sandbox chat; returns the bot token.
+
+    An existing TELEGRAM_BOT_TOKEN (digits:secret) is reused so a shell that already exports it
+    keeps working across restarts; otherwise a throwaway token is made up.
+    """
+    from .telegram import FakeTelegram  # only when wanted: serving Google alone needs none of it
+
+    fake = FakeTelegram(clock=clock)
+    given = os.environ.get("TELEGRAM_BOT_TOKEN", "")
+    token = given if _TOKEN_SHAPE.match(given) else (
+        f"{secrets.randbelow(9 * 10**9) + 10**9}:sandbox-{secrets.token_urlsafe(18)}"
+    )
+    fake.add_token(token)
+    fake.add_chat(SANDBOX_CHAT_ID, title="Sandbox operations")
+    server = _listen(stack, fake, port, "--telegram-port")
+    handle.telegram, handle.telegram_url = fake, server.base_url
+    return token
+
+
+def _describe(handle: SandboxHandle, data: datasets.Dataset | None, token: str | None) -> None:
+    if handle.telegram_url:
+        click.echo(f"telegram: {handle.telegram_url} chat_id={SANDBOX_CHAT_ID}")
+        click.echo(f"export TELEGRAM_BOT_TOKEN={token}")
+    if data is None:
+        click.echo("spreadsheets: none (seed them with PUT /_sandbox/spreadsheets/{id})")
+        return
+    origin = f"generated, seed {data.seed}" if data.seed is not None else "loaded"
+    kinds = Counter(entry.kind for entry in data.manifest.values())
+    order = [b.kind for b in datasets.BREAKAGES]
+    ranked = sorted(kinds.items(), key=lambda item: (order + [item[0]]).index(item[0]))
+    detail = ": " + ", ".join(f"{kind} {n}" for kind, n in ranked) if kinds else ""
+    click.echo(f"spreadsheets: {len(data.sheets)} ({origin}), "
+               f"{sum(kinds.values())} broken on purpose{detail}")
+
+
+def _flush() -> None:
+    click.get_text_stream("stdout").flush()
+
+
+def _wait_for_stop_signal() -> None:
+    """Block until SIGINT or SIGTERM; the caller's ``with`` blocks then stop the servers."""
+    stop = threading.Event()
+
+    def request_stop(signum, frame) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while not stop.wait(0.5):  # a timed wait keeps the main thread responsive to signals
+            pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

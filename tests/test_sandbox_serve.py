@@ -1,0 +1,148 @@
+"""``sheet-monitor sandbox serve`` as an admin runs it: a real process, gspread, real tokens."""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import tomllib
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import requests
+from click.testing import CliRunner
+
+from monitor.cli import cli
+from monitor.sandbox import dataset as ds
+from monitor.sheets import build_gspread_client
+
+ROOT = Path(__file__).resolve().parents[1]
+STARTUP_SECONDS = 20  # importing and generating take about a second; a slow CI box gets slack
+
+
+@contextmanager
+def served(*args: str):
+    """Run ``python -m monitor.cli sandbox serve ARGS``; yield (process, stdout lines so far).
+
+    Waits for the "serving" line, so every file the command writes exists when the block starts.
+    Leaving the block sends SIGTERM and insists that the process exits 0 on its own.
+    """
+    command = [sys.executable, "-m", "monitor.cli", "sandbox", "serve", *args]
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        for line in process.stdout:
+            lines.put(line.rstrip("\n"))
+        lines.put(None)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    seen: list[str] = []
+    try:
+        while not seen or not seen[-1].startswith("serving"):
+            line = lines.get(timeout=STARTUP_SECONDS)
+            assert line is not None, f"serve exited early: {process.wait()} {process.stderr.read()}"
+            seen.append(line)
+        yield process, seen
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        try:
+            code = process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise
+        reader.join(timeout=5)
+    assert code == 0, process.stderr.read()
+
+
+def test_serve_prints_its_url_first_and_gspread_reads_a_generated_sheet_with_issued_keys(tmp_path):
+    creds, config_file = tmp_path / "creds", tmp_path / "conf" / "monitor.toml"
+    with served("--generate", "50", "--seed", "7", "--write-credentials", str(creds),
+                "--credentials", "3", "--write-config", str(config_file)) as (_, lines):
+        base_url = lines[0]
+        assert base_url.startswith("http://127.0.0.1:")
+        expected = ds.generate(50, 7)  # ids and kinds do not depend on the time of generation
+        healthy = expected.healthy()[0]
+        removed = expected.of_kind("access_removed")[0]
+
+        credential_files = sorted(creds.glob("sa-*.json"))
+        assert [p.name for p in credential_files] == ["sa-1.json", "sa-2.json", "sa-3.json"]
+        client = build_gspread_client(credential_files[1], endpoint=base_url, timeout=5)
+        spreadsheet = client.open_by_key(healthy.id)  # google-auth's jwt-bearer flow runs first
+        assert spreadsheet.title == healthy.title
+        answer = spreadsheet.values_batch_get(["Stock!A1:H2"])
+        assert answer["valueRanges"][0]["values"][0] == list(ds.STOCK_HEADER)
+        with pytest.raises(PermissionError):  # gspread's answer to Google's 403
+            client.open_by_key(removed.id)
+
+        config = tomllib.loads(config_file.read_text(encoding="utf-8"))
+        assert config["google"]["api_endpoint"] == base_url
+        assert config["google"]["credentials"] == [f"../creds/sa-{n}.json" for n in (1, 2, 3)]
+        assert [s["id"] for s in config["sheets"]] == [s.id for s in expected.sheets]
+        telegram_line = next(line for line in lines if line.startswith("telegram: "))
+        assert config["telegram"]["api_base"] == telegram_line.split()[1]
+
+
+def test_serve_loads_a_dataset_folder_with_its_faults(tmp_path):
+    folder = tmp_path / "set"
+    folder.mkdir()
+    store = {"title": "Store 1", "tabs": {"Stock": [["SKU", "Quantity"], ["A-1", 3]]}}
+    (folder / "store-1.json").write_text(json.dumps(store))
+    (folder / "faults.json").write_text(json.dumps([{"spreadsheet": "store-1", "statuses": [503]}]))
+    with served("--dataset", str(folder), "--no-telegram") as (_, lines):
+        base_url = lines[0]
+        assert not any(line.startswith("telegram") for line in lines)
+        stored = requests.get(f"{base_url}/_sandbox/spreadsheets/store-1", timeout=5).json()
+        assert stored["tabs"] == store["tabs"]
+        faults = requests.get(f"{base_url}/_sandbox/faults", timeout=5).json()["faults"]
+        assert [(f["spreadsheet"], f["statuses"]) for f in faults] == [("store-1", [503])]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--generate", "5", "--dataset", "."], "not both"),
+        (["--credentials", "2"], "--credentials N needs --write-credentials"),
+        (["--generate", "5", "--write-config", "x.toml"], "needs --write-credentials"),
+        (["--write-credentials", "c", "--write-config", "x.toml"], "needs a dataset"),
+        (["--generate", "0"], "--generate"),
+        (["--port", "70000"], "--port"),
+    ],
+)
+def test_bad_flags_exit_2_with_a_message_that_names_the_flag(args, message):
+    result = CliRunner().invoke(cli, ["sandbox", "serve", *args])
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_an_unreadable_dataset_folder_exits_2_naming_the_file(tmp_path):
+    (tmp_path / "broken.json").write_text("{")
+    result = CliRunner().invoke(cli, ["sandbox", "serve", "--dataset", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "broken.json" in result.output
+
+
+def test_seed_data_the_sandbox_refuses_exits_2_naming_the_spreadsheet(tmp_path):
+    (tmp_path / "bad-sheet.json").write_text(json.dumps({"title": "", "tabs": {}}))
+    result = CliRunner().invoke(cli, ["sandbox", "serve", "--dataset", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "bad-sheet" in result.output and "title" in result.output
+
+
+def test_a_port_in_use_exits_1_and_says_how_to_fix_it():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(cli, ["sandbox", "serve", "--port", str(port)])
+    assert result.exit_code == 1
+    assert f"127.0.0.1:{port}" in result.output and "--port" in result.output
