@@ -8,6 +8,7 @@ import tomllib
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
+import gspread
 import pytest
 
 from monitor.a1 import parse_a1
@@ -17,6 +18,8 @@ from monitor.config import load_config
 from monitor.sandbox import dataset as ds
 from monitor.sandbox.auth import TokenAuthority
 from monitor.sandbox.faults import validate
+from monitor.sandbox.server import running_sandbox
+from monitor.sheets import build_gspread_client
 
 NOW = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 KINDS = {b.kind for b in ds.BREAKAGES}
@@ -239,3 +242,37 @@ def test_the_monitor_loads_the_written_config_with_every_sheet_on_the_stock_prof
     assert [s.id for s in config.sheets] == [e.id for e in data.sheets]
     assert {s.profile for s in config.sheets} == {"stock"}
     assert config.google.credentials == tuple(p.resolve() for p in creds)
+
+
+def test_applied_dataset_answers_the_monitor_the_way_the_manifest_says(tmp_path):
+    """Through the real sandbox and gspread: one spreadsheet of each kind but slow and hang."""
+    now = datetime.now(UTC)  # google-auth signs with the real clock, and data is dated from it
+    data = ds.generate(110, 3, now)
+    checks = ds.stock_profile()
+    params = {"valueRenderOption": "UNFORMATTED_VALUE", "dateTimeRenderOption": "SERIAL_NUMBER"}
+    with running_sandbox(telegram=False) as sandbox:
+        ds.apply(data, sandbox.google)
+        assert set(sandbox.google.store.ids()) == set(data.payloads)
+        (credentials,) = sandbox.write_credentials(tmp_path, 1)
+        http = build_gspread_client(credentials, endpoint=sandbox.base_url, timeout=5).http_client
+
+        def read(entry):
+            answer = http.values_batch_get(entry.id, [c["range"] for c in checks], params=params)
+            return health_of(evaluate_all(checks, answer["valueRanges"], now, UTC))
+
+        def status_of(entry):
+            with pytest.raises(gspread.exceptions.APIError) as refused:
+                read(entry)
+            return refused.value.response.status_code, refused.value.error["message"]
+
+        for kind in ("healthy", "formula_errors", "stale", "negative_stock", "empty_stock",
+                     "low_stock"):
+            entry = data.of_kind(kind)[0]
+            assert read(entry) == entry.expect, kind
+        assert status_of(data.of_kind("missing")[0])[0] == 404
+        assert status_of(data.of_kind("access_removed")[0])[0] == 403
+        code, message = status_of(data.of_kind("renamed_tab")[0])
+        assert (code, message) == (400, "Unable to parse range: Stock!A1:H500")
+        flaky, server_error = data.of_kind("flaky")[0], data.of_kind("server_error")[0]
+        assert [status_of(flaky)[0], status_of(flaky)[0], read(flaky)] == [503, 503, "ok"]
+        assert [status_of(server_error)[0], read(server_error)] == [500, "ok"]
