@@ -508,3 +508,13 @@ def test_bad_durations_name_the_accepted_forms(bad: object) -> None:
     with pytest.raises(DurationError) as info:
         parse_positive_duration(bad)
     assert '"90s"' in info.value.fix
+
+
+def test_docs_list_every_key_with_its_default() -> None:
+    docs = (Path(__file__).parents[1] / "docs/configuration.md").read_text()
+    for key, default in DEFAULTS.items():
+        section, leaf = key.split(".")
+        assert f"## `[{section}]" in docs, section
+        value = default.value
+        shown = "" if value is None else json.dumps(value)
+        assert f"| `{leaf}` | `{shown}` |" in docs or (value is None and f"| `{leaf}` |" in docs), key
