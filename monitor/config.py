@@ -691,7 +691,7 @@ class _Builder:
             profiles=tuple(Profile(name=n, checks=c) for n, c in profiles.items() if c is not None),
             sheets=sheets,
             fingerprint=_config_fingerprint(sheets),
-            warnings=_warnings(sections, sheets),
+            warnings=_warnings(sections, sheets, tuple(profiles)),
             **sections,
         )
 
@@ -850,7 +850,8 @@ class _Builder:
     # -- secrets
 
     def telegram_token(self, telegram: TelegramConfig) -> TelegramConfig:
-        token = _read_token(self.environ, self.issues)
+        # Read-only commands do not send: a broken token variable must not stop them.
+        token = _read_token(self.environ, self.issues if self.require_secrets else [])
         if self.require_secrets and token and not telegram.chat_id:
             self.add(("telegram", "chat_id"), f"{TOKEN_ENV} is set but there is no chat to send to",
                      'add chat_id = "-100..." under [telegram], or unset the token to print messages')
@@ -1137,7 +1138,8 @@ def _config_fingerprint(sheets: Sequence[Sheet]) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def _warnings(sections: Mapping[str, Any], sheets: Sequence[Sheet]) -> tuple[str, ...]:
+def _warnings(sections: Mapping[str, Any], sheets: Sequence[Sheet],
+              profiles: Sequence[str]) -> tuple[str, ...]:
     run: RunConfig = sections["run"]
     telegram: TelegramConfig = sections["telegram"]
     warnings = []
@@ -1150,6 +1152,10 @@ def _warnings(sections: Mapping[str, Any], sheets: Sequence[Sheet]) -> tuple[str
             f"exits and its time is lost; set budget = \"{suggestion}\"")
     if not sheets:
         warnings.append("no spreadsheets are configured: add [[sheets]] or sheets_file")
+    used = {sheet.profile for sheet in sheets}
+    unused = [name for name in profiles if name not in used]
+    if unused:
+        warnings.append(f"profiles not used by any spreadsheet: {', '.join(unused)}")
     if not telegram.enabled:
         warnings.append("Telegram is not configured: messages will be printed to stdout")
     return tuple(warnings)

@@ -207,6 +207,9 @@ def test_omitted_sections_take_the_documented_defaults(folder: Path) -> None:
     assert not config.telegram.enabled
     assert any("budget" in w and "4m30s" in w for w in config.warnings)
     assert any("printed" in w for w in config.warnings)
+    unused = load(folder, MINIMAL + '\n[profiles.spare]\nchecks = [{ kind = "not_empty", '
+                                     'range = "A!A:A" }]\n', env={})
+    assert "profiles not used by any spreadsheet: spare" in unused.warnings
 
 
 def test_config_is_frozen(folder: Path) -> None:
@@ -426,6 +429,9 @@ def test_read_only_commands_may_load_without_secrets(folder: Path) -> None:
     text = FULL.replace("secrets/sa-2.json", "secrets/missing.json")
     config = load(folder, text, env={}, require_secrets=False)
     assert not config.telegram.enabled and config.telegram.chat_id == "-1001234567890"
+    config = load(folder, text, env={"TELEGRAM_BOT_TOKEN_FILE": str(folder / "absent")},
+                  require_secrets=False)
+    assert config.telegram.bot_token is None
 
 
 def test_chat_id_without_token_is_an_error_naming_the_variable(folder: Path) -> None:
