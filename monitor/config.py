@@ -264,12 +264,26 @@ def _timezone(value: object) -> str:
     return value  # type: ignore[return-value]
 
 
+_TOKEN_LIKE = re.compile(r"\d+:[A-Za-z0-9_-]{20,}")
+
+
 def _chat_id(value: object) -> str:
     text = str(value).strip() if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
     if re.fullmatch(r"-?\d+|@[A-Za-z][A-Za-z0-9_]{3,}", text):
         return text
-    raise _Invalid(f"bad chat_id {value!r}", 'use the numeric chat id, e.g. "-1001234567890", '
-                   'or a public channel name like "@my_channel"')
+    fix = 'use the numeric chat id, e.g. "-1001234567890", or a channel name like "@my_channel"'
+    if _TOKEN_LIKE.search(text):  # a pasted bot token: say so without repeating it
+        raise _Invalid("chat_id holds what looks like the bot token", f"{fix}; the token belongs "
+                       f"in {TOKEN_ENV} (and, having been in a file, should be revoked)")
+    raise _Invalid(f"bad chat_id {value!r}", fix)
+
+
+def _api_base(value: object) -> str:
+    if isinstance(value, str) and _TOKEN_LIKE.search(value):
+        raise _Invalid("api_base contains what looks like the bot token",
+                       f"write only the server, e.g. \"https://api.telegram.org\"; the token belongs "
+                       f"in {TOKEN_ENV}")
+    return _http_url(value)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -344,7 +358,7 @@ class TelegramConfig(_Section):
 
     chat_id: Annotated[str, PlainValidator(_chat_id)] | None = _default("telegram.chat_id")
     message_thread_id: int | None = Field(default=None, gt=0)
-    api_base: HttpUrl = _default("telegram.api_base")
+    api_base: Annotated[str, PlainValidator(_api_base)] = _default("telegram.api_base")
     # From the environment only (never the TOML); SecretStr and repr=False keep it out of reprs.
     bot_token: SecretStr | None = Field(default=None, repr=False, exclude=True)
 

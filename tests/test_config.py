@@ -468,6 +468,15 @@ def test_a_token_written_in_the_file_is_refused_without_echo(folder: Path) -> No
     assert "monitor.toml:21: telegram.bot_token: secrets never live in the config file" in message
 
 
+def test_a_token_pasted_into_chat_id_or_api_base_is_not_repeated(folder: Path) -> None:
+    pasted = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
+    message = error_of(folder, FULL.replace('"-1001234567890"', f'"{pasted}"')
+                       .replace('"http://127.0.0.1:8932"', f'"https://api.telegram.org/bot{pasted}"'))
+    assert "telegram.chat_id: chat_id holds what looks like the bot token" in message
+    assert "telegram.api_base: api_base contains what looks like the bot token" in message
+    assert pasted not in message
+
+
 def test_bad_timezone_digest_time_and_summary(folder: Path) -> None:
     message = error_of(folder, FULL.replace("Europe/Moscow", "Moscow")
                        .replace('"08:30"', '"8.30am"').replace('"every_round"', '"always"'))
