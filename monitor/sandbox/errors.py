@@ -104,3 +104,39 @@ def quota_exceeded(kind: str, scope: str, limit: int) -> Response:
 def html_bad_gateway() -> Response:
     """The front end's HTML 502 page (gspread raises APIError with code -1 for it)."""
     return Response.html(502, _HTML_502)
+
+
+def field_violation(message: str, field: str | None = None) -> Response:
+    """400 whose detail names the offending request field, as Google's protobuf decoding does."""
+    violation = {"field": field, "description": message} if field else {"description": message}
+    return google_error(400, message, details=[{
+        "@type": "type.googleapis.com/google.rpc.BadRequest",
+        "fieldViolations": [violation],
+    }])
+
+
+def invalid_json(problem: str = "Unexpected token.") -> Response:
+    """A request body that is not JSON."""
+    return field_violation(f"Invalid JSON payload received. {problem}")
+
+
+def unknown_path(method: str, path: str) -> Response:
+    return google_error(404, f"The requested URL {path} was not found on this server.")
+
+
+def method_not_allowed(method: str, path: str) -> Response:
+    return google_error(405, f"Method {method} is not allowed for the URL {path}.")
+
+
+def drive_error(code: int, message: str, reason: str, location: str | None = None) -> Response:
+    """Drive v3's error body: Google's usual fields plus the legacy ``errors`` list Drive keeps."""
+    item = {"message": message, "domain": "global", "reason": reason}
+    if location:
+        item.update(location=location, locationType="parameter")
+    status = _STATUS_NAMES.get(code, "UNKNOWN")
+    return Response.json(code, {"error": {"code": code, "message": message, "status": status,
+                                          "errors": [item]}})
+
+
+def drive_file_not_found(file_id: str) -> Response:
+    return drive_error(404, f"File not found: {file_id}.", "notFound", "fileId")

@@ -1,0 +1,356 @@
+"""Handlers for the Sheets v4 endpoints: ``handler(sandbox, request, route) -> Response``.
+
+Each handler validates the request the way Google does (same status, same message), works on
+``sandbox.store`` under its lock, and answers in Google's JSON shape. Every write moves the
+spreadsheet's modifiedTime.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+from . import errors
+from .cells import (
+    DATE_TIME_RENDER_OPTIONS,
+    FORMATTED_VALUE,
+    SERIAL_NUMBER,
+    VALUE_RENDER_OPTIONS,
+    ErrorValue,
+    Formatted,
+    Formula,
+    render,
+)
+from .fieldmask import FieldMaskError, apply_mask, parse_mask
+from .http import BadJSON, Request, Response
+from .model import RequestError, Spreadsheet
+from .sheet_requests import apply_requests
+
+_DIMENSIONS = ("ROWS", "COLUMNS")
+_INPUT_OPTIONS = ("RAW", "USER_ENTERED")
+
+
+@cache
+def _defaults() -> dict:
+    """Spreadsheet properties every new spreadsheet shows (recorded from Google)."""
+    path = Path(__file__).parent / "data" / "spreadsheet_defaults.json"
+    return json.loads(path.read_text(encoding="utf-8"))["properties"]
+
+
+class _Refusal(Exception):
+    def __init__(self, response: Response) -> None:
+        self.response = response
+
+
+def _spreadsheet(sandbox, route) -> Spreadsheet:
+    spreadsheet = sandbox.store.get(route.spreadsheet_id)
+    if spreadsheet is None:
+        raise _Refusal(errors.not_found())
+    return spreadsheet
+
+
+def _body(request: Request) -> dict:
+    try:
+        body = request.json()
+    except BadJSON:
+        raise _Refusal(errors.invalid_json()) from None
+    if body is None:
+        return {}
+    if not isinstance(body, dict):
+        raise _Refusal(errors.invalid_json(
+            f"Invalid value (Object), {json.dumps(body, ensure_ascii=False)}"))
+    return body
+
+
+def _enum(value: str | None, allowed: tuple[str, ...], default: str, field: str, proto: str) -> str:
+    if value is None or value == "":
+        return default
+    if value not in allowed:
+        message = f"Invalid value at '{field}' (type.googleapis.com/{proto}), \"{value}\""
+        raise _Refusal(errors.field_violation(message, field))
+    return value
+
+
+def _render_options(source) -> tuple[str, str, str]:
+    """(valueRenderOption, dateTimeRenderOption, majorDimension) from the query or a body."""
+    get = source.arg if isinstance(source, Request) else source.get
+    value = _enum(get("valueRenderOption"), VALUE_RENDER_OPTIONS, FORMATTED_VALUE,
+                  "value_render_option", "google.apps.sheets.v4.ValueRenderOption")
+    dates = _enum(get("dateTimeRenderOption"), DATE_TIME_RENDER_OPTIONS, SERIAL_NUMBER,
+                  "date_time_render_option", "google.apps.sheets.v4.DateTimeRenderOption")
+    major = _enum(get("majorDimension"), _DIMENSIONS, "ROWS", "major_dimension",
+                  "google.apps.sheets.v4.Dimension")
+    return value, dates, major
+
+
+def _input_option(value: str | None) -> str:
+    if not value:
+        raise _Refusal(errors.invalid_argument("'valueInputOption' is required but not specified"))
+    return _enum(value, _INPUT_OPTIONS, "RAW", "value_input_option",
+                 "google.apps.sheets.v4.ValueInputOption")
+
+
+def _answer(handler):
+    """Turn refusals and RequestErrors raised anywhere in ``handler`` into Google's errors."""
+
+    def wrapped(sandbox, request: Request, route) -> Response:
+        try:
+            with sandbox.store.lock:
+                return handler(sandbox, request, route)
+        except _Refusal as refusal:
+            return refusal.response
+        except RequestError as exc:
+            return errors.invalid_argument(str(exc))
+
+    wrapped.__name__ = handler.__name__
+    wrapped.__doc__ = handler.__doc__
+    return wrapped
+
+
+# -- spreadsheets.get ------------------------------------------------------------------------
+
+
+def spreadsheet_json(spreadsheet: Spreadsheet, with_data: bool, ranges: list[str]) -> dict:
+    """The Spreadsheet resource, with grid data for ``ranges`` (or all tabs) when asked."""
+    properties = {**spreadsheet.properties}
+    for key in ("defaultFormat", "spreadsheetTheme"):
+        properties[key] = _defaults()[key]
+    wanted: dict[int, list] = {}
+    for text in ranges:
+        tab, r = spreadsheet.resolve(text)
+        wanted.setdefault(tab.sheet_id, []).append(r)
+    sheets = []
+    for index, tab in enumerate(spreadsheet.tabs):
+        if ranges and tab.sheet_id not in wanted:
+            continue  # Google answers only the tabs the ranges name
+        props = {**tab.props, "index": index}
+        props["gridProperties"] = dict(props["gridProperties"])
+        sheet: dict = {"properties": props}
+        if with_data:
+            boxes = wanted.get(tab.sheet_id) or [
+                spreadsheet.resolve(_whole(tab.title))[1]
+            ]
+            sheet["data"] = [_grid_data(tab, r) for r in boxes]
+        sheets.append(sheet)
+    return {
+        "spreadsheetId": spreadsheet.id,
+        "properties": properties,
+        "sheets": sheets,
+        "spreadsheetUrl": f"https://docs.google.com/spreadsheets/d/{spreadsheet.id}/edit",
+    }
+
+
+def _whole(title: str) -> str:
+    return "'" + title.replace("'", "''") + "'"
+
+
+def _grid_data(tab, r) -> dict:
+    data: dict = {}
+    if r.start_row > 1:
+        data["startRow"] = r.start_row - 1
+    if r.start_col > 1:
+        data["startColumn"] = r.start_col - 1
+    row_data = []
+    for row in range(r.start_row, min(r.end_row, len(tab.rows)) + 1):
+        cells = tab.rows[row - 1][r.start_col - 1 : r.end_col]
+        row_data.append({"values": [_cell_data(c) for c in cells]} if cells else {})
+    while row_data and not row_data[-1]:
+        row_data.pop()
+    if row_data:
+        data["rowData"] = row_data
+    data["rowMetadata"] = [{"pixelSize": 21}] * (r.end_row - r.start_row + 1)
+    data["columnMetadata"] = [{"pixelSize": 100}] * (r.end_col - r.start_col + 1)
+    return data
+
+
+def _extended(cell: object) -> dict:
+    if isinstance(cell, bool):
+        return {"boolValue": cell}
+    if isinstance(cell, ErrorValue):
+        return {"errorValue": {"type": _ERROR_TYPES[cell.code], "message": cell.code}}
+    if isinstance(cell, Formatted):
+        return {"numberValue": cell.number}
+    if isinstance(cell, int | float):
+        return {"numberValue": cell}
+    return {"stringValue": cell}
+
+
+_ERROR_TYPES = {"#REF!": "REF", "#N/A": "N_A", "#DIV/0!": "DIVIDE_BY_ZERO", "#VALUE!": "VALUE",
+                "#NAME?": "NAME", "#NUM!": "NUM", "#NULL!": "NULL_VALUE", "#ERROR!": "ERROR"}
+
+
+def _cell_data(cell: object) -> dict:
+    if cell is None:
+        return {}
+    value = cell.value if isinstance(cell, Formula) else cell
+    out: dict = {}
+    if isinstance(cell, Formula):
+        out["userEnteredValue"] = {"formulaValue": cell.text}
+    else:
+        out["userEnteredValue"] = _extended(cell)
+    if value is not None:
+        out["effectiveValue"] = _extended(value)
+        out["formattedValue"] = render(value, FORMATTED_VALUE)
+    return out
+
+
+@_answer
+def get_spreadsheet(sandbox, request: Request, route) -> Response:
+    """GET /v4/spreadsheets/{id}: properties and tabs; grid data with includeGridData/ranges."""
+    spreadsheet = _spreadsheet(sandbox, route)
+    ranges = request.query.get("ranges", [])
+    with_data = (request.arg("includeGridData") or "").lower() == "true"
+    fields = request.arg("fields")
+    try:
+        mask = parse_mask(fields) if fields else None
+    except FieldMaskError:
+        return errors.field_violation(f"Invalid field selection {fields}", "fields")
+    if mask is not None and "sheets" in mask and isinstance(mask["sheets"], dict):
+        with_data = with_data or "data" in mask["sheets"]  # asking for data fields implies it
+    body = spreadsheet_json(spreadsheet, with_data, ranges)
+    return Response.json(200, apply_mask(body, mask))
+
+
+# -- values ----------------------------------------------------------------------------------
+
+
+@_answer
+def get_values(sandbox, request: Request, route) -> Response:
+    """GET .../values/{range}: a ValueRange."""
+    spreadsheet = _spreadsheet(sandbox, route)
+    value, dates, major = _render_options(request)
+    return Response.json(200, spreadsheet.read(route.params["range"], value, dates, major))
+
+
+@_answer
+def batch_get_values(sandbox, request: Request, route) -> Response:
+    """GET .../values:batchGet?ranges=...: one ValueRange per range, in order."""
+    spreadsheet = _spreadsheet(sandbox, route)
+    value, dates, major = _render_options(request)
+    ranges = request.query.get("ranges", [])
+    body: dict = {"spreadsheetId": spreadsheet.id}
+    if ranges:
+        body["valueRanges"] = [spreadsheet.read(text, value, dates, major) for text in ranges]
+    return Response.json(200, body)
+
+
+def _write(sandbox, spreadsheet: Spreadsheet, text: str, value_range: dict, option: str,
+           request_options: dict) -> dict:
+    major = _enum(value_range.get("majorDimension"), _DIMENSIONS, "ROWS", "data.major_dimension",
+                  "google.apps.sheets.v4.Dimension")
+    result = spreadsheet.write(text, value_range.get("values"), option, major)
+    out = {"spreadsheetId": spreadsheet.id, **result.as_json()}
+    if str(request_options.get("includeValuesInResponse", "")).lower() == "true":
+        value, dates, _ = _render_options(_Options(request_options, "responseValueRenderOption",
+                                                   "responseDateTimeRenderOption"))
+        out["updatedData"] = spreadsheet.read(result.range_text, value, dates, major)
+    return out
+
+
+class _Options:
+    """Read response* render options with the names _render_options expects."""
+
+    def __init__(self, source: dict, value_key: str, date_key: str) -> None:
+        self._map = {"valueRenderOption": source.get(value_key),
+                     "dateTimeRenderOption": source.get(date_key)}
+
+    def get(self, name: str) -> str | None:
+        return self._map.get(name)
+
+
+@_answer
+def update_values(sandbox, request: Request, route) -> Response:
+    """PUT .../values/{range}?valueInputOption=...: write one ValueRange."""
+    spreadsheet = _spreadsheet(sandbox, route)
+    option = _input_option(request.arg("valueInputOption"))
+    body = _body(request)
+    text = route.params["range"]
+    options = {key: request.arg(key) for key in (
+        "includeValuesInResponse", "responseValueRenderOption", "responseDateTimeRenderOption")}
+    out = _write(sandbox, spreadsheet, text, body, option, options)
+    sandbox.store.touch(spreadsheet)
+    return Response.json(200, out)
+
+
+@_answer
+def batch_update_values(sandbox, request: Request, route) -> Response:
+    """POST .../values:batchUpdate: several ValueRanges, all or nothing."""
+    spreadsheet = _spreadsheet(sandbox, route)
+    body = _body(request)
+    option = _input_option(body.get("valueInputOption"))
+    data = body.get("data") or []
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        return errors.field_violation(
+            "Invalid value at 'data' (type.googleapis.com/google.apps.sheets.v4.ValueRange)", "data")
+    for item in data:  # validate every range before writing any: Google applies all or none
+        spreadsheet.resolve(item.get("range") or "")
+    responses, rows, cols, sheets, cells = [], set(), set(), set(), 0
+    for item in data:
+        result = spreadsheet.write(item["range"], item.get("values"), option,
+                                   _enum(item.get("majorDimension"), _DIMENSIONS, "ROWS",
+                                         "data.major_dimension", "google.apps.sheets.v4.Dimension"))
+        responses.append({"spreadsheetId": spreadsheet.id, **result.as_json()})
+        rows |= {(result.sheet_id, row) for row in result.rows}
+        cols |= {(result.sheet_id, col) for col in result.cols}
+        if result.cells:
+            sheets.add(result.sheet_id)
+        cells += result.cells
+    sandbox.store.touch(spreadsheet)
+    out: dict = {"spreadsheetId": spreadsheet.id}
+    if responses:
+        out.update(totalUpdatedRows=len(rows), totalUpdatedColumns=len(cols),
+                   totalUpdatedCells=cells, totalUpdatedSheets=len(sheets), responses=responses)
+    return Response.json(200, out)
+
+
+@_answer
+def clear_values(sandbox, request: Request, route) -> Response:
+    """POST .../values/{range}:clear."""
+    spreadsheet = _spreadsheet(sandbox, route)
+    _body(request)  # a malformed body is still a 400
+    cleared = spreadsheet.clear(route.params["range"])
+    sandbox.store.touch(spreadsheet)
+    return Response.json(200, {"spreadsheetId": spreadsheet.id, "clearedRange": cleared})
+
+
+@_answer
+def batch_clear_values(sandbox, request: Request, route) -> Response:
+    """POST .../values:batchClear {"ranges": [...]}."""
+    spreadsheet = _spreadsheet(sandbox, route)
+    ranges = _body(request).get("ranges") or []
+    if not isinstance(ranges, list) or not all(isinstance(text, str) for text in ranges):
+        return errors.field_violation(
+            "Invalid value at 'ranges' (TYPE_STRING)", "ranges")
+    for text in ranges:
+        spreadsheet.resolve(text)
+    cleared = [spreadsheet.clear(text) for text in ranges]
+    sandbox.store.touch(spreadsheet)
+    out: dict = {"spreadsheetId": spreadsheet.id}
+    if cleared:
+        out["clearedRanges"] = cleared
+    return Response.json(200, out)
+
+
+# -- spreadsheets.batchUpdate ----------------------------------------------------------------
+
+
+@_answer
+def batch_update(sandbox, request: Request, route) -> Response:
+    """POST /v4/spreadsheets/{id}:batchUpdate: tab and spreadsheet property requests."""
+    spreadsheet = _spreadsheet(sandbox, route)
+    body = _body(request)
+    requests = body.get("requests") or []
+    if not isinstance(requests, list):
+        return errors.field_violation(
+            "Invalid value at 'requests' (type.googleapis.com/google.apps.sheets.v4.Request)",
+            "requests")
+    refusal, replies = apply_requests(sandbox.store, spreadsheet, requests)
+    if refusal is not None:
+        return refusal
+    sandbox.store.touch(spreadsheet)
+    out: dict = {"spreadsheetId": spreadsheet.id, "replies": replies}
+    if body.get("includeSpreadsheetInResponse"):
+        out["updatedSpreadsheet"] = spreadsheet_json(
+            spreadsheet, bool(body.get("responseIncludeGridData")), body.get("responseRanges") or [])
+    return Response.json(200, out)
