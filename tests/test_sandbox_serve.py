@@ -146,3 +146,20 @@ def test_a_port_in_use_exits_1_and_says_how_to_fix_it():
         result = CliRunner().invoke(cli, ["sandbox", "serve", "--port", str(port)])
     assert result.exit_code == 1
     assert f"127.0.0.1:{port}" in result.output and "--port" in result.output
+
+
+def test_ctrl_c_right_after_the_url_line_still_stops_cleanly(tmp_path):
+    """The signal lands while credentials are still being written: exit 0, no traceback."""
+    command = [sys.executable, "-m", "monitor.cli", "sandbox", "serve", "--generate", "20",
+               "--write-credentials", str(tmp_path), "--credentials", "3"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        assert process.stdout.readline().startswith("http://127.0.0.1:")
+        process.send_signal(signal.SIGINT)
+        _, errors = process.communicate(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, errors
+    assert "Traceback" not in errors and "Aborted" not in errors

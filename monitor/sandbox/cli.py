@@ -14,7 +14,8 @@ import secrets
 import signal
 import threading
 from collections import Counter
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import click
@@ -82,17 +83,19 @@ def serve(
     if config_path is not None and generate_count is None and dataset_dir is None:
         raise click.UsageError("--write-config FILE needs a dataset: --generate N or --dataset DIR")
 
-    data = _dataset(generate_count, seed, dataset_dir)
-    clock = SystemClock()
-    google = GoogleSandbox(clock=clock, seed=seed, read_per_user=read_per_user,
-                           read_per_project=read_per_project)
-    if data is not None:
-        try:
-            datasets.apply(data, google)
-        except ValueError as exc:
-            raise click.UsageError(f"the dataset was refused: {exc}") from None
+    # Signals are caught from the start: one that arrives while the dataset loads or files are
+    # written still ends in a clean stop (exit 0), never a traceback or a half-written file.
+    with _stop_signals() as stop, ExitStack() as stack:
+        data = _dataset(generate_count, seed, dataset_dir)
+        clock = SystemClock()
+        google = GoogleSandbox(clock=clock, seed=seed, read_per_user=read_per_user,
+                               read_per_project=read_per_project)
+        if data is not None:
+            try:
+                datasets.apply(data, google)
+            except ValueError as exc:
+                raise click.UsageError(f"the dataset was refused: {exc}") from None
 
-    with ExitStack() as stack:
         google_server = _listen(stack, google, port, "--port")
         handle = SandboxHandle(base_url=google_server.base_url, google=google, clock=clock)
         click.echo(handle.base_url)  # the first line: what a parent process waits for
@@ -115,7 +118,8 @@ def serve(
             click.echo(f"config: {config_path}")
         click.echo("serving; Ctrl-C or SIGTERM stops")
         _flush()
-        _wait_for_stop_signal()
+        while not stop.wait(0.5):  # a timed wait keeps the main thread responsive to signals
+            pass
 
 
 def _dataset(count: int | None, seed: int, folder: Path | None) -> datasets.Dataset | None:
@@ -180,8 +184,9 @@ def _flush() -> None:
     click.get_text_stream("stdout").flush()
 
 
-def _wait_for_stop_signal() -> None:
-    """Block until SIGINT or SIGTERM; the caller's ``with`` blocks then stop the servers."""
+@contextmanager
+def _stop_signals() -> Iterator[threading.Event]:
+    """An event that SIGINT and SIGTERM set (instead of interrupting); handlers restored after."""
     stop = threading.Event()
 
     def request_stop(signum, frame) -> None:
@@ -189,8 +194,7 @@ def _wait_for_stop_signal() -> None:
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        while not stop.wait(0.5):  # a timed wait keeps the main thread responsive to signals
-            pass
+        yield stop
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
