@@ -8,7 +8,8 @@ The alert state is one plain dict stored by the caller in the state file::
 
     {"alerted": {spreadsheet_id: {"at": iso, "name": str}},   # alerted or reminded, still bad
      "last_digest_at": iso | None, "summarized_round": round id | None,
-     "round": {"id": round id, "changes": int}}                # alert-worthy events this round
+     "round": {"id": round id, "changes": int},                # alert-worthy events this round
+     "reads_since_digest": int, "counted_run": run id}         # Google reads, for the digest
 
 Messages are at most ``max_length`` characters of HTML source (Telegram counts the text after
 parsing, which is never longer, so the source bound is the safe one).
@@ -164,9 +165,11 @@ def _item(event: dict) -> _Item | None:
             return _Item(50, "recovered", f"✅ Google API answers again{since}", None)
         after = f"after {duration_text(details.get('down_for_seconds'))}"
         found = findings_text(details.get("findings") or [])
-        health = details.get("health")
-        now_text = f", now {esc(health)}: {found}" if health in (WARN, FAIL) and found else ""
-        return _Item(50, "recovered", f"✅ {link} can be read again {after}{now_text}", sid)
+        if details.get("health") == FAIL:  # readable again, but its checks fail: still bad
+            text = f"🔴 {link} can be read again {after} but is failing: {found}"
+            return _Item(10, "failing", text, sid)
+        warns = f", still warns: {found}" if details.get("health") == WARN and found else ""
+        return _Item(50, "recovered", f"✅ {link} can be read again {after}{warns}", sid)
     if kind == ev.BREAKER_OPENED:
         failures = details.get("consecutive_failures")
         probe = details.get("probe_at")
@@ -389,7 +392,7 @@ class Overview:
     dlq_size: int = 0
     open_breakers: int = 0
     muted: frozenset[str] = frozenset()
-    quota_used: int | None = None  # read requests in the last day, when the caller knows
+    reads: int | None = None  # read requests to Google since the last digest, when known
 
 
 def _counts_lines(overview: Overview) -> list[str]:
@@ -403,8 +406,8 @@ def _counts_lines(overview: Overview) -> list[str]:
         f"dead letters {overview.dlq_size} · breakers open {overview.open_breakers}"
         + (f" · muted {len(overview.muted)}" if overview.muted else ""),
     ]
-    if overview.quota_used is not None:
-        lines.append(f"read requests used {overview.quota_used}")
+    if overview.reads is not None:
+        lines.append(f"read requests since the last digest {overview.reads}")
     return lines
 
 

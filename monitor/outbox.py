@@ -6,7 +6,7 @@ The outbox is plain data kept in the state file under :data:`OUTBOX`::
      "sent_keys": [...],      # keys of the latest delivered messages (dedupe on enqueue)
      "dropped": [...],        # the latest messages Telegram refused for good, with the reason
      "halted": {...} | None,  # why no message can reach the chat now (bad token, chat not found)
-     "migrated": {"from", "to", "at"} | None,  # the group became a supergroup: use "to"
+     "migrations": {old chat id: new chat id},  # groups that became supergroups
      "overflowed": int}       # messages dropped because the outbox was full
 
 Delivery order and duplicates: messages go oldest first, and the first retryable failure stops the
@@ -47,7 +47,7 @@ def new_outbox() -> dict:
         "sent_keys": [],
         "dropped": [],
         "halted": None,
-        "migrated": None,
+        "migrations": {},
         "overflowed": 0,
     }
 
@@ -75,12 +75,15 @@ def enqueue(outbox: dict, message: Message, now: datetime) -> bool:
 
 
 def chat_id_for(outbox: dict, configured: str | int) -> str:
-    """The chat to send to: the configured one, or its supergroup after a remembered migration.
-    A migration recorded for another chat (the config changed since) is ignored."""
-    migrated = outbox.get("migrated") or {}
-    if migrated.get("from") == str(configured):
-        return str(migrated["to"])
-    return str(configured)
+    """The chat to send to: the configured one, or where its remembered migrations lead.
+    Migrations recorded for another chat (the config changed since) do not apply."""
+    migrations = outbox.get("migrations") or {}
+    chat = str(configured)
+    for _ in range(len(migrations)):  # bounded: a cycle in stored data cannot loop forever
+        if chat not in migrations:
+            break
+        chat = str(migrations[chat])
+    return chat
 
 
 @dataclass(frozen=True)
@@ -157,12 +160,21 @@ def deliver(
             log_event("telegram_delivery_resumed", halted_since=outbox["halted"].get("at"))
             outbox["halted"] = None
         if chat_before is not None and sent.chat_id != str(chat_before):
-            outbox["migrated"] = {
-                "from": str(chat_before),
-                "to": sent.chat_id,
-                "at": format_utc(now),
-            }
-            log_event("telegram_chat_migrated", logging.WARNING, to_chat_id=sent.chat_id)
+            outbox["migrations"][str(chat_before)] = sent.chat_id
+            log_event(
+                "telegram_chat_migrated",
+                logging.WARNING,
+                from_chat_id=str(chat_before),
+                to_chat_id=sent.chat_id,
+                hint="update chat_id in the config",
+            )
+        log_event(
+            "telegram_sent",
+            key=entry["key"],
+            message_id=sent.message_id,
+            chat_id=sent.chat_id,
+            waited_runs=entry["attempts"],
+        )
         results.append(DeliveryResult(entry["key"], "sent", None, sent.message_id))
         if checkpoint:
             checkpoint()  # the only window for a duplicate is between send() and this line
@@ -252,8 +264,31 @@ def notify(
     first: a crash after it re-sends from the outbox, never re-composes a different message.
     """
     outbox, memory = outbox_of(state), alert_state_of(state)
-    muted = active_mutes(getattr(state, "mutes", {}) or {}, now)
     events = list(state.events)
+    messages = _compose_all(state, events, settings, memory, names or {}, now)
+    report = NotifyReport()
+    report.enqueued = sum(1 for message in messages if enqueue(outbox, message, now))
+    del state.events[: len(events)]  # events added meanwhile (none in one thread) would stay
+    if checkpoint:
+        checkpoint()
+    halted_before = outbox.get("halted")
+    report.results = deliver(outbox, sender, now, budget, checkpoint)
+    report.halted = outbox.get("halted")
+    report.newly_halted = bool(report.halted) and report.halted != halted_before
+    return report
+
+
+def _compose_all(
+    state: object,
+    events: list[dict],
+    settings: AlertSettings,
+    memory: dict,
+    names: Mapping[str, str],
+    now: datetime,
+) -> list[Message]:
+    """This run's alert, then reminders, the round summary and the digest, as owed; updates the
+    alert memory as it goes."""
+    muted = active_mutes(getattr(state, "mutes", {}) or {}, now)
     known_names = _names(memory, state, names)
     messages = alerts.compose(events, state.sheets, now, settings, muted)
     changes = alerts.note_alerts(memory, events, now, muted)
@@ -269,14 +304,14 @@ def notify(
     messages += alerts.compose_reminder(due, state.sheets, known_names, now, settings)
     alerts.mark_reminded(memory, due, known_names, now)
 
+    _count_reads(memory, getattr(state, "heartbeat", None) or {})
     overview = Overview(
         sheets=state.sheets,
         names=known_names,
         dlq_size=len(state.dlq),
         muted=muted,
-        open_breakers=sum(
-            1 for b in state.breakers.values() if b.get("state") not in (None, "closed")
-        ),
+        open_breakers=sum(1 for b in state.breakers.values() if b.get("state") != "closed"),
+        reads=memory.get("reads_since_digest"),
     )
     if rnd is not None and alerts.summary_due(settings.summary, rnd.is_complete(), rnd.id, memory):
         messages += alerts.compose_summary(rnd.id, overview, now, settings)
@@ -286,17 +321,18 @@ def notify(
     elif alerts.digest_due(now, memory["last_digest_at"], settings.digest_at, settings.timezone):
         messages += alerts.compose_digest(overview, now, settings)
         memory["last_digest_at"] = format_utc(now)
+        memory["reads_since_digest"] = 0
+    return messages
 
-    report = NotifyReport()
-    report.enqueued = sum(1 for message in messages if enqueue(outbox, message, now))
-    del state.events[: len(events)]  # events added meanwhile (none in one thread) would stay
-    if checkpoint:
-        checkpoint()
-    halted_before = outbox.get("halted")
-    report.results = deliver(outbox, sender, now, budget, checkpoint)
-    report.halted = outbox.get("halted")
-    report.newly_halted = bool(report.halted) and report.halted != halted_before
-    return report
+
+def _count_reads(memory: dict, heartbeat: dict) -> None:
+    """Add the latest finished run's Google reads to the digest's tally, once per run."""
+    run_id, stats = heartbeat.get("run_id"), heartbeat.get("stats") or {}
+    if not run_id or not heartbeat.get("finished_at") or memory.get("counted_run") == run_id:
+        return
+    reads = sum((stats.get("reads_by_credential") or {}).values())
+    memory["reads_since_digest"] = memory.get("reads_since_digest", 0) + reads
+    memory["counted_run"] = run_id
 
 
 def _names(memory: dict, state: object, names: Mapping[str, str] | None) -> dict[str, str]:

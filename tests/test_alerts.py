@@ -338,3 +338,29 @@ def test_no_digest_time_means_no_digest_and_a_bad_zone_is_refused_at_config_time
         AlertSettings(timezone="Mars/Olympus")
     with pytest.raises(ValueError, match="summary"):
         AlertSettings(summary="sometimes")
+
+
+def test_readable_again_but_failing_is_still_a_failure_and_stays_remembered():
+    back_but_bad = event(
+        ev.RECOVERED,
+        "s1",
+        "s1",
+        down_for_seconds=600,
+        health="fail",
+        last_error={},
+        findings=[
+            {
+                "check": "stock",
+                "kind": "threshold",
+                "status": "fail",
+                "message": "below 10",
+                "cells": ["A1"],
+            }
+        ],
+    )
+    [message] = alerts.compose([back_but_bad], {}, NOW, AlertSettings())
+    assert "can be read again after 10m but is failing: stock: below 10 (A1)" in message.text
+    memory: dict = {}
+    alerts.note_alerts(memory, [failing("s1")], NOW)
+    alerts.note_alerts(memory, [back_but_bad], NOW)
+    assert "s1" in memory["alerted"]

@@ -400,9 +400,11 @@ def test_a_migrated_group_is_followed_and_remembered(server, http, clock, fake):
     results = deliver(outbox, sender_for(server, http, clock, chat_id=GROUP), clock.now())
     assert [r.outcome for r in results] == ["sent", "sent"]
     assert [m.text for m in fake.messages(new_id)] == ["first", "second"]
-    assert outbox["migrated"]["to"] == str(new_id)
+    assert outbox["migrations"] == {str(GROUP): str(new_id)}
     assert chat_id_for(outbox, GROUP) == str(new_id)
     assert chat_id_for(outbox, -5555) == "-5555"  # the config now names another chat
+    outbox["migrations"][str(new_id)] = "-100999"  # and migrated again later
+    assert chat_id_for(outbox, GROUP) == "-100999"
 
 
 def test_messages_go_to_the_configured_topic(server, http, clock, fake):
@@ -504,6 +506,36 @@ def test_muted_spreadsheets_stay_quiet_through_notify(clock):
         clock.now() + timedelta(minutes=30),
     )
     assert report.enqueued == 0 and stream.getvalue() == "" and state.events == []
+
+
+def test_notify_reports_a_new_halt_once_so_the_caller_can_emit_one_event(server, http, clock, fake):
+    fake.block_chat(PRIVATE)
+    state = RunnerState()
+    reports = []
+    for n in range(2):
+        state.add_event(went_bad(clock.now(), f"s{n}"))
+        reports.append(notify(state, QUIET, sender_for(server, http, clock), clock.now()))
+    assert [r.newly_halted for r in reports] == [True, False]
+    assert "blocked" in reports[1].halted["description"]
+
+
+def test_the_digest_counts_google_reads_since_the_last_one(clock):
+    stream = io.StringIO()
+    settings = AlertSettings(summary="off", digest_at=datetime(2026, 1, 1, 10, 0).time())
+    state = RunnerState()
+    for run, reads in enumerate((40, 2, 0)):  # 09:00, 09:05, 09:10 finished runs
+        state.heartbeat = {
+            "run_id": f"run{run}",
+            "finished_at": format_utc(clock.now()),
+            "stats": {"reads_by_credential": {"a": reads, "b": reads}},
+        }
+        notify(state, settings, PrintingSender(stream), clock.now())
+        notify(state, settings, PrintingSender(stream), clock.now())  # the same run is counted once
+        clock.advance(300)
+    clock.advance(3600)
+    notify(state, settings, PrintingSender(stream), clock.now())
+    assert "read requests since the last digest 84" in stream.getvalue()
+    assert state.alerts["reads_since_digest"] == 0
 
 
 def test_a_finished_round_with_changes_gets_one_summary_and_the_digest_comes_daily(clock):
