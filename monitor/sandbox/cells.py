@@ -81,6 +81,9 @@ class Formatted:
             and (self.number, self.kind, self.decimals) == (other.number, other.kind, other.decimals)
         )
 
+    def __hash__(self) -> int:
+        return hash((self.number, self.kind, self.decimals))
+
     def __repr__(self) -> str:
         return f"Formatted({self.number!r}, {self.kind!r}, {self.decimals})"
 

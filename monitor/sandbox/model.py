@@ -2,8 +2,12 @@
 
 One ``SpreadsheetStore`` holds every spreadsheet. The HTTP server is threaded, so every public
 method takes the store's one lock; handlers that need several steps to be atomic (a batch) hold
-``store.lock`` (re-entrant) around them. Rows are plain lists holding only the cells up to the last
-non-empty one, so 5,000 spreadsheets of a few hundred rows fit in a few hundred MB at most.
+``store.lock`` (re-entrant) around them.
+
+Memory: a row holds only the cells up to its last non-empty one. Rows seeded through the control
+API are tuples shared between every spreadsheet holding the same row (generated datasets draw rows
+from a pool), and equal date cells are one object; a write copies the row it touches into a list
+first. 5,000 generated spreadsheets of a few hundred rows then cost tens of MB, not GBs.
 
 Errors a request can cause are raised as ``RequestError(message)``: the handlers turn them into
 Google's 400 with exactly that message.
@@ -18,6 +22,7 @@ import threading
 import zlib
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import lru_cache
 
 from ..a1 import A1Error, A1Range, column_letters, format_a1, parse_a1, quote_sheet_name
 from . import formulas
@@ -40,6 +45,7 @@ DEFAULT_COLS = 26
 MAX_CELLS = 10_000_000  # Google's per-spreadsheet limit
 SPREADSHEET_MIME = "application/vnd.google-apps.spreadsheet"
 _ID_ALPHABET = string.ascii_letters + string.digits + "-_"
+_SHARED_ROWS_LIMIT = 500_000  # beyond this many distinct rows, sharing stops paying for its dict
 _DEFAULT_PROPERTIES = {"locale": "en_US", "autoRecalc": "ON_CHANGE", "timeZone": "Etc/GMT"}
 
 
@@ -92,7 +98,7 @@ class Tab:
             "sheetType": "GRID",
             "gridProperties": {"rowCount": rows, "columnCount": cols},
         }
-        self.rows: list[list] = []
+        self.rows: list[list | tuple] = []  # tuples are shared, read-only rows (see module doc)
         self.has_formulas = False
 
     @property
@@ -123,10 +129,17 @@ class Tab:
                 return cells[col - 1]
         return None
 
-    def set_cell(self, row: int, col: int, value: object) -> None:
+    def writable_row(self, row: int) -> list:
+        """Row ``row`` as this tab's own list (copy-on-write of a shared row)."""
         while len(self.rows) < row:
             self.rows.append([])
         cells = self.rows[row - 1]
+        if isinstance(cells, tuple):
+            cells = self.rows[row - 1] = list(cells)
+        return cells
+
+    def set_cell(self, row: int, col: int, value: object) -> None:
+        cells = self.writable_row(row)
         if len(cells) < col:
             if value is None:
                 return
@@ -137,9 +150,11 @@ class Tab:
 
     def trim(self) -> None:
         """Drop trailing empty cells and rows, so storage follows the data, not the grid."""
-        for cells in self.rows:
-            while cells and cells[-1] is None:
-                cells.pop()
+        for index, cells in enumerate(self.rows):
+            if cells and cells[-1] is None:
+                cells = self.writable_row(index + 1)
+                while cells and cells[-1] is None:
+                    cells.pop()
         while self.rows and not self.rows[-1]:
             self.rows.pop()
 
@@ -278,7 +293,9 @@ class Spreadsheet:
         """Empty every cell of the range; the cleared range in Google's echo form."""
         tab, r = self.resolve(text)
         for row in range(r.start_row, min(r.end_row, len(tab.rows)) + 1):
-            cells = tab.rows[row - 1]
+            if len(tab.rows[row - 1]) < r.start_col:
+                continue
+            cells = tab.writable_row(row)
             for col in range(r.start_col, min(r.end_col, len(cells)) + 1):
                 cells[col - 1] = None
         tab.trim()
@@ -381,10 +398,9 @@ def control_cell(value: object, where: str) -> object:
     if isinstance(value, dict):
         try:
             if set(value) == {"date"}:
-                return Formatted(date_to_serial(date.fromisoformat(value["date"])), "date")
+                return _date_cell(value["date"], "date")
             if set(value) == {"datetime"}:
-                moment = parse_rfc3339(value["datetime"])
-                return Formatted(datetime_to_serial(moment), "datetime")
+                return _date_cell(value["datetime"], "datetime")
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: bad date {value!r} ({exc})") from None
         if "formula" in value and set(value) <= {"formula", "value"}:
@@ -398,6 +414,14 @@ def control_cell(value: object, where: str) -> object:
         f"{where}: a cell must be a string, number, boolean, null, {{\"date\": \"YYYY-MM-DD\"}}, "
         f"{{\"datetime\": \"RFC 3339\"}} or {{\"formula\": \"=...\", \"value\": ...}}; got {value!r}"
     )
+
+
+@lru_cache(maxsize=65536)
+def _date_cell(text: str, kind: str) -> Formatted:
+    """Equal dates are one (never mutated) object: generated sheets repeat them a lot."""
+    if kind == "date":
+        return Formatted(date_to_serial(date.fromisoformat(text)), "date")
+    return Formatted(datetime_to_serial(parse_rfc3339(text)), "datetime")
 
 
 class _FixedFormula(Formula):
@@ -430,6 +454,7 @@ class SpreadsheetStore:
         self.lock = threading.RLock()
         self._random = random.Random(seed)
         self._sheets: dict[str, Spreadsheet] = {}
+        self._rows: dict[tuple, tuple] = {}  # shared read-only rows, see _shared
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -460,6 +485,7 @@ class SpreadsheetStore:
     def reset(self) -> None:
         with self.lock:
             self._sheets.clear()
+            self._rows.clear()
 
     def touch(self, spreadsheet: Spreadsheet) -> None:
         """Record a change: Drive's modifiedTime moves on every write."""
@@ -548,12 +574,15 @@ class SpreadsheetStore:
             raise ValueError(f"{where}: unknown keys {sorted(unknown)}; allowed: rows, rowCount, "
                              "columnCount, hidden")
         rows_in = spec.get("rows", [])
-        rows: list[list] = []
+        rows: list[list | tuple] = []
         for r, row in enumerate(rows_in, start=1):
             if not isinstance(row, list):
                 raise ValueError(f"{where} row {r}: a row must be a list of cells")
-            rows.append([control_cell(v, f"{where} row {r} column {c}")
-                         for c, v in enumerate(row, start=1)])
+            cells = [control_cell(v, f"{where} row {r} column {c}")
+                     for c, v in enumerate(row, start=1)]
+            while cells and cells[-1] is None:
+                cells.pop()
+            rows.append(self._shared(cells))
         width = max((len(row) for row in rows), default=0)
         row_count = _positive(spec.get("rowCount", max(DEFAULT_ROWS, len(rows))), where, "rowCount")
         col_count = _positive(spec.get("columnCount", max(DEFAULT_COLS, width)), where,
@@ -575,6 +604,19 @@ class SpreadsheetStore:
         tab.has_formulas = any(isinstance(c, Formula) for row in rows for c in row)
         tab.trim()
         return tab
+
+    def _shared(self, cells: list) -> list | tuple:
+        """One tuple for every equal formula-free row the store holds; formulas stay per tab."""
+        if any(isinstance(cell, Formula) for cell in cells):
+            return cells
+        row = tuple(cells)
+        with self.lock:
+            shared = self._rows.get(row)
+            if shared is not None:
+                return shared
+            if len(self._rows) < _SHARED_ROWS_LIMIT:
+                self._rows[row] = row
+        return row
 
     def get_control(self, spreadsheet_id: str) -> dict | None:
         """The spreadsheet in put_control's shape (formulas as {"formula", "value"}), or None."""
