@@ -60,6 +60,18 @@ class AlertSettings:
             raise ValueError("max_items must be >= 1 and max_length >= 200")
         ZoneInfo(self.timezone)  # raises for an unknown zone, at config time rather than at 9:00
 
+    @classmethod
+    def from_config(cls, alerts_config: object, **overrides: object) -> AlertSettings:
+        """From ``Config.alerts`` (monitor.config.AlertsConfig: summary, digest_at, timezone,
+        reminder_every); the config has already validated every value."""
+        return cls(
+            summary=alerts_config.summary,
+            digest_at=alerts_config.digest_at,
+            timezone=alerts_config.timezone,
+            reminder_every=alerts_config.reminder_every,
+            **overrides,
+        )
+
 
 @dataclass(frozen=True)
 class Message:

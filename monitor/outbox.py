@@ -26,11 +26,12 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import IO
 
 from . import alerts
 from .alerts import AlertSettings, Message, Overview
 from .logs import log_event
-from .telegram import DeliveryError, PermanentChatError, Sender
+from .telegram import DeliveryError, PermanentChatError, PrintingSender, Sender, TelegramSender
 from .timefmt import format_utc, parse_utc
 
 OUTBOX = "outbox"  # proposed state key: this module's outbox document
@@ -72,6 +73,28 @@ def enqueue(outbox: dict, message: Message, now: datetime) -> bool:
         outbox["overflowed"] = outbox.get("overflowed", 0) + excess
         log_event("outbox_overflowed", logging.WARNING, dropped=excess, kept=MAX_PENDING)
     return True
+
+
+def sender_for(
+    telegram_config: object,
+    outbox: dict,
+    stream: IO[str],
+    *,
+    clock: object | None = None,
+    client: object | None = None,
+) -> Sender:
+    """The composition root's sender: Telegram when ``Config.telegram`` is enabled (chat and token
+    known), sent to where remembered migrations lead; otherwise a printer on ``stream``."""
+    if not getattr(telegram_config, "enabled", False):
+        return PrintingSender(stream)
+    return TelegramSender(
+        telegram_config.bot_token.get_secret_value(),
+        chat_id_for(outbox, telegram_config.chat_id),
+        telegram_config.api_base,
+        thread_id=telegram_config.message_thread_id,
+        client=client,
+        clock=clock,
+    )
 
 
 def chat_id_for(outbox: dict, configured: str | int) -> str:

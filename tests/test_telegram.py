@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+from pydantic import SecretStr
 
 from monitor import events as ev
 from monitor.alerts import AlertSettings, Message
@@ -27,6 +28,7 @@ from monitor.outbox import (
     new_outbox,
     notify,
 )
+from monitor.outbox import sender_for as outbox_sender
 from monitor.sandbox.http import HTTPServerThread, Request, Response
 from monitor.sandbox.telegram import FakeTelegram
 from monitor.state import RunnerState, dump_state, load_state
@@ -559,3 +561,21 @@ def test_a_finished_round_with_changes_gets_one_summary_and_the_digest_comes_dai
     notify(state, settings, PrintingSender(stream), clock.now())
     assert stream.getvalue().count("daily digest") == 1
     assert "Still failing (1):" in stream.getvalue()
+
+
+def test_the_config_decides_between_telegram_and_the_printer(server, http, clock, fake, tmp_path):
+    from monitor.config import AlertsConfig, TelegramConfig
+
+    settings = AlertSettings.from_config(AlertsConfig(timezone="Europe/Berlin", digest_at="off"))
+    assert settings.timezone == "Europe/Berlin" and settings.digest_at is None
+    assert settings.reminder_every == timedelta(hours=4)
+    printer = outbox_sender(TelegramConfig(), new_outbox(), io.StringIO())
+    assert isinstance(printer, PrintingSender)
+    configured = TelegramConfig(chat_id=str(GROUP), api_base=server.base_url).model_copy(
+        update={"bot_token": SecretStr(TOKEN)}
+    )
+    outbox = new_outbox()
+    outbox["migrations"] = {str(GROUP): str(PRIVATE)}
+    sender = outbox_sender(configured, outbox, io.StringIO(), clock=clock, client=http)
+    sender.send("hi")
+    assert [m.text for m in fake.messages(PRIVATE)] == ["hi"]
