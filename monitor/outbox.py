@@ -40,6 +40,9 @@ ALERTS = "alerts"  # proposed state key: monitor.alerts' alert memory (reminders
 MAX_PENDING = 500  # ~a week of 5-minute runs with a message each; beyond it the oldest go
 SENT_KEYS_KEPT = 500  # enough to recognise any message composed again after a crash
 DROPPED_KEPT = 20
+# Sends per notify pass: one group-minute's worth (Telegram: 20/min to a group), so delivery adds
+# at most ~20 s of pacing to a run; a backlog drains over the next runs, oldest first.
+DEFAULT_SEND_BUDGET = 20
 
 
 def new_outbox() -> dict:
@@ -121,10 +124,10 @@ def deliver(
     outbox: dict,
     sender: Sender,
     now: datetime,
-    budget: int | None = None,
+    budget: int | None = DEFAULT_SEND_BUDGET,
     checkpoint: Callable[[], None] | None = None,
 ) -> list[DeliveryResult]:
-    """Send pending messages oldest first, at most ``budget`` sends (None: all).
+    """Send pending messages oldest first, at most ``budget`` attempts (None: no limit).
 
     Stops at the first retryable failure (the message stays, with attempts and last_error) and at a
     chat-wide refusal (``halted`` is set and logged once; the messages stay for when the config is
@@ -276,7 +279,7 @@ def notify(
     *,
     names: Mapping[str, str] | None = None,
     checkpoint: Callable[[], None] | None = None,
-    budget: int | None = None,
+    budget: int | None = DEFAULT_SEND_BUDGET,
 ) -> NotifyReport:
     """Turn the state's pending events (and owed reminders, summary, digest) into messages in the
     outbox, empty ``state.events``, checkpoint, then deliver oldest first.

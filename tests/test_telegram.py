@@ -155,7 +155,9 @@ def test_six_hundred_failing_at_once_fit_telegram_and_are_paced_without_a_single
         set_health(state, f"id{n:04d}", "fail", clock.now())
     settings = AlertSettings(max_items=600, summary="off", digest_at=None)
     started = clock.monotonic()
-    report = notify(state, settings, sender_for(server, http, clock, chat_id=GROUP), clock.now())
+    report = notify(
+        state, settings, sender_for(server, http, clock, chat_id=GROUP), clock.now(), budget=None
+    )
     sent = fake.messages(GROUP)
     assert len(sent) > 20  # more than a group's minute: pacing had to wait
     assert report.count("sent") == len(sent)
@@ -192,6 +194,19 @@ def test_a_rate_limit_longer_than_the_sender_may_wait_keeps_the_message(server, 
     assert result.outcome == "kept" and result.error["status"] == 429
     assert outbox["pending"][0]["attempts"] == 1
     assert deliver(outbox, sender_for(server, http, clock), clock.now())[0].outcome == "sent"
+
+
+def test_a_backlog_drains_oldest_first_within_the_send_budget_of_each_run(
+    server, http, clock, fake
+):
+    outbox = new_outbox()
+    for n in range(45):
+        enqueue(outbox, Message(f"k{n}", f"m{n}"), clock.now())
+    for _ in range(3):  # three runs
+        deliver(outbox, sender_for(server, http, clock, chat_id=GROUP), clock.now(), budget=20)
+        clock.advance(300)
+    assert [m.text for m in fake.messages(GROUP)] == [f"m{n}" for n in range(45)]
+    assert fake.stats()["sends"] == {"200": 45}
 
 
 def test_one_message_a_second_to_a_private_chat(server, http, clock, fake):
