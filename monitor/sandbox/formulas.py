@@ -179,6 +179,8 @@ class _Parser:
         return out
 
     def call(self, name: str) -> object:
+        if name not in _FUNCTIONS:  # Google names the unknown function before looking at args
+            raise _Fail(ERRORS["#NAME?"])
         self.take("(")
         args: list[object] = []
         if self.peek() and self.peek()[1] != ")":
@@ -214,6 +216,9 @@ def _text(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return "" if value is None else str(value)
+
+
+_FUNCTIONS = frozenset({"SUM", "COUNT", "MIN", "MAX", "AVERAGE", "ABS", "ROUND"})
 
 
 def _apply(name: str, args: list[object]) -> object:
