@@ -25,7 +25,7 @@ from monitor.sandbox.google import GoogleSandbox
 from monitor.sandbox.http import HTTPServerThread
 
 DATA = Path(__file__).parent / "conformance" / "recordings.jsonl.gz"
-FLOOR = 0.95  # raise this as fidelity improves; the figure is recorded in docs/sandbox.md
+FLOOR = 0.995  # 876 of 880; raise it as fidelity improves; the figure is in docs/sandbox.md
 TIMESTAMP_KEYS = ("createdTime", "modifiedTime")
 # In the recorder's Drive, one spreadsheet existed that its account could not open. The sandbox
 # expresses "exists but not shared with you" as an injected 403 on that id.
