@@ -123,10 +123,22 @@ def test_unknown_tab_or_unparseable_range_is_unable_to_parse(api):
                                             f"Unable to parse range: {text}")
 
 
-def test_a_range_past_the_grid_is_refused(api):
-    status, _, message = _error(api.values("Stock!A1:A1001"))
+@pytest.mark.parametrize(
+    ("asked", "named"),
+    [("Stock!A1:A1001", "Stock!A1:A1001"), ("Stock!1001:1002", "Stock!1001:1002"),
+     ("Stock!AA1:AA", "Stock!AA1:AA"), ("'My tab'!A1001", "'My tab'!A1001")],
+)
+def test_a_range_past_the_grid_is_refused_naming_the_range_as_asked(api, asked, named):
+    status, _, message = _error(api.values(asked))
     assert status == 400
-    assert message == "Range (Stock!A1:A1001) exceeds grid limits. Max rows: 1000, max columns: 26"
+    assert message == f"Range ({named}) exceeds grid limits. Max rows: 1000, max columns: 26"
+
+
+def test_a_write_past_the_grid_is_refused_and_the_grid_does_not_grow(api):
+    status, _, message = _error(api.put("Stock!Z1", [["a", "b"]]))
+    assert status == 400
+    assert message == "Range (Stock!Z1:AA1) exceeds grid limits. Max rows: 1000, max columns: 26"
+    assert "values" not in api.values("Stock!Z1").json()
 
 
 def test_unknown_spreadsheet_is_googles_404(api):

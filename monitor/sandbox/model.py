@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import lru_cache
 
-from ..a1 import A1Error, A1Range, column_letters, format_a1, parse_a1, quote_sheet_name
+from ..a1 import A1Error, A1Range, column_letters, format_a1, parse_a1
 from . import formulas
 from .cells import (
     ERRORS,
@@ -211,10 +211,13 @@ class Spreadsheet:
             if tab is None:
                 raise RequestError(f"Unable to parse range: {text}")
         clamped = parsed.with_sheet(tab.title).clamp(tab.row_count, tab.col_count)
-        if clamped.end_row > tab.row_count or clamped.end_col > tab.col_count:
+        if max(clamped.start_row, clamped.end_row) > tab.row_count or max(
+            clamped.start_col, clamped.end_col
+        ) > tab.col_count:
+            # Google names the range as asked (open sides stay open), e.g. "Mass!151154:151354".
             raise RequestError(
-                f"Range ({quote_sheet_name(tab.title)}!{format_a1(clamped.with_sheet(None))}) "
-                f"exceeds grid limits. Max rows: {tab.row_count}, max columns: {tab.col_count}"
+                f"Range ({format_a1(parsed.with_sheet(tab.title))}) exceeds grid limits. "
+                f"Max rows: {tab.row_count}, max columns: {tab.col_count}"
             )
         return tab, clamped
 
@@ -268,9 +271,9 @@ class Spreadsheet:
                 f"[{column_letters(last_col)}]"
             )
         if last_row > tab.row_count or last_col > tab.col_count:
-            box = A1Range(None, r.start_row, r.start_col, last_row, last_col)
+            box = A1Range(tab.title, r.start_row, r.start_col, last_row, last_col)
             raise RequestError(
-                f"Range ({quote_sheet_name(tab.title)}!{format_a1(box)}) exceeds grid limits. "
+                f"Range ({format_a1(box)}) exceeds grid limits. "
                 f"Max rows: {tab.row_count}, max columns: {tab.col_count}"
             )
         written = Written(tab.sheet_id, format_a1(A1Range(tab.title, r.start_row, r.start_col,
