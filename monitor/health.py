@@ -7,7 +7,7 @@ going error -> skipped -> error does not look like a recovery followed by a new 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from .timefmt import format_utc, parse_utc
@@ -31,7 +31,7 @@ class SheetHealth:
         return cls(**data)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return dict(vars(self))  # shallow: serialised at once, and asdict's deep copy costs per checkpoint
 
     @property
     def shown(self) -> str:

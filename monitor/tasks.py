@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from .timefmt import format_utc, parse_utc
@@ -49,6 +49,11 @@ class Task:
 
     def due_at(self) -> datetime | None:
         return parse_utc(self.next_attempt_at) if self.next_attempt_at else None
+
+    def to_dict(self) -> dict:
+        # A shallow copy is enough (the result is serialised at once) and, unlike
+        # dataclasses.asdict, costs no deep copy of every history entry at every checkpoint.
+        return {**vars(self), "history": list(self.history)}
 
     @classmethod
     def from_dict(cls, data: dict) -> Task:
@@ -91,7 +96,7 @@ class Round:
         return {
             "id": self.id,
             "started_at": self.started_at,
-            "tasks": [asdict(self.tasks[task_id]) for task_id in self._order],
+            "tasks": [self.tasks[task_id].to_dict() for task_id in self._order],
         }
 
     @classmethod

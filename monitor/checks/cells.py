@@ -29,12 +29,17 @@ class ValuesStillLoading(Exception):
         self.cell = cell
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cell:
-    ref: str  # "Stock!B4", with the sheet name quoted the way Google echoes it
+    prefix: str  # "Stock!", with the sheet name quoted the way Google echoes it
     row: int  # 1-based sheet row
     col: int  # 1-based sheet column
     value: Any
+
+    @property
+    def ref(self) -> str:
+        """"Stock!B4". Computed on demand: a check names a handful of cells out of thousands read."""
+        return self.prefix + cell_ref(self.row, self.col)
 
 
 def is_empty(value: Any) -> bool:
@@ -65,11 +70,10 @@ def cells_of(value_range: Mapping[str, Any] | None) -> list[Cell]:
             if is_empty(value):
                 continue
             row_offset, col_offset = (inner, outer) if by_columns else (outer, inner)
-            row, col = start_row + row_offset, start_col + col_offset
-            ref = prefix + cell_ref(row, col)
+            cell = Cell(prefix, start_row + row_offset, start_col + col_offset, value)
             if isinstance(value, str) and value.strip() in LOADING_VALUES:
-                raise ValuesStillLoading(ref)
-            cells.append(Cell(ref, row, col, value))
+                raise ValuesStillLoading(cell.ref)
+            cells.append(cell)
     if by_columns:
         cells.sort(key=lambda c: (c.row, c.col))
     return cells
