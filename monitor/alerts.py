@@ -118,7 +118,8 @@ def findings_text(findings: Iterable[dict], limit: int = 2) -> str:
     for finding in findings[:limit]:
         text = f"{esc(finding.get('check'), 80)}: {esc(finding.get('message'))}"
         cells = list(finding.get("cells") or [])
-        if cells:
+        # The checks' messages already name their first cells; list them only when they do not.
+        if cells and cells[0] not in str(finding.get("message") or ""):
             shown = ", ".join(esc(cell, 60) for cell in cells[:_MAX_CELLS])
             more = f" +{len(cells) - _MAX_CELLS}" if len(cells) > _MAX_CELLS else ""
             text += f" ({shown}{more})"

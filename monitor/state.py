@@ -25,8 +25,10 @@ API = "api"  # whole-API health between runs: degraded since when, probe owed
 QUOTA = "quota"  # recent send times per credential, so a new run does not burst past a window
 MUTES = "mutes"  # spreadsheet id -> {"until", "reason"}
 FLAGS = "flags"  # one-shot alert memory, e.g. which round was already reported as behind
+OUTBOX = "outbox"  # messages waiting for Telegram, and delivery memory (monitor.outbox)
+ALERTS = "alerts"  # who was alerted when, last digest (monitor.alerts)
 
-KEYS = (ROUND, SHEETS, BREAKERS, DLQ, EVENTS, HEARTBEAT, RUNS, API, QUOTA, MUTES, FLAGS)
+KEYS = (ROUND, SHEETS, BREAKERS, DLQ, EVENTS, HEARTBEAT, RUNS, API, QUOTA, MUTES, FLAGS, OUTBOX, ALERTS)
 
 EVENTS_LIMIT = 1000  # undelivered events kept; beyond it the oldest go (the notifier summarises anyway)
 RUNS_LIMIT = 20
@@ -45,6 +47,8 @@ class RunnerState:
     quota: dict = field(default_factory=dict)
     mutes: dict[str, dict] = field(default_factory=dict)
     flags: dict = field(default_factory=dict)
+    outbox: dict = field(default_factory=dict)
+    alerts: dict = field(default_factory=dict)
 
     def health(self, spreadsheet_id: str) -> SheetHealth:
         record = self.sheets.get(spreadsheet_id)
@@ -81,6 +85,8 @@ def load_state(properties: dict[str, str]) -> RunnerState:
         quota=_get(properties, QUOTA, {}),
         mutes=_get(properties, MUTES, {}),
         flags=_get(properties, FLAGS, {}),
+        outbox=_get(properties, OUTBOX, {}),
+        alerts=_get(properties, ALERTS, {}),
     )
 
 
@@ -99,5 +105,7 @@ def dump_state(state: RunnerState) -> dict[str, str]:
         QUOTA: state.quota,
         MUTES: state.mutes,
         FLAGS: state.flags,
+        OUTBOX: state.outbox,
+        ALERTS: state.alerts,
     }
     return {key: json.dumps(value, **compact) for key, value in values.items()}
