@@ -14,6 +14,7 @@ import json
 import select
 import socket
 import struct
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -189,6 +190,12 @@ class _Server(ThreadingHTTPServer):
         self.stopping = threading.Event()
         self._open: set[socket.socket] = set()
         self._open_lock = threading.Lock()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that gave up (timeout, reset) while we answered is normal traffic here, not a
+        # server error: socketserver would print a traceback for each one.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
     def track(self, connection: socket.socket) -> None:
         with self._open_lock:
