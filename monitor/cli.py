@@ -1,10 +1,33 @@
-"""Command line: builds the objects, maps errors to exit codes, prints. No business rules here."""
+"""Command line: builds the objects, maps errors to exit codes, prints. No business rules here.
+
+Exit codes (SPEC 3): 0 the command did its job (also: a run that found another run working);
+1 operational failure (state unreadable, cannot send where sending was the job); 2 usage or config.
+"""
 
 from __future__ import annotations
 
+import logging
+import os
+import sys
+from datetime import timedelta
+from pathlib import Path
+
 import click
 
+from .config import Config, ConfigError, load_config, resolve_config_path
+from .logs import configure_logging
 from .sandbox.cli import sandbox
+from .store import StateError
+
+EXIT_OPERATIONAL, EXIT_USAGE = 1, 2
+
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Config file (default: $SHEET_MONITOR_CONFIG, else ./monitor.toml).",
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -14,6 +37,72 @@ def cli() -> None:
 
 
 cli.add_command(sandbox)
+
+
+def _load(config_path: Path | None) -> Config:
+    """The validated config, or exit 2 with every problem listed (what, where, how to fix)."""
+    path = resolve_config_path(config_path, os.environ)
+    try:
+        return load_config(path, os.environ)
+    except ConfigError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def _secrets(config: Config) -> tuple[str, ...]:
+    token = config.telegram.bot_token
+    return (token.get_secret_value(),) if token is not None else ()
+
+
+@cli.command()
+@config_option
+@click.option(
+    "--budget",
+    type=click.FloatRange(min=1),
+    default=None,
+    metavar="SECONDS",
+    help="Time box of this run (default: [run] budget from the config).",
+)
+def run(config_path: Path | None, budget: float | None) -> None:
+    """One time-boxed run: check due spreadsheets until the budget is spent, save, notify."""
+    from .clock import SystemClock
+    from .compose import new_run_id, run_once
+
+    config = _load(config_path)
+    clock = SystemClock()
+    run_id = new_run_id(clock.now())
+    configure_logging(run_id=run_id, secrets=_secrets(config))
+    try:
+        run_once(config, budget=timedelta(seconds=budget) if budget else None, clock=clock, run_id=run_id)
+    except StateError as exc:
+        logging.getLogger("monitor").error("state_unusable", extra={"fields": {"error": str(exc)}})
+        click.echo(f"sheet-monitor: {exc}", err=True)
+        sys.exit(EXIT_OPERATIONAL)
+
+
+@cli.command()
+@click.option(
+    "--sheets",
+    type=click.IntRange(min=1),
+    default=750,
+    show_default=True,
+    help="How many spreadsheets to generate (some broken on purpose).",
+)
+@click.option(
+    "--budget",
+    type=click.FloatRange(min=5),
+    default=180,
+    show_default=True,
+    metavar="SECONDS",
+    help="Stop the demo after this long even if the round is not done.",
+)
+@click.option("--seed", type=int, default=7, show_default=True, help="Dataset seed.")
+def demo(sheets: int, budget: float, seed: int) -> None:
+    """Run the monitor on the built-in sandbox: no credentials, no network."""
+    from .demo import run_demo
+
+    configure_logging(level=logging.WARNING)
+    run_demo(sheets=sheets, budget_seconds=budget, seed=seed, out=sys.stdout)
 
 
 def main() -> None:

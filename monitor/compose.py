@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import logging
 import secrets
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import IO
 
+from . import outbox
+from .alerts import AlertSettings
 from .checks import ranges_of
 from .clock import SystemClock
 from .config import Config
@@ -19,7 +23,7 @@ from .logs import log_event
 from .quota import QuotaPacer
 from .runner import Run, RunReport, RunSettings, SheetPlan, SheetReader
 from .sheets import GspreadReader
-from .state import dump_state, load_state
+from .state import RunnerState, dump_state, load_state
 from .store import PropertyStore
 from .store_lock import RunLock
 
@@ -71,8 +75,10 @@ def run_once(
     *,
     budget: timedelta | None = None,
     clock=None,
+    run_id: str | None = None,
     reader_factory: Callable[[Config, float], SheetReader] | None = None,
     checkpoint_every: float | None = None,
+    messages_to: IO[str] | None = None,
 ) -> RunResult:
     """One `sheet-monitor run`: lock, load, work until the budget is spent, save, unlock.
 
@@ -95,32 +101,52 @@ def run_once(
         pacer.restore(state.quota)
         timeout = settings.request_timeout
         reader = (reader_factory or _gspread_reader)(config, timeout)
+
+        def save(current: RunnerState) -> None:
+            store.set_properties(dump_state(current))
+
         if store.restored_from_backup:
             log_event("state_restored", logging.ERROR, reason=store.restore_report.reason)
         run = Run(
-            run_id=new_run_id(clock.now()),
+            run_id=run_id or new_run_id(clock.now()),
             settings=settings,
             plans=plans_of(config),
             state=state,
             reader=reader,
             pacer=pacer,
             clock=clock,
-            save=lambda current: store.set_properties(dump_state(current)),
+            save=save,
             state_restored=store.restored_from_backup,
         )
         report = run.execute()
         new_events = tuple(event for event in state.events if event["run_id"] == run.run_id)
-        for event in new_events:
-            log_event(
-                "alert",
-                kind=event["kind"],
-                spreadsheet_id=event.get("spreadsheet_id"),
-                details=event.get("details"),
-            )
+        _notify(config, state, run, clock, messages_to or sys.stdout, lambda: save(state))
         store.close()
         return RunResult(report=report, new_events=new_events)
     finally:
         lock.release()
+
+
+def _notify(config: Config, state: RunnerState, run: Run, clock, stream: IO[str], checkpoint) -> None:
+    """Hand the run's events to people. A notifier failure is logged, never the run's failure:
+    the events stay in the state's outbox or event list for the next run."""
+    # Telegram allows about one message a second per chat: send no more than the reserve left
+    # in the budget can pace, and leave the rest in the outbox for the next run.
+    seconds_left = run.deadline - clock.monotonic()
+    send_budget = max(1, min(outbox.DEFAULT_SEND_BUDGET, int(seconds_left) + 2))
+    try:
+        sender = outbox.sender_for(config.telegram, outbox.outbox_of(state), stream, clock=clock)
+        outbox.notify(
+            state,
+            AlertSettings.from_config(config.alerts),
+            sender,
+            clock.now(),
+            names={sheet.id: sheet.name for sheet in config.sheets},
+            checkpoint=checkpoint,
+            budget=send_budget,
+        )
+    except Exception:  # noqa: BLE001 - see the docstring
+        log_event("notify_failed", logging.ERROR, exc_info=True)
 
 
 def _gspread_reader(config: Config, timeout: float) -> SheetReader:

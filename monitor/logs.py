@@ -20,10 +20,11 @@ _QUIET_LIBRARIES = ("httpx", "httpcore", "urllib3", "google.auth", "gspread", "f
 logger = logging.getLogger(LOGGER_NAME)
 
 
-def log_event(event: str, level: int = logging.INFO, **fields: Any) -> None:
+def log_event(event: str, level: int = logging.INFO, *, exc_info: bool = False, **fields: Any) -> None:
     """Log one structured event; ``fields`` with None values are left out."""
     if logger.isEnabledFor(level):
-        logger.log(level, event, extra={"fields": {k: v for k, v in fields.items() if v is not None}})
+        kept = {k: v for k, v in fields.items() if v is not None}
+        logger.log(level, event, exc_info=exc_info, extra={"fields": kept})
 
 
 class JsonFormatter(logging.Formatter):

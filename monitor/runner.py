@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 
 from . import breaker, events, retry
@@ -321,7 +321,20 @@ class Run:
             # Google itself is failing: this task is not the spreadsheet's fault; keep it for later.
             rnd.schedule_retry(task, decision.next_attempt_at or now)
             return
-        if decision.retry and not opened:
+        if not decision.retry:
+            self._dead_letter(task, plan, error_info, now)
+            log_event(
+                "task_failed",
+                logging.ERROR,
+                task_id=task.id,
+                spreadsheet_id=plan.id,
+                attempt=task.attempts,
+                status=error.http_status,
+                error=error.message,
+                duration_ms=self._ms_since(started),
+            )
+            return
+        if not opened:
             rnd.schedule_retry(task, decision.next_attempt_at)
             self.report.retries_scheduled += 1
             log_event(
@@ -336,29 +349,17 @@ class Run:
                 duration_ms=self._ms_since(started),
             )
             return
-        if opened:
-            # The breaker now guards it; the next round probes it after the cooldown.
-            task.status = DONE
-            self.state.health(plan.id).skipped = "breaker_open"
-            return
-        self._dead_letter(task, plan, error_info, now)
-        log_event(
-            "task_failed",
-            logging.ERROR,
-            task_id=task.id,
-            spreadsheet_id=plan.id,
-            attempt=task.attempts,
-            status=error.http_status,
-            error=error.message,
-            duration_ms=self._ms_since(started),
-        )
+        # Attempts remain but the breaker now guards the spreadsheet: skip it; the next round probes
+        # it after the cooldown.
+        task.status = DONE
+        self.state.health(plan.id).skipped = "breaker_open"
 
     def _dead_letter(self, task: Task, plan: SheetPlan, error_info: dict, now: datetime) -> None:
         self.report.failed += 1
         task.status = FAILED
         task.next_attempt_at = None
         record_verdict(self.state.health(plan.id), ERROR, now, [])
-        is_new = self.state.dlq.record(plan.id, plan.name, _task_dict(task), error_info, now)
+        is_new = self.state.dlq.record(plan.id, plan.name, task.to_dict(), error_info, now)
         if is_new:
             self._emit(
                 events.DEAD_LETTERED, now, plan, details={"error": error_info, "attempts": task.attempts}
@@ -562,7 +563,3 @@ def _finding(result) -> dict:
         "message": result.message,
         "cells": list(result.cells),
     }
-
-
-def _task_dict(task: Task) -> dict:
-    return asdict(task)

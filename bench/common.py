@@ -1,0 +1,85 @@
+"""Shared by the run benchmarks: a sandbox in its own process, serving a generated dataset.
+
+The sandbox runs as a separate process (``sheet-monitor sandbox serve``) so that its threads do not
+compete with the measured run for the interpreter lock, as Google's servers would not.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def served_dataset(folder: Path, *, sheets: int, credentials: int, per_user: int, per_project: int,
+                   seed: int = 7, request_timeout: str = "2s"):
+    """Start the sandbox with ``sheets`` generated spreadsheets; yield the written config's path."""
+    config = folder / "monitor.toml"
+    command = [
+        sys.executable, "-m", "monitor.cli", "sandbox", "serve", "--no-telegram",
+        "--generate", str(sheets), "--seed", str(seed),
+        "--write-credentials", str(folder / "secrets"), "--credentials", str(credentials),
+        "--write-config", str(config),
+        "--read-per-user", str(per_user), "--read-per-project", str(per_project),
+    ]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        for line in process.stdout:
+            if line.startswith("serving"):
+                break
+        else:
+            raise SystemExit("the sandbox did not start: " + " ".join(command))
+        text = config.read_text()
+        text = re.sub(r'(?m)^request_timeout = .*$', f'request_timeout = "{request_timeout}"', text)
+        config.write_text(text)
+        yield config
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+class TimedReader:
+    """Wraps the real reader to add up the time spent waiting for the API."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.seconds = 0.0
+        self.calls = 0
+
+    def read(self, *args, **kwargs):
+        import time
+
+        started = time.perf_counter()
+        try:
+            return self.inner.read(*args, **kwargs)
+        finally:
+            self.seconds += time.perf_counter() - started
+            self.calls += 1
+
+
+class SleepCountingClock:
+    """The system clock, adding up the time the run chose to sleep."""
+
+    def __init__(self) -> None:
+        from monitor.clock import SystemClock
+
+        self.inner = SystemClock()
+        self.slept = 0.0
+
+    def now(self):
+        return self.inner.now()
+
+    def time(self):
+        return self.inner.time()
+
+    def monotonic(self):
+        return self.inner.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        self.slept += max(seconds, 0.0)
+        self.inner.sleep(seconds)
