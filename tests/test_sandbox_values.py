@@ -239,10 +239,13 @@ def test_formulas_recompute_when_their_inputs_change(api):
     assert api.values("Stock!E2").json()["values"] == [["25"]]
 
 
-def test_writing_past_the_stated_range_is_refused(api):
-    status, _, message = _error(api.put("Stock!A1:B1", [["a", "b"], ["c", "d"]]))
+def test_writing_past_the_stated_range_is_refused_naming_it_in_echo_form(api):
+    status, _, message = _error(api.put("A1:B1", [["a", "b"], ["c", "d"]]))
     assert status == 400
     assert message == "Requested writing within range [Stock!A1:B1], but tried writing to row [2]"
+    message = _error(api.put("'Stock'!A1:B1", [["a", "b", "c"]]))[2]
+    assert message == ("Requested writing within range [Stock!A1:B1], but tried writing to "
+                       "column [C]")
 
 
 def test_write_without_value_input_option_is_refused(api):

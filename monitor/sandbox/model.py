@@ -263,11 +263,12 @@ class Spreadsheet:
         last_row, last_col = r.start_row + height - 1, r.start_col + width - 1
         if parsed.end_row is not None and last_row > r.end_row:
             raise RequestError(
-                f"Requested writing within range [{text}], but tried writing to row [{last_row}]"
+                f"Requested writing within range [{format_a1(r)}], but tried writing to row "
+                f"[{last_row}]"
             )
         if parsed.end_col is not None and last_col > r.end_col:
             raise RequestError(
-                f"Requested writing within range [{text}], but tried writing to column "
+                f"Requested writing within range [{format_a1(r)}], but tried writing to column "
                 f"[{column_letters(last_col)}]"
             )
         if last_row > tab.row_count or last_col > tab.col_count:
