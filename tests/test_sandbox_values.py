@@ -433,6 +433,14 @@ def test_drive_list_pages_through_every_file(api, sandbox):
     assert sorted(seen) == sorted([SPREADSHEET_ID] + [f"sheet-{n}" for n in range(5)])
 
 
+def test_drive_query_reads_quoted_names_holding_and(api, sandbox):
+    sandbox.store.put_control("s-and", {"title": "Sales and Stock", "tabs": {"A": []}})
+    q = ('mimeType="application/vnd.google-apps.spreadsheet" and name = "Sales and Stock" '
+         "and modifiedTime > '2026-01-01T00:00:00'")
+    listed = api.drive("GET", params={"q": q, "fields": "files(id)"}).json()
+    assert listed == {"files": [{"id": "s-and"}]}
+
+
 def test_drive_rejects_queries_it_cannot_read(api):
     response = api.drive("GET", params={"q": "starred = true"})
     assert response.status_code == 400

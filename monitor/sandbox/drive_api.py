@@ -131,14 +131,17 @@ def _decode_token(token: str) -> int:
 # -- q ---------------------------------------------------------------------------------------
 
 _TERM = re.compile(
-    r"""^\s*(?:
+    r"""\s*(?:
         (?P<field>name|mimeType|trashed|createdTime|modifiedTime|fullText)\s*
         (?P<op>!=|<=|>=|=|<|>|\bcontains\b)\s*
-        (?P<value>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|true|false)
-      | (?P<parent>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\s+in\s+parents
-    )\s*$""",
+        (?P<value>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|true\b|false\b)
+      | (?P<parent>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\s+in\s+parents\b
+    )\s*""",
     re.VERBOSE | re.IGNORECASE,
 )
+_AND = re.compile(r"and\b\s*", re.IGNORECASE)
+_FIELDS = {"name": "name", "mimetype": "mimeType", "trashed": "trashed",
+           "createdtime": "createdTime", "modifiedtime": "modifiedTime", "fulltext": "name"}
 
 
 def _unquote(text: str) -> str:
@@ -146,22 +149,29 @@ def _unquote(text: str) -> str:
 
 
 def compile_query(q: str):
-    """A predicate over file resources for Drive's ``q``; ValueError if the sandbox can't read it."""
-    if not q.strip():
-        return lambda f: True
+    """A predicate over file resources for Drive's ``q``; ValueError if the sandbox can't read it.
+
+    Terms are scanned one after another (not split on "and"), so a quoted name may hold " and ".
+    """
     tests = []
-    for term in re.split(r"\s+and\s+", q.strip(), flags=re.IGNORECASE):
-        match = _TERM.match(term)
+    pos, text = 0, q.strip()
+    while pos < len(text):
+        match = _TERM.match(text, pos)
         if not match:
-            raise ValueError(term)
+            raise ValueError(text[pos:])
+        pos = match.end()
+        if pos < len(text):
+            joiner = _AND.match(text, pos)
+            if not joiner:
+                raise ValueError(text[pos:])
+            pos = joiner.end()
+            if pos >= len(text):
+                raise ValueError("dangling 'and'")
         if match.group("parent"):
             parent = _unquote(match.group("parent"))
             tests.append(lambda f, p=parent: p in f["parents"])
             continue
-        field = match.group("field")
-        field = {"name": "name", "mimetype": "mimeType", "trashed": "trashed",
-                 "createdtime": "createdTime", "modifiedtime": "modifiedTime",
-                 "fulltext": "name"}[field.lower()]
+        field = _FIELDS[match.group("field").lower()]
         op = match.group("op").lower()
         raw = match.group("value")
         value: object = raw.lower() == "true" if raw.lower() in ("true", "false") else _unquote(raw)
