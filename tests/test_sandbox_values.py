@@ -375,6 +375,15 @@ def test_shrinking_a_grid_drops_the_cells_outside_it(api):
                                           "values": [["SKU", "Qty"], ["A-1", "5"]]}
 
 
+def test_formulas_see_a_deleted_tab_as_ref_error(api, sandbox):
+    sandbox.store.put_control("f", {"title": "F", "tabs": {"Main": [["=Other!A1*2"]],
+                                                           "Other": [[21]]}})
+    assert api.values("Main!A1", spreadsheet="f").json()["values"] == [["42"]]
+    other = sandbox.store.get("f").tabs[1].sheet_id
+    api.sheets("POST", "f:batchUpdate", json={"requests": [{"deleteSheet": {"sheetId": other}}]})
+    assert api.values("Main!A1", spreadsheet="f").json()["values"] == [["#REF!"]]
+
+
 def test_unsupported_and_unknown_request_kinds_are_400_and_change_nothing(api):
     rename = {"updateSpreadsheetProperties": {"properties": {"title": "Renamed"},
                                               "fields": "title"}}

@@ -348,6 +348,7 @@ def batch_update(sandbox, request: Request, route) -> Response:
     refusal, replies = apply_requests(sandbox.store, spreadsheet, requests)
     if refusal is not None:
         return refusal
+    spreadsheet.recalculate()  # a deleted tab or a shrunk grid changes what formulas see
     sandbox.store.touch(spreadsheet)
     out: dict = {"spreadsheetId": spreadsheet.id, "replies": replies}
     if body.get("includeSpreadsheetInResponse"):
