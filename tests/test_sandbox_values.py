@@ -284,6 +284,16 @@ def test_batch_update_values_with_one_bad_range_writes_nothing(api):
     assert "values" not in api.values("Stock!G1").json()
 
 
+def test_batch_update_values_with_one_bad_value_list_writes_nothing(api):
+    body = {"valueInputOption": "RAW", "data": [
+        {"range": "Stock!G1", "values": [["a"]]},
+        {"range": "Stock!G2", "values": ["not a row"]},
+    ]}
+    response = api.sheets("POST", f"{SPREADSHEET_ID}/values:batchUpdate", json=body)
+    assert _error(response)[0] == 400
+    assert "values" not in api.values("Stock!G1").json()
+
+
 def test_clear_and_batch_clear(api):
     cleared = api.sheets("POST", f"{SPREADSHEET_ID}/values/Stock%21A2%3AE2:clear").json()
     assert cleared == {"spreadsheetId": SPREADSHEET_ID, "clearedRange": "Stock!A2:E2"}

@@ -248,7 +248,7 @@ class Spreadsheet:
     def write(self, text: str, values: object, input_option: str, major: str = "ROWS") -> Written:
         """Write ``values`` from the range's top-left corner (null cells are left alone)."""
         tab, r = self.resolve(text)
-        grid = _checked_values(values)
+        grid = checked_values(values)
         if major == "COLUMNS":
             width = max((len(cells) for cells in grid), default=0)
             grid = [[col[i] if i < len(col) else None for col in grid] for i in range(width)]
@@ -355,7 +355,7 @@ def _trimmed(grid: list[list]) -> list[list]:
     return grid
 
 
-def _checked_values(values: object) -> list[list]:
+def checked_values(values: object) -> list[list]:
     """The ``values`` of a ValueRange, validated the way Google's protobuf decoding does."""
     if values is None:
         return []

@@ -24,7 +24,7 @@ from .cells import (
 )
 from .fieldmask import FieldMaskError, apply_mask, parse_mask
 from .http import BadJSON, Request, Response
-from .model import RequestError, Spreadsheet
+from .model import RequestError, Spreadsheet, checked_values
 from .sheet_requests import apply_requests
 
 _DIMENSIONS = ("ROWS", "COLUMNS")
@@ -283,8 +283,9 @@ def batch_update_values(sandbox, request: Request, route) -> Response:
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         return errors.field_violation(
             "Invalid value at 'data' (type.googleapis.com/google.apps.sheets.v4.ValueRange)", "data")
-    for item in data:  # validate every range before writing any: Google applies all or none
+    for item in data:  # validate everything before writing anything: Google applies all or none
         spreadsheet.resolve(item.get("range") or "")
+        checked_values(item.get("values"))
     responses, rows, cols, sheets, cells = [], set(), set(), set(), 0
     for item in data:
         result = spreadsheet.write(item["range"], item.get("values"), option,
