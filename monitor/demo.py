@@ -118,17 +118,17 @@ def _print_status(state, dataset, say) -> None:
     )
 
     expected = {entry.id: entry.expect for entry in dataset.sheets}
-    judged = {sid: record.health for sid, record in state.sheets.items()}
-    matches = sum(1 for sid, expect in expected.items() if judged.get(sid) == expect)
-    say(f"  verdicts matching the dataset's known breakage: {matches} of {len(expected)}")
-    misses = [
-        (sid, expected[sid], judged.get(sid, "unknown"))
-        for sid in expected
-        if judged.get(sid) != expected[sid]
-    ]
-    for sid, expect, got in misses[:5]:
-        say(
-            f"    {sid}: expected {expect}, monitor says {got} ({state.sheets[sid].skipped or 'checked'})"
-            if sid in state.sheets
-            else f"    {sid}: expected {expect}, never checked"
-        )
+    verdicts = {sid: _verdict(record) for sid, record in state.sheets.items()}
+    misses = [sid for sid, expect in expected.items() if verdicts.get(sid) != expect]
+    say(f"  verdicts matching the dataset's known breakage: {len(expected) - len(misses)} of {len(expected)}"
+        " (an open breaker counts as 'could not be read')")
+    for sid in misses[:5]:
+        say(f"    {sid}: expected {expected[sid]}, monitor says {verdicts.get(sid, 'never checked')}")
+
+
+def _verdict(record) -> str:
+    # A spreadsheet whose breaker opened was never read successfully this round: for the team it is
+    # as unreadable as a dead-lettered one (they were told by a "breaker opened" alert).
+    if record.skipped == "breaker_open" and record.health == "unknown":
+        return "error"
+    return record.health
