@@ -300,14 +300,8 @@ class Run:
             wait = self.pacer.record_quota_error(credential, self.clock.time())
             rnd.schedule_retry(task, now + timedelta(seconds=wait))
             task.record_attempt(now, "quota", error_info)
-            log_event(
-                "task_quota_wait",
-                logging.WARNING,
-                task_id=task.id,
-                spreadsheet_id=plan.id,
-                status=error.http_status,
-                retry_in_s=round(wait, 1),
-                duration_ms=self._ms_since(started),
+            self._log_failure(
+                "task_quota_wait", logging.WARNING, task, error, started, retry_in_s=round(wait, 1)
             )
             return
         decision = retry.decide(error.error_class, task.attempts, now, self.rng)
@@ -323,36 +317,33 @@ class Run:
             return
         if not decision.retry:
             self._dead_letter(task, plan, error_info, now)
-            log_event(
-                "task_failed",
-                logging.ERROR,
-                task_id=task.id,
-                spreadsheet_id=plan.id,
-                attempt=task.attempts,
-                status=error.http_status,
-                error=error.message,
-                duration_ms=self._ms_since(started),
-            )
+            self._log_failure("task_failed", logging.ERROR, task, error, started)
             return
         if not opened:
             rnd.schedule_retry(task, decision.next_attempt_at)
             self.report.retries_scheduled += 1
-            log_event(
-                "task_retry",
-                logging.WARNING,
-                task_id=task.id,
-                spreadsheet_id=plan.id,
-                attempt=task.attempts,
-                status=error.http_status,
-                error=error.message,
-                retry_in_s=round((decision.next_attempt_at - now).total_seconds(), 1),
-                duration_ms=self._ms_since(started),
-            )
+            retry_in = round((decision.next_attempt_at - now).total_seconds(), 1)
+            self._log_failure("task_retry", logging.WARNING, task, error, started, retry_in_s=retry_in)
             return
         # Attempts remain but the breaker now guards the spreadsheet: skip it; the next round probes
         # it after the cooldown.
         task.status = DONE
         self.state.health(plan.id).skipped = "breaker_open"
+
+    def _log_failure(
+        self, event: str, level: int, task: Task, error: SheetReadError, started: float, **extra
+    ) -> None:
+        log_event(
+            event,
+            level,
+            task_id=task.id,
+            spreadsheet_id=task.target,
+            attempt=task.attempts,
+            status=error.http_status,
+            error=error.message,
+            duration_ms=self._ms_since(started),
+            **extra,
+        )
 
     def _dead_letter(self, task: Task, plan: SheetPlan, error_info: dict, now: datetime) -> None:
         self.report.failed += 1
