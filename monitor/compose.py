@@ -19,6 +19,7 @@ from .alerts import AlertSettings
 from .checks import ranges_of
 from .clock import SystemClock
 from .config import Config
+from .heartbeat_ping import ping_heartbeat
 from .logs import log_event
 from .quota import QuotaPacer
 from .runner import Run, RunReport, RunSettings, SheetPlan, SheetReader
@@ -26,6 +27,9 @@ from .sheets import GspreadReader
 from .state import RunnerState, dump_state, load_state
 from .store import PropertyStore
 from .store_lock import RunLock
+from .watchdog import GOOD_OUTCOMES
+
+RUN_PING_TIMEOUT_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,8 @@ def plans_of(config: Config) -> list[SheetPlan]:
     zone = config.alerts.tzinfo
     return [
         SheetPlan(
-            id=sheet.id, name=sheet.name, checks=sheet.checks, ranges=ranges_of(sheet.checks), timezone=zone
+            id=sheet.id, name=sheet.name, checks=sheet.checks, ranges=ranges_of(sheet.checks), timezone=zone,
+            needs_modified_time=sheet.needs_modified_time,
         )
         for sheet in config.sheets
     ]
@@ -122,6 +127,10 @@ def run_once(
         new_events = tuple(event for event in state.events if event["run_id"] == run.run_id)
         _notify(config, state, run, clock, messages_to or sys.stdout, lambda: save(state))
         store.close()
+        if config.watchdog.heartbeat_url and report.outcome in GOOD_OUTCOMES:
+            # The external dead-man's switch hears from good runs only; bounded so the run still
+            # ends within budget + 5 s (ping services answer in milliseconds).
+            ping_heartbeat(config.watchdog.heartbeat_url, timeout=RUN_PING_TIMEOUT_SECONDS)
         return RunResult(report=report, new_events=new_events)
     finally:
         lock.release()

@@ -13,6 +13,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
+from typing import Protocol
 
 from . import breaker, events, retry
 from .checks import ValuesStillLoading, evaluate_all, health_of
@@ -34,6 +35,7 @@ class SheetPlan:
     checks: tuple
     ranges: tuple[str, ...]  # every range its checks read, fetched in one batchGet
     timezone: tzinfo
+    needs_modified_time: bool = False  # a freshness check on the file's modifiedTime (one Drive request)
 
 
 @dataclass(frozen=True)
@@ -54,11 +56,14 @@ class RunSettings:
     checkpoint_every: float = 0.0
 
 
-class SheetReader:
-    """What the run needs from the Sheets adapter (monitor.sheets implements it)."""
+class SheetReader(Protocol):
+    """What the run needs from the Sheets adapter (monitor.sheets.GspreadReader implements it)."""
 
-    def read(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float) -> list[dict]:
-        raise NotImplementedError
+    def read(
+        self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float
+    ) -> list[dict]: ...
+
+    def modified_time(self, spreadsheet_id: str, credential: str, timeout: float) -> str: ...
 
 
 @dataclass
@@ -195,6 +200,11 @@ class Run:
             return self._wait((due - now).total_seconds(), usable)
 
         plan = self.plans[task.target]
+        if self._is_muted(plan.id, now):
+            task.status = DONE
+            task.record_attempt(now, "skipped_muted")
+            self.state.health(plan.id).skipped = "muted"
+            return True
         if self._breaker_blocks(plan, now):
             task.status = DONE
             task.record_attempt(now, "skipped_breaker_open")
@@ -221,14 +231,20 @@ class Run:
         self.report.tasks += 1
         self.report.reads_by_credential[credential] = self.report.reads_by_credential.get(credential, 0) + 1
         try:
-            value_ranges = self.reader.read(plan.id, plan.ranges, credential, timeout)
-            results = evaluate_all(
-                plan.checks, dict(zip(plan.ranges, value_ranges, strict=True)), now, plan.timezone
+            value_ranges = self.reader.read(plan.id, plan.ranges, credential, timeout) if plan.ranges else []
+            modified = (
+                self.reader.modified_time(plan.id, credential, timeout) if plan.needs_modified_time else None
             )
+            by_range = dict(zip(plan.ranges, value_ranges, strict=True))
+            results = evaluate_all(plan.checks, by_range, now, plan.timezone, modified_time=modified)
         except SheetReadError as error:
             self._on_failure(rnd, task, plan, credential, error, now, started)
         except ValuesStillLoading:
             error = SheetReadError(ErrorClass.LOADING, None, None, "cells still show Loading...")
+            self._on_failure(rnd, task, plan, credential, error, now, started)
+        except Exception as exc:  # noqa: BLE001 - one odd spreadsheet must never stop the other 699
+            log_event("task_crashed", logging.ERROR, exc_info=True, task_id=task.id, spreadsheet_id=plan.id)
+            error = SheetReadError(ErrorClass.UNCERTAIN, None, None, f"could not evaluate: {exc!r}"[:300])
             self._on_failure(rnd, task, plan, credential, error, now, started)
         else:
             self._on_success(task, plan, results, now, started)
@@ -446,7 +462,7 @@ class Run:
 
     def _round_order(self, now: datetime) -> list[str]:
         """Configured, unmuted spreadsheets, never-checked and longest-unchecked first."""
-        muted = {sid for sid, mute in self.state.mutes.items() if parse_utc(mute["until"]) > now}
+        muted = {sid for sid in self.state.mutes if self._is_muted(sid, now)}
         eligible = [plan_id for plan_id in self.plans if plan_id not in muted]
         for plan_id in muted & set(self.plans):
             self.state.health(plan_id).skipped = "muted"
@@ -455,7 +471,12 @@ class Run:
             record = self.state.sheets.get(plan_id)
             return (record.last_checked_at or "") if record else ""
 
-        return sorted(eligible, key=last_checked)
+        first = set(self.state.flags.pop("retry_first", ()))  # `dlq retry` between rounds (monitor.admin)
+        return sorted(eligible, key=lambda plan_id: (plan_id not in first, last_checked(plan_id)))
+
+    def _is_muted(self, spreadsheet_id: str, now: datetime) -> bool:
+        mute = self.state.mutes.get(spreadsheet_id)
+        return mute is not None and parse_utc(mute["until"]) > now
 
     def _recover_abandoned(self, now: datetime) -> None:
         rnd = self.state.round

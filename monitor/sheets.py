@@ -10,7 +10,8 @@ same function with ``endpoint=None``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
 
 import google.auth.exceptions
@@ -22,6 +23,7 @@ from google.oauth2 import service_account
 from gspread.auth import READONLY_SCOPES
 from gspread.exceptions import APIError
 from gspread.http_client import HTTPClient
+from gspread.urls import DRIVE_FILES_API_V3_URL
 from requests.adapters import HTTPAdapter
 
 from .errors import ErrorClass, SheetReadError, classify
@@ -114,36 +116,61 @@ class GspreadReader:
     def from_credentials(
         cls, credential_files: Iterable[str | os.PathLike], *, endpoint: str | None, timeout: float
     ) -> GspreadReader:
-        return cls({
-            os.fspath(path): build_gspread_client(path, endpoint=endpoint, timeout=timeout)
-            for path in credential_files
-        })
+        return cls(
+            {
+                os.fspath(path): build_gspread_client(path, endpoint=endpoint, timeout=timeout)
+                for path in credential_files
+            }
+        )
 
     def read(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float) -> list[dict]:
         """Every range in one request; raises SheetReadError, never a requests/gspread/google-auth error."""
-        client = self.clients[credential]
-        client.set_timeout(max(timeout, 0.1))  # bounded by the run's remaining budget on every call
-        try:
+        with _classified(timeout):
+            client = self._client(credential, timeout)
             body = client.http_client.values_batch_get(spreadsheet_id, list(ranges), params=dict(READ_PARAMS))
-        except APIError as exc:
-            raise _api_error(exc) from None
-        except requests.Timeout:
-            raise _transient(f"no answer within {timeout:.1f} s") from None
-        except requests.ConnectionError as exc:
-            raise _transient(f"connection failed: {_reason(exc)}") from None
-        except google.auth.exceptions.GoogleAuthError as exc:
-            # The token endpoint refused or failed: every spreadsheet would fail alike, so this must
-            # not dead-letter them one by one; as transient it feeds the whole-API breaker instead.
-            raise _transient(f"token request failed: {_reason(exc)}") from None
-        except ValueError as exc:  # a 200 whose body is not JSON
-            raise SheetReadError(ErrorClass.UNCERTAIN, 200, None, f"unreadable answer: {exc}") from None
-        value_ranges = body.get("valueRanges", [])
+            value_ranges = body["valueRanges"]
         if len(value_ranges) != len(ranges):
             raise SheetReadError(
-                ErrorClass.UNCERTAIN, 200, None,
+                ErrorClass.UNCERTAIN,
+                200,
+                None,
                 f"asked for {len(ranges)} ranges, Google returned {len(value_ranges)}",
             )
         return value_ranges
+
+    def modified_time(self, spreadsheet_id: str, credential: str, timeout: float) -> str:
+        """The file's Drive ``modifiedTime`` (RFC 3339), for freshness checks on the whole file."""
+        params = {"fields": "modifiedTime", "supportsAllDrives": True}
+        with _classified(timeout):
+            client = self._client(credential, timeout)
+            response = client.http_client.request(
+                "get", f"{DRIVE_FILES_API_V3_URL}/{spreadsheet_id}", params=params
+            )
+            return response.json()["modifiedTime"]
+
+    def _client(self, credential: str, timeout: float) -> gspread.Client:
+        client = self.clients[credential]
+        client.set_timeout(max(timeout, 0.1))  # bounded by the run's remaining budget on every call
+        return client
+
+
+@contextmanager
+def _classified(timeout: float) -> Iterator[None]:
+    """Turn whatever gspread, requests or google-auth raise into one classified SheetReadError."""
+    try:
+        yield
+    except APIError as exc:
+        raise _api_error(exc) from None
+    except requests.Timeout:
+        raise _transient(f"no answer within {timeout:.1f} s") from None
+    except requests.ConnectionError as exc:
+        raise _transient(f"connection failed: {_reason(exc)}") from None
+    except google.auth.exceptions.GoogleAuthError as exc:
+        # The token endpoint refused or failed: every spreadsheet would fail alike, so this must
+        # not dead-letter them one by one; as transient it feeds the whole-API breaker instead.
+        raise _transient(f"token request failed: {_reason(exc)}") from None
+    except (ValueError, KeyError) as exc:  # a 200 whose body is not the JSON we asked for
+        raise SheetReadError(ErrorClass.UNCERTAIN, 200, None, f"unreadable answer: {exc!r}"[:300]) from None
 
 
 def _api_error(exc: APIError) -> SheetReadError:
@@ -153,7 +180,7 @@ def _api_error(exc: APIError) -> SheetReadError:
     google_status = exc.error.get("status") if not is_html else None
     message = str(exc.error.get("message", "")) if not is_html else f"HTTP {response.status_code} error page"
     error_class = classify(response.status_code, google_status, is_html, False, False)
-    bad_range = message[len(_BAD_RANGE_PREFIX):] if message.startswith(_BAD_RANGE_PREFIX) else None
+    bad_range = message[len(_BAD_RANGE_PREFIX) :] if message.startswith(_BAD_RANGE_PREFIX) else None
     return SheetReadError(error_class, response.status_code, google_status, message[:500], range=bad_range)
 
 

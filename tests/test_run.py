@@ -270,3 +270,29 @@ def test_a_killed_run_leaves_tasks_that_the_next_run_reclaims(world):
     run = world.run()
     assert events.CRASH_RECOVERED in kinds(run)
     assert {world.state().sheets[sid].health for sid in ids} == {"ok"}
+
+
+def test_a_freshness_check_on_the_file_reads_its_modified_time(world):
+    from monitor.checks import FreshnessCheck
+
+    stale = world.add_sheets(1)[0]
+    payload = {**stock(), "modifiedTime": "2020-01-01T00:00:00Z"}
+    world.sandbox.google.store.put_control(stale, payload)
+    check = FreshnessCheck(source="modified_time", warn="> 2h", fail="> 1d")
+    world.plans[0] = replace(world.plans[0], checks=(check,), ranges=(), needs_modified_time=True)
+    run = world.run()
+    assert run.state.sheets[stale].health == "fail"
+    assert "2020-01-01" in run.state.sheets[stale].findings[0]["message"]
+
+
+def test_a_spreadsheet_muted_during_a_round_is_skipped_not_read(world):
+    quiet, loud = world.add_sheets(2)
+    until = (world.clock.now() + timedelta(hours=1)).isoformat().replace("+00:00", "Z")
+    store = PropertyStore.in_dir(world.state_dir)
+    state = load_state(store.get_properties())
+    state.mutes[quiet] = {"until": until, "reason": "migration"}
+    store.set_properties(dump_state(state))
+    store.close()
+    run = world.run()
+    assert run.state.sheets[quiet].shown == "skipped" and run.state.sheets[quiet].skipped == "muted"
+    assert run.report.tasks == 1 and run.state.sheets[loud].health == "ok"
