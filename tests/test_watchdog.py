@@ -492,3 +492,19 @@ def test_sheet_watchdog_exits_1_when_it_cannot_send_and_2_without_a_token(tmp_pa
     assert code == 1 and "could not be sent" in stderr and TOKEN not in stderr
     code, _, _, stderr = run_cli(config, {})
     assert code == 2 and "TELEGRAM_BOT_TOKEN" in stderr
+
+
+def test_a_good_run_pings_the_heartbeat_url(tmp_path, pings):
+    from monitor.compose import run_once
+    from monitor.config import load_config
+
+    config_path = tmp_path / "monitor.toml"
+    config_path.write_text(
+        '[run]\nstate_dir = "state"\n[google]\ncredentials = ["sa.json"]\n'
+        f'[watchdog]\nheartbeat_url = "{pings.url}"\n'
+    )
+    config = load_config(config_path, {}, require_secrets=False)
+    # No spreadsheets configured: the run has nothing to do, which is a good outcome.
+    result = run_once(config, reader_factory=lambda config, timeout: None, messages_to=io.StringIO())
+    assert result.report.outcome == "nothing_to_do"
+    assert pings.paths == ["/ping/3f1c"]
