@@ -18,6 +18,7 @@ from .config import Config, ConfigError, load_config, resolve_config_path
 from .logs import configure_logging
 from .sandbox.cli import sandbox
 from .store import StateError
+from .watchdog_cli import watchdog_command
 
 EXIT_OPERATIONAL, EXIT_USAGE = 1, 2
 
@@ -105,29 +106,11 @@ def demo(sheets: int, budget: float, seed: int) -> None:
     run_demo(sheets=sheets, budget_seconds=budget, seed=seed, out=sys.stdout)
 
 
-@click.command("watchdog", context_settings={"help_option_names": ["-h", "--help"]})
-@config_option
-def watchdog_command(config_path: Path | None) -> None:
-    """One watchdog pass: alert when runs stop, hang or keep failing, or the state is unusable.
-
-    Exit 0 when the pass did its job (also when it alerted), 1 when messages it owes could not be
-    sent or its own file cannot be written, 2 for configuration errors.
-    """
-    from .watchdog_cli import run_watchdog
-
-    sys.exit(run_watchdog(config_path, sys.stdout))
-
-
-cli.add_command(watchdog_command)
+cli.add_command(watchdog_command)  # sheet-watchdog's own entry point is monitor.watchdog_cli:main
 
 
 def main() -> None:
     cli()
-
-
-def watchdog_main() -> None:
-    """The ``sheet-watchdog`` console script: the same command as ``sheet-monitor watchdog``."""
-    watchdog_command(prog_name="sheet-watchdog")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
-"""The watchdog's composition root, behind ``sheet-watchdog`` and ``sheet-monitor watchdog``.
+"""The watchdog's command and composition root: ``sheet-watchdog`` (``main``) and, registered by
+``monitor.cli``, ``sheet-monitor watchdog``.
 
 Part of the CLI layer: it loads the config, wires the pass and turns outcomes into exit codes and
-lines on stderr. It imports nothing of the Google stack (gspread, google-auth), on purpose: the
-watchdog must keep working when that is what broke. A test runs it in a fresh interpreter and
+lines on stderr. The console script enters here rather than through ``monitor.cli`` so that its
+imports stay the watchdog's own: nothing of the Google stack (gspread, google-auth), on purpose, as
+the watchdog must keep working when that is what broke. A test runs it in a fresh interpreter and
 checks.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 from pathlib import Path
 from typing import IO
 
@@ -78,3 +81,25 @@ def run_watchdog(config_path: Path | None, stream: IO[str], clock: object | None
         )
         return EXIT_OPERATIONAL
     return EXIT_OK
+
+
+@click.command("watchdog", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Config file (default: $SHEET_MONITOR_CONFIG, else ./monitor.toml).",
+)
+def watchdog_command(config_path: Path | None) -> None:
+    """One watchdog pass: alert when runs stop, hang or keep failing, or the state is unusable.
+
+    Exit 0 when the pass did its job (also when it alerted), 1 when messages it owes could not be
+    sent or its own file cannot be written, 2 for configuration errors.
+    """
+    sys.exit(run_watchdog(config_path, sys.stdout))
+
+
+def main() -> None:
+    """The ``sheet-watchdog`` console script."""
+    watchdog_command(prog_name="sheet-watchdog")

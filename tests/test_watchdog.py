@@ -431,7 +431,7 @@ def test_a_failing_ping_is_logged_never_raised(pings, caplog):
 
 _RUN_CLI = textwrap.dedent("""
     import json, sys
-    from monitor.cli import watchdog_command
+    from monitor.watchdog_cli import watchdog_command  # what the sheet-watchdog script runs
     try:
         watchdog_command.main(args=sys.argv[1:], prog_name="sheet-watchdog", standalone_mode=False)
         code = 0
@@ -508,3 +508,10 @@ def test_a_good_run_pings_the_heartbeat_url(tmp_path, pings):
     result = run_once(config, reader_factory=lambda config, timeout: None, messages_to=io.StringIO())
     assert result.report.outcome == "nothing_to_do"
     assert pings.paths == ["/ping/3f1c"]
+
+
+def test_sheet_monitor_watchdog_is_the_same_command():
+    from monitor.cli import cli
+    from monitor.watchdog_cli import watchdog_command
+
+    assert cli.commands["watchdog"] is watchdog_command
