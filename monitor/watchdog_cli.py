@@ -32,8 +32,8 @@ EXIT_OK, EXIT_OPERATIONAL, EXIT_USAGE = 0, 1, 2
 
 def load_watchdog_config(config_path: Path | None) -> Config:
     """The config as the watchdog needs it: Google credentials are irrelevant (not opened), but a
-    configured chat without a token is an error, because sending is the watchdog's whole job.
-    Raises ``ConfigError``."""
+    chat without a token, or a token without a chat, is an error, because sending is the watchdog's
+    whole job (docs/configuration.md). Raises ``ConfigError`` or ``click.UsageError``."""
     path = resolve_config_path(config_path, os.environ)
     config = load_config(path, os.environ, require_secrets=False)
     telegram = config.telegram
@@ -42,6 +42,11 @@ def load_watchdog_config(config_path: Path | None) -> Config:
             f"{path}: telegram.chat_id is set but neither {TOKEN_ENV} nor {TOKEN_FILE_ENV} gives a "
             f"readable token\n  fix: export one of them in cron's environment (cron does not read "
             f"your shell profile), or remove chat_id to have the watchdog print its messages"
+        )
+    if telegram.bot_token is not None and not telegram.chat_id:
+        raise click.UsageError(
+            f"{path}: {TOKEN_ENV} is set but there is no chat to send to\n  fix: add chat_id = "
+            f"\"-100...\" under [telegram], or unset the token to have the watchdog print its messages"
         )
     return config
 

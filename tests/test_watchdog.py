@@ -492,6 +492,8 @@ def test_sheet_watchdog_exits_1_when_it_cannot_send_and_2_without_a_token(tmp_pa
     assert code == 1 and "could not be sent" in stderr and TOKEN not in stderr
     code, _, _, stderr = run_cli(config, {})
     assert code == 2 and "TELEGRAM_BOT_TOKEN" in stderr
+    code, _, _, stderr = run_cli(write_config(tmp_path, None), {"TELEGRAM_BOT_TOKEN": TOKEN})
+    assert code == 2 and "no chat to send to" in stderr and TOKEN not in stderr
 
 
 def test_a_good_run_pings_the_heartbeat_url(tmp_path, pings):
