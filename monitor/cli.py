@@ -14,6 +14,8 @@ from pathlib import Path
 
 import click
 
+from .cli_admin import COMMANDS as ADMIN_COMMANDS
+from .cli_check import COMMANDS as CHECK_COMMANDS
 from .config import Config, ConfigError, load_config, resolve_config_path
 from .logs import configure_logging
 from .sandbox.cli import sandbox
@@ -38,6 +40,8 @@ def cli() -> None:
 
 
 cli.add_command(sandbox)
+for _command in (*ADMIN_COMMANDS, *CHECK_COMMANDS):  # status, sheets, dlq, breakers, mute, unmute, check*
+    cli.add_command(_command)
 
 
 def _load(config_path: Path | None) -> Config:
