@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import IO
 
+import httpx
+
 from . import outbox
 from .alerts import AlertSettings
 from .checks import ranges_of
@@ -49,7 +51,11 @@ def plans_of(config: Config) -> list[SheetPlan]:
     zone = config.alerts.tzinfo
     return [
         SheetPlan(
-            id=sheet.id, name=sheet.name, checks=sheet.checks, ranges=ranges_of(sheet.checks), timezone=zone,
+            id=sheet.id,
+            name=sheet.name,
+            checks=sheet.checks,
+            ranges=ranges_of(sheet.checks),
+            timezone=zone,
             needs_modified_time=sheet.needs_modified_time,
         )
         for sheet in config.sheets
@@ -143,8 +149,12 @@ def _notify(config: Config, state: RunnerState, run: Run, clock, stream: IO[str]
     # in the budget can pace, and leave the rest in the outbox for the next run.
     seconds_left = run.deadline - clock.monotonic()
     send_budget = max(1, min(outbox.DEFAULT_SEND_BUDGET, int(seconds_left) + 2))
+    # A hanging Telegram must not hold the run past its budget: its requests get what is left.
+    client = httpx.Client(timeout=max(1.0, min(10.0, seconds_left)))
     try:
-        sender = outbox.sender_for(config.telegram, outbox.outbox_of(state), stream, clock=clock)
+        sender = outbox.sender_for(
+            config.telegram, outbox.outbox_of(state), stream, clock=clock, client=client
+        )
         outbox.notify(
             state,
             AlertSettings.from_config(config.alerts),
@@ -156,6 +166,8 @@ def _notify(config: Config, state: RunnerState, run: Run, clock, stream: IO[str]
         )
     except Exception:  # noqa: BLE001 - see the docstring
         log_event("notify_failed", logging.ERROR, exc_info=True)
+    finally:
+        client.close()
 
 
 def _gspread_reader(config: Config, timeout: float) -> SheetReader:
