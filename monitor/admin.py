@@ -183,7 +183,7 @@ def dlq_list(state: RunnerState, now: datetime) -> list[dict[str, Any]]:
         rows.append({
             "id": entry.id,
             "name": entry.name,
-            "error_class": error.get("class"),
+            "error_class": _error_class(error),
             "http_status": error.get("http_status"),
             "message": error.get("message"),
             "range": error.get("range"),
@@ -201,7 +201,12 @@ def dlq_show(state: RunnerState, spreadsheet_id: str) -> dict[str, Any]:
     entry = state.dlq.get(spreadsheet_id)
     if entry is None:
         raise AdminError(_not_in_dlq(spreadsheet_id))
-    return asdict(entry)
+    return {**asdict(entry), "error_class": _error_class(entry.last_error or {})}
+
+
+def _error_class(error: dict) -> str | None:
+    # The adapter's errors say "error_class"; a poisoned task's (monitor.tasks) says "class".
+    return error.get("error_class") or error.get("class")
 
 
 def _not_in_dlq(spreadsheet_id: str) -> str:

@@ -129,8 +129,10 @@ def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
         fields.append(("health", ", ".join(f"{name} {count}" for name, count in health.items() if count)))
     breakers = report["open_breakers"]
     outbox = f"{report['outbox_size']} messages waiting"
-    if report["outbox_halted"]:
-        outbox += f"; delivery halted: {report['outbox_halted'].get('reason', report['outbox_halted'])}"
+    halted = report["outbox_halted"]
+    if halted:
+        outbox += (f"; Telegram refuses the chat since {short_time(halted.get('at'))}: "
+                   f"{halted.get('status')} {halted.get('description')}")
     quota = report["quota_last_run"]
     per_credential = ", ".join(f"{Path(name).name} {count}" for name, count in quota["by_credential"].items())
     fields += [
@@ -178,7 +180,7 @@ def sheets(config_path: Path | None, status_filter: str | None, as_json: bool) -
 
 def _shown(row: dict) -> str:
     if row["shown"] == admin.MUTED:
-        return f"muted until {short_time(row['muted_until'])}"
+        return f"muted until {short_time(row['muted_until'])} ({row['mute_reason']})"
     if row["shown"] == "skipped":
         return f"skipped ({row['skipped']}; was {row['health']})"
     return row["shown"] + (" (DLQ)" if row["in_dlq"] else "")
@@ -237,8 +239,8 @@ def dlq_show(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> No
     echo_fields([
         ("spreadsheet", f"{entry['name']} ({entry['id']})"),
         ("url", f"https://docs.google.com/spreadsheets/d/{entry['id']}"),
-        ("error", f"{_error({'error_class': error.get('class'), 'http_status': error.get('http_status')})}"
-                  f" {error.get('google_status') or ''}".rstrip()),
+        ("error", f"{_error({**error, 'error_class': entry['error_class']})} "
+                  f"{error.get('google_status') or ''}".rstrip()),
         ("message", error.get("message")),
         ("range", error.get("range")),
         ("first failed", when(entry["first_failed_at"], now)),

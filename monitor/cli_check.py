@@ -93,8 +93,8 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     except SheetReadError as error:
         _read_failed(sheet, error.to_dict(), spent, as_json)
     except ValuesStillLoading:
-        _read_failed(sheet, {"class": "loading", "message": "cells still show Loading...; try again in a "
-                                                             "minute"}, spent, as_json)
+        loading = {"error_class": "loading", "message": "cells still show Loading...; try again in a minute"}
+        _read_failed(sheet, loading, spent, as_json)
     health = max((r.status for r in results), key=("ok", "warn", "fail").index, default="ok")
     if as_json:
         emit_json({"id": sheet.id, "name": sheet.name, "checked_at": format_utc(now), "health": health,
@@ -131,7 +131,7 @@ def _read_failed(sheet, error: dict, spent: dict, as_json: bool) -> None:
                    "quota_spent": spent})
     else:
         status = f" (HTTP {error['http_status']})" if error.get("http_status") else ""
-        click.echo(f"{sheet.name} ({sheet.id}): could not be read: {error.get('class')}{status}: "
+        click.echo(f"{sheet.name} ({sheet.id}): could not be read: {error.get('error_class')}{status}: "
                    f"{error.get('message')}")
     raise SystemExit(EXIT_OPERATIONAL)
 

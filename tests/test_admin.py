@@ -30,7 +30,7 @@ SHEETS = [Sheet("s1", "Store 1"), Sheet("s2", "Store 2"), Sheet("s3", "Store 3")
 
 
 def dead_letter(state: RunnerState, sid: str, at: datetime, status: int = 403) -> None:
-    error = {"class": "permanent", "http_status": status, "google_status": "PERMISSION_DENIED",
+    error = {"error_class": "permanent", "http_status": status, "google_status": "PERMISSION_DENIED",
              "message": "The caller does not have permission"}
     state.dlq.record(sid, f"Store {sid[1:]}", {"id": f"t-{sid}", "history": []}, error, at)
 
@@ -137,6 +137,14 @@ def test_dlq_list_shows_the_latest_failure_first_with_its_error():
     rows = admin.dlq_list(state, NOW)
     assert [r["id"] for r in rows] == ["s2", "s1"]
     assert rows[0]["http_status"] == 404 and rows[0]["error_class"] == "permanent"
+
+
+def test_dlq_list_names_the_class_of_a_poisoned_task_too():
+    state = RunnerState()
+    poison = {"class": "poison", "message": "the run was killed 3 times while checking it"}
+    state.dlq.record("s1", "Store 1", {"id": "t"}, poison, NOW)
+    assert admin.dlq_list(state, NOW)[0]["error_class"] == "poison"
+    assert admin.dlq_show(state, "s1")["error_class"] == "poison"
 
 
 def test_dlq_retry_requeues_the_task_in_a_round_the_next_run_continues():
