@@ -170,6 +170,22 @@ def render(cell: object, value_option: str, date_option: str = SERIAL_NUMBER) ->
     return general_format(cell) if formatted else json_number(cell)
 
 
+# Cells rendered as themselves under UNFORMATTED_VALUE: most of a typical sheet. (A float is not
+# among them: 2.0 must go out as 2.)
+_AS_THEMSELVES = frozenset({str, int, bool})
+
+
+def render_cells(cells, value_option: str, date_option: str = SERIAL_NUMBER) -> list:
+    """``[render(c, value_option, date_option) for c in cells]``, faster.
+
+    Reads render thousands of cells per request; under UNFORMATTED_VALUE most of them are text,
+    integers and booleans that go out unchanged, so only the others pay for ``render``'s dispatch.
+    """
+    if value_option != UNFORMATTED_VALUE:
+        return [render(c, value_option, date_option) for c in cells]
+    return [c if type(c) in _AS_THEMSELVES else render(c, value_option, date_option) for c in cells]
+
+
 def number_of(cell: object) -> float | None:
     """The numeric value of a cell for arithmetic, or None when it is not a number."""
     if isinstance(cell, Formula):

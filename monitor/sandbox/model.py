@@ -35,10 +35,10 @@ from .cells import (
     date_to_serial,
     datetime_to_serial,
     raw_cell,
-    render,
     serial_to_datetime,
     user_entered_cell,
 )
+from .rendered_rows import RenderedRows
 
 DEFAULT_ROWS = 1000
 DEFAULT_COLS = 26
@@ -229,13 +229,16 @@ class Spreadsheet:
         value_option: str = "FORMATTED_VALUE",
         date_option: str = SERIAL_NUMBER,
         major: str = "ROWS",
+        rendered: RenderedRows | None = None,
     ) -> dict:
-        """A ValueRange: ``range`` and ``majorDimension`` always, ``values`` only if not empty."""
+        """A ValueRange: ``range`` and ``majorDimension`` always, ``values`` only if not empty.
+
+        ``rendered`` (the store's) saves rendering shared rows again; results are the same without.
+        """
         tab, r = self.resolve(text)
-        grid: list[list] = []
-        for row in range(r.start_row, min(r.end_row, len(tab.rows)) + 1):
-            cells = tab.rows[row - 1][r.start_col - 1 : r.end_col]
-            grid.append([render(c, value_option, date_option) for c in cells])
+        table = (rendered or RenderedRows(limit=0)).table(value_option, date_option)
+        rows, start, stop = tab.rows, r.start_col - 1, r.end_col
+        grid = [table.cells(rows[i], start, stop) for i in range(r.start_row - 1, min(r.end_row, len(rows)))]
         if major == "COLUMNS":
             width = max((len(cells) for cells in grid), default=0)
             grid = [[cells[i] if i < len(cells) else "" for cells in grid] for i in range(width)]
@@ -475,6 +478,7 @@ class SpreadsheetStore:
         self._random = random.Random(seed)
         self._sheets: dict[str, Spreadsheet] = {}
         self._rows: dict[tuple, tuple] = {}  # shared read-only rows, see _shared
+        self.rendered = RenderedRows()  # their rendered forms, for reads (see rendered_rows.py)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -506,6 +510,7 @@ class SpreadsheetStore:
         with self.lock:
             self._sheets.clear()
             self._rows.clear()
+            self.rendered.clear()
 
     def touch(self, spreadsheet: Spreadsheet) -> None:
         """Record a change: Drive's modifiedTime moves on every write."""

@@ -220,7 +220,8 @@ def get_values(sandbox, request: Request, route) -> Response:
     """GET .../values/{range}: a ValueRange."""
     spreadsheet = _spreadsheet(sandbox, route)
     value, dates, major = _render_options(request)
-    return Response.json(200, spreadsheet.read(route.params["range"], value, dates, major))
+    return Response.json(200, spreadsheet.read(route.params["range"], value, dates, major,
+                                               sandbox.store.rendered))
 
 
 @_answer
@@ -231,7 +232,8 @@ def batch_get_values(sandbox, request: Request, route) -> Response:
     ranges = request.query.get("ranges", [])
     body: dict = {"spreadsheetId": spreadsheet.id}
     if ranges:
-        body["valueRanges"] = [spreadsheet.read(text, value, dates, major) for text in ranges]
+        rendered = sandbox.store.rendered
+        body["valueRanges"] = [spreadsheet.read(text, value, dates, major, rendered) for text in ranges]
     return Response.json(200, body)
 
 
@@ -244,7 +246,8 @@ def _write(sandbox, spreadsheet: Spreadsheet, text: str, value_range: dict, opti
     if str(request_options.get("includeValuesInResponse", "")).lower() == "true":
         value, dates, _ = _render_options(_Options(request_options, "responseValueRenderOption",
                                                    "responseDateTimeRenderOption"))
-        out["updatedData"] = spreadsheet.read(result.range_text, value, dates, major)
+        out["updatedData"] = spreadsheet.read(result.range_text, value, dates, major,
+                                              sandbox.store.rendered)
     return out
 
 

@@ -1,0 +1,74 @@
+"""Rendered forms of read-only rows, so a row read again and again is rendered once per option.
+
+The monitor reads every spreadsheet with one batchGet of ~5 ranges over the same few hundred rows,
+round after round; rendering each cell for each range was most of a read's cost. The store's shared
+rows (see model.py) are tuples of cells that never change once built: ``Formatted``, ``ErrorValue``,
+text, numbers, booleans, None. Their rendering under given render options is therefore fixed, and
+is kept here by the row's identity. A tuple holding a ``Formula`` is not cached (its value is
+recomputed in place); rows held as lists (a tab's own, writable rows) are never cached.
+
+Each entry holds a reference to its row, so an id cannot be reused while its entry lives. The table
+of one render-option pair is dropped whole when it reaches ``limit`` entries: rows of deleted
+spreadsheets must not stay alive forever, and a refill costs one render per row. A limit of 0
+caches nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from .cells import Formula, render, render_cells
+
+DEFAULT_LIMIT = 200_000  # a 5,000-spreadsheet dataset shares ~25,000 distinct rows
+
+
+class RenderedRows:
+    """Per pair of render options, a ``RenderTable``; thread-safe, owned by the store."""
+
+    def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
+        self.limit = limit
+        self._tables: dict[tuple[str, str], dict[int, tuple[tuple, list]]] = {}
+        self._lock = threading.Lock()
+
+    def table(self, value_option: str, date_option: str) -> RenderTable:
+        """The cache for one pair of render options; fetch it once per range, not once per row."""
+        with self._lock:
+            entries = self._tables.setdefault((value_option, date_option), {})
+        return RenderTable(entries, value_option, date_option, self.limit, self._lock)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._tables.clear()
+
+    def size(self) -> int:
+        """Rows held, over every pair of options."""
+        with self._lock:
+            return sum(len(entries) for entries in self._tables.values())
+
+
+class RenderTable:
+    __slots__ = ("_entries", "_value_option", "_date_option", "_limit", "_lock")
+
+    def __init__(self, entries: dict, value_option: str, date_option: str, limit: int,
+                 lock: threading.Lock) -> None:
+        self._entries = entries
+        self._value_option = value_option
+        self._date_option = date_option
+        self._limit = limit
+        self._lock = lock
+
+    def cells(self, row: Sequence[object], start: int, stop: int) -> list:
+        """``row[start:stop]`` rendered, as a new list the caller may change."""
+        if type(row) is not tuple:
+            return render_cells(row[start:stop], self._value_option, self._date_option)
+        entry = self._entries.get(id(row))
+        if entry is not None and entry[0] is row:
+            return entry[1][start:stop]
+        rendered = [render(c, self._value_option, self._date_option) for c in row]
+        if self._limit and not any(isinstance(c, Formula) for c in row):
+            with self._lock:
+                if len(self._entries) >= self._limit:
+                    self._entries.clear()
+                self._entries[id(row)] = (row, rendered)
+        return rendered[start:stop]
