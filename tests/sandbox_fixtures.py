@@ -1,0 +1,139 @@
+"""A generated dataset served by an in-process sandbox, with a monitor config for it.
+
+Shared by the robustness tests: ``served_dataset`` starts the fake Google API on 127.0.0.1, loads a
+generated dataset into it (optionally without its injected faults, or with its latencies scaled
+down), writes service-account files and a monitor config next to each other, and hands back what a
+test needs to start runs in-process (``run_once``) or as ``python -m monitor.cli run`` subprocesses.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from monitor.sandbox import dataset as datasets
+from monitor.sandbox.server import SandboxHandle, running_sandbox
+from monitor.state import RunnerState, load_state
+from monitor.store import STATE_FILE_NAME, PropertyStore
+
+# Variables that would point a subprocess at another config or a real Telegram bot.
+_FOREIGN_ENV = ("SHEET_MONITOR_CONFIG", "TELEGRAM_BOT_TOKEN", "TELEGRAM_BOT_TOKEN_FILE")
+
+
+@dataclass
+class ServedDataset:
+    sandbox: SandboxHandle
+    dataset: datasets.Dataset
+    config_path: Path
+
+    @property
+    def folder(self) -> Path:
+        return self.config_path.parent
+
+    @property
+    def state_dir(self) -> Path:
+        return self.folder / "state"  # write_config's default, relative to the config
+
+    @property
+    def state_file(self) -> Path:
+        return self.state_dir / STATE_FILE_NAME
+
+    @property
+    def ids(self) -> list[str]:
+        return [entry.id for entry in self.dataset.sheets]
+
+    def state(self) -> RunnerState:
+        """The saved state, opened the way the watchdog opens it (read-only, no restore)."""
+        store = PropertyStore.in_dir(self.state_dir, read_only=True)
+        try:
+            return load_state(store.get_properties())
+        finally:
+            store.close()
+
+    def fault(self, **spec) -> None:
+        self.sandbox.google.faults.add(spec)
+
+    def run_argv(self, *extra: str) -> list[str]:
+        return [sys.executable, "-m", "monitor.cli", "run", "--config", str(self.config_path), *extra]
+
+    def start_run(self, *extra: str) -> subprocess.Popen:
+        """``sheet-monitor run`` as a child process; stdout and stderr are pipes (text)."""
+        return subprocess.Popen(
+            self.run_argv(*extra),
+            cwd=self.folder,
+            env=clean_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def run_cli(self, *extra: str, timeout: float = 30) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            self.run_argv(*extra), cwd=self.folder, env=clean_env(), capture_output=True, text=True,
+            timeout=timeout,
+        )
+
+
+def clean_env() -> dict[str, str]:
+    return {key: value for key, value in os.environ.items() if key not in _FOREIGN_ENV}
+
+
+@contextmanager
+def served_dataset(
+    folder: Path,
+    count: int,
+    *,
+    seed: int = 0,
+    clock=None,
+    faults: bool = True,
+    latency_scale: float = 1.0,
+    read_per_user: int = 60,
+    read_per_project: int = 300,
+    config_read_per_user: int | None = None,
+    config_read_per_project: int | None = None,
+    request_timeout: str | None = None,
+    run_section: dict[str, str] | None = None,
+) -> Iterator[ServedDataset]:
+    """Serve ``generate(count, seed)`` and write ``folder/monitor.toml`` (state in ``folder/state``).
+
+    ``faults=False`` drops the dataset's injected faults (missing spreadsheets still answer 404 and
+    renamed tabs 400, since those are data, not faults). ``latency_scale`` multiplies the "slow"
+    spreadsheets' latencies. The config paces at ``config_read_per_*`` (default: the sandbox's quota);
+    ``run_section`` adds duration keys to its ``[run]`` table, e.g. ``{"round_interval": "1h"}``.
+    """
+    kwargs = {"clock": clock} if clock is not None else {}
+    with running_sandbox(
+        read_per_user=read_per_user, read_per_project=read_per_project, telegram=False, **kwargs
+    ) as sandbox:
+        data = datasets.generate(count, seed, now=sandbox.clock.now())
+        if not faults:
+            data.faults = []
+        else:
+            data.faults = [_scaled(spec, latency_scale) for spec in data.faults]
+        datasets.apply(data, sandbox.google)
+        credentials = sandbox.write_credentials(folder / "secrets", 1)
+        config_path = datasets.write_config(
+            data,
+            folder / "monitor.toml",
+            credentials=credentials,
+            endpoint=sandbox.base_url,
+            read_per_user=config_read_per_user or read_per_user,
+            read_per_project=config_read_per_project or read_per_project,
+            request_timeout=request_timeout,
+        )
+        if run_section:
+            extra = "".join(f'\n{key} = "{value}"' for key, value in run_section.items())
+            text = config_path.read_text(encoding="utf-8")
+            config_path.write_text(text.replace("[run]", "[run]" + extra, 1), encoding="utf-8")
+        yield ServedDataset(sandbox, data, config_path)
+
+
+def _scaled(spec: dict, scale: float) -> dict:
+    if not spec.get("latency_ms"):
+        return spec
+    return {**spec, "latency_ms": int(spec["latency_ms"] * scale)}
