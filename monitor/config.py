@@ -327,7 +327,9 @@ class GoogleConfig(_Section):
     def _resolve_credentials(cls, value: object, info: ValidationInfo) -> tuple[Path, ...]:
         if isinstance(value, str):
             value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        # A tuple is the field's own default (no [google] table): validated too, it must pass here
+        # so that the "at least one credential" check can say what is really missing.
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v for v in value):
             raise _Invalid("credentials must be a list of file paths",
                            'write credentials = ["secrets/sa-1.json", "secrets/sa-2.json"]')
         return tuple(_relative_to_config(v, info) for v in value)

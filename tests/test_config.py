@@ -533,3 +533,12 @@ def test_docs_list_every_key_with_its_default() -> None:
         value = default.value
         shown = "" if value is None else json.dumps(value)
         assert f"| `{leaf}` | `{shown}` |" in docs or (value is None and f"| `{leaf}` |" in docs), key
+
+
+def test_a_config_without_a_google_table_says_credentials_are_missing(tmp_path):
+    path = tmp_path / "monitor.toml"
+    path.write_text('[run]\nbudget = "4m"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, {})
+    assert "no service-account credentials configured" in str(caught.value)
+    assert "must be a list" not in str(caught.value)
