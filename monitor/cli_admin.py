@@ -85,15 +85,13 @@ def status(config_path: Path | None, as_json: bool) -> None:
     state = read_state(config)
     now = _clock.now()
     path = str(state_file(config))
-    if state is None:
-        if as_json:
-            emit_json({"state_file": path, "has_run": False})
-        else:
-            click.echo(f"No run yet: there is no state file at {path}. Start one with `sheet-monitor run`.")
+    if state is None and not as_json:
+        click.echo(f"No run yet: there is no state file at {path}. Start one with `sheet-monitor run`.")
         return
-    report = admin.status_report(state, now, config.sheets)
+    # Without a state the JSON keeps its whole shape (empty queue, no run), so scripts need no branch.
+    report = admin.status_report(state or RunnerState(), now, config.sheets)
     if as_json:
-        emit_json({"state_file": path, "has_run": True, **report})
+        emit_json({"state_file": path, "has_run": state is not None, **report})
         return
     echo_fields(_status_fields(report, now, path))
 
@@ -175,7 +173,7 @@ def sheets(config_path: Path | None, status_filter: str | None, as_json: bool) -
         for row in rows
     ]
     echo_table(("name", "id", "health", "since", "last checked", "findings"), table, status_column=2,
-               empty="no spreadsheets" + (f" shown as {status_filter}" if status_filter else ""))
+               uncut=(1,), empty="no spreadsheets" + (f" shown as {status_filter}" if status_filter else ""))
 
 
 def _shown(row: dict) -> str:
@@ -212,7 +210,7 @@ def dlq_list(config_path: Path | None, as_json: bool) -> None:
          short_time(row["last_failed_at"]), row["occurrences"])
         for row in rows
     ]
-    echo_table(("name", "id", "error", "message", "first failed", "last failed", "times"), table,
+    echo_table(("name", "id", "error", "message", "first failed", "last failed", "times"), table, uncut=(1,),
                empty="The dead-letter queue is empty.")
 
 
@@ -318,11 +316,15 @@ def dlq_purge(config_path: Path | None, as_json: bool, wait: float, spreadsheet_
 
 
 @click.group(invoke_without_command=True)
+@config_option
+@json_option
 @click.pass_context
-def breakers(ctx: click.Context) -> None:
-    """Per-spreadsheet circuit breakers (`breakers` alone lists them)."""
+def breakers(ctx: click.Context, config_path: Path | None, as_json: bool) -> None:
+    """Per-spreadsheet circuit breakers (`breakers` alone lists them, like `breakers list`)."""
     if ctx.invoked_subcommand is None:
-        ctx.invoke(breakers_list)
+        ctx.invoke(breakers_list, config_path=config_path, as_json=as_json)
+    elif config_path is not None:
+        ctx.default_map = {name: {"config_path": config_path} for name in ("list", "reset")}
 
 
 @breakers.command("list")
@@ -345,7 +347,7 @@ def breakers_list(config_path: Path | None = None, as_json: bool = False) -> Non
         for row in rows
     ]
     echo_table(("name", "id", "state", "failures", "opened", "cooldown", "next probe"), table,
-               status_column=2, empty="No breakers: every spreadsheet's breaker is closed.")
+               status_column=2, uncut=(1,), empty="No breakers: every spreadsheet's breaker is closed.")
 
 
 def format_duration_seconds(seconds: float | None) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from . import admin
-from .checks import ValuesStillLoading, evaluate_all, ranges_of
+from .checks import ValuesStillLoading, evaluate_all, health_of, ranges_of
 from .cli_output import config_option, echo_fields, echo_table, emit_json, fail, json_option, styled_status
 from .cli_state import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, load_state_file
 from .clock import SystemClock
@@ -71,7 +71,8 @@ def _runs(plan: dict[str, Any], config) -> str:
 @click.argument("spreadsheet_id", metavar="ID")
 def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     """Read one spreadsheet now and print each check's result and the cells involved. Changes no
-    queue, breaker or health state; spends one read of Google quota."""
+    queue, breaker or health state; spends one read of Google quota (plus one Drive read for a
+    freshness check on the file's modified time)."""
     configure_logging(level=logging.WARNING)
     config = load_or_exit(config_path, require_secrets=True)
     sheet = config.sheets_by_id.get(spreadsheet_id)
@@ -85,17 +86,21 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     endpoint = str(config.google.api_endpoint).rstrip("/") if config.google.api_endpoint else None
     reader = GspreadReader.from_credentials([credential], endpoint=endpoint, timeout=timeout)
     now = _clock.now()
-    spent = {"reads": 1, "credential": credential}
+    # Sheets reads count against the quota the runs pace; a Drive read (freshness on the file's
+    # modified time) counts against Drive's own quota.
+    spent = {"reads": 1 if ranges else 0, "drive_reads": 1 if sheet.needs_modified_time else 0,
+             "credential": credential}
     try:
         value_ranges = reader.read(sheet.id, ranges, credential, timeout) if ranges else []
+        modified = reader.modified_time(sheet.id, credential, timeout) if sheet.needs_modified_time else None
         results = evaluate_all(sheet.checks, dict(zip(ranges, value_ranges, strict=True)), now,
-                               config.alerts.tzinfo)
+                               config.alerts.tzinfo, modified_time=modified)
     except SheetReadError as error:
         _read_failed(sheet, error.to_dict(), spent, as_json)
     except ValuesStillLoading:
         loading = {"error_class": "loading", "message": "cells still show Loading...; try again in a minute"}
         _read_failed(sheet, loading, spent, as_json)
-    health = max((r.status for r in results), key=("ok", "warn", "fail").index, default="ok")
+    health = health_of(results)
     if as_json:
         emit_json({"id": sheet.id, "name": sheet.name, "checked_at": format_utc(now), "health": health,
                    "results": [r.to_dict() for r in results], "quota_spent": spent})
@@ -104,7 +109,8 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     echo_table(("check", "status", "message", "cells"),
                [(r.check_name, r.status, r.message, ", ".join(r.cells)) for r in results],
                status_column=1, empty="(no checks configured)")
-    click.echo(f"\nOne read of {Path(credential).name}'s quota spent; nothing was recorded.", err=True)
+    drive = " and one Drive read" if spent["drive_reads"] else ""
+    click.echo(f"\nSpent one read of {Path(credential).name}'s quota{drive}; nothing was recorded.", err=True)
 
 
 def _credential(config) -> str:

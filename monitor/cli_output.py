@@ -64,28 +64,35 @@ def render_table(
     *,
     width: int | None = None,
     status_column: int | None = None,
+    uncut: Sequence[int] = (),
 ) -> list[str]:
-    """Lines of an aligned table; with ``width``, the widest columns are cut (with "…") to fit it.
+    """Lines of an aligned table; with ``width``, the widest columns are cut (with "…") to fit it,
+    except those in ``uncut`` (ids, which are only useful whole).
 
     Values in ``status_column`` are coloured by what they start with (ok green, fail red, ...).
     """
     cells = [[_text(value) for value in row] for row in rows]
     widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]
     if width is not None:
-        _shrink(widths, width - 2 * (len(headers) - 1))
+        _shrink(widths, width - 2 * (len(headers) - 1), set(uncut))
     lines = [_line(headers, widths, None, bold=True)]
     lines += [_line(row, widths, status_column) for row in cells]
     return lines
 
 
-def _shrink(widths: list[int], room: int) -> None:
+def _shrink(widths: list[int], room: int, uncut: set[int]) -> None:
+    """Narrow the widest cuttable column, step by step, until the table fits ``room`` or nothing
+    is left to cut (then the terminal wraps: better than losing every column)."""
     over = sum(widths) - room
-    while over > 0:
-        widest = max(range(len(widths)), key=widths.__getitem__)
+    cuttable = [i for i in range(len(widths)) if i not in uncut]
+    while over > 0 and cuttable:
+        widest = max(cuttable, key=widths.__getitem__)
         if widths[widest] <= _MIN_SHRUNK:
-            return  # cannot fit: better wrap in the terminal than lose every column
-        cut = min(over, widths[widest] - _MIN_SHRUNK,
-                  max(1, widths[widest] - sorted(widths)[-2]) if len(widths) > 1 else over)
+            return
+        others = [widths[i] for i in cuttable if i != widest]
+        # Down to the next widest column at most, so that wide columns share the cut.
+        step = widths[widest] - max(others) if others and max(others) < widths[widest] else 1
+        cut = min(over, widths[widest] - _MIN_SHRUNK, step)
         widths[widest] -= cut
         over -= cut
 
@@ -112,11 +119,11 @@ def _text(value: Any) -> str:
 
 
 def echo_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], status_column: int | None = None,
-               empty: str = "nothing to show") -> None:
+               empty: str = "nothing to show", uncut: Sequence[int] = ()) -> None:
     if not rows:
         click.echo(empty)
         return
-    for line in render_table(headers, rows, width=terminal_width(), status_column=status_column):
+    for line in render_table(headers, rows, width=terminal_width(), status_column=status_column, uncut=uncut):
         click.echo(line)
 
 

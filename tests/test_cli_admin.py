@@ -36,7 +36,7 @@ def sheet_id(n: int) -> str:
     return f"1adminSheet{n:04d}".ljust(44, "x")
 
 
-A, B, C = sheet_id(1), sheet_id(2), sheet_id(3)
+A, B, C, D = sheet_id(1), sheet_id(2), sheet_id(3), sheet_id(4)
 
 
 def write_config(folder: Path, ids=(A, B, C), credentials: list[Path] | None = None,
@@ -125,7 +125,8 @@ def test_status_without_a_state_file_says_there_was_no_run_yet(config):
     result = invoke(config, "status")
     assert result.exit_code == 0
     assert "No run yet" in result.stdout
-    assert json_of(invoke(config, "status", "--json"))["has_run"] is False
+    data = json_of(invoke(config, "status", "--json"))
+    assert data["has_run"] is False and data["last_run"] is None and data["dlq_size"] == 0
     assert not (config.parent / "state" / "properties.json").exists()  # reading created nothing
 
 
@@ -228,6 +229,9 @@ def test_breakers_lists_and_resets(config):
     seeded(config)
     listed = CliRunner().invoke(cli, ["breakers"], env={"SHEET_MONITOR_CONFIG": str(config)})
     assert listed.exit_code == 0 and "open" in listed.stdout and C in listed.stdout
+    assert json_of(invoke(config, "breakers", "--json"))["breakers"][0]["id"] == C
+    before_subcommand = CliRunner().invoke(cli, ["breakers", "--config", str(config), "list", "--json"])
+    assert json_of(before_subcommand)["breakers"][0]["id"] == C
     rows = json_of(invoke(config, "breakers", "list", "--json"))["breakers"]
     assert rows[0]["id"] == C and rows[0]["state"] == "open" and rows[0]["next_probe_at"]
     reset = json_of(invoke(config, "breakers", "reset", C, "--json"))
@@ -347,8 +351,13 @@ def sandbox_site(tmp_path):
         credentials = sandbox.write_credentials(tmp_path / "secrets", 1)
         sandbox.google.store.put_control(A, stock())
         sandbox.google.store.put_control(B, stock(quantity=-3, formula_error=True))
+        sandbox.google.store.put_control(D, stock())
         # C is never created: the sandbox answers 404.
-        path = write_config(tmp_path / "site", credentials=credentials, endpoint=sandbox.base_url)
+        fresh = ('\n[profiles.fresh]\n'
+                 'checks = [{ kind = "freshness", source = "modified_time", warn = "> 1d" }]\n'
+                 f'\n[[sheets]]\nid = "{D}"\nname = "Store 4"\nprofile = "fresh"\n')
+        path = write_config(tmp_path / "site", credentials=credentials, endpoint=sandbox.base_url,
+                            extra=fresh)
         yield sandbox, clock, path
 
 
@@ -365,6 +374,13 @@ def test_check_reads_one_spreadsheet_and_records_nothing(sandbox_site):
     assert "Stock!B3" in human.stdout and "quota" in human.stderr
     assert sandbox.google.stats.snapshot()["by_endpoint"]["GET /v4/spreadsheets/{id}/values:batchGet"] == 2
     assert not (path.parent / "state" / "properties.json").exists()
+
+
+def test_check_of_a_freshness_on_the_files_modified_time_spends_a_drive_read(sandbox_site):
+    _, _, path = sandbox_site
+    data = json_of(invoke(path, "check", D, "--json"))
+    assert data["health"] == "ok" and data["results"][0]["message"].startswith("last modified")
+    assert data["quota_spent"]["reads"] == 0 and data["quota_spent"]["drive_reads"] == 1
 
 
 def test_check_of_an_unreadable_spreadsheet_exits_1_and_of_an_unknown_id_2(sandbox_site):
@@ -405,7 +421,7 @@ def test_a_retry_between_rounds_puts_the_spreadsheet_first_in_the_next_round(san
     sandbox.google.faults.add({"spreadsheet": C, "statuses": [403], "repeat": True})
     run_once(config, clock=clock, messages_to=io.StringIO())
     first_round = saved_state(path).round
-    assert [t.target for t in first_round.tasks.values()][-1] == C  # never checked: config order
+    assert [t.target for t in first_round.tasks.values()] == [A, B, C, D]  # never checked: config order
 
     sandbox.google.faults.clear(C)
     clock.advance(6 * 60)  # the round is done and its interval has passed
@@ -466,6 +482,11 @@ def test_a_table_is_cut_to_the_terminal_width_widest_column_first():
     lines = [click.unstyle(line) for line in table]
     assert all(len(line) <= 80 for line in lines)
     assert "…" in lines[1] and "Store 1" in lines[1] and "fail" in lines[1]
+
+
+def test_ids_are_never_cut_even_when_the_table_cannot_fit():
+    table = render_table(("name", "id", "message"), [("Store 1", "b" * 44, "m" * 60)], width=60, uncut=(1,))
+    assert "b" * 44 in click.unstyle(table[1])
 
 
 def test_a_table_without_a_width_keeps_every_character_and_aligns_columns():
