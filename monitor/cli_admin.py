@@ -99,7 +99,7 @@ def status(config_path: Path | None, as_json: bool) -> None:
 def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
     run = report["last_run"]
     if run is None:
-        last = "none finished yet"
+        last = "none yet"
     elif run["finished_at"]:
         last = (f"{run['outcome']} ({run['stop_reason'] or '-'}), {when(run['started_at'], now)} -> "
                 f"{short_time(run['finished_at'])}, {run['duration_seconds']:.0f} s, {run['tasks']} tasks")

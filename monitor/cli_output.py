@@ -46,7 +46,7 @@ STATUS_COLOURS = {
     "muted": "bright_black",
     "unknown": "bright_black",
 }
-_MIN_SHRUNK = 8  # a column is never shrunk below this many characters
+_MIN_SHRUNK = 12  # never cut a column below this: a whole "11-29 09:38Z" time, a readable name
 
 
 def emit_json(payload: dict[str, Any]) -> None:

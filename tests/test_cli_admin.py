@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -289,6 +290,31 @@ def test_a_change_while_a_run_holds_the_lock_waits_then_exits_1_changing_nothing
     assert result.exit_code == 1
     assert "a run is in progress" in result.stderr
     assert (config.parent / "state" / "properties.json").read_bytes() == before
+
+
+def test_a_change_waits_for_a_run_that_ends_within_the_wait(config):
+    seeded(config)
+    lock = RunLock.in_dir(config.parent / "state")
+    assert lock.try_acquire()
+    releaser = threading.Timer(0.15, lock.release)
+    releaser.start()
+    try:
+        result = invoke(config, "breakers", "reset", C, "--wait", "5")
+    finally:
+        releaser.join()
+    assert result.exit_code == 0 and "breaker closed" in result.stdout
+    assert saved_state(config).breakers == {}
+
+
+def test_a_change_that_finds_the_state_damaged_restores_it_and_leaves_an_event_for_the_next_run(config):
+    seeded(config)
+    save_state(config, saved_state(config))  # a second write: the backup now holds a good copy
+    (config.parent / "state" / "properties.json").write_text("{torn")
+    result = invoke(config, "unmute", A)
+    assert result.exit_code == 0
+    state = saved_state(config)
+    assert [e["kind"] for e in state.events] == [events.STATE_RESTORED]
+    assert state.events[0]["run_id"] == "admin-unmute" and A in state.dlq
 
 
 def test_readers_do_not_need_the_lock(config):
