@@ -223,8 +223,9 @@ def dlq_retry(
     A spreadsheet whose task is in a round the next run will continue is requeued there
     (``"due": "current_round"``). Otherwise (no round yet, or the round is finished and the next run
     starts a new one) it is put first in the next round (``"due": "next_round"``), through the
-    ``RETRY_FIRST`` flag the runner reads. A muted spreadsheet is requeued too, but a new round leaves
-    it out until the mute ends: ``muted_until`` says so.
+    ``RETRY_FIRST`` flag the runner reads. An open breaker would skip it again, so it is closed
+    (``breaker_was`` says what it was, else None). A muted spreadsheet is requeued too, but is not read
+    until the mute ends: ``muted_until`` says so.
     """
     ids = list(spreadsheet_ids)
     missing = [sid for sid in ids if sid not in state.dlq]
@@ -249,7 +250,12 @@ def dlq_retry(
             if sid not in first:
                 first.append(sid)
             due = "next_round"
-        results.append({"id": sid, "due": due, "muted_until": mutes[sid]["until"] if sid in mutes else None})
+        breaker = state.breakers.get(sid)
+        breaker_was = None
+        if breaker is not None and breaker.get("state", "closed") != "closed":
+            breaker_was = breaker_reset(state, sid, ())["was"]
+        results.append({"id": sid, "due": due, "breaker_was": breaker_was,
+                        "muted_until": mutes[sid]["until"] if sid in mutes else None})
     return results
 
 

@@ -287,6 +287,8 @@ def dlq_retry(config_path: Path | None, as_json: bool, wait: float, retry_all: b
         where = ("in the current round: the next run reads it first" if result["due"] == "current_round"
                  else "first in the next round")
         line = f"{result['id']}: due at once, {where}."
+        if result["breaker_was"]:
+            line += f" Its breaker was {result['breaker_was']} and is now closed."
         if result["muted_until"]:
             muted = short_time(result["muted_until"])
             line += f" It is muted until {muted}: `sheet-monitor unmute` to read it now."

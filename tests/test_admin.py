@@ -186,7 +186,18 @@ def test_dlq_retry_without_a_round_uses_the_next_round_and_notes_a_mute():
     dead_letter(state, "s1", NOW)
     state.mutes = {"s1": {"until": format_utc(NOW + timedelta(hours=1)), "reason": "r"}}
     [result] = admin.dlq_retry(state, ["s1"], NOW, INTERVAL)
-    assert result == {"id": "s1", "due": "next_round", "muted_until": format_utc(NOW + timedelta(hours=1))}
+    assert result == {"id": "s1", "due": "next_round", "breaker_was": None,
+                      "muted_until": format_utc(NOW + timedelta(hours=1))}
+
+
+def test_dlq_retry_closes_an_open_breaker_that_would_skip_it_again():
+    state = state_with_round()
+    dead_letter(state, "s2", NOW)
+    opened, _ = record_failure(BreakerState(), NOW, threshold=1)
+    state.breakers = {"s2": opened.to_dict(), "s1": opened.to_dict()}
+    [result] = admin.dlq_retry(state, ["s2"], NOW, INTERVAL)
+    assert result["breaker_was"] == "open"
+    assert list(state.breakers) == ["s1"]
 
 
 def test_dlq_retry_of_an_id_not_in_the_dlq_changes_nothing():

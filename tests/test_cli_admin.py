@@ -200,7 +200,8 @@ def test_dlq_retry_requeues_in_the_current_round_and_keeps_the_entry(config):
     seeded(config)
     result = invoke(config, "dlq", "retry", A, "--json")
     assert result.exit_code == 0
-    assert json_of(result)["retried"] == [{"id": A, "due": "current_round", "muted_until": None}]
+    assert json_of(result)["retried"] == [{"id": A, "due": "current_round", "breaker_was": None,
+                                           "muted_until": None}]
     state = saved_state(config)
     task = next(t for t in state.round.tasks.values() if t.target == A)
     assert task.status == "pending" and A in state.dlq
