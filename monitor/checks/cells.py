@@ -9,7 +9,7 @@ sits (Google clamps open ranges such as ``A:A`` to ``A1:A1000``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,9 @@ class ValuesStillLoading(Exception):
         self.cell = cell
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass's __init__ costs three times as much, and a read yields thousands of
+# cells per spreadsheet. Nothing keeps a Cell beyond the evaluation that made it.
+@dataclass(slots=True)
 class Cell:
     prefix: str  # "Stock!", with the sheet name quoted the way Google echoes it
     row: int  # 1-based sheet row
@@ -52,10 +54,14 @@ def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def cells_of(value_range: Mapping[str, Any] | None) -> list[Cell]:
+def cells_of(
+    value_range: Mapping[str, Any] | None, keep: Callable[[Any], object] | None = None
+) -> list[Cell]:
     """Every non-empty cell of ``value_range`` in reading order (row by row, left to right).
 
-    Raises ValuesStillLoading if any cell shows the Loading... placeholder.
+    With ``keep``, only the values for which ``keep(value)`` is true become cells (a check that wants
+    a few cells out of thousands need not pay for the rest). Raises ValuesStillLoading if any cell
+    shows the Loading... placeholder, kept or not.
     """
     if not value_range:
         return []
@@ -67,17 +73,24 @@ def cells_of(value_range: Mapping[str, Any] | None) -> list[Cell]:
     cells = []
     for outer, line in enumerate(values):
         for inner, value in enumerate(line or ()):
-            if is_empty(value):
+            # is_empty() and the Loading... test, inlined: this loop runs for every value read.
+            if isinstance(value, str):
+                stripped = value.strip()
+                if not stripped:
+                    continue
+                if stripped in LOADING_VALUES:
+                    row_offset, col_offset = (inner, outer) if by_columns else (outer, inner)
+                    raise ValuesStillLoading(Cell(prefix, start_row + row_offset, start_col + col_offset,
+                                                  value).ref)
+            elif value is None:
+                continue
+            if keep is not None and not keep(value):
                 continue
             row_offset, col_offset = (inner, outer) if by_columns else (outer, inner)
-            cell = Cell(prefix, start_row + row_offset, start_col + col_offset, value)
-            if isinstance(value, str) and value.strip() in LOADING_VALUES:
-                raise ValuesStillLoading(cell.ref)
-            cells.append(cell)
+            cells.append(Cell(prefix, start_row + row_offset, start_col + col_offset, value))
     if by_columns:
         cells.sort(key=lambda c: (c.row, c.col))
     return cells
-
 
 
 def _origin(echoed: str) -> tuple[str, int, int]:

@@ -26,7 +26,7 @@ from typing import Any
 from .cells import is_number
 
 SHEETS_EPOCH = datetime(1899, 12, 30)
-_MAX_SERIAL = 2958465  # 9999-12-31
+MAX_SERIAL = 2958465  # 9999-12-31
 
 _TIME = r"(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:\s*([AaPp][Mm]))?)?"
 _DOTTED = re.compile(rf"^(\d{{1,2}})\.(\d{{1,2}})\.(\d{{4}}){_TIME}$")
@@ -44,7 +44,7 @@ def date_of(value: Any, tz: tzinfo) -> datetime | None:
 
 
 def from_serial(serial: float, tz: tzinfo) -> datetime | None:
-    if not 1 <= serial <= _MAX_SERIAL:
+    if not 1 <= serial <= MAX_SERIAL:
         return None
     milliseconds = round(serial * 86_400_000)
     return (SHEETS_EPOCH + timedelta(milliseconds=milliseconds)).replace(tzinfo=tz)

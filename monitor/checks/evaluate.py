@@ -31,7 +31,7 @@ from monitor.timefmt import format_utc, parse_utc
 
 from .cells import Cell, cells_of, is_number
 from .conditions import Condition, format_number, parse_age_condition, parse_condition
-from .dates import date_of
+from .dates import MAX_SERIAL, date_of
 from .result import MAX_CELLS, CheckResult, Status
 from .specs import AGGREGATES, FRESHNESS_SOURCES, KINDS, check_name, spec_value
 
@@ -119,7 +119,7 @@ def _needs_values(check: Any) -> bool:
 
 
 def _formula_errors(check, value_range, now, tz, modified_time) -> CheckResult:
-    errors = [c for c in cells_of(value_range) if _error_code(c.value)]
+    errors = cells_of(value_range, keep=_error_code)  # a whole tab's values: cells only for errors
     if not errors:
         return _result(check, "ok", "no formula errors", 0)
     by_code = Counter(_error_code(c.value) for c in errors)
@@ -242,10 +242,9 @@ def _freshness(check, value_range, now, tz, modified_time) -> CheckResult:
         what = "last modified"
     else:
         cells = cells_of(value_range)
-        dated = [(moment, c) for c in cells if (moment := date_of(c.value, tz)) is not None]
-        if not dated:
+        newest, newest_cell = _newest_date(cells, tz)
+        if newest_cell is None:
             return _undefined_date(check, cells, _most_severe(warn, fail))
-        newest, newest_cell = max(dated, key=lambda pair: pair[0])
         offenders = [newest_cell]
         what = "newest date"
 
@@ -260,6 +259,33 @@ def _freshness(check, value_range, now, tz, modified_time) -> CheckResult:
         if condition is not None and condition.holds(age):
             return _result(check, status, f"{shown} ({condition})", observed, offenders)
     return _result(check, "ok", shown, observed)
+
+
+def _newest_date(cells: list[Cell], tz: tzinfo) -> tuple[datetime | None, Cell | None]:
+    """The newest moment among ``cells`` and its cell, the first in reading order on a tie.
+
+    Equal to ``max`` over every cell's ``date_of``, but serial numbers (nearly every date the monitor
+    reads) order like their moments, so only the largest one, compared at ``from_serial``'s millisecond
+    precision, is turned into a datetime.
+    """
+    dated: list[tuple[datetime, Cell]] = []
+    best_serial: Cell | None = None
+    best_ms = 0
+    for cell in cells:
+        value = cell.value
+        if is_number(value):
+            if 1 <= value <= MAX_SERIAL:
+                milliseconds = round(value * 86_400_000)
+                if best_serial is None or milliseconds > best_ms:
+                    best_serial, best_ms = cell, milliseconds
+        elif (moment := date_of(value, tz)) is not None:
+            dated.append((moment, cell))
+    if best_serial is not None:
+        dated.append((date_of(best_serial.value, tz), best_serial))
+        dated.sort(key=lambda pair: (pair[1].row, pair[1].col))  # back in reading order, for ties
+    if not dated:
+        return None, None
+    return max(dated, key=lambda pair: pair[0])
 
 
 def _undefined_date(check, cells: list[Cell], status: Status) -> CheckResult:
