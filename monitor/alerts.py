@@ -136,7 +136,9 @@ def _error_text(error: dict) -> str:
         if part is not None
     )
     message = esc(error.get("message"))
-    where = f" at {esc(error['range'], 80)}" if error.get("range") else ""
+    bad_range = error.get("range")
+    # Google's 400 already names the range ("Unable to parse range: X"); say it only when it does not.
+    where = f" at {esc(bad_range, 80)}" if bad_range and bad_range not in str(error.get("message")) else ""
     return f"{head}: {message}{where}" if head else f"{message}{where}"
 
 
@@ -169,7 +171,7 @@ def _item(event: dict) -> _Item | None:
         return None
     if kind == ev.DEAD_LETTERED:
         attempts = details.get("attempts")
-        tries = f" after {esc(attempts)} attempts" if attempts else ""
+        tries = f" after {esc(attempts)} attempt{'s' * (attempts != 1)}" if attempts else ""
         text = f"🔴 {link} could not be read{tries}: {_error_text(details.get('error') or {})}"
         return _Item(10, "failing", text, sid)
     if kind == ev.RECOVERED:

@@ -106,7 +106,8 @@ def demo(sheets: int, budget: float, seed: int) -> None:
     """Run the monitor on the built-in sandbox: no credentials, no network."""
     from .demo import run_demo
 
-    configure_logging(level=logging.WARNING)
+    # The demo shows what people would receive; the runs' JSON log lines would only bury it.
+    configure_logging(level=logging.CRITICAL)
     run_demo(sheets=sheets, budget_seconds=budget, seed=seed, out=sys.stdout)
 
 
