@@ -873,7 +873,7 @@ class _Builder:
                      'add chat_id = "-100..." under [telegram], or unset the token to print messages')
         if self.require_secrets and telegram.chat_id and not token:
             self.add(("telegram", "chat_id"),
-                     f"chat_id is set but neither {TOKEN_ENV} nor {TOKEN_FILE_ENV} is",
+                     f"chat_id is set but neither {TOKEN_ENV} nor {TOKEN_FILE_ENV} is set",
                      f"export {TOKEN_ENV} (cron does not read your shell profile), or remove "
                      "chat_id to have messages printed instead")
         if token is None:
