@@ -13,7 +13,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from monitor.sandbox import dataset as datasets
@@ -21,6 +21,8 @@ from monitor.sandbox.server import SandboxHandle, running_sandbox
 from monitor.state import RunnerState, load_state
 from monitor.store import STATE_FILE_NAME, PropertyStore
 
+# Breakage kinds that exist only as injected faults: without the faults they are healthy.
+FAULT_KINDS = frozenset({"access_removed", "flaky", "server_error", "slow", "hang"})
 # Variables that would point a subprocess at another config or a real Telegram bot.
 _FOREIGN_ENV = ("SHEET_MONITOR_CONFIG", "TELEGRAM_BOT_TOKEN", "TELEGRAM_BOT_TOKEN_FILE")
 
@@ -30,6 +32,8 @@ class ServedDataset:
     sandbox: SandboxHandle
     dataset: datasets.Dataset
     config_path: Path
+    faults_applied: bool = True
+    children: list[subprocess.Popen] = field(default_factory=list)
 
     @property
     def folder(self) -> Path:
@@ -47,6 +51,13 @@ class ServedDataset:
     def ids(self) -> list[str]:
         return [entry.id for entry in self.dataset.sheets]
 
+    def expected_health(self) -> dict[str, str]:
+        """Spreadsheet id -> the health the manifest says the monitor should find."""
+        return {
+            entry.id: "ok" if entry.kind in FAULT_KINDS and not self.faults_applied else entry.expect
+            for entry in self.dataset.sheets
+        }
+
     def state(self) -> RunnerState:
         """The saved state, opened the way the watchdog opens it (read-only, no restore)."""
         store = PropertyStore.in_dir(self.state_dir, read_only=True)
@@ -62,8 +73,11 @@ class ServedDataset:
         return [sys.executable, "-m", "monitor.cli", "run", "--config", str(self.config_path), *extra]
 
     def start_run(self, *extra: str) -> subprocess.Popen:
-        """``sheet-monitor run`` as a child process; stdout and stderr are pipes (text)."""
-        return subprocess.Popen(
+        """``sheet-monitor run`` as a child process; stdout and stderr are pipes (text).
+
+        A child still running when ``served_dataset`` ends (a test failed midway) is killed there.
+        """
+        process = subprocess.Popen(
             self.run_argv(*extra),
             cwd=self.folder,
             env=clean_env(),
@@ -71,6 +85,8 @@ class ServedDataset:
             stderr=subprocess.PIPE,
             text=True,
         )
+        self.children.append(process)
+        return process
 
     def run_cli(self, *extra: str, timeout: float = 30) -> subprocess.CompletedProcess:
         return subprocess.run(
@@ -130,7 +146,14 @@ def served_dataset(
             extra = "".join(f'\n{key} = "{value}"' for key, value in run_section.items())
             text = config_path.read_text(encoding="utf-8")
             config_path.write_text(text.replace("[run]", "[run]" + extra, 1), encoding="utf-8")
-        yield ServedDataset(sandbox, data, config_path)
+        served = ServedDataset(sandbox, data, config_path, faults_applied=faults)
+        try:
+            yield served
+        finally:
+            for process in served.children:
+                if process.poll() is None:
+                    process.kill()
+                    process.communicate()
 
 
 def _scaled(spec: dict, scale: float) -> dict:

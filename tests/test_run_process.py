@@ -1,0 +1,239 @@
+"""`sheet-monitor run` as cron starts it: a child process, killed, doubled, hung, or fed bad files.
+
+The sandbox runs in this process (real clock, real HTTP on 127.0.0.1); every run is
+``python -m monitor.cli run --config ...`` in its own process, so the lock, the exit codes, the
+JSON logs and the state file are exercised exactly as in production.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import time
+
+from sandbox_fixtures import ServedDataset, served_dataset
+
+from monitor.health import UNKNOWN
+from monitor.store import PropertyStore
+from monitor.tasks import DONE, FAILED, PROCESSING
+
+KILLS = 20
+# The generous per-user quota keeps the killed runs (which never save their quota log) from
+# meeting 429s; pacing is tested elsewhere.
+FAST_QUOTA = {"read_per_user": 6000, "read_per_project": 6000}
+
+
+def log_lines(stderr: str) -> list[dict]:
+    return [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+
+
+def wait_for_first_line(process, timeout: float = 10.0) -> float:
+    """Block until the run's first log line (it holds the lock and has saved its first checkpoint)."""
+    started = time.monotonic()
+    line = process.stderr.readline()
+    assert line, f"the run ended before logging anything (exit {process.wait()})"
+    assert time.monotonic() - started < timeout
+    return time.monotonic()
+
+
+def loads_cleanly(served: ServedDataset):
+    """The state as a reader sees it; the main file itself must be good (no fallback to the copy)."""
+    store = PropertyStore.in_dir(served.state_dir, read_only=True)
+    try:
+        assert store.restore_report is None, store.restore_report
+    finally:
+        store.close()
+    return served.state()
+
+
+def assert_every_spreadsheet_accounted_for(served: ServedDataset, state) -> None:
+    tasks = list(state.round.tasks.values())
+    assert len(tasks) == len(served.ids)
+    assert sorted(task.target for task in tasks) == sorted(served.ids)
+    assert {task.status for task in tasks} <= {DONE, FAILED}
+    for sheet_id in served.ids:
+        record = state.sheets.get(sheet_id)
+        assert (record is not None and record.health != UNKNOWN) or sheet_id in state.dlq, sheet_id
+
+
+# -- kill -9 ---------------------------------------------------------------------------------------
+
+
+def test_runs_killed_at_random_moments_lose_nothing(tmp_path):
+    rng = random.Random(20261129)
+    with served_dataset(tmp_path, 200, seed=5, faults=False, **FAST_QUOTA) as served:
+        # 25 ms per read keeps each run inside its round for the whole kill window, and leaves a
+        # good share of its time in checkpoint writes, where a torn file would show.
+        served.fault(spreadsheet="*", latency_ms=25)
+        # One spreadsheet hangs: every run that reaches it is killed holding it, until the poison
+        # guard dead-letters it on its third interruption.
+        wedged = next(entry.id for entry in served.dataset.sheets[40:] if entry.kind == "healthy")
+        served.fault(spreadsheet=wedged, hang=True)
+        leases = set()  # (task id, interruptions) of every task a kill left in processing
+        for kill in range(KILLS):
+            process = served.start_run()
+            # Most kills are timed from the run's first log line, some from the process start (they
+            # land in start-up: config, lock, state load, recovery).
+            since = time.monotonic() if kill % 4 == 3 else wait_for_first_line(process)
+            time.sleep(max(0.0, since + rng.uniform(0.05, 0.6) - time.monotonic()))
+            process.send_signal(signal.SIGKILL)
+            process.communicate()
+            assert process.returncode == -signal.SIGKILL, "the run ended before it was killed"
+
+            if not served.state_file.exists():
+                continue  # killed before its first save: nothing to check yet
+            state = loads_cleanly(served)
+            held = [t for t in state.round.tasks.values() if t.status == PROCESSING] if state.round else []
+            assert len(held) <= 1  # one task at a time, so one lease at most
+            leases.update((task.id, task.interruptions) for task in held)
+
+        assert len(leases) >= KILLS // 4, "too few kills landed while a task was in flight"
+        served.sandbox.google.faults.clear(wedged)  # had it escaped the guard, it must not stall the end
+        for _ in range(3):  # let the round finish
+            result = served.run_cli("--budget", "30")
+            assert result.returncode == 0, result.stderr
+            state = loads_cleanly(served)
+            if state.round.is_complete():
+                break
+
+        assert_every_spreadsheet_accounted_for(served, state)
+        tasks = state.round.tasks.values()
+        # Each lease a kill left behind was reclaimed exactly once, by the next run that started.
+        assert sum(task.interruptions for task in tasks) == len(leases)
+        poisoned = {t.target for t in tasks if t.last_error and t.last_error.get("class") == "poison"}
+        assert wedged in poisoned
+        assert all(state.dlq.get(target).last_error["class"] == "poison" for target in poisoned)
+        assert state.sheets[wedged].health == "error"
+        expected = served.expected_health()
+        for sheet_id in set(served.ids) - poisoned:
+            assert state.sheets[sheet_id].health == expected[sheet_id], sheet_id
+            assert (sheet_id in state.dlq) == (expected[sheet_id] == "error"), sheet_id
+
+
+# -- two runs at once -------------------------------------------------------------------------------
+
+
+def test_of_two_runs_started_together_one_works_and_the_other_exits_at_once(tmp_path):
+    with served_dataset(tmp_path, 60, faults=False, **FAST_QUOTA) as served:
+        served.fault(spreadsheet="*", latency_ms=40)  # the winner needs ~3 s for its round
+        started = time.monotonic()
+        processes = [served.start_run(), served.start_run()]
+        exits = {}
+        while len(exits) < 2:
+            for index, process in enumerate(processes):
+                if index not in exits and process.poll() is not None:
+                    exits[index] = time.monotonic() - started
+            time.sleep(0.01)
+        outputs = [process.communicate() for process in processes]
+        loser = min(exits, key=exits.get)
+        winner = 1 - loser
+
+        assert [process.returncode for process in processes] == [0, 0]
+        lines = log_lines(outputs[loser][1])
+        assert outputs[loser][1].count("\n") == 1 and [line["event"] for line in lines] == ["run_skipped"]
+        assert outputs[loser][0] == ""
+        assert exits[loser] < 1.0, f"the second run took {exits[loser]:.2f} s to give way"
+        finished = [line for line in log_lines(outputs[winner][1]) if line["event"] == "run_finished"]
+        assert finished[0]["stop_reason"] == "round_done" and finished[0]["tasks"] == 60
+
+
+# -- every request hanging ----------------------------------------------------------------------------
+
+
+def test_a_run_whose_every_request_hangs_ends_within_budget_and_saves(tmp_path):
+    budget = 4
+    with served_dataset(tmp_path, 20, faults=False) as served:
+        served.fault(spreadsheet="*", hang=True)  # the config keeps its default 30 s request timeout
+        started = time.monotonic()
+        result = served.run_cli("--budget", str(budget))
+        elapsed = time.monotonic() - started
+
+        assert result.returncode == 0, result.stderr
+        assert elapsed <= budget + 5, f"a {budget} s run took {elapsed:.1f} s"
+        heartbeat = loads_cleanly(served).heartbeat
+        assert heartbeat["finished_at"] and heartbeat["outcome"] == "ok"
+        assert heartbeat["stats"]["stop_reason"] == "budget" and heartbeat["stats"]["ok"] == 0
+
+
+# -- a broken state file ------------------------------------------------------------------------------
+
+
+def finished_state(tmp_path):
+    """A dataset whose round is done and saved (main file and last good copy both exist)."""
+    return served_dataset(tmp_path, 12, faults=False)
+
+
+def test_a_corrupted_state_file_is_restored_from_the_last_good_copy_with_an_event(tmp_path):
+    with finished_state(tmp_path) as served:
+        assert served.run_cli().returncode == 0
+        good = loads_cleanly(served)
+        served.state_file.write_bytes(b'{"schema_version": 1, "_default": {"1": {"round": "{\\"id')
+
+        result = served.run_cli()
+
+        assert result.returncode == 0, result.stderr
+        assert "state_restored" in [line["event"] for line in log_lines(result.stderr)]
+        assert "the last good copy was used" in result.stdout  # the event, as the notifier sent it
+        state = loads_cleanly(served)
+        assert state.round.id == good.round.id and state.sheets.keys() == good.sheets.keys()
+        aside = list(served.state_dir.glob("properties.json.corrupt-*"))
+        assert len(aside) == 1 and aside[0].read_bytes().startswith(b'{"schema_version": 1, "_def')
+
+
+def test_when_both_state_files_are_unreadable_the_run_exits_1_and_leaves_them(tmp_path):
+    with finished_state(tmp_path) as served:
+        assert served.run_cli().returncode == 0
+        backup = served.state_file.with_name("properties.json.bak")
+        served.state_file.write_bytes(b"\x00\x00 torn")
+        backup.write_bytes(b"")
+        before = snapshot(served.state_dir)
+
+        result = served.run_cli()
+
+        assert result.returncode == 1
+        message = result.stderr.splitlines()[-1]
+        assert str(served.state_file) in message and str(backup) in message
+        assert "copy a good version" in message and "move both files aside" in message
+        assert snapshot(served.state_dir) == before
+
+
+# -- a bad config ---------------------------------------------------------------------------------------
+
+
+def test_a_bad_config_exits_2_naming_file_and_line_and_leaves_the_state_alone(tmp_path):
+    with finished_state(tmp_path) as served:
+        assert served.run_cli().returncode == 0
+        before = snapshot(served.state_dir)
+        lines = served.config_path.read_text(encoding="utf-8").splitlines()
+        at = lines.index("[run]") + 1
+        lines.insert(at, 'budgett = "4m"')
+        served.config_path.write_text("\n".join(lines), encoding="utf-8")
+
+        result = served.run_cli()
+
+        assert result.returncode == 2
+        assert f"{served.config_path.name}:{at + 1}" in result.stderr
+        assert "budgett" in result.stderr
+        assert snapshot(served.state_dir) == before
+
+
+def test_a_bad_config_creates_no_state_folder(tmp_path):
+    with served_dataset(tmp_path, 3, faults=False) as served:
+        served.config_path.write_text(
+            served.config_path.read_text(encoding="utf-8").replace("[run]", '[run]\nbudget = "soon"', 1),
+            encoding="utf-8",
+        )
+        result = served.run_cli()
+        assert result.returncode == 2
+        assert f"{served.config_path.name}:" in result.stderr and "budget" in result.stderr
+        assert not served.state_dir.exists()
+
+
+def snapshot(folder) -> dict[str, tuple[bytes, int]]:
+    """Every state file in ``folder`` (main, copy, set-aside) with its bytes and modification time."""
+    return {
+        path.name: (path.read_bytes(), os.stat(path).st_mtime_ns)
+        for path in sorted(folder.glob("properties.json*"))
+    }
