@@ -29,6 +29,7 @@ from .sheets import GspreadReader
 from .state import RunnerState, dump_state, load_state
 from .store import PropertyStore
 from .store_lock import RunLock
+from .telegram import RetryableDeliveryError
 from .watchdog import GOOD_OUTCOMES
 
 RUN_PING_TIMEOUT_SECONDS = 2.0
@@ -155,6 +156,7 @@ def _notify(config: Config, state: RunnerState, run: Run, clock, stream: IO[str]
         sender = outbox.sender_for(
             config.telegram, outbox.outbox_of(state), stream, clock=clock, client=client
         )
+        sender = _WithinDeadline(sender, client, clock, run.deadline)
         outbox.notify(
             state,
             AlertSettings.from_config(config.alerts),
@@ -168,6 +170,26 @@ def _notify(config: Config, state: RunnerState, run: Run, clock, stream: IO[str]
         log_event("notify_failed", logging.ERROR, exc_info=True)
     finally:
         client.close()
+
+
+class _WithinDeadline:
+    """The sender, held to the run's deadline: a slow Telegram answering each message just within
+    the timeout would otherwise stretch a run by the send budget times the timeout (a 4 s run took
+    17 s). Each request gets only the time left; once it is spent, messages stay in the outbox."""
+
+    def __init__(self, sender, client: httpx.Client, clock, deadline: float) -> None:
+        self._sender, self._client, self._clock, self._deadline = sender, client, clock, deadline
+
+    @property
+    def chat_id(self):  # the outbox compares it before and after a send to notice migrations
+        return getattr(self._sender, "chat_id", None)
+
+    def send(self, text: str):
+        left = self._deadline - self._clock.monotonic()
+        if left <= 0:
+            raise RetryableDeliveryError("the run's budget is spent; the next run sends it")
+        self._client.timeout = httpx.Timeout(max(1.0, min(10.0, left)))
+        return self._sender.send(text)
 
 
 def _gspread_reader(config: Config, timeout: float) -> SheetReader:
