@@ -11,11 +11,16 @@ import json
 import os
 import random
 import signal
+import subprocess
 import time
 
-from sandbox_fixtures import ServedDataset, served_dataset
+from sandbox_fixtures import ServedDataset, clean_env, served_dataset
 
+from monitor.clock import SystemClock
 from monitor.health import UNKNOWN
+from monitor.outbox import new_outbox
+from monitor.sandbox.http import HTTPServerThread
+from monitor.sandbox.telegram import FakeTelegram
 from monitor.store import PropertyStore
 from monitor.tasks import DONE, FAILED, PROCESSING
 
@@ -155,6 +160,42 @@ def test_a_run_whose_every_request_hangs_ends_within_budget_and_saves(tmp_path):
         heartbeat = loads_cleanly(served).heartbeat
         assert heartbeat["finished_at"] and heartbeat["outcome"] == "ok"
         assert heartbeat["stats"]["stop_reason"] == "budget" and heartbeat["stats"]["ok"] == 0
+
+
+def test_a_slow_telegram_with_a_backlog_does_not_hold_the_run_past_its_budget(tmp_path):
+    budget = 4
+    token, chat = "123456:sandbox-token", -1001234567890
+    telegram = FakeTelegram(SystemClock())
+    telegram.add_token(token)
+    telegram.add_chat(chat)
+
+    def slow(request):  # every answer after 2.5 s: slow, yet within the timeout the notifier sets
+        response = telegram(request)
+        response.delay_seconds = 2.5
+        return response
+
+    with HTTPServerThread(slow) as server, served_dataset(tmp_path, 5, faults=False) as served:
+        with served.config_path.open("a", encoding="utf-8") as config:
+            config.write(f'\n[telegram]\nchat_id = "{chat}"\napi_base = "{server.base_url}"\n')
+        # Messages left over from runs that could not reach Telegram wait in the outbox.
+        store = PropertyStore.in_dir(served.state_dir)
+        store.set_json("outbox", {**new_outbox(), "pending": [
+            {"key": f"backlog:{n}", "text": f"backlog {n}", "created_at": "2026-11-29T09:00:00Z",
+             "attempts": 1, "last_error": None} for n in range(8)
+        ]})
+        store.close()
+        env = {**clean_env(), "TELEGRAM_BOT_TOKEN": token}
+        started = time.monotonic()
+        result = subprocess.run(served.run_argv("--budget", str(budget)), cwd=served.folder, env=env,
+                                capture_output=True, text=True, timeout=60)
+        elapsed = time.monotonic() - started
+
+        assert result.returncode == 0, result.stderr
+        assert elapsed <= budget + 5, f"a {budget} s run took {elapsed:.1f} s"
+        sent = {message.text for message in telegram.messages(chat)}
+        kept = {entry["key"] for entry in served.state().outbox["pending"]}
+        assert sent and kept  # some went out; the rest wait for the next run
+        assert all(f"backlog {n}" in sent or f"backlog:{n}" in kept for n in range(8))  # none lost
 
 
 # -- a broken state file ------------------------------------------------------------------------------
