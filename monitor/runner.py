@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from typing import Protocol
@@ -109,6 +111,7 @@ class Run:
         self.deadline = self.started_monotonic + settings.budget.total_seconds()
         self.report = RunReport(run_id=run_id, outcome="ok", stop_reason="")
         self._last_checkpoint = float("-inf")
+        self._lease_save_failure: list[BaseException] = []  # from _lease_saved's timer thread
         self.api = breaker.ApiHealth.from_dict(state.api, threshold=settings.api_degraded_after)
 
     # -- the whole run ---------------------------------------------------------------------------
@@ -223,18 +226,19 @@ class Run:
 
     def _process(self, rnd: Round, task: Task, plan: SheetPlan, credential: str, timeout: float) -> None:
         task.status = PROCESSING
-        # The lease must be on disk before the request, or a kill during it could not be counted
-        # toward the poison guard.
-        self._checkpoint()
         started = self.clock.monotonic()
         now = self.clock.now()
         self.report.tasks += 1
         self.report.reads_by_credential[credential] = self.report.reads_by_credential.get(credential, 0) + 1
         try:
-            value_ranges = self.reader.read(plan.id, plan.ranges, credential, timeout) if plan.ranges else []
-            modified = (
-                self.reader.modified_time(plan.id, credential, timeout) if plan.needs_modified_time else None
-            )
+            with self._lease_saved():
+                value_ranges = (
+                    self.reader.read(plan.id, plan.ranges, credential, timeout) if plan.ranges else []
+                )
+                modified = (
+                    self.reader.modified_time(plan.id, credential, timeout)
+                    if plan.needs_modified_time else None
+                )
             by_range = dict(zip(plan.ranges, value_ranges, strict=True))
             results = evaluate_all(plan.checks, by_range, now, plan.timezone, modified_time=modified)
         except SheetReadError as error:
@@ -558,10 +562,45 @@ class Run:
         self.report.events += 1
 
     def _checkpoint(self, force: bool = False) -> None:
+        if self._lease_save_failure:  # a deferred lease save failed: fail as an immediate one would have
+            failure, self._lease_save_failure = self._lease_save_failure[0], []
+            raise failure
         now = self.clock.monotonic()
         if force or now - self._last_checkpoint >= self.settings.checkpoint_every:
             self._save(self.state)
             self._last_checkpoint = now
+
+    @contextmanager
+    def _lease_saved(self) -> Iterator[None]:
+        """Around a task's requests: its ``processing`` lease is on disk before any request that lasts.
+
+        A kill during a request must find the lease on disk, or it cannot count toward the poison
+        guard. When the last checkpoint is recent enough to merge with, the lease is saved only if the
+        requests are still in flight once the merge window has passed: by a timer thread, while this
+        thread waits on the network and touches no state. A request that ends sooner (nearly all of
+        them) costs no save; one that hangs, or is killed after the window, has its lease saved.
+        """
+
+        def save_lease() -> None:
+            try:
+                self._checkpoint(force=True)
+            except BaseException as exc:  # noqa: BLE001 - raised by the run's next checkpoint, not as
+                self._lease_save_failure.append(exc)  # the task's failure (nor in the timer thread)
+
+        wait = self.settings.checkpoint_every - (self.clock.monotonic() - self._last_checkpoint)
+        if wait <= 0:
+            save_lease()
+            yield
+            return
+
+        timer = threading.Timer(wait, save_lease)
+        timer.daemon = True  # a run killed mid-request must not be kept alive by its timer
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+            timer.join()  # a save under way must finish before this thread changes the state again
 
     def _ms_since(self, started: float) -> int:
         return int((self.clock.monotonic() - started) * 1000)
