@@ -8,7 +8,7 @@ outage cannot grow the state file without bound. Pure data; ``now`` comes in.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from .timefmt import format_utc, parse_utc
@@ -38,7 +38,9 @@ class DeadLetters:
         return cls({key: DeadLetter(**value) for key, value in data.items()})
 
     def to_dict(self) -> dict:
-        return {key: asdict(entry) for key, entry in self.entries.items()}
+        """The entries as JSON-ready dicts, for saving. Shallow: nested values are the entries' own
+        (``asdict`` deep-copied them all, ~50 us per entry on every checkpoint)."""
+        return {key: dict(vars(entry)) for key, entry in self.entries.items()}
 
     def __len__(self) -> int:
         return len(self.entries)
