@@ -154,7 +154,11 @@ def _notify(config: Config, state: RunnerState, run: Run, clock, stream: IO[str]
     client = httpx.Client(timeout=max(1.0, min(10.0, seconds_left)))
     try:
         sender = outbox.sender_for(
-            config.telegram, outbox.outbox_of(state), stream, clock=clock, client=client
+            config.telegram,
+            outbox.outbox_of(state),
+            stream,
+            clock=_DeadlineClock(clock, run.deadline),
+            client=client,
         )
         sender = _WithinDeadline(sender, client, clock, run.deadline)
         outbox.notify(
@@ -190,6 +194,32 @@ class _WithinDeadline:
             raise RetryableDeliveryError("the run's budget is spent; the next run sends it")
         self._client.timeout = httpx.Timeout(max(1.0, min(10.0, left)))
         return self._sender.send(text)
+
+
+class _DeadlineClock:
+    """The run's clock as the Telegram sender sees it: a wait (pacing, a 429's retry_after) that
+    would end past the run's deadline is refused as a retryable delivery error, so the message stays
+    in the outbox; otherwise two 429s with retry_after 20 held a 4 s run for 40 s."""
+
+    def __init__(self, clock, deadline: float) -> None:
+        self._clock, self._deadline = clock, deadline
+
+    def now(self):
+        return self._clock.now()
+
+    def time(self) -> float:
+        return self._clock.time()
+
+    def monotonic(self) -> float:
+        return self._clock.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        if self._clock.monotonic() + seconds > self._deadline:
+            raise RetryableDeliveryError(
+                f"a wait of {seconds:.0f} s would pass the run's deadline; the next run sends it",
+                retry_after=seconds,
+            )
+        self._clock.sleep(seconds)
 
 
 def _gspread_reader(config: Config, timeout: float) -> SheetReader:
