@@ -44,9 +44,7 @@ _MAX_CELLS = 5  # cell references shown per finding; the rest become "+N"
 class AlertSettings:
     """What the CLI fills in from the config's [alerts] table; defaults with their reason."""
 
-    max_items: int = (
-        25  # a grouped message lists this many items, then "+K more": readable on a phone
-    )
+    max_items: int = 25  # a grouped message lists this many items, then "+K more": readable on a phone
     reminder_every: timedelta = timedelta(hours=4)  # slow enough not to be muted by the team
     summary: str = "on_change"  # after a round: on_change | every_round | off
     digest_at: time | None = time(9, 0)  # local time of the daily digest; None: no digest
@@ -214,8 +212,14 @@ def _item(event: dict) -> _Item | None:
         )
         return _Item(2, "crash recovered", text)
     if kind == ev.STATE_RESTORED:
+        return _Item(2, "state restored", "♻️ The state file was unreadable; the last good copy was used")
+    if kind == ev.DELIVERY_HALTED:
+        # Composed once delivery works again, so the team learns why messages came late.
         return _Item(
-            2, "state restored", "♻️ The state file was unreadable; the last good copy was used"
+            3,
+            "delivery halted",
+            f"📵 Telegram refused messages since {_utc_text(details.get('since'))}: "
+            f"{esc(details.get('description'), 200)}; the held messages follow",
         )
     if kind == ev.CONFIG_PROBLEM:
         what = esc(details.get("message") or details.get("range") or "see the logs")
@@ -275,18 +279,12 @@ def compose(
     lines += [item.html for item in items[: settings.max_items]]
     if len(items) > settings.max_items:
         lines.append(f"+{len(items) - settings.max_items} more")
-    key = "alert:" + _fingerprint(
-        [(e["kind"], e.get("at"), e.get("spreadsheet_id")) for e in events]
-    )
+    key = "alert:" + _fingerprint([(e["kind"], e.get("at"), e.get("spreadsheet_id")) for e in events])
     return messages_for(key, "\n".join(lines), settings.max_length)
 
 
 def _health(record: object) -> str:
-    return (
-        record.get("health", UNKNOWN)
-        if isinstance(record, dict)
-        else getattr(record, "health", UNKNOWN)
-    )
+    return record.get("health", UNKNOWN) if isinstance(record, dict) else getattr(record, "health", UNKNOWN)
 
 
 def _fingerprint(data: object) -> str:
@@ -297,9 +295,7 @@ def _fingerprint(data: object) -> str:
 # ---- alert memory and reminders -----------------------------------------------------------------
 
 
-def note_alerts(
-    alert_state: dict, events: Iterable[dict], now: datetime, muted: Iterable[str] = ()
-) -> int:
+def note_alerts(alert_state: dict, events: Iterable[dict], now: datetime, muted: Iterable[str] = ()) -> int:
     """Remember which spreadsheets people were told are bad (and forget recovered ones), and count
     this round's alert-worthy events. Returns how many alert-worthy events there were."""
     alerted = alert_state.setdefault("alerted", {})
@@ -337,11 +333,7 @@ def due_reminders(
     for sid, record in sheets.items():
         if sid in muted or _health(record) not in BAD:
             continue
-        last = (
-            (alerted.get(sid) or {}).get("at")
-            or _field(record, "down_since")
-            or _field(record, "since")
-        )
+        last = (alerted.get(sid) or {}).get("at") or _field(record, "down_since") or _field(record, "since")
         if last is None or now - parse_utc(last) >= every:
             due.append(sid)
     return sorted(due)
@@ -387,9 +379,7 @@ def compose_reminder(
     if not spreadsheet_ids:
         return []
     lines = [f"<b>sheet-monitor reminder: {len(spreadsheet_ids)} still failing</b>", ""]
-    lines += [
-        _failing_line(sid, sheets[sid], names, now) for sid in spreadsheet_ids[: settings.max_items]
-    ]
+    lines += [_failing_line(sid, sheets[sid], names, now) for sid in spreadsheet_ids[: settings.max_items]]
     if len(spreadsheet_ids) > settings.max_items:
         lines.append(f"+{len(spreadsheet_ids) - settings.max_items} more")
     return messages_for(f"reminder:{format_utc(now)}", "\n".join(lines), settings.max_length)
@@ -428,9 +418,7 @@ def _counts_lines(overview: Overview) -> list[str]:
 
 def _failing_ids(overview: Overview) -> list[str]:
     """Bad and unmuted spreadsheets, longest-failing first."""
-    bad = [
-        sid for sid, r in overview.sheets.items() if sid not in overview.muted and _health(r) in BAD
-    ]
+    bad = [sid for sid, r in overview.sheets.items() if sid not in overview.muted and _health(r) in BAD]
     return sorted(bad, key=lambda sid: (_field(overview.sheets[sid], "down_since") or "", sid))
 
 

@@ -21,6 +21,7 @@ from .alerts import AlertSettings
 from .checks import ranges_of
 from .clock import SystemClock
 from .config import Config
+from .events import DELIVERY_HALTED, Event
 from .heartbeat_ping import ping_heartbeat
 from .logs import log_event
 from .quota import QuotaPacer
@@ -161,7 +162,7 @@ def _notify(config: Config, state: RunnerState, run: Run, clock, stream: IO[str]
             client=client,
         )
         sender = _WithinDeadline(sender, client, clock, run.deadline)
-        outbox.notify(
+        report = outbox.notify(
             state,
             AlertSettings.from_config(config.alerts),
             sender,
@@ -170,6 +171,17 @@ def _notify(config: Config, state: RunnerState, run: Run, clock, stream: IO[str]
             checkpoint=checkpoint,
             budget=send_budget,
         )
+        if report.newly_halted:
+            # Kept as an event so that the first message after the chat works again says why the
+            # others came late; `status` shows the halt meanwhile.
+            halted = report.halted
+            details = {
+                "since": halted.get("at"),
+                "status": halted.get("status"),
+                "description": halted.get("description"),
+            }
+            state.add_event(Event.make(DELIVERY_HALTED, clock.now(), run.run_id, details=details).to_dict())
+            checkpoint()
     except Exception:  # noqa: BLE001 - see the docstring
         log_event("notify_failed", logging.ERROR, exc_info=True)
     finally:

@@ -21,10 +21,11 @@ FALLING_BEHIND = "falling_behind"  # the round takes too long or a task waits to
 CRASH_RECOVERED = "crash_recovered"  # the previous run died holding tasks
 STATE_RESTORED = "state_restored"  # the state file was unreadable; the last good copy was used
 CONFIG_PROBLEM = "config_problem"  # a range in the config does not exist in the spreadsheet
+DELIVERY_HALTED = "delivery_halted"  # Telegram refused the chat (token revoked, bot gone); told when it works
 
 KINDS = frozenset({
     HEALTH_CHANGED, DEAD_LETTERED, RECOVERED, BREAKER_OPENED, BREAKER_CLOSED, API_DEGRADED,
-    FALLING_BEHIND, CRASH_RECOVERED, STATE_RESTORED, CONFIG_PROBLEM,
+    FALLING_BEHIND, CRASH_RECOVERED, STATE_RESTORED, CONFIG_PROBLEM, DELIVERY_HALTED,
 })
 
 

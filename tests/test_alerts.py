@@ -17,12 +17,8 @@ NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 NASTY = 'Stock <Moscow> & "Co"'
 
 
-def event(
-    kind: str, sid: str | None = None, name: str | None = None, at: datetime = NOW, **details
-) -> dict:
-    return ev.Event.make(
-        kind, at, "run-1", spreadsheet_id=sid, name=name, details=details
-    ).to_dict()
+def event(kind: str, sid: str | None = None, name: str | None = None, at: datetime = NOW, **details) -> dict:
+    return ev.Event.make(kind, at, "run-1", spreadsheet_id=sid, name=name, details=details).to_dict()
 
 
 def failing(sid: str, name: str | None = None, cells=("Stock!F7",)) -> dict:
@@ -70,9 +66,7 @@ def bad_sheet(down_since: datetime, health: str = "fail") -> SheetHealth:
 
 
 def test_names_and_values_are_escaped_and_linked():
-    [message] = alerts.compose(
-        [failing("abc-1", NASTY, cells=["'<b>'!A1"])], {}, NOW, AlertSettings()
-    )
+    [message] = alerts.compose([failing("abc-1", NASTY, cells=["'<b>'!A1"])], {}, NOW, AlertSettings())
     parsed = parse_html(message.text, strict_ampersand=True)  # Telegram's own parser accepts it
     assert NASTY in parsed.text
     assert "'<b>'!A1" in parsed.text
@@ -115,9 +109,7 @@ def test_a_spreadsheet_that_failed_and_came_back_within_a_run_is_told_once_as_re
 
 
 def test_events_that_change_nothing_for_people_make_no_message():
-    unknown_to_ok = event(
-        ev.HEALTH_CHANGED, "s1", "s1", **{"from": "unknown", "to": "ok", "findings": []}
-    )
+    unknown_to_ok = event(ev.HEALTH_CHANGED, "s1", "s1", **{"from": "unknown", "to": "ok", "findings": []})
     assert alerts.compose([unknown_to_ok], {}, NOW, AlertSettings()) == []
     assert alerts.compose([], {}, NOW, AlertSettings()) == []
 
@@ -145,9 +137,7 @@ def test_every_event_kind_renders_as_valid_telegram_html():
             },
             attempts=3,
         ),
-        event(
-            ev.RECOVERED, "d", "d", down_for_seconds=600, health="warn", findings=[], last_error={}
-        ),
+        event(ev.RECOVERED, "d", "d", down_for_seconds=600, health="warn", findings=[], last_error={}),
         event(ev.RECOVERED, api=True, degraded_since=format_utc(NOW)),
         event(ev.BREAKER_OPENED, "e", "e", consecutive_failures=3, probe_at=format_utc(NOW)),
         event(ev.BREAKER_CLOSED, "f", "f", down_seconds=3600),
@@ -155,10 +145,14 @@ def test_every_event_kind_renders_as_valid_telegram_html():
         event(ev.CRASH_RECOVERED, previous_run_id="x", reclaimed=2, poisoned=1),
         event(ev.STATE_RESTORED),
         event(ev.CONFIG_PROBLEM, "g", "g", message="range Sheet9!A1 does not exist"),
+        event(
+            ev.DELIVERY_HALTED, since=format_utc(NOW), status=403, description="Forbidden: <bot> was blocked"
+        ),
     ]
     [message] = alerts.compose(events, {}, NOW, AlertSettings())
     parsed = parse_html(message.text, strict_ampersand=True)
-    assert len(message.text.split("\n")) == 3 + 11
+    assert len(message.text.split("\n")) == 3 + 12
+    assert "Telegram refused messages since" in parsed.text and "<bot> was blocked" in parsed.text
     assert "Requested entity <was> not found" in parsed.text
     assert "checks resumed after 1h" in parsed.text
 
@@ -262,11 +256,7 @@ def test_summary_and_digest_list_what_is_failing_first_then_counts():
     settings = AlertSettings(timezone="Europe/Berlin")
     [digest] = alerts.compose_digest(overview, NOW, settings)
     text = parse_html(digest.text, strict_ampersand=True).text
-    assert (
-        text.index("Old <one> failing for 2d")
-        < text.index("new not readable for 1h")
-        < text.index("ok 1")
-    )
+    assert text.index("Old <one> failing for 2d") < text.index("new not readable for 1h") < text.index("ok 1")
     assert "dead letters 1 · breakers open 2 · muted 1" in text
     assert "muted" not in text.split("ok 1")[0]
     assert "2026-03-02 13:00 Europe/Berlin" in text
@@ -313,12 +303,8 @@ def test_digest_follows_local_time_across_the_autumn_dst_change():
 
 
 def test_a_digest_time_skipped_or_repeated_by_dst_fires_once_that_day():
-    gap = time(
-        2, 30
-    )  # does not exist on 2026-03-29 in Berlin: it happens at 03:30 CEST (01:30 UTC)
-    assert alerts.digest_slot(at("2026-03-29T05:00:00+00:00"), gap, BERLIN) == at(
-        "2026-03-29T01:30:00+00:00"
-    )
+    gap = time(2, 30)  # does not exist on 2026-03-29 in Berlin: it happens at 03:30 CEST (01:30 UTC)
+    assert alerts.digest_slot(at("2026-03-29T05:00:00+00:00"), gap, BERLIN) == at("2026-03-29T01:30:00+00:00")
     twice = time(2, 30)  # happens twice on 2026-10-25: the first one (CEST, 00:30 UTC) counts
     slot = alerts.digest_slot(at("2026-10-25T05:00:00+00:00"), twice, BERLIN)
     assert slot == at("2026-10-25T00:30:00+00:00")

@@ -289,3 +289,33 @@ def snapshot(folder) -> dict[str, tuple[bytes, int]]:
         path.name: (path.read_bytes(), os.stat(path).st_mtime_ns)
         for path in sorted(folder.glob("properties.json*"))
     }
+
+
+def test_a_blocked_bot_is_recorded_once_as_an_event_and_explained_when_delivery_works_again(tmp_path):
+    telegram = FakeTelegram(SystemClock())
+    telegram.add_token(TELEGRAM_TOKEN)
+    telegram.add_chat(TELEGRAM_CHAT)
+    telegram.block_chat(TELEGRAM_CHAT)
+    with HTTPServerThread(telegram) as server, served_dataset(tmp_path, 3, faults=False) as served:
+        with served.config_path.open("a", encoding="utf-8") as config:
+            config.write(f'\n[telegram]\nchat_id = "{TELEGRAM_CHAT}"\napi_base = "{server.base_url}"\n')
+        store = PropertyStore.in_dir(served.state_dir)  # a message waiting to go out
+        store.set_json("outbox", {**new_outbox(), "pending": [
+            {"key": "held", "text": "held message", "created_at": "2026-11-29T09:00:00Z", "attempts": 0,
+             "last_error": None}]})
+        store.close()
+        env = {**clean_env(), "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN}
+        subprocess.run(served.run_argv("--budget", "6"), cwd=served.folder, env=env, check=True,
+                       capture_output=True, timeout=60)
+        state = served.state()
+        halted = [e for e in state.events if e["kind"] == "delivery_halted"]
+        assert len(halted) == 1 and "kicked" in halted[0]["details"]["description"]
+        assert state.outbox["halted"]["status"] == 403
+
+        telegram.reset(full=False)
+        telegram.add_token(TELEGRAM_TOKEN)
+        telegram.add_chat(TELEGRAM_CHAT)
+        subprocess.run(served.run_argv("--budget", "6"), cwd=served.folder, env=env, check=True,
+                       capture_output=True, timeout=60)
+        texts = " ".join(message.plain_text for message in telegram.messages(TELEGRAM_CHAT))
+        assert "Telegram refused messages since" in texts and "held message" in texts
