@@ -21,7 +21,7 @@ from sandbox_fixtures import ServedDataset, clean_env, served_dataset
 from monitor.clock import SystemClock
 from monitor.health import UNKNOWN
 from monitor.outbox import new_outbox
-from monitor.sandbox.http import HTTPServerThread
+from monitor.sandbox.http import HTTPServerThread, Response
 from monitor.sandbox.telegram import FakeTelegram
 from monitor.store import PropertyStore
 from monitor.tasks import DONE, FAILED, PROCESSING
@@ -149,10 +149,20 @@ def test_of_two_runs_started_together_one_works_and_the_other_exits_at_once(tmp_
 # -- every request hanging ----------------------------------------------------------------------------
 
 
-def test_a_run_whose_every_request_hangs_ends_within_budget_and_saves(tmp_path):
+@pytest.mark.parametrize("hanging", ["sheets", "token"])
+def test_a_run_whose_every_request_hangs_ends_within_budget_and_saves(tmp_path, hanging):
     budget = 4
-    with served_dataset(tmp_path, 20, faults=False) as served:
-        served.fault(spreadsheet="*", hang=True)  # the config keeps its default 30 s request timeout
+    with (
+        HTTPServerThread(lambda request: Response(hang=True)) as black_hole,
+        served_dataset(tmp_path, 20, faults=False) as served,
+    ):
+        if hanging == "sheets":
+            served.fault(spreadsheet="*", hang=True)  # the config keeps its default 30 s timeout
+        else:  # google-auth's token request never gets an answer
+            for path in (served.folder / "secrets").glob("*.json"):
+                credential = json.loads(path.read_text(encoding="utf-8"))
+                credential["token_uri"] = f"{black_hole.base_url}/token"
+                path.write_text(json.dumps(credential), encoding="utf-8")
         started = time.monotonic()
         result = served.run_cli("--budget", str(budget))
         elapsed = time.monotonic() - started
