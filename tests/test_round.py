@@ -41,9 +41,6 @@ READS_BY_KIND = {"flaky": 3, "server_error": 2, "hang": 3}
 # open its breaker (SPEC 7), so this round skips it instead of dead-lettering it; a later round
 # probes it after the cooldown.
 BREAKER_GUARDED = {"hang"}
-# Checkpoints merged over 10 s of (manual) clock: two full-state saves per task would make this test
-# spend most of its wall time in fsync; checkpoints under kill -9 are tested in test_run_process.py.
-CHECKPOINT_EVERY = 10.0
 DLQ_STATUS = {"missing": 404, "access_removed": 403, "renamed_tab": 400}
 
 
@@ -83,7 +80,7 @@ def finished_round(tmp_path_factory):
             tick = clock.now()
             result = run_once(
                 config, budget=RUN_BUDGET, clock=clock, reader_factory=reader_factory,
-                messages_to=io.StringIO(), checkpoint_every=CHECKPOINT_EVERY,
+                messages_to=io.StringIO(),
             )
             reports.append(result.report)
             emitted += result.new_events
