@@ -150,6 +150,10 @@ class Run:
         now = self.clock.now()
         report = self.report
         report.duration_seconds = round(self.clock.monotonic() - self.started_monotonic, 3)
+        if report.outcome == "ok" and report.tasks and not report.ok:
+            # Not one spreadsheet could be read: too short a run to trip the whole-API breaker, but
+            # the watchdog must still see runs that achieve nothing.
+            report.outcome = "degraded"
         self.state.dlq.prune(now)
         rnd = self.state.round
         stats = {

@@ -296,3 +296,11 @@ def test_a_spreadsheet_muted_during_a_round_is_skipped_not_read(world):
     run = world.run()
     assert run.state.sheets[quiet].shown == "skipped" and run.state.sheets[quiet].skipped == "muted"
     assert run.report.tasks == 1 and run.state.sheets[loud].health == "ok"
+
+
+def test_a_run_that_could_read_nothing_is_degraded_for_the_watchdog(world):
+    world.add_sheets(2)
+    world.fault("*", statuses=[503], repeat=True)
+    run = world.run(budget=timedelta(seconds=10))  # too short for the whole-API breaker's 8 failures
+    assert run.report.tasks > 0 and run.report.ok == 0
+    assert run.state.heartbeat["outcome"] == "degraded"

@@ -170,7 +170,7 @@ def test_a_run_whose_every_request_hangs_ends_within_budget_and_saves(tmp_path, 
         assert result.returncode == 0, result.stderr
         assert elapsed <= budget + 5, f"a {budget} s run took {elapsed:.1f} s"
         heartbeat = loads_cleanly(served).heartbeat
-        assert heartbeat["finished_at"] and heartbeat["outcome"] == "ok"
+        assert heartbeat["finished_at"] and heartbeat["outcome"] == "degraded"  # nothing could be read
         assert heartbeat["stats"]["stop_reason"] == "budget" and heartbeat["stats"]["ok"] == 0
 
 
