@@ -3,6 +3,7 @@ that brings a spreadsheet back through real runs against the sandbox."""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
@@ -13,6 +14,8 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from monitor import admin, events
 from monitor.cli import cli
@@ -30,7 +33,15 @@ from monitor.tasks import Round
 from monitor.timefmt import format_utc
 
 ROOT = Path(__file__).resolve().parent.parent
-FAKE_KEY = "-----BEGIN PRIVATE KEY-----\\nMIIfake\\n-----END PRIVATE KEY-----\\n"
+
+
+@functools.cache
+def throwaway_key() -> str:
+    """A real RSA key in PEM, made at test time (keys are never committed)."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
 
 
 def sheet_id(n: int) -> str:
@@ -47,7 +58,7 @@ def write_config(folder: Path, ids=(A, B, C), credentials: list[Path] | None = N
         credentials = [folder / "sa-1.json"]
         credentials[0].write_text(json.dumps({
             "type": "service_account", "client_email": "a@example.iam.gserviceaccount.com",
-            "private_key": FAKE_KEY.replace("\\n", "\n"), "token_uri": "https://oauth2.example/token"}))
+            "private_key": throwaway_key(), "token_uri": "https://oauth2.example/token"}))
     lines = [
         "[run]", 'state_dir = "state"', 'budget = "4m"', 'round_interval = "5m"', "",
         "[google]", f"credentials = {json.dumps([str(p) for p in credentials])}",
