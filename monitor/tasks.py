@@ -135,19 +135,20 @@ class Round:
         deferred = []
         chosen = None
         while self._waiting and self._waiting[0][0] <= now_text:
-            due_text, task_id = heapq.heappop(self._waiting)
-            task = self.tasks[task_id]
-            if task.target in skip:
-                deferred.append((due_text, task_id))
-                continue
-            chosen = task
-            break
+            task = self.tasks[self._waiting[0][1]]
+            if task.target not in skip:
+                # Left in the heap: the caller may not take it (no quota yet). Once taken, its entry
+                # goes stale (finished or rescheduled) and is dropped then.
+                chosen = task
+                break
+            deferred.append(heapq.heappop(self._waiting))
+            self._drop_stale_waiting()
         for item in deferred:
             heapq.heappush(self._waiting, item)
         if chosen is not None:
             return chosen
-        # The cursor only ever skips tasks that are no longer fresh, so a task handed out but not
-        # taken (its caller changed its mind) is offered again on the next call.
+        # The cursor only ever skips tasks that are no longer fresh, so a fresh task handed out but
+        # not taken (its caller changed its mind) is offered again on the next call, like a retry.
         while self._cursor < len(self._order) and not self._is_fresh(self.tasks[self._order[self._cursor]]):
             self._cursor += 1
         for task_id in self._order[self._cursor:]:

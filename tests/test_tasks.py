@@ -80,3 +80,16 @@ def test_dropping_removed_spreadsheets_and_requeueing():
     assert rnd.requeue_now("c") and not rnd.requeue_now("b")
     assert rnd.next_due(NOW).target == "c"
     assert rnd.is_complete() is False
+
+
+def test_a_due_retry_offered_but_not_taken_is_offered_again():
+    rnd = Round.build(["a", "b"], NOW)
+    a = rnd.next_due(NOW)
+    rnd.schedule_retry(a, NOW + timedelta(seconds=3))
+    rnd.next_due(NOW).status = DONE
+    later = NOW + timedelta(seconds=3)
+    assert rnd.next_due(later) is a
+    assert rnd.next_due(later) is a  # not taken (no quota yet): still due, never lost
+    assert rnd.next_retry_at() == later
+    a.status = DONE
+    assert rnd.next_due(later) is None and rnd.next_retry_at() is None

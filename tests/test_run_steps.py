@@ -1,0 +1,62 @@
+"""The run's step loop over a scripted reader: which task goes when (no HTTP, a manual clock)."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+from monitor.checks import FormulaErrorsCheck
+from monitor.clock import ManualClock
+from monitor.errors import ErrorClass, SheetReadError
+from monitor.quota import QuotaPacer
+from monitor.runner import Run, RunSettings, SheetPlan
+from monitor.state import RunnerState
+from monitor.tasks import DONE
+
+RANGE = "Stock!A1:B2"
+ROWS = {"range": RANGE, "majorDimension": "ROWS", "values": [["SKU", 1]]}
+
+
+def plans(count: int) -> list[SheetPlan]:
+    check = (FormulaErrorsCheck(range=RANGE),)
+    return [SheetPlan(id=f"s{n}", name=f"Store {n}", checks=check, ranges=(RANGE,), timezone=UTC)
+            for n in range(count)]
+
+
+class ScriptedReader:
+    """Fails each spreadsheet's first ``failures[id]`` reads with a 503, then answers one plain row."""
+
+    def __init__(self, failures: dict[str, int]) -> None:
+        self.failures = dict(failures)
+        self.reads: list[str] = []
+
+    def read(self, spreadsheet_id, ranges, credential, timeout):
+        self.reads.append(spreadsheet_id)
+        if self.failures.get(spreadsheet_id, 0) > 0:
+            self.failures[spreadsheet_id] -= 1
+            raise SheetReadError(ErrorClass.TRANSIENT, 503, "UNAVAILABLE", "The service is unavailable.")
+        return [ROWS]
+
+    def modified_time(self, spreadsheet_id, credential, timeout):
+        raise AssertionError("no check needs it")
+
+
+def make_run(
+    reader: ScriptedReader, count: int, per_credential: int, clock: ManualClock, **settings_fields
+) -> Run:
+    fields = {"budget": timedelta(minutes=5), "round_interval": timedelta(minutes=5), "request_timeout": 2.0}
+    settings = RunSettings(**{**fields, **settings_fields})
+    return Run(run_id="run-1", settings=settings, plans=plans(count), state=RunnerState(), reader=reader,
+               pacer=QuotaPacer(["sa-1.json"], per_credential=per_credential, per_project=300),
+               clock=clock, save=lambda state: None, rng=random.Random(1))
+
+
+def test_a_due_retry_that_must_wait_for_quota_is_still_retried_in_the_same_run():
+    clock = ManualClock(datetime(2026, 1, 5, tzinfo=UTC))
+    reader = ScriptedReader({"s0": 1})
+    run = make_run(reader, count=2, per_credential=2, clock=clock)
+    report = run.execute()
+    # s0 failed, s1 used the minute's last read; s0's retry came due while the quota was spent.
+    assert reader.reads == ["s0", "s1", "s0"]
+    assert report.stop_reason == "round_done" and run.state.round.is_complete()
+    assert all(task.status == DONE for task in run.state.round.tasks.values())
