@@ -56,6 +56,28 @@ def new_outbox() -> dict:
     }
 
 
+def is_outbox(value: object) -> bool:
+    """True when ``value`` has the shape :func:`enqueue` and :func:`deliver` rely on (a document
+    read back from disk may have been damaged or edited by hand)."""
+    if not isinstance(value, dict):
+        return False
+    pending = value.get("pending", [])
+    return (
+        isinstance(pending, list)
+        and all(
+            isinstance(entry, dict)
+            and all(isinstance(entry.get(name), str) for name in ("key", "text", "created_at"))
+            and isinstance(entry.get("attempts"), int)
+            for entry in pending
+        )
+        and isinstance(value.get("sent_keys", []), list)
+        and isinstance(value.get("dropped", []), list)
+        and isinstance(value.get("migrations", {}), dict)
+        and isinstance(value.get("halted"), dict | None)
+        and isinstance(value.get("overflowed", 0), int)
+    )
+
+
 def enqueue(outbox: dict, message: Message, now: datetime) -> bool:
     """Add a message unless one with the same key is pending or was delivered; True when added."""
     key = message.key

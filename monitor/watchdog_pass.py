@@ -25,7 +25,7 @@ from pathlib import Path
 from . import watchdog
 from .heartbeat_ping import ping_heartbeat
 from .logs import log_event
-from .outbox import DeliveryResult, deliver, enqueue, new_outbox
+from .outbox import DeliveryResult, deliver, enqueue, is_outbox, new_outbox
 from .state import HEARTBEAT, OUTBOX, RUNS
 from .store import STATE_FILE_NAME, PropertyStore, StateError
 from .store_files import atomic_write_bytes, ensure_private_dir
@@ -83,8 +83,9 @@ def new_document() -> dict:
 
 
 def load_document(path: Path) -> dict:
-    """The watchdog's memory; a missing or damaged file starts afresh (logged). Losing it costs at
-    most one repeated alert, which is better than a watchdog that stops watching."""
+    """The watchdog's memory; a missing or damaged file starts afresh (logged), and so does a damaged
+    outbox in it. Losing it costs at most one repeated alert, which is better than a watchdog that
+    stops watching (a malformed pending message would otherwise fail every pass)."""
     try:
         data = json.loads(path.read_bytes())
     except FileNotFoundError:
@@ -97,8 +98,10 @@ def load_document(path: Path) -> dict:
         return new_document()
     document = new_document()
     document["alert"].update(data["alert"])
-    if isinstance(data.get("outbox"), dict):
+    if is_outbox(data.get("outbox")):
         document["outbox"].update(data["outbox"])
+    elif "outbox" in data:
+        log_event("watchdog_outbox_reset", logging.WARNING, path=str(path), error="unexpected shape")
     return document
 
 

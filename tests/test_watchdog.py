@@ -380,6 +380,19 @@ def test_the_watchdog_keeps_its_memory_in_its_own_private_file(dog):
     assert (dog.state_dir / "properties.json").read_bytes() == before  # the runner's file untouched
 
 
+@pytest.mark.parametrize("outbox", [
+    {"pending": None},
+    {"pending": [{"text": "a message without its key"}]},
+    {"pending": [], "migrations": ["not", "a", "mapping"]},
+])
+def test_a_damaged_outbox_in_its_own_file_starts_afresh_instead_of_failing_every_pass(dog, fake, outbox):
+    write_runner_state(dog.state_dir, heartbeat(T0 - timedelta(minutes=20)))
+    (dog.state_dir / WATCHDOG_FILE_NAME).write_text(json.dumps({"version": 1, "alert": {}, "outbox": outbox}))
+    report = dog.run()
+    assert report.said == "alert" and not report.delivery_failed
+    assert len(texts(fake)) == 1
+
+
 def closed_port_url() -> str:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
