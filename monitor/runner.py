@@ -230,10 +230,10 @@ class Run:
             return self._wait(wait, usable)
         # Only now, with a request certain to go out, may an open breaker's probe be spent.
         self._breaker_let_through(plan, now)
-        self._process(rnd, task, plan, credential, min(self.settings.request_timeout, usable))
+        self._process(rnd, task, plan, credential)
         return True
 
-    def _process(self, rnd: Round, task: Task, plan: SheetPlan, credential: str, timeout: float) -> None:
+    def _process(self, rnd: Round, task: Task, plan: SheetPlan, credential: str) -> None:
         task.status = PROCESSING
         started = self.clock.monotonic()
         now = self.clock.now()
@@ -242,10 +242,11 @@ class Run:
         try:
             with self._lease_saved():
                 value_ranges = (
-                    self.reader.read(plan.id, plan.ranges, credential, timeout) if plan.ranges else []
+                    self.reader.read(plan.id, plan.ranges, credential, self._request_timeout())
+                    if plan.ranges else []
                 )
                 modified = (
-                    self.reader.modified_time(plan.id, credential, timeout)
+                    self.reader.modified_time(plan.id, credential, self._request_timeout())
                     if plan.needs_modified_time else None
                 )
             by_range = dict(zip(plan.ranges, value_ranges, strict=True))
@@ -542,6 +543,11 @@ class Run:
 
     def _usable_seconds(self) -> float:
         return self.deadline - self.clock.monotonic() - self.settings.reserve_seconds
+
+    def _request_timeout(self) -> float:
+        """For each request as it starts: the configured timeout, cut to the usable budget left (the
+        reader's floor may add a fraction of a second, which the reserve absorbs)."""
+        return max(0.0, min(self.settings.request_timeout, self._usable_seconds()))
 
     def _wait(self, seconds: float, usable: float) -> bool:
         """Sleep until work is due, but never past the usable budget."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from monitor.checks import FormulaErrorsCheck
+from monitor.checks import FormulaErrorsCheck, FreshnessCheck
 from monitor.clock import ManualClock
 from monitor.errors import ErrorClass, SheetReadError
 from monitor.quota import QuotaPacer
@@ -60,3 +60,37 @@ def test_a_due_retry_that_must_wait_for_quota_is_still_retried_in_the_same_run()
     assert reader.reads == ["s0", "s1", "s0"]
     assert report.stop_reason == "round_done" and run.state.round.is_complete()
     assert all(task.status == DONE for task in run.state.round.tasks.values())
+
+
+class SlowReader:
+    """Every request lasts its whole timeout (on the manual clock); records each request's timeout."""
+
+    def __init__(self, clock: ManualClock) -> None:
+        self.clock = clock
+        self.requests: list[tuple[str, float, float]] = []  # (kind, monotonic at start, timeout)
+
+    def read(self, spreadsheet_id, ranges, credential, timeout):
+        self.requests.append(("read", self.clock.monotonic(), timeout))
+        self.clock.advance(timeout)
+        return [ROWS]
+
+    def modified_time(self, spreadsheet_id, credential, timeout):
+        self.requests.append(("modified_time", self.clock.monotonic(), timeout))
+        self.clock.advance(timeout)
+        return "2026-01-05T00:00:00.000Z"
+
+
+def test_a_second_request_for_the_same_task_gets_only_the_budget_left():
+    clock = ManualClock(datetime(2026, 1, 5, tzinfo=UTC))
+    reader = SlowReader(clock)
+    checks = (FormulaErrorsCheck(range=RANGE), FreshnessCheck(source="modified_time", warn="> 1d"))
+    plan = SheetPlan(id="s0", name="Store 0", checks=checks, ranges=(RANGE,), timezone=UTC,
+                     needs_modified_time=True)
+    settings = RunSettings(budget=timedelta(seconds=10), round_interval=timedelta(minutes=5),
+                           request_timeout=5.0, reserve_seconds=3.0)
+    run = Run(run_id="run-1", settings=settings, plans=[plan], state=RunnerState(), reader=reader,
+              pacer=QuotaPacer(["sa-1.json"]), clock=clock, save=lambda state: None, rng=random.Random(1))
+    run.execute()
+    usable_until = run.deadline - settings.reserve_seconds
+    assert [kind for kind, _, _ in reader.requests] == ["read", "modified_time"]
+    assert all(start + timeout <= usable_until for _, start, timeout in reader.requests)
