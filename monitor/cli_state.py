@@ -80,7 +80,8 @@ def changing_state(config: Config, now: datetime, command: str, wait: float) -> 
     """Hold the run lock, yield the state, save it if the block ends normally, release the lock.
 
     Exits 1, changing nothing, when a run keeps the lock for ``wait`` seconds or the state is
-    unreadable. An exception in the block saves nothing.
+    unreadable. An exception in the block saves none of its changes (a restore from the last good
+    copy, and its event for the next run's notifier, are saved before the block runs).
     """
     state_dir = Path(config.run.state_dir)
     lock = RunLock.in_dir(state_dir)
@@ -105,6 +106,8 @@ def changing_state(config: Config, now: datetime, command: str, wait: float) -> 
                 reason = store.restore_report.reason if store.restore_report else ""
                 state.add_event(events.Event.make(
                     events.STATE_RESTORED, now, f"admin-{command}", details={"reason": reason}).to_dict())
+                # Saved at once: if the command then fails, the restore must still be told.
+                store.set_properties(dump_state(state))
             yield state
             store.set_properties(dump_state(state))
             log_event("admin_state_changed", command=command, state_file=str(store.path))

@@ -329,6 +329,15 @@ def test_a_change_that_finds_the_state_damaged_restores_it_and_leaves_an_event_f
     assert state.events[0]["run_id"] == "admin-unmute" and A in state.dlq
 
 
+def test_a_failing_change_that_restored_the_state_still_leaves_the_event(config):
+    seeded(config)
+    save_state(config, saved_state(config))
+    (config.parent / "state" / "properties.json").write_text("{torn")
+    result = invoke(config, "dlq", "purge", B)  # B is not in the DLQ: the command itself fails
+    assert result.exit_code == 1
+    assert [e["kind"] for e in saved_state(config).events] == [events.STATE_RESTORED]
+
+
 def test_readers_do_not_need_the_lock(config):
     seeded(config)
     lock = RunLock.in_dir(config.parent / "state")
