@@ -214,12 +214,13 @@ def _item(event: dict) -> _Item | None:
     if kind == ev.STATE_RESTORED:
         return _Item(2, "state restored", "♻️ The state file was unreadable; the last good copy was used")
     if kind == ev.DELIVERY_HALTED:
-        # Composed once delivery works again, so the team learns why messages came late.
+        # Enqueued behind the messages held by the halt (the outbox keeps order), so it arrives
+        # after them and says why they came late.
         return _Item(
             3,
             "delivery halted",
             f"📵 Telegram refused messages since {_utc_text(details.get('since'))}: "
-            f"{esc(details.get('description'), 200)}; the held messages follow",
+            f"{esc(details.get('description'), 200)}; the messages held meanwhile came late, above this one",
         )
     if kind == ev.CONFIG_PROBLEM:
         what = esc(details.get("message") or details.get("range") or "see the logs")

@@ -327,5 +327,7 @@ def test_a_blocked_bot_is_recorded_once_as_an_event_and_explained_when_delivery_
         telegram.add_chat(TELEGRAM_CHAT)
         subprocess.run(served.run_argv("--budget", "6"), cwd=served.folder, env=env, check=True,
                        capture_output=True, timeout=60)
-        texts = " ".join(message.plain_text for message in telegram.messages(TELEGRAM_CHAT))
-        assert "Telegram refused messages since" in texts and "held message" in texts
+        texts = [message.plain_text for message in telegram.messages(TELEGRAM_CHAT)]
+        notice = next(n for n, text in enumerate(texts) if "Telegram refused messages since" in text)
+        assert texts.index("held message") < notice  # oldest first: the notice says so
+        assert "came late, above this one" in texts[notice]
