@@ -16,11 +16,12 @@ and its persisted ``degraded`` flag makes the next run start with a single probe
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
 from .errors import ErrorClass
+from .timefmt import format_utc, parse_utc
 
 BREAKER_ERROR_CLASSES = frozenset({ErrorClass.TRANSIENT, ErrorClass.UNCERTAIN})
 
@@ -306,13 +307,8 @@ def _seconds(value: float | timedelta) -> float:
 
 
 def _iso(value: datetime | None) -> str | None:
-    if value is None:
-        return None
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return None if value is None else format_utc(value)
 
 
 def _parse(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return parse_utc(value) if value else None

@@ -14,6 +14,8 @@ import sys
 from datetime import UTC, datetime
 from typing import IO, Any
 
+from .timefmt import format_utc
+
 LOGGER_NAME = "monitor"
 _QUIET_LIBRARIES = ("httpx", "httpcore", "urllib3", "google.auth", "gspread", "filelock")
 
@@ -35,8 +37,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
-            .replace("+00:00", "Z"),
+            "ts": format_utc(datetime.fromtimestamp(record.created, UTC)),
             "level": record.levelname.lower(),
             "event": record.getMessage(),
         }

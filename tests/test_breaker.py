@@ -150,10 +150,10 @@ def test_cooldowns_may_be_given_as_timedeltas():
         )
     assert state.cooldown_seconds == 900.0
     assert json.loads(json.dumps(events[0].to_dict())) == {
-        "opened_at": "2026-01-05T03:00:00Z",
+        "opened_at": "2026-01-05T03:00:00.000Z",
         "consecutive_failures": 3,
         "cooldown_seconds": 900.0,
-        "probe_at": "2026-01-05T03:15:00Z",
+        "probe_at": "2026-01-05T03:15:00.000Z",
     }
 
 
@@ -161,7 +161,7 @@ def test_breaker_state_survives_a_round_trip_through_json():
     state, _ = _opened_at(T0)
     _, state = allow(state, state.next_probe_at())
     stored = json.dumps(state.to_dict())
-    assert '"2026-01-05T03:00:00Z"' in stored
+    assert '"2026-01-05T03:00:00.000Z"' in stored  # as every stored time (monitor.timefmt)
     assert BreakerState.from_dict(json.loads(stored)) == state
     assert BreakerState.from_dict({}) == BreakerState()
 
