@@ -15,12 +15,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import IO
 
+from .cli_state import load_state_file
 from .compose import run_once
 from .config import load_config
 from .sandbox import dataset as datasets
 from .sandbox.server import running_sandbox
-from .state import load_state
-from .store import PropertyStore
 
 # Google allows 60 reads a minute per service account; at that pace 750 spreadsheets take 12.5
 # minutes with one account. The demo raises the sandbox's quota (and the config's pacing with it)
@@ -78,18 +77,14 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str]) -> 
                 f"run {runs}: {report.tasks} reads, {report.ok} checked, {report.failed} dead-lettered, "
                 f"{report.retries_scheduled} retries, {report.duration_seconds:.1f} s ({report.stop_reason})"
             )
-            state = _state(config)
-            if state.round is not None and state.round.is_complete():
+            state = load_state_file(config)
+            if state is not None and state.round is not None and state.round.is_complete():
                 break
 
         say()
         _print_telegram(sandbox.telegram.messages(DEMO_CHAT_ID), say)
-        _print_status(_state(config), dataset, say)
+        _print_status(load_state_file(config), dataset, say)
         say(f"\nDone in {time.monotonic() - started:.0f} s. Config and state were in {folder} (now removed).")
-
-
-def _state(config):
-    return load_state(PropertyStore.in_dir(config.run.state_dir, read_only=True).get_properties())
 
 
 def _print_telegram(messages, say) -> None:

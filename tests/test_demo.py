@@ -1,0 +1,24 @@
+"""`sheet-monitor demo` end to end, in a fresh interpreter (it configures logging for the process)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_demo_prints_the_telegram_messages_and_a_status_matching_the_dataset(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "monitor.cli", "demo", "--sheets", "20", "--budget", "30"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "What the team received in Telegram" in result.stdout
+    assert "round " in result.stdout and "20 of 20 done" in result.stdout
+    matched = re.search(r"verdicts matching the dataset's known breakage: (\d+) of (\d+)", result.stdout)
+    assert matched and matched.group(1) == matched.group(2) == "20"
+    assert not any(tmp_path.iterdir())  # everything lived in a temporary folder, now removed
