@@ -16,21 +16,13 @@ import click
 
 from .cli_admin import COMMANDS as ADMIN_COMMANDS
 from .cli_check import COMMANDS as CHECK_COMMANDS
+from .cli_output import config_option
+from .cli_state import EXIT_OPERATIONAL, EXIT_USAGE
 from .config import Config, ConfigError, load_config, resolve_config_path
 from .logs import configure_logging
 from .sandbox.cli import sandbox
 from .store import StateError
 from .watchdog_cli import watchdog_command
-
-EXIT_OPERATIONAL, EXIT_USAGE = 1, 2
-
-config_option = click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Config file (default: $SHEET_MONITOR_CONFIG, else ./monitor.toml).",
-)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

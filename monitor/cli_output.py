@@ -22,7 +22,7 @@ from .admin import JSON_VERSION
 from .checks import format_age
 from .timefmt import parse_utc
 
-config_option = click.option(  # the same option as monitor.cli's (importing it from there would be circular)
+config_option = click.option(  # every sheet-monitor command's; sheet-watchdog keeps its own (its imports)
     "--config",
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
