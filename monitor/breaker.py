@@ -57,11 +57,6 @@ class BreakerState:
     first_opened_at: datetime | None = None
     probe_started_at: datetime | None = None
 
-    @property
-    def is_open(self) -> bool:
-        """True while tasks must be skipped (open, or half-open with the probe in flight)."""
-        return self.state is not BreakerStatus.CLOSED
-
     def next_probe_at(self) -> datetime | None:
         """When :func:`allow` will next let a request through; None when closed (always)."""
         if self.state is BreakerStatus.OPEN and self.opened_at is not None:

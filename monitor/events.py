@@ -48,7 +48,3 @@ class Event:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Event:
-        return cls(**data)

@@ -275,7 +275,7 @@ class Run:
         self._api_outcome(plan.id, ok=True, now=now)
         self._breaker_success(plan, now)
 
-        findings = [_finding(result) for result in results if result.status != "ok"]
+        findings = [_finding(result) for result in results if result.is_finding]
         verdict = health_of(results)
         record = self.state.health(plan.id)
         change = record_verdict(record, verdict, now, findings)

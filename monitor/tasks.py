@@ -124,37 +124,23 @@ class Round:
 
     # -- taking work -------------------------------------------------------------------------------
 
-    def next_due(self, now: datetime, skip: set[str] = frozenset()) -> Task | None:
+    def next_due(self, now: datetime) -> Task | None:
         """The next pending task that may run at ``now``: retries that came due first, then fresh ones.
 
-        ``skip`` holds targets that must not run now (breaker open, credential paused); such tasks stay
-        pending for a later step or run.
+        Nothing changes until the caller takes the task (marks it processing or finished): a task it
+        leaves (no quota yet) is offered again on the next call.
         """
         self._drop_stale_waiting()
-        now_text = format_utc(now)
-        deferred = []
-        chosen = None
-        while self._waiting and self._waiting[0][0] <= now_text:
-            task = self.tasks[self._waiting[0][1]]
-            if task.target not in skip:
-                # Left in the heap: the caller may not take it (no quota yet). Once taken, its entry
-                # goes stale (finished or rescheduled) and is dropped then.
-                chosen = task
-                break
-            deferred.append(heapq.heappop(self._waiting))
-            self._drop_stale_waiting()
-        for item in deferred:
-            heapq.heappush(self._waiting, item)
-        if chosen is not None:
-            return chosen
+        if self._waiting and self._waiting[0][0] <= format_utc(now):
+            # Left in the heap: once taken, its entry goes stale (finished or rescheduled) and is
+            # dropped then.
+            return self.tasks[self._waiting[0][1]]
         # The cursor only ever skips tasks that are no longer fresh, so a fresh task handed out but
-        # not taken (its caller changed its mind) is offered again on the next call, like a retry.
+        # not taken stays under it.
         while self._cursor < len(self._order) and not self._is_fresh(self.tasks[self._order[self._cursor]]):
             self._cursor += 1
-        for task_id in self._order[self._cursor:]:
-            task = self.tasks[task_id]
-            if self._is_fresh(task) and task.target not in skip:
-                return task
+        if self._cursor < len(self._order):
+            return self.tasks[self._order[self._cursor]]
         return None
 
     @staticmethod

@@ -32,12 +32,6 @@ def test_a_retry_waits_until_its_time_while_other_tasks_go_first():
     assert rnd.next_due(NOW + timedelta(seconds=3)) is a
 
 
-def test_skipped_targets_stay_pending_for_later():
-    rnd = Round.build(["a", "b"], NOW)
-    assert rnd.next_due(NOW, skip={"a"}).target == "b"
-    assert rnd.next_due(NOW).target == "a"
-
-
 def test_round_survives_a_round_trip_through_its_dict():
     rnd = Round.build(["a", "b"], NOW)
     a = rnd.next_due(NOW)

@@ -20,7 +20,7 @@ overlap the first occurrence is taken (fold=0); at a gap the zone library's usua
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from .cells import is_number
@@ -79,7 +79,3 @@ def _from_parts(groups: tuple, day_first: bool, tz: tzinfo) -> datetime | None:
         )
     except ValueError:  # 31.02.2026, 25:00 and the like are text, not dates
         return None
-
-
-def as_utc(moment: datetime) -> datetime:
-    return moment.astimezone(UTC)
