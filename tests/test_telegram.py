@@ -9,12 +9,11 @@ from __future__ import annotations
 import io
 import json
 import logging
-import socket
 from datetime import UTC, datetime, timedelta
 
-import httpx
 import pytest
 from pydantic import SecretStr
+from telegram_fixtures import TOKEN, closed_port_url, fake_telegram
 
 from monitor import events as ev
 from monitor.alerts import AlertSettings, Message
@@ -41,7 +40,6 @@ from monitor.telegram import (
 )
 from monitor.timefmt import format_utc
 
-TOKEN = "123456:SECRET-token-Abc_def-0123456789"
 PRIVATE = 4242
 GROUP = -4001
 NASTY = 'Stock <Moscow> & "Co"'
@@ -55,34 +53,11 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def fake(clock: ManualClock) -> FakeTelegram:
-    fake = FakeTelegram(clock=clock)
-    fake.add_token(TOKEN)
-    fake.add_chat(PRIVATE, title="Olga")
-    fake.add_chat(GROUP, title="Stock alerts")
-    return fake
-
-
-@pytest.fixture
-def server(fake: FakeTelegram):
-    with HTTPServerThread(fake) as server:
-        yield server
-
-
-@pytest.fixture
-def http():
-    with httpx.Client(timeout=5) as client:
-        yield client
+    return fake_telegram(clock, {PRIVATE: "Olga", GROUP: "Stock alerts"})
 
 
 def sender_for(server, http, clock, chat_id=PRIVATE, token=TOKEN, **kwargs) -> TelegramSender:
     return TelegramSender(token, chat_id, server.base_url, client=http, clock=clock, **kwargs)
-
-
-def closed_port_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"  # nothing listens there now: connections are refused
 
 
 def event(kind, now, sid=None, name=None, **details) -> dict:

@@ -9,15 +9,14 @@ from __future__ import annotations
 import io
 import json
 import os
-import socket
 import subprocess
 import sys
 import textwrap
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
-import httpx
 import pytest
+from telegram_fixtures import TOKEN, closed_port_url, fake_telegram
 
 from monitor.clock import ManualClock
 from monitor.heartbeat_ping import ping_heartbeat
@@ -42,7 +41,6 @@ from monitor.watchdog import (
 )
 from monitor.watchdog_pass import WATCHDOG_FILE_NAME, watchdog_pass
 
-TOKEN = "123456:SECRET-token-Abc_def-0123456789"
 CHAT = 4242
 SETTINGS = WatchdogSettings(label="vps-1")
 T0 = datetime(2026, 3, 29, 0, 30, tzinfo=UTC)  # the night Europe's clocks go forward: UTC does not care
@@ -236,22 +234,7 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def fake(clock: ManualClock) -> FakeTelegram:
-    fake = FakeTelegram(clock=clock)
-    fake.add_token(TOKEN)
-    fake.add_chat(CHAT, title="Ops")
-    return fake
-
-
-@pytest.fixture
-def telegram(fake: FakeTelegram):
-    with HTTPServerThread(fake) as server:
-        yield server
-
-
-@pytest.fixture
-def http():
-    with httpx.Client(timeout=5) as client:
-        yield client
+    return fake_telegram(clock, {CHAT: "Ops"})
 
 
 class PingCounter:
@@ -281,9 +264,9 @@ def write_runner_state(state_dir: Path, hb: dict, runs: list[dict] | None = None
 class Watchdog:
     """Runs passes against one state folder, sending to the fake through real HTTP."""
 
-    def __init__(self, state_dir, clock, telegram, http, api_base=None, ping_url=None):
+    def __init__(self, state_dir, clock, server, http, api_base=None, ping_url=None):
         self.state_dir, self.clock, self.http = state_dir, clock, http
-        self.api_base = api_base or telegram.base_url
+        self.api_base = api_base or server.base_url
         self.ping_url = ping_url
 
     def sender(self, outbox: dict) -> TelegramSender:
@@ -296,8 +279,8 @@ class Watchdog:
 
 
 @pytest.fixture
-def dog(tmp_path, clock, telegram, http, pings) -> Watchdog:
-    return Watchdog(tmp_path / "state", clock, telegram, http, ping_url=pings.url)
+def dog(tmp_path, clock, server, http, pings) -> Watchdog:
+    return Watchdog(tmp_path / "state", clock, server, http, ping_url=pings.url)
 
 
 def texts(fake: FakeTelegram) -> list[str]:
@@ -393,16 +376,9 @@ def test_a_damaged_outbox_in_its_own_file_starts_afresh_instead_of_failing_every
     assert len(texts(fake)) == 1
 
 
-def closed_port_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
-
-
-def test_a_telegram_outage_loses_nothing_and_duplicates_nothing(tmp_path, clock, telegram, http, fake):
+def test_a_telegram_outage_loses_nothing_and_duplicates_nothing(tmp_path, clock, server, http, fake):
     write_runner_state(tmp_path, heartbeat(T0 - timedelta(minutes=20)))
-    down = Watchdog(tmp_path, clock, telegram, http, api_base=closed_port_url())
+    down = Watchdog(tmp_path, clock, server, http, api_base=closed_port_url())
     report = down.run()
     assert report.said == "alert" and report.delivery_failed and report.undelivered == 1
     clock.advance(15 * 60)
@@ -410,7 +386,7 @@ def test_a_telegram_outage_loses_nothing_and_duplicates_nothing(tmp_path, clock,
     assert len(json.loads((tmp_path / WATCHDOG_FILE_NAME).read_text())["outbox"]["pending"]) == 1
 
     clock.advance(15 * 60)
-    up = Watchdog(tmp_path, clock, telegram, http)
+    up = Watchdog(tmp_path, clock, server, http)
     report = up.run()
     assert not report.delivery_failed
     assert len(texts(fake)) == 1 and "Monitor runs stopped" in texts(fake)[0]
@@ -480,8 +456,8 @@ def write_config(folder: Path, telegram_base: str | None, ping_url: str | None =
     return path
 
 
-def test_sheet_watchdog_alerts_through_telegram_without_loading_the_google_stack(tmp_path, telegram, fake):
-    config = write_config(tmp_path, telegram.base_url)
+def test_sheet_watchdog_alerts_through_telegram_without_loading_the_google_stack(tmp_path, server, fake):
+    config = write_config(tmp_path, server.base_url)
     write_runner_state(tmp_path / "state", heartbeat(datetime.now(UTC) - timedelta(minutes=20)))
     code, summary, _, stderr = run_cli(config, {"TELEGRAM_BOT_TOKEN": TOKEN})
     assert code == 0, stderr
