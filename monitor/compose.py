@@ -18,7 +18,6 @@ import httpx
 
 from . import outbox
 from .alerts import AlertSettings
-from .checks import ranges_of
 from .clock import SystemClock
 from .config import Config
 from .events import DELIVERY_HALTED, Event
@@ -56,7 +55,7 @@ def plans_of(config: Config) -> list[SheetPlan]:
             id=sheet.id,
             name=sheet.name,
             checks=sheet.checks,
-            ranges=ranges_of(sheet.checks),
+            ranges=sheet.ranges,
             timezone=zone,
             needs_modified_time=sheet.needs_modified_time,
         )

@@ -43,6 +43,7 @@ from pydantic import (
 )
 
 from monitor.a1 import A1Error, A1Range, parse_a1
+from monitor.checks import ranges_of
 from monitor.checks.conditions import (
     CONDITION_FORMS,
     Condition,
@@ -531,7 +532,7 @@ class Sheet(BaseModel):
     @property
     def ranges(self) -> tuple[str, ...]:
         """Distinct ranges its checks read, in check order: what one batchGet must fetch."""
-        return tuple(dict.fromkeys(c.range for c in self.checks if getattr(c, "range", None)))
+        return ranges_of(self.checks)
 
     @property
     def needs_modified_time(self) -> bool:
