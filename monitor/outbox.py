@@ -10,12 +10,13 @@ The outbox is plain data kept in the state file under :data:`OUTBOX`::
      "overflowed": int}       # messages dropped because the outbox was full
 
 Delivery order and duplicates: messages go oldest first, and the first retryable failure stops the
-pass, so a later message never overtakes an earlier one. Telegram has no idempotency key, so the
-only possible duplicate is a message Telegram accepted while the process died before the outbox
-recorded it. :func:`deliver` records each message and calls ``checkpoint`` (the caller's atomic
-state save) right after each send, so at any moment at most one message is in that window: a crash
-duplicates at most one message. A caller that passes no checkpoint and saves only at the end widens
-that window to everything sent in the pass.
+pass, so a later message never overtakes an earlier one. Telegram has no idempotency key, so a
+message Telegram accepted is sent again when we never learnt it was accepted: the process died
+before the outbox recorded it, or the answer was lost (a read timeout; a run near its deadline
+gives a request as little as 1 s). :func:`deliver` records each message and calls ``checkpoint``
+(the caller's atomic state save) right after each send, and stops at the first retryable failure,
+so either way a pass duplicates at most one message. A caller that passes no checkpoint and saves
+only at the end widens the crash window to everything sent in the pass.
 
 The alert memory lives beside it under :data:`ALERTS` (see ``monitor.alerts``).
 """
