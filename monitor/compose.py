@@ -94,8 +94,9 @@ def run_once(
 ) -> RunResult:
     """One `sheet-monitor run`: lock, load, work until the budget is spent, save, unlock.
 
-    Raises the store's StateUnreadable (the CLI turns it into exit 1); anything else a run meets is
-    recorded in the state, not raised.
+    Raises the store's StateUnreadable (the CLI turns it into exit 1), and whatever stops the state
+    from being saved (an OSError such as a full disk): a run that cannot save must not go on. What a
+    spreadsheet, Google or Telegram does wrong is recorded in the state and logged, not raised.
     """
     clock = clock or SystemClock()
     state_dir = config.run.state_dir

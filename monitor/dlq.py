@@ -22,7 +22,9 @@ class DeadLetter:
     id: str  # the spreadsheet id: one open episode per spreadsheet
     name: str
     task: dict
-    last_error: dict  # {"class", "http_status", "google_status", "message", "range"?}
+    # SheetReadError.to_dict() ("error_class", "http_status", "google_status", "message", "range"),
+    # or a poisoned task's {"class": "poison", "message"} (monitor.tasks)
+    last_error: dict
     first_failed_at: str
     last_failed_at: str
     occurrences: int = 1

@@ -33,7 +33,9 @@ class Task:
     created_at: str  # UTC ISO-8601 with Z
     type: str = TASK_TYPE
     status: str = PENDING
-    attempts: int = 0  # attempts that count toward max_attempts (quota waits do not)
+    attempts: int = 0  # counted tries, the last success included (quota waits do not count)
+    # The record's shape (SPEC 5) and the transient limit; the limit applied is per error class
+    # (retry.DEFAULT_POLICIES: uncertain errors stop at 3), so this field is never consulted.
     max_attempts: int = 5
     last_error: dict | None = None
     next_attempt_at: str | None = None  # set while waiting for a retry
