@@ -7,7 +7,6 @@ Exit codes (SPEC 3): 0 the command did its job (also: a run that found another r
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -16,9 +15,9 @@ import click
 
 from .cli_admin import COMMANDS as ADMIN_COMMANDS
 from .cli_check import COMMANDS as CHECK_COMMANDS
-from .cli_output import config_option
-from .cli_state import EXIT_OPERATIONAL, EXIT_USAGE
-from .config import Config, ConfigError, load_config, resolve_config_path
+from .cli_output import config_option, fail
+from .cli_state import EXIT_OPERATIONAL, load_or_exit
+from .config import Config
 from .logs import configure_logging
 from .sandbox.cli import sandbox
 from .store import StateError
@@ -34,16 +33,6 @@ def cli() -> None:
 cli.add_command(sandbox)
 for _command in (*ADMIN_COMMANDS, *CHECK_COMMANDS):  # status, sheets, dlq, breakers, mute, unmute, check*
     cli.add_command(_command)
-
-
-def _load(config_path: Path | None) -> Config:
-    """The validated config, or exit 2 with every problem listed (what, where, how to fix)."""
-    path = resolve_config_path(config_path, os.environ)
-    try:
-        return load_config(path, os.environ)
-    except ConfigError as exc:
-        click.echo(str(exc), err=True)
-        sys.exit(EXIT_USAGE)
 
 
 def _secrets(config: Config) -> tuple[str, ...]:
@@ -65,7 +54,7 @@ def run(config_path: Path | None, budget: float | None) -> None:
     from .clock import SystemClock
     from .compose import new_run_id, run_once
 
-    config = _load(config_path)
+    config = load_or_exit(config_path, require_secrets=True)
     clock = SystemClock()
     run_id = new_run_id(clock.now())
     configure_logging(run_id=run_id, secrets=_secrets(config))
@@ -73,8 +62,7 @@ def run(config_path: Path | None, budget: float | None) -> None:
         run_once(config, budget=timedelta(seconds=budget) if budget else None, clock=clock, run_id=run_id)
     except StateError as exc:
         logging.getLogger("monitor").error("state_unusable", extra={"fields": {"error": str(exc)}})
-        click.echo(f"sheet-monitor: {exc}", err=True)
-        sys.exit(EXIT_OPERATIONAL)
+        fail(str(exc), EXIT_OPERATIONAL)
 
 
 @cli.command()

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -148,7 +148,7 @@ def short_time(iso: str | None) -> str:
     return f"{parse_utc(iso):%m-%d %H:%M}Z" if iso else "-"
 
 
-def fail(message: str, code: int) -> None:
+def fail(message: str, code: int) -> NoReturn:
     """Print ``message`` on stderr and exit with ``code`` (the CLI's edge; library code never exits)."""
     click.echo(f"sheet-monitor: {message}", err=True)
     sys.exit(code)

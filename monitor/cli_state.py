@@ -18,6 +18,7 @@ from pathlib import Path
 import click
 
 from . import events
+from .cli_output import fail
 from .config import Config, ConfigError, load_config, resolve_config_path
 from .logs import log_event
 from .state import RunnerState, dump_state, load_state
@@ -71,8 +72,7 @@ def read_state(config: Config) -> RunnerState | None:
     try:
         return load_state_file(config)
     except StateError as exc:
-        click.echo(f"sheet-monitor: {exc}", err=True)
-        raise SystemExit(EXIT_OPERATIONAL) from None
+        fail(str(exc), EXIT_OPERATIONAL)
 
 
 @contextmanager
@@ -86,18 +86,16 @@ def changing_state(config: Config, now: datetime, command: str, wait: float) -> 
     state_dir = Path(config.run.state_dir)
     lock = RunLock.in_dir(state_dir)
     if not lock.acquire(timeout=wait):
-        click.echo(
-            f"sheet-monitor: a run is in progress (it holds {lock.path}); nothing was changed. Try again "
-            f"when it ends (a run ends within its budget), or pass --wait SECONDS to wait longer.",
-            err=True,
+        fail(
+            f"a run is in progress (it holds {lock.path}); nothing was changed. Try again when it ends "
+            f"(a run ends within its budget), or pass --wait SECONDS to wait longer.",
+            EXIT_OPERATIONAL,
         )
-        raise SystemExit(EXIT_OPERATIONAL)
     try:
         try:
             store = PropertyStore.in_dir(state_dir)
         except StateError as exc:
-            click.echo(f"sheet-monitor: {exc}", err=True)
-            raise SystemExit(EXIT_OPERATIONAL) from None
+            fail(str(exc), EXIT_OPERATIONAL)
         try:
             state = load_state(store.get_properties())
             if store.restored_from_backup:
