@@ -229,11 +229,14 @@ class Run:
         if credential is None:
             return self._wait(wait, usable)
         # Only now, with a request certain to go out, may an open breaker's probe be spent.
-        self._breaker_let_through(plan, now)
-        self._process(rnd, task, plan, credential)
+        breaker_before = self._breaker_let_through(plan, now)
+        self._process(rnd, task, plan, credential, breaker_before)
         return True
 
-    def _process(self, rnd: Round, task: Task, plan: SheetPlan, credential: str) -> None:
+    def _process(
+        self, rnd: Round, task: Task, plan: SheetPlan, credential: str, breaker_before: dict | None
+    ) -> None:
+        """Read and judge one spreadsheet; ``breaker_before`` is its breaker before this request."""
         task.status = PROCESSING
         started = self.clock.monotonic()
         now = self.clock.now()
@@ -252,6 +255,10 @@ class Run:
             by_range = dict(zip(plan.ranges, value_ranges, strict=True))
             results = evaluate_all(plan.checks, by_range, now, plan.timezone, modified_time=modified)
         except SheetReadError as error:
+            if error.error_class is ErrorClass.QUOTA and breaker_before is not None:
+                # A refusal for quota says nothing about the spreadsheet: a probe it used up is
+                # given back, or the sheet would be skipped for another cooldown (SPEC 7).
+                self.state.breakers[plan.id] = breaker_before
             self._on_failure(rnd, task, plan, credential, error, now, started)
         except ValuesStillLoading:
             error = SheetReadError(ErrorClass.LOADING, None, None, "cells still show Loading...")
@@ -396,11 +403,14 @@ class Run:
         probe_at = breaker.BreakerState.from_dict(stored).next_probe_at()
         return probe_at is not None and now < probe_at
 
-    def _breaker_let_through(self, plan: SheetPlan, now: datetime) -> None:
+    def _breaker_let_through(self, plan: SheetPlan, now: datetime) -> dict | None:
+        """Record that a request goes out (an open breaker's probe is now in flight); returns the
+        stored breaker as it was, None when there was none."""
         stored = self.state.breakers.get(plan.id)
         if stored is not None:
             _, state = breaker.allow(breaker.BreakerState.from_dict(stored), now)
             self.state.breakers[plan.id] = state.to_dict()
+        return stored
 
     def _breaker_success(self, plan: SheetPlan, now: datetime) -> None:
         stored = self.state.breakers.get(plan.id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
+from monitor.breaker import OPEN, BreakerState
 from monitor.checks import FormulaErrorsCheck, FreshnessCheck
 from monitor.clock import ManualClock
 from monitor.errors import ErrorClass, SheetReadError
@@ -23,18 +24,23 @@ def plans(count: int) -> list[SheetPlan]:
             for n in range(count)]
 
 
-class ScriptedReader:
-    """Fails each spreadsheet's first ``failures[id]`` reads with a 503, then answers one plain row."""
+UNAVAILABLE = SheetReadError(ErrorClass.TRANSIENT, 503, "UNAVAILABLE", "The service is unavailable.")
+QUOTA = SheetReadError(ErrorClass.QUOTA, 429, "RESOURCE_EXHAUSTED", "Quota exceeded.")
 
-    def __init__(self, failures: dict[str, int]) -> None:
+
+class ScriptedReader:
+    """Fails each spreadsheet's first ``failures[id]`` reads with ``error``, then answers one plain row."""
+
+    def __init__(self, failures: dict[str, int], error: SheetReadError = UNAVAILABLE) -> None:
         self.failures = dict(failures)
+        self.error = error
         self.reads: list[str] = []
 
     def read(self, spreadsheet_id, ranges, credential, timeout):
         self.reads.append(spreadsheet_id)
         if self.failures.get(spreadsheet_id, 0) > 0:
             self.failures[spreadsheet_id] -= 1
-            raise SheetReadError(ErrorClass.TRANSIENT, 503, "UNAVAILABLE", "The service is unavailable.")
+            raise self.error
         return [ROWS]
 
     def modified_time(self, spreadsheet_id, credential, timeout):
@@ -94,3 +100,16 @@ def test_a_second_request_for_the_same_task_gets_only_the_budget_left():
     usable_until = run.deadline - settings.reserve_seconds
     assert [kind for kind, _, _ in reader.requests] == ["read", "modified_time"]
     assert all(start + timeout <= usable_until for _, start, timeout in reader.requests)
+
+
+def test_a_quota_refusal_of_a_breakers_probe_gives_the_probe_back():
+    clock = ManualClock(datetime(2026, 1, 5, tzinfo=UTC))
+    reader = ScriptedReader({"s0": 1}, error=QUOTA)
+    run = make_run(reader, count=1, per_credential=60, clock=clock)
+    opened = clock.now() - timedelta(minutes=15)  # its cooldown just ended: the probe is due
+    run.state.breakers["s0"] = BreakerState(
+        state=OPEN, consecutive_failures=3, opened_at=opened, cooldown_seconds=900.0, first_opened_at=opened
+    ).to_dict()
+    run.execute()
+    assert reader.reads == ["s0", "s0"]  # the probe again once the quota window refilled
+    assert "s0" not in run.state.breakers and run.state.sheets["s0"].health == "ok"
