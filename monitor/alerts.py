@@ -98,8 +98,13 @@ def esc(value: object, limit: int = _MAX_TEXT) -> str:
     return html.escape(text, quote=True)
 
 
+def sheet_url(spreadsheet_id: str) -> str:
+    """The spreadsheet's address in Google Sheets (the id quoted: it comes from a config or state)."""
+    return SHEET_URL.format(quote(spreadsheet_id, safe=""))
+
+
 def sheet_link(spreadsheet_id: str, name: str | None) -> str:
-    url = SHEET_URL.format(quote(spreadsheet_id, safe=""))
+    url = sheet_url(spreadsheet_id)
     return f'<a href="{html.escape(url, quote=True)}">{esc(name or spreadsheet_id, _MAX_NAME)}</a>'
 
 

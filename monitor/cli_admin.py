@@ -17,6 +17,7 @@ import click
 
 from . import admin
 from .admin import AdminError
+from .alerts import sheet_url
 from .checks import format_age
 from .cli_output import (
     config_option,
@@ -236,7 +237,7 @@ def dlq_show(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> No
     error = entry["last_error"] or {}
     echo_fields([
         ("spreadsheet", f"{entry['name']} ({entry['id']})"),
-        ("url", f"https://docs.google.com/spreadsheets/d/{entry['id']}"),
+        ("url", sheet_url(entry["id"])),
         ("error", f"{_error({**error, 'error_class': entry['error_class']})} "
                   f"{error.get('google_status') or ''}".rstrip()),
         ("message", error.get("message")),
