@@ -351,6 +351,7 @@ class Run:
         if self._api_outcome(plan.id, ok=not decision.counts_for_breaker, now=now):
             # Google itself is failing: this task is not the spreadsheet's fault; keep it for later.
             rnd.schedule_retry(task, decision.next_attempt_at or now)
+            self._log_failure("task_retry", logging.WARNING, task, error, started, reason="api_degraded")
             return
         if not decision.retry:
             self._dead_letter(task, plan, error_info, now)

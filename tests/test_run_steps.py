@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 from datetime import UTC, datetime, timedelta
 
@@ -113,3 +114,14 @@ def test_a_quota_refusal_of_a_breakers_probe_gives_the_probe_back():
     run.execute()
     assert reader.reads == ["s0", "s0"]  # the probe again once the quota window refilled
     assert "s0" not in run.state.breakers and run.state.sheets["s0"].health == "ok"
+
+
+def test_the_failure_that_finds_google_degraded_is_logged_like_any_other(caplog):
+    clock = ManualClock(datetime(2026, 1, 5, tzinfo=UTC))
+    reader = ScriptedReader({f"s{n}": 1 for n in range(8)})
+    run = make_run(reader, count=8, per_credential=60, clock=clock)
+    with caplog.at_level(logging.INFO, logger="monitor"):
+        report = run.execute()
+    assert report.stop_reason == "api_degraded" and len(reader.reads) == 8
+    logged = [r.fields["spreadsheet_id"] for r in caplog.records if r.getMessage() == "task_retry"]
+    assert logged == reader.reads  # SPEC 12: what happened to each spreadsheet is in the log
