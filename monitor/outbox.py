@@ -32,11 +32,9 @@ from typing import IO
 from . import alerts
 from .alerts import AlertSettings, Message, Overview
 from .logs import log_event
+from .state import ALERTS, OUTBOX  # the state keys, also RunnerState's attribute names
 from .telegram import DeliveryError, PermanentChatError, PrintingSender, Sender, TelegramSender
 from .timefmt import format_utc, parse_utc
-
-OUTBOX = "outbox"  # proposed state key: this module's outbox document
-ALERTS = "alerts"  # proposed state key: monitor.alerts' alert memory (reminders, digest, summaries)
 
 MAX_PENDING = 500  # ~a week of 5-minute runs with a message each; beyond it the oldest go
 SENT_KEYS_KEPT = 500  # enough to recognise any message composed again after a crash
