@@ -13,14 +13,16 @@ from .timefmt import format_utc
 
 HEALTH_CHANGED = "health_changed"  # a spreadsheet went to fail/warn/error or came back
 DEAD_LETTERED = "dead_lettered"  # a spreadsheet could not be read and went to the DLQ
-RECOVERED = "recovered"  # a dead-lettered spreadsheet was read again
+RECOVERED = "recovered"  # a dead-lettered sheet was read again; with details.api: Google, after API_DEGRADED
 BREAKER_OPENED = "breaker_opened"
 BREAKER_CLOSED = "breaker_closed"
 API_DEGRADED = "api_degraded"  # many spreadsheets failing in a row: Google, not them
-FALLING_BEHIND = "falling_behind"  # the round takes too long or a task waits too long
+FALLING_BEHIND = "falling_behind"  # a round still unfinished after behind_after_intervals round intervals
 CRASH_RECOVERED = "crash_recovered"  # the previous run died holding tasks
 STATE_RESTORED = "state_restored"  # the state file was unreadable; the last good copy was used
-CONFIG_PROBLEM = "config_problem"  # a range in the config does not exist in the spreadsheet
+# A range in the config does not exist in the spreadsheet. Not emitted yet: a 400 on a bad range is
+# dead-lettered (DEAD_LETTERED, details.error.range names it); alerts can already render this kind.
+CONFIG_PROBLEM = "config_problem"
 DELIVERY_HALTED = "delivery_halted"  # Telegram refused the chat (token revoked, bot gone); told when it works
 
 KINDS = frozenset({

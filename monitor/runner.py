@@ -486,7 +486,8 @@ class Run:
         return self.state.round
 
     def _round_order(self, now: datetime) -> list[str]:
-        """Configured, unmuted spreadsheets, never-checked and longest-unchecked first."""
+        """Configured, unmuted spreadsheets: those `dlq retry` asked for first, then never-checked and
+        longest-unchecked first. Marks the muted ones skipped."""
         muted = {sid for sid in self.state.mutes if self._is_muted(sid, now)}
         eligible = [plan_id for plan_id in self.plans if plan_id not in muted]
         for plan_id in muted & set(self.plans):
