@@ -326,8 +326,14 @@ def breakers(ctx: click.Context, config_path: Path | None, as_json: bool) -> Non
     """Per-spreadsheet circuit breakers (`breakers` alone lists them, like `breakers list`)."""
     if ctx.invoked_subcommand is None:
         ctx.invoke(breakers_list, config_path=config_path, as_json=as_json)
-    elif config_path is not None:
-        ctx.default_map = {name: {"config_path": config_path} for name in ("list", "reset")}
+        return
+    # Options given before the subcommand ("breakers --json list") become its defaults: a script
+    # asking for JSON must not be handed a table.
+    given = {"config_path": config_path} if config_path is not None else {}
+    if as_json:
+        given["as_json"] = True
+    if given:
+        ctx.default_map = {name: dict(given) for name in ("list", "reset")}
 
 
 @breakers.command("list")

@@ -245,6 +245,8 @@ def test_breakers_lists_and_resets(config):
     assert json_of(invoke(config, "breakers", "--json"))["breakers"][0]["id"] == C
     before_subcommand = CliRunner().invoke(cli, ["breakers", "--config", str(config), "list", "--json"])
     assert json_of(before_subcommand)["breakers"][0]["id"] == C
+    json_first = CliRunner().invoke(cli, ["breakers", "--json", "list", "--config", str(config)])
+    assert json_of(json_first)["breakers"][0]["id"] == C
     rows = json_of(invoke(config, "breakers", "list", "--json"))["breakers"]
     assert rows[0]["id"] == C and rows[0]["state"] == "open" and rows[0]["next_probe_at"]
     reset = json_of(invoke(config, "breakers", "reset", C, "--json"))
