@@ -10,7 +10,7 @@ import logging
 import secrets
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import IO
 
@@ -109,7 +109,7 @@ def run_once(
         state = load_state(store.get_properties())
         settings = settings_of(config, budget)
         if checkpoint_every is not None:
-            settings = RunSettings(**{**settings.__dict__, "checkpoint_every": checkpoint_every})
+            settings = replace(settings, checkpoint_every=checkpoint_every)
         pacer = pacer_of(config)
         pacer.restore(state.quota)
         timeout = settings.request_timeout
