@@ -124,8 +124,10 @@ class PassReport:
 
     @property
     def delivery_failed(self) -> bool:
-        """Messages this watchdog owes people could not be sent: its job is not done."""
-        return self.undelivered > 0
+        """A message this watchdog owes people was refused or could not reach Telegram in this pass:
+        its job is not done. Messages left only because the pass's send budget ran out are not a
+        failure; the next pass sends them."""
+        return any(result.outcome != "sent" for result in self.results)
 
 
 def watchdog_pass(

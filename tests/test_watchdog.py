@@ -392,6 +392,18 @@ def test_a_telegram_outage_loses_nothing_and_duplicates_nothing(tmp_path, clock,
     assert len(texts(fake)) == 1 and "Monitor runs stopped" in texts(fake)[0]
 
 
+def test_a_backlog_left_by_the_send_budget_is_not_a_delivery_failure(dog, fake):
+    write_runner_state(dog.state_dir, heartbeat(T0 - timedelta(minutes=20)))
+    held = [{"key": f"held-{n}", "text": f"held {n}", "created_at": format_utc(T0), "attempts": 1,
+             "last_error": None} for n in range(2)]
+    document = {"version": 1, "alert": {}, "outbox": {"pending": held}}
+    (dog.state_dir / WATCHDOG_FILE_NAME).write_text(json.dumps(document))
+    report = dog.run(send_budget=2)
+    assert [result.outcome for result in report.results] == ["sent", "sent"]
+    assert report.undelivered == 1 and not report.delivery_failed  # the alert goes next pass
+    assert texts(fake) == ["held 0", "held 1"]
+
+
 def test_without_telegram_the_alert_is_printed(tmp_path, clock):
     write_runner_state(tmp_path, heartbeat(T0 - timedelta(minutes=20)))
     out = io.StringIO()
