@@ -539,10 +539,6 @@ class Sheet(BaseModel):
         """True if a freshness check asks for the file's modified time (one Drive request)."""
         return any(getattr(c, "source", None) == "modified_time" for c in self.checks)
 
-    @property
-    def url(self) -> str:
-        return f"https://docs.google.com/spreadsheets/d/{self.id}"
-
 
 class Config(BaseModel):
     """Everything a command needs, validated once. Paths are absolute; durations are timedeltas."""

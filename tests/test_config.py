@@ -164,7 +164,7 @@ def test_full_config_resolves_every_value(folder: Path) -> None:
     assert (store.name, store.profile, store.tags, store.origin) == (
         "Store 014", "stock", ("moscow",), f"{folder / 'monitor.toml'}:49")
     assert store.ranges == ("Stock!A1:H500", "Stock!A2:A", "Stock!F2:F", "Stock!E2:E")
-    assert store.url.endswith(SHEET_A)
+    assert store.id == SHEET_A
     threshold = store.checks[2]
     assert isinstance(threshold, ThresholdCheck) and threshold.name == "threshold min Stock!F2:F"
     assert threshold.warn.holds(4) and not threshold.warn.holds(5) and threshold.fail.holds(-1)
