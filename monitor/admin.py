@@ -50,11 +50,6 @@ def _age(since: str | None, now: datetime) -> float | None:
     return round((now - parse_utc(since)).total_seconds(), 1) if since else None
 
 
-def active_mutes(state: RunnerState, now: datetime) -> dict[str, dict]:
-    """Mutes still in force at ``now`` (an expired mute is as good as none)."""
-    return {sid: mute for sid, mute in state.mutes.items() if parse_utc(mute["until"]) > now}
-
-
 def shown_health(record: SheetHealth | None, mute: dict | None) -> str:
     """What tables show: muted while a mute is in force, skipped when the latest round skipped it,
     else the last verdict (or unknown)."""
@@ -80,7 +75,7 @@ def status_report(state: RunnerState, now: datetime, sheets: Sequence[SheetLike]
     next_retry = rnd.next_retry_at() if rnd else None
     open_breakers = sorted(sid for sid, b in state.breakers.items() if b.get("state", "closed") != "closed")
     reads = (state.heartbeat.get("stats") or {}).get("reads_by_credential") or {}
-    mutes = active_mutes(state, now)
+    mutes = state.active_mutes(now)
     outbox = state.outbox or {}
     return {
         "last_run": _last_run(state.heartbeat, now),
@@ -145,7 +140,7 @@ def sheets_report(
     state: RunnerState, sheets: Sequence[SheetLike], now: datetime, status: str | None = None
 ) -> list[dict[str, Any]]:
     """One row per configured spreadsheet, the worst first; ``status`` keeps only that shown health."""
-    mutes = active_mutes(state, now)
+    mutes = state.active_mutes(now)
     rows = []
     for sheet in sheets:
         record = state.sheets.get(sheet.id)
@@ -176,7 +171,7 @@ def sheets_report(
 
 def dlq_list(state: RunnerState, now: datetime) -> list[dict[str, Any]]:
     """DLQ entries, the most recent failure first."""
-    mutes = active_mutes(state, now)
+    mutes = state.active_mutes(now)
     rows = []
     for entry in state.dlq.entries.values():
         error = entry.last_error or {}
@@ -235,7 +230,7 @@ def dlq_retry(
     continues = rnd is not None and (
         not rnd.is_complete() or now - parse_utc(rnd.started_at) < round_interval
     )
-    mutes = active_mutes(state, now)
+    mutes = state.active_mutes(now)
     results = []
     for sid in ids:
         # A finished round whose interval has passed is about to be replaced by a new one: requeueing
@@ -276,7 +271,7 @@ def dlq_purge(state: RunnerState, spreadsheet_id: str | None = None) -> list[str
 
 def breakers_list(state: RunnerState, names: Mapping[str, str], now: datetime) -> list[dict[str, Any]]:
     """Every stored breaker (only spreadsheets that failed lately have one), open ones first."""
-    mutes = active_mutes(state, now)
+    mutes = state.active_mutes(now)
     rows = []
     for sid, stored in state.breakers.items():
         breaker = BreakerState.from_dict(stored)
@@ -325,7 +320,7 @@ def mute(
     to nobody. It ends by itself; muting again replaces the earlier mute. Expired mutes are dropped."""
     if not reason.strip():
         raise AdminError("a mute needs a reason, so the next admin knows why: --reason TEXT", usage=True)
-    state.mutes = active_mutes(state, now)
+    state.mutes = state.active_mutes(now)
     record = {"until": format_utc(now + duration), "reason": reason.strip(), "muted_at": format_utc(now)}
     state.mutes[sheet.id] = record
     return {"id": sheet.id, "name": sheet.name, **record, "for": format_duration(duration)}
@@ -333,7 +328,7 @@ def mute(
 
 def unmute(state: RunnerState, spreadsheet_id: str, now: datetime) -> dict[str, Any]:
     """End a mute now; the spreadsheet joins the next round. Not muted is not an error."""
-    was = active_mutes(state, now).get(spreadsheet_id)
+    was = state.active_mutes(now).get(spreadsheet_id)
     state.mutes.pop(spreadsheet_id, None)
     return {"id": spreadsheet_id, "was_muted": was is not None, "until": was["until"] if was else None}
 

@@ -34,7 +34,7 @@ from .alerts import AlertSettings, Message, Overview
 from .logs import log_event
 from .state import ALERTS, OUTBOX  # the state keys, also RunnerState's attribute names
 from .telegram import DeliveryError, PermanentChatError, PrintingSender, Sender, TelegramSender
-from .timefmt import format_utc, parse_utc
+from .timefmt import format_utc
 
 MAX_PENDING = 500  # ~a week of 5-minute runs with a message each; beyond it the oldest go
 SENT_KEYS_KEPT = 500  # enough to recognise any message composed again after a crash
@@ -286,12 +286,6 @@ def _document(state: object, key: str, make: Callable[[], dict]) -> dict:
     return value
 
 
-def active_mutes(mutes: Mapping[str, dict], now: datetime) -> frozenset[str]:
-    return frozenset(
-        sid for sid, mute in mutes.items() if mute.get("until") and parse_utc(mute["until"]) > now
-    )
-
-
 def notify(
     state: object,
     settings: AlertSettings,
@@ -335,7 +329,7 @@ def _compose_all(
 ) -> list[Message]:
     """This run's alert, then reminders, the round summary and the digest, as owed; updates the
     alert memory as it goes."""
-    muted = active_mutes(getattr(state, "mutes", {}) or {}, now)
+    muted = frozenset(state.active_mutes(now))
     known_names = _names(memory, state, names)
     messages = alerts.compose(events, state.sheets, now, settings, muted)
     changes = alerts.note_alerts(memory, events, now, muted)

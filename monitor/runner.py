@@ -212,7 +212,7 @@ class Run:
             return self._wait((due - now).total_seconds(), usable)
 
         plan = self.plans[task.target]
-        if self._is_muted(plan.id, now):
+        if plan.id in self.state.active_mutes(now):
             task.status = DONE
             task.record_attempt(now, "skipped_muted")
             self.state.health(plan.id).skipped = "muted"
@@ -488,7 +488,7 @@ class Run:
     def _round_order(self, now: datetime) -> list[str]:
         """Configured, unmuted spreadsheets: those `dlq retry` asked for first, then never-checked and
         longest-unchecked first. Marks the muted ones skipped."""
-        muted = {sid for sid in self.state.mutes if self._is_muted(sid, now)}
+        muted = set(self.state.active_mutes(now))
         eligible = [plan_id for plan_id in self.plans if plan_id not in muted]
         for plan_id in muted & set(self.plans):
             self.state.health(plan_id).skipped = "muted"
@@ -499,10 +499,6 @@ class Run:
 
         first = set(self.state.flags.pop("retry_first", ()))  # `dlq retry` between rounds (monitor.admin)
         return sorted(eligible, key=lambda plan_id: (plan_id not in first, last_checked(plan_id)))
-
-    def _is_muted(self, spreadsheet_id: str, now: datetime) -> bool:
-        mute = self.state.mutes.get(spreadsheet_id)
-        return mute is not None and parse_utc(mute["until"]) > now
 
     def _recover_abandoned(self, now: datetime) -> None:
         rnd = self.state.round

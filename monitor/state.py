@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from .dlq import DeadLetters
 from .health import SheetHealth
 from .tasks import Round
+from .timefmt import parse_utc
 
 ROUND = "round"  # the current round and its tasks
 SHEETS = "sheets"  # spreadsheet id -> SheetHealth
@@ -56,6 +58,10 @@ class RunnerState:
             record = self.sheets[spreadsheet_id] = SheetHealth()
         return record
 
+    def active_mutes(self, now: datetime) -> dict[str, dict]:
+        """Mutes in force at ``now``; a mute without an end, or one that has ended, silences nothing."""
+        return {sid: mute for sid, mute in self.mutes.items() if _in_force(mute, now)}
+
     def add_event(self, event: dict) -> None:
         self.events.append(event)
         del self.events[:-EVENTS_LIMIT]
@@ -63,6 +69,10 @@ class RunnerState:
     def add_run(self, summary: dict) -> None:
         self.runs.append(summary)
         del self.runs[:-RUNS_LIMIT]
+
+
+def _in_force(mute: dict, now: datetime) -> bool:
+    return bool(mute.get("until")) and parse_utc(mute["until"]) > now
 
 
 def _get(properties: dict[str, str], key: str, default):
