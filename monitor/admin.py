@@ -200,8 +200,7 @@ def dlq_show(state: RunnerState, spreadsheet_id: str) -> dict[str, Any]:
 
 
 def _error_class(error: dict) -> str | None:
-    # The adapter's errors say "error_class"; a poisoned task's (monitor.tasks) says "class".
-    return error.get("error_class") or error.get("class")
+    return error.get("error_class")
 
 
 def _not_in_dlq(spreadsheet_id: str) -> str:

@@ -135,7 +135,7 @@ def findings_text(findings: Iterable[dict], limit: int = 2) -> str:
 def _error_text(error: dict) -> str:
     head = " ".join(
         esc(part, 40)
-        for part in (error.get("error_class") or error.get("class"), error.get("http_status"))
+        for part in (error.get("error_class"), error.get("http_status"))
         if part is not None
     )
     message = esc(error.get("message"))

@@ -23,7 +23,7 @@ class DeadLetter:
     name: str
     task: dict
     # SheetReadError.to_dict() ("error_class", "http_status", "google_status", "message", "range"),
-    # or a poisoned task's {"class": "poison", "message"} (monitor.tasks)
+    # or a poisoned task's {"error_class": "poison", "message"} (monitor.tasks)
     last_error: dict
     first_failed_at: str
     last_failed_at: str

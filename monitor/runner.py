@@ -50,6 +50,8 @@ class RunSettings:
     max_cooldown: timedelta = timedelta(hours=4)
     # Left at the end of the budget to save the state, hand events over and exit.
     reserve_seconds: float = 3.0
+    # No task starts with less usable budget than this (Google answers healthy reads well within it).
+    min_request_seconds: float = 1.0
     # Consecutive transient failures on different spreadsheets that mean "Google, not them".
     api_degraded_after: int = 8
     # A round still unfinished after this many round intervals is "falling behind".
@@ -195,7 +197,8 @@ class Run:
             return False
         now = self.clock.now()
         usable = self._usable_seconds()
-        if usable <= 0:
+        if usable < self.settings.min_request_seconds:
+            # A request cut shorter than this would mostly time out and be blamed on the spreadsheet.
             return self._stop("budget")
         rnd = self._current_round(now)
         if rnd is None:

@@ -201,7 +201,7 @@ class Round:
             if task.interruptions >= POISON_INTERRUPTIONS:
                 task.status = FAILED
                 task.last_error = {
-                    "class": "poison",
+                    "error_class": "poison",
                     "message": f"the run was killed {task.interruptions} times while checking it",
                 }
                 poisoned.append(task)

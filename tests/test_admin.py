@@ -141,7 +141,7 @@ def test_dlq_list_shows_the_latest_failure_first_with_its_error():
 
 def test_dlq_list_names_the_class_of_a_poisoned_task_too():
     state = RunnerState()
-    poison = {"class": "poison", "message": "the run was killed 3 times while checking it"}
+    poison = {"error_class": "poison", "message": "the run was killed 3 times while checking it"}
     state.dlq.record("s1", "Store 1", {"id": "t"}, poison, NOW)
     assert admin.dlq_list(state, NOW)[0]["error_class"] == "poison"
     assert admin.dlq_show(state, "s1")["error_class"] == "poison"

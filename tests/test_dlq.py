@@ -6,7 +6,7 @@ from monitor.dlq import DeadLetters
 from monitor.events import Event
 
 NOW = datetime(2026, 3, 2, 3, 47, tzinfo=UTC)
-ERROR = {"class": "permanent", "http_status": 403, "message": "The caller does not have permission"}
+ERROR = {"error_class": "permanent", "http_status": 403, "message": "The caller does not have permission"}
 
 
 def test_a_repeated_failure_updates_its_entry_instead_of_adding_one():

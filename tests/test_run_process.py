@@ -109,9 +109,9 @@ def test_runs_killed_at_random_moments_lose_nothing(tmp_path):
         tasks = state.round.tasks.values()
         # Each lease a kill left behind was reclaimed exactly once, by the next run that started.
         assert sum(task.interruptions for task in tasks) == len(leases)
-        poisoned = {t.target for t in tasks if t.last_error and t.last_error.get("class") == "poison"}
+        poisoned = {t.target for t in tasks if t.last_error and t.last_error.get("error_class") == "poison"}
         assert wedged in poisoned
-        assert all(state.dlq.get(target).last_error["class"] == "poison" for target in poisoned)
+        assert all(state.dlq.get(target).last_error["error_class"] == "poison" for target in poisoned)
         assert state.sheets[wedged].health == "error"
         expected = served.expected_health()
         for sheet_id in set(served.ids) - poisoned:
@@ -151,7 +151,7 @@ def test_of_two_runs_started_together_one_works_and_the_other_exits_at_once(tmp_
 
 @pytest.mark.parametrize("hanging", ["sheets", "token"])
 def test_a_run_whose_every_request_hangs_ends_within_budget_and_saves(tmp_path, hanging):
-    budget = 4
+    budget = 6  # 3 s of it usable after the reserve: enough for requests to start and hang
     with (
         HTTPServerThread(lambda request: Response(hang=True)) as black_hole,
         served_dataset(tmp_path, 20, faults=False) as served,

@@ -54,7 +54,7 @@ def test_tasks_left_processing_by_a_killed_run_are_reclaimed_then_poisoned():
     task.status = PROCESSING
     reclaimed, poisoned = rnd.reclaim_abandoned()
     assert poisoned == [task] and task.status == FAILED
-    assert task.last_error["class"] == "poison"
+    assert task.last_error["error_class"] == "poison"
 
 
 def test_history_is_bounded():
