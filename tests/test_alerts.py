@@ -15,6 +15,7 @@ from monitor.timefmt import format_utc
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 NASTY = 'Stock <Moscow> & "Co"'
+FINDING = {"check": "stock", "kind": "threshold", "status": "fail", "message": "below 10", "cells": ["A1"]}
 
 
 def event(kind: str, sid: str | None = None, name: str | None = None, at: datetime = NOW, **details) -> dict:
@@ -53,15 +54,7 @@ def bad_sheet(down_since: datetime, health: str = "fail") -> SheetHealth:
         since=at,
         last_checked_at=at,
         down_since=at,
-        findings=[
-            {
-                "check": "stock",
-                "kind": "threshold",
-                "status": "fail",
-                "message": "below 10",
-                "cells": ["A1"],
-            }
-        ],
+        findings=[FINDING],
     )
 
 
@@ -334,15 +327,7 @@ def test_readable_again_but_failing_is_still_a_failure_and_stays_remembered():
         down_for_seconds=600,
         health="fail",
         last_error={},
-        findings=[
-            {
-                "check": "stock",
-                "kind": "threshold",
-                "status": "fail",
-                "message": "below 10",
-                "cells": ["A1"],
-            }
-        ],
+        findings=[FINDING],
     )
     [message] = alerts.compose([back_but_bad], {}, NOW, AlertSettings())
     assert "can be read again after 10m but is failing: stock: below 10 (A1)" in message.text
