@@ -69,7 +69,7 @@ class SleepCountingClock:
     """The system clock, adding up the time the run chose to sleep."""
 
     def __init__(self) -> None:
-        from monitor.clock import SystemClock
+        from monitor.core.clock import SystemClock
 
         self.inner = SystemClock()
         self.slept = 0.0

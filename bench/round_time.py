@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import served_dataset  # noqa: E402
 
-from monitor.compose import run_once  # noqa: E402
+from monitor.app.run import run_once  # noqa: E402
 from monitor.config import load_config  # noqa: E402
 
 PER_USER, PER_PROJECT = 60, 300  # Google's default read quotas per minute

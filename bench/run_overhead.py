@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import SleepCountingClock, TimedReader, served_dataset  # noqa: E402
 
-from monitor.compose import _gspread_reader, run_once  # noqa: E402
+from monitor.app.run import _gspread_reader, run_once  # noqa: E402
 from monitor.config import load_config  # noqa: E402
 
 TARGET_MS = 5.0

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from monitor.sandbox import dataset as datasets
 from monitor.sandbox.server import SandboxHandle, running_sandbox
-from monitor.state import RunnerState, load_state
-from monitor.store import STATE_FILE_NAME, PropertyStore
+from monitor.state.runner_state import RunnerState, load_state
+from monitor.storage.store import STATE_FILE_NAME, PropertyStore
 
 # Breakage kinds that exist only as injected faults: without the faults they are healthy.
 FAULT_KINDS = frozenset({"access_removed", "flaky", "server_error", "slow", "hang"})

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 import httpx
 import pytest
 
-from monitor.clock import ManualClock
+from monitor.core.clock import ManualClock
 from monitor.sandbox.http import HTTPServerThread
 from monitor.sandbox.telegram import FakeTelegram
 

@@ -1,6 +1,6 @@
 import pytest
 
-from monitor.a1 import (
+from monitor.core.a1 import (
     A1Error,
     A1Range,
     cell_ref,

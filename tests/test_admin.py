@@ -10,11 +10,11 @@ from types import SimpleNamespace
 import pytest
 
 from monitor import admin
-from monitor.breaker import BreakerState, record_failure
-from monitor.health import SheetHealth
-from monitor.state import RunnerState
-from monitor.tasks import DONE, FAILED, Round
-from monitor.timefmt import format_utc
+from monitor.core.timefmt import format_utc
+from monitor.engine.breaker import BreakerState, record_failure
+from monitor.engine.health import SheetHealth
+from monitor.engine.tasks import DONE, FAILED, Round
+from monitor.state.runner_state import RunnerState
 
 NOW = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
 INTERVAL = timedelta(minutes=5)

@@ -6,12 +6,12 @@ from datetime import UTC, datetime, time, timedelta
 
 import pytest
 
-from monitor import alerts
-from monitor import events as ev
-from monitor.alerts import AlertSettings
-from monitor.health import SheetHealth
+from monitor.core.timefmt import format_utc
+from monitor.engine.health import SheetHealth
+from monitor.notify import alerts
+from monitor.notify.alerts import AlertSettings
 from monitor.sandbox.telegram_html import parse_html
-from monitor.timefmt import format_utc
+from monitor.state import events as ev
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 NASTY = 'Stock <Moscow> & "Co"'

@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from monitor.breaker import (
+from monitor.core.errors import ErrorClass
+from monitor.engine.breaker import (
     ApiDegraded,
     ApiHealth,
     ApiRecovered,
@@ -20,8 +21,7 @@ from monitor.breaker import (
     record_failure,
     record_success,
 )
-from monitor.errors import ErrorClass
-from monitor.retry import decide
+from monitor.engine.retry import decide
 
 T0 = datetime(2026, 1, 5, 3, 0, tzinfo=UTC)
 COOLDOWN = 900.0

@@ -17,20 +17,21 @@ from click.testing import CliRunner
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from monitor import admin, events
-from monitor.cli import cli
-from monitor.cli_output import render_table
-from monitor.cli_state import changing_state
-from monitor.clock import ManualClock
-from monitor.compose import run_once
+from monitor import admin
+from monitor.app.run import run_once
+from monitor.cli.main import cli
+from monitor.cli.output import render_table
+from monitor.cli.state_access import changing_state
 from monitor.config import load_config
-from monitor.health import SheetHealth
+from monitor.core.clock import ManualClock
+from monitor.core.timefmt import format_utc
+from monitor.engine.health import SheetHealth
+from monitor.engine.tasks import Round
 from monitor.sandbox.server import running_sandbox
-from monitor.state import RunnerState, dump_state, load_state
-from monitor.store import PropertyStore
-from monitor.store_lock import RunLock
-from monitor.tasks import Round
-from monitor.timefmt import format_utc
+from monitor.state import events
+from monitor.state.runner_state import RunnerState, dump_state, load_state
+from monitor.storage.lock import RunLock
+from monitor.storage.store import PropertyStore
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -21,7 +21,7 @@ from monitor.config import (
     load_config,
     resolve_config_path,
 )
-from monitor.durations import DurationError, format_duration, parse_positive_duration
+from monitor.core.durations import DurationError, format_duration, parse_positive_duration
 
 TOKEN = "7357:AAH-test-token-never-shown"
 SHEET_A = "1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgVE2upms"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from monitor.clock import SystemClock
+from monitor.core.clock import SystemClock
 from monitor.sandbox.google import GoogleSandbox
 from monitor.sandbox.http import HTTPServerThread
 

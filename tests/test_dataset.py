@@ -11,15 +11,15 @@ from datetime import UTC, datetime, timedelta
 import gspread
 import pytest
 
-from monitor.a1 import parse_a1
 from monitor.checks import evaluate_all, health_of
-from monitor.clock import SystemClock
 from monitor.config import load_config
+from monitor.core.a1 import parse_a1
+from monitor.core.clock import SystemClock
+from monitor.google.reader import build_gspread_client
 from monitor.sandbox import dataset as ds
 from monitor.sandbox.auth import TokenAuthority
 from monitor.sandbox.faults import validate
 from monitor.sandbox.server import running_sandbox
-from monitor.sheets import build_gspread_client
 
 NOW = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 KINDS = {b.kind for b in ds.BREAKAGES}

@@ -2,8 +2,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from monitor.dlq import DeadLetters
-from monitor.events import Event
+from monitor.engine.dlq import DeadLetters
+from monitor.state.events import Event
 
 NOW = datetime(2026, 3, 2, 3, 47, tzinfo=UTC)
 ERROR = {"error_class": "permanent", "http_status": 403, "message": "The caller does not have permission"}

@@ -11,7 +11,7 @@ import secrets
 import httpx
 import pytest
 
-from monitor.clock import ManualClock
+from monitor.core.clock import ManualClock
 from monitor.sandbox.http import HTTPServerThread
 from monitor.sandbox.telegram import FakeTelegram
 

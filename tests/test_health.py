@@ -2,7 +2,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from monitor.health import ERROR, FAIL, OK, SKIPPED, UNKNOWN, SheetHealth, is_alerting, record_verdict
+from monitor.engine.health import ERROR, FAIL, OK, SKIPPED, UNKNOWN, SheetHealth, is_alerting, record_verdict
 
 NOW = datetime(2026, 3, 2, 3, 47, tzinfo=UTC)
 

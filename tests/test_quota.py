@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import pytest
 
-from monitor.quota import QuotaPacer, credentials_needed, round_estimate
+from monitor.engine.quota import QuotaPacer, credentials_needed, round_estimate
 
 WINDOW = 60.0
 

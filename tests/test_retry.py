@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from monitor.errors import ErrorClass, MonitorError, SheetReadError, classify
-from monitor.retry import DEFAULT_POLICIES, RetryPolicy, decide, schedule
+from monitor.core.errors import ErrorClass, MonitorError, SheetReadError, classify
+from monitor.engine.retry import DEFAULT_POLICIES, RetryPolicy, decide, schedule
 
 NOW = datetime(2026, 1, 5, 3, 0, tzinfo=UTC)
 

@@ -19,14 +19,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sandbox_fixtures import served_dataset
 
-from monitor import events
-from monitor.clock import ManualClock
-from monitor.compose import run_once
+from monitor.app.run import run_once
 from monitor.config import load_config
-from monitor.health import UNKNOWN
+from monitor.core.clock import ManualClock
+from monitor.engine.health import UNKNOWN
+from monitor.engine.tasks import DONE, FAILED
+from monitor.google.reader import GspreadReader
 from monitor.sandbox.dataset import BREAKAGES
-from monitor.sheets import GspreadReader
-from monitor.tasks import DONE, FAILED
+from monitor.state import events
 
 SHEETS = 750
 RUN_BUDGET = timedelta(minutes=4)  # a 5-minute cron tick; 750 reads need ~14 minutes of quota

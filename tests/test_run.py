@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from monitor import events
 from monitor.checks import FormulaErrorsCheck, ThresholdCheck
-from monitor.clock import ManualClock
-from monitor.quota import QuotaPacer
-from monitor.runner import Run, RunSettings, SheetPlan
+from monitor.core.clock import ManualClock
+from monitor.engine.quota import QuotaPacer
+from monitor.engine.run import Run, RunSettings, SheetPlan
+from monitor.google.reader import GspreadReader
 from monitor.sandbox.server import running_sandbox
-from monitor.sheets import GspreadReader
-from monitor.state import RunnerState, dump_state, load_state
-from monitor.store import PropertyStore
+from monitor.state import events
+from monitor.state.runner_state import RunnerState, dump_state, load_state
+from monitor.storage.store import PropertyStore
 
 CHECKS = (
     FormulaErrorsCheck(range="Stock!A1:C20"),

@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from monitor.checks import FormulaErrorsCheck
-from monitor.clock import ManualClock
-from monitor.quota import QuotaPacer
-from monitor.runner import Run, RunSettings, SheetPlan
-from monitor.state import RunnerState, dump_state
-from monitor.tasks import PROCESSING
+from monitor.core.clock import ManualClock
+from monitor.engine.quota import QuotaPacer
+from monitor.engine.run import Run, RunSettings, SheetPlan
+from monitor.engine.tasks import PROCESSING
+from monitor.state.runner_state import RunnerState, dump_state
 
 RANGE = "Stock!A1:B2"
 PLANS = [SheetPlan(id=f"s{n}", name=f"Store {n}", checks=(FormulaErrorsCheck(range=RANGE),), ranges=(RANGE,),

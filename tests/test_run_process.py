@@ -18,13 +18,13 @@ import time
 import pytest
 from sandbox_fixtures import ServedDataset, clean_env, served_dataset
 
-from monitor.clock import SystemClock
-from monitor.health import UNKNOWN
-from monitor.outbox import new_outbox
+from monitor.core.clock import SystemClock
+from monitor.engine.health import UNKNOWN
+from monitor.engine.tasks import DONE, FAILED, PROCESSING
+from monitor.notify.outbox import new_outbox
 from monitor.sandbox.http import HTTPServerThread, Response
 from monitor.sandbox.telegram import FakeTelegram
-from monitor.store import PropertyStore
-from monitor.tasks import DONE, FAILED, PROCESSING
+from monitor.storage.store import PropertyStore
 
 KILLS = 20
 # The generous per-user quota keeps the killed runs (which never save their quota log) from

@@ -6,14 +6,14 @@ import logging
 import random
 from datetime import UTC, datetime, timedelta
 
-from monitor.breaker import OPEN, BreakerState
 from monitor.checks import FormulaErrorsCheck, FreshnessCheck
-from monitor.clock import ManualClock
-from monitor.errors import ErrorClass, SheetReadError
-from monitor.quota import QuotaPacer
-from monitor.runner import Run, RunSettings, SheetPlan
-from monitor.state import RunnerState
-from monitor.tasks import DONE
+from monitor.core.clock import ManualClock
+from monitor.core.errors import ErrorClass, SheetReadError
+from monitor.engine.breaker import OPEN, BreakerState
+from monitor.engine.quota import QuotaPacer
+from monitor.engine.run import Run, RunSettings, SheetPlan
+from monitor.engine.tasks import DONE
+from monitor.state.runner_state import RunnerState
 
 RANGE = "Stock!A1:B2"
 ROWS = {"range": RANGE, "majorDimension": "ROWS", "values": [["SKU", 1]]}

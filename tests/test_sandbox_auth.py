@@ -15,7 +15,7 @@ from google.auth.exceptions import RefreshError
 from google.auth.transport.requests import Request as AuthRequest
 from google.oauth2 import service_account
 
-from monitor.clock import ManualClock
+from monitor.core.clock import ManualClock
 from monitor.sandbox.auth import JWT_BEARER_GRANT, TokenAuthority
 from monitor.sandbox.http import HTTPServerThread, Request
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 import requests
 
-from monitor.clock import ManualClock
+from monitor.core.clock import ManualClock
 from monitor.sandbox import running_sandbox
 
 SPREADSHEET = {"title": "Stock", "tabs": {"Sheet1": [["item", "qty"], ["apple", 3]]}}

@@ -10,11 +10,11 @@ import pytest
 import requests
 from gspread.http_client import BackOffHTTPClient
 
-from monitor.clock import ManualClock
+from monitor.core.clock import ManualClock
+from monitor.google.reader import EndpointAdapter, build_gspread_client
 from monitor.sandbox import running_sandbox
 from monitor.sandbox.auth import TokenAuthority
 from monitor.sandbox.http import HTTPServerThread, Response
-from monitor.sheets import EndpointAdapter, build_gspread_client
 
 # -- the seam alone, against a recording endpoint ----------------------------------------------
 

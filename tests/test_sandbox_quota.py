@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from monitor.clock import ManualClock
+from monitor.core.clock import ManualClock
 from monitor.sandbox.quota import QuotaMeter
 from monitor.sandbox.stats import Stats
 

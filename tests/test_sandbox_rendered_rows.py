@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from monitor.clock import ManualClock
+from monitor.core.clock import ManualClock
 from monitor.sandbox.cells import (
     ERRORS,
     FORMATTED_STRING,

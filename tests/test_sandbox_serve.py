@@ -17,9 +17,9 @@ import pytest
 import requests
 from click.testing import CliRunner
 
-from monitor.cli import cli
+from monitor.cli.main import cli
+from monitor.google.reader import build_gspread_client
 from monitor.sandbox import dataset as ds
-from monitor.sheets import build_gspread_client
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTUP_SECONDS = 20  # importing and generating take about a second; a slow CI box gets slack

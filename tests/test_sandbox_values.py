@@ -10,11 +10,11 @@ import pytest
 import requests
 from gspread.auth import DEFAULT_SCOPES
 
-from monitor.clock import ManualClock
+from monitor.core.clock import ManualClock
+from monitor.google.reader import build_gspread_client
 from monitor.sandbox import running_sandbox
 from monitor.sandbox.google import GoogleSandbox
 from monitor.sandbox.http import HTTPServerThread
-from monitor.sheets import build_gspread_client
 
 SPREADSHEET_ID = "1StockSheetForTestsxxxxxxxxxxxxxxxxxxxxxxxxx"[:44]
 BIG = 10**9

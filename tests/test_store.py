@@ -18,16 +18,16 @@ import pytest
 from tinydb import TinyDB
 from tinydb.storages import JSONStorage
 
-from monitor.clock import ManualClock
-from monitor.store import (
+from monitor.core.clock import ManualClock
+from monitor.storage.format import parse_state
+from monitor.storage.lock import RunLock, RunLockHeld
+from monitor.storage.store import (
     PropertyNotJSON,
     PropertyStore,
     StateError,
     StateUnreadable,
     StateVersionError,
 )
-from monitor.store_format import parse_state
-from monitor.store_lock import RunLock, RunLockHeld
 
 REPO = Path(__file__).resolve().parents[1]
 CLOCK_START = datetime(2026, 1, 5, 3, 47, 12, tzinfo=UTC)
@@ -464,7 +464,7 @@ def test_a_reader_migrates_in_memory_only(state_dir: Path):
 
 HOLD_LOCK = """
     import sys
-    from monitor.store_lock import RunLock
+    from monitor.storage.lock import RunLock
     lock = RunLock(sys.argv[1])
     print(lock.try_acquire(), flush=True)
     sys.stdin.readline()
@@ -472,7 +472,7 @@ HOLD_LOCK = """
 
 TRY_LOCK = """
     import sys, time
-    from monitor.store_lock import RunLock
+    from monitor.storage.lock import RunLock
     started = time.monotonic()
     got = RunLock(sys.argv[1]).acquire(timeout=float(sys.argv[2]))
     print(got, round(time.monotonic() - started, 3))
@@ -540,7 +540,7 @@ def test_a_reader_needs_no_lock_while_a_writer_holds_it(state_dir: Path):
 
 WRITE_FOREVER = """
     import sys
-    from monitor.store import PropertyStore
+    from monitor.storage.store import PropertyStore
     store = PropertyStore(sys.argv[1])
     n = int(store.get_property("n") or 0)
     padding = "x" * 200_000  # big enough that a kill often lands inside a write

@@ -1,6 +1,6 @@
 from datetime import UTC, datetime, timedelta
 
-from monitor.tasks import DONE, FAILED, PENDING, POISON_INTERRUPTIONS, PROCESSING, Round
+from monitor.engine.tasks import DONE, FAILED, PENDING, POISON_INTERRUPTIONS, PROCESSING, Round
 
 NOW = datetime(2026, 3, 2, 3, 47, tzinfo=UTC)
 

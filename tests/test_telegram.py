@@ -15,10 +15,10 @@ import pytest
 from pydantic import SecretStr
 from telegram_fixtures import TOKEN, closed_port_url, fake_telegram
 
-from monitor import events as ev
-from monitor.alerts import AlertSettings, Message
-from monitor.clock import ManualClock
-from monitor.outbox import (
+from monitor.core.clock import ManualClock
+from monitor.core.timefmt import format_utc
+from monitor.notify.alerts import AlertSettings, Message
+from monitor.notify.outbox import (
     ALERTS,
     OUTBOX,
     chat_id_for,
@@ -27,18 +27,18 @@ from monitor.outbox import (
     new_outbox,
     notify,
 )
-from monitor.outbox import sender_for as outbox_sender
-from monitor.sandbox.http import HTTPServerThread, Request, Response
-from monitor.sandbox.telegram import FakeTelegram
-from monitor.state import RunnerState, dump_state, load_state
-from monitor.telegram import (
+from monitor.notify.outbox import sender_for as outbox_sender
+from monitor.notify.telegram import (
     PermanentChatError,
     PermanentMessageError,
     PrintingSender,
     RetryableDeliveryError,
     TelegramSender,
 )
-from monitor.timefmt import format_utc
+from monitor.sandbox.http import HTTPServerThread, Request, Response
+from monitor.sandbox.telegram import FakeTelegram
+from monitor.state import events as ev
+from monitor.state.runner_state import RunnerState, dump_state, load_state
 
 PRIVATE = 4242
 GROUP = -4001
@@ -531,7 +531,7 @@ def test_the_digest_counts_google_reads_since_the_last_one(clock):
 
 
 def test_a_finished_round_with_changes_gets_one_summary_and_the_digest_comes_daily(clock):
-    from monitor.tasks import DONE, Round
+    from monitor.engine.tasks import DONE, Round
 
     stream = io.StringIO()
     settings = AlertSettings(summary="on_change", digest_at=datetime(2026, 1, 1, 10, 0).time())

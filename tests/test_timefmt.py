@@ -3,7 +3,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from monitor.timefmt import format_utc, parse_utc
+from monitor.core.timefmt import format_utc, parse_utc
 
 MOMENT = datetime(2026, 1, 5, 3, 47, 0, 123456, tzinfo=UTC)
 

@@ -18,17 +18,17 @@ from pathlib import Path
 import pytest
 from telegram_fixtures import TOKEN, closed_port_url, fake_telegram
 
-from monitor.clock import ManualClock
-from monitor.heartbeat_ping import ping_heartbeat
-from monitor.outbox import chat_id_for
+from monitor.core.clock import ManualClock
+from monitor.core.timefmt import format_utc
+from monitor.notify.heartbeat_ping import ping_heartbeat
+from monitor.notify.outbox import chat_id_for
+from monitor.notify.telegram import PrintingSender, TelegramSender
 from monitor.sandbox.http import HTTPServerThread, Request, Response
 from monitor.sandbox.telegram import FakeTelegram
-from monitor.state import HEARTBEAT, RUNS
-from monitor.store import PropertyStore
-from monitor.store_lock import RunLock
-from monitor.telegram import PrintingSender, TelegramSender
-from monitor.timefmt import format_utc
-from monitor.watchdog import (
+from monitor.state.runner_state import HEARTBEAT, RUNS
+from monitor.storage.lock import RunLock
+from monitor.storage.store import PropertyStore
+from monitor.watchdog.judge import (
     FAILING,
     HEALTHY,
     SILENT,
@@ -39,7 +39,7 @@ from monitor.watchdog import (
     advance,
     evaluate,
 )
-from monitor.watchdog_pass import WATCHDOG_FILE_NAME, watchdog_pass
+from monitor.watchdog.watch import WATCHDOG_FILE_NAME, watchdog_pass
 
 CHAT = 4242
 SETTINGS = WatchdogSettings(label="vps-1")
@@ -432,7 +432,7 @@ def test_a_failing_ping_is_logged_never_raised(pings, caplog):
 
 _RUN_CLI = textwrap.dedent("""
     import json, sys
-    from monitor.watchdog_cli import watchdog_command  # what the sheet-watchdog script runs
+    from monitor.cli.watchdog import watchdog_command  # what the sheet-watchdog script runs
     try:
         watchdog_command.main(args=sys.argv[1:], prog_name="sheet-watchdog", standalone_mode=False)
         code = 0
@@ -498,7 +498,7 @@ def test_sheet_watchdog_exits_1_when_it_cannot_send_and_2_without_a_token(tmp_pa
 
 
 def test_a_good_run_pings_the_heartbeat_url(tmp_path, pings):
-    from monitor.compose import run_once
+    from monitor.app.run import run_once
     from monitor.config import load_config
 
     config_path = tmp_path / "monitor.toml"
@@ -514,7 +514,7 @@ def test_a_good_run_pings_the_heartbeat_url(tmp_path, pings):
 
 
 def test_sheet_monitor_watchdog_is_the_same_command():
-    from monitor.cli import cli
-    from monitor.watchdog_cli import watchdog_command
+    from monitor.cli.main import cli
+    from monitor.cli.watchdog import watchdog_command
 
     assert cli.commands["watchdog"] is watchdog_command

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from monitor.a1 import cell_ref, parse_a1, quote_sheet_name
+from monitor.core.a1 import cell_ref, parse_a1, quote_sheet_name
 
 # What Google shows while IMPORTRANGE, GOOGLEFINANCE and friends are still computing (the API's
 # ErrorType LOADING). Such a value says nothing about the data, so the whole read is retried later

@@ -27,7 +27,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from monitor.timefmt import format_utc, parse_utc
+from monitor.core.timefmt import format_utc, parse_utc
 
 from .cells import Cell, cells_of, is_number
 from .conditions import Condition, format_number, parse_age_condition, parse_condition

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import click
 
-from ..clock import SystemClock
+from monitor.core.clock import SystemClock
+
 from . import dataset as datasets
 from .google import GoogleSandbox
 from .http import HTTPServerThread

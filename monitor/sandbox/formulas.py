@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..a1 import A1Error, parse_a1
+from monitor.core.a1 import A1Error, parse_a1
+
 from .cells import ERRORS, ErrorValue, Formatted, Formula
 
 # lookup(sheet or None, row, col) -> the stored cell; raises KeyError for an unknown tab.

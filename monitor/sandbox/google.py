@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..clock import SystemClock
+from monitor.core.clock import SystemClock
+
 from . import control, errors
 from .auth import TokenAuthority
 from .faults import FaultPlan

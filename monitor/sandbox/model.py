@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import lru_cache
 
-from ..a1 import A1Error, A1Range, column_letters, format_a1, parse_a1
+from monitor.core.a1 import A1Error, A1Range, column_letters, format_a1, parse_a1
+
 from . import formulas
 from .cells import (
     ERRORS,

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..clock import SystemClock
+from monitor.core.clock import SystemClock
+
 from .google import GoogleSandbox
 from .http import HTTPServerThread
 

@@ -25,7 +25,8 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from urllib.parse import parse_qsl, unquote
 
-from ..clock import SystemClock
+from monitor.core.clock import SystemClock
+
 from . import telegram_control
 from .http import Request, Response
 from .telegram_errors import TelegramError, bad_request, not_found, ok, too_many_requests

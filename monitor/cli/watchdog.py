@@ -1,0 +1,110 @@
+"""The watchdog's command and composition root: ``sheet-watchdog`` (``main``) and, registered by
+``monitor.cli``, ``sheet-monitor watchdog``.
+
+Part of the CLI layer: it loads the config, wires the pass and turns outcomes into exit codes and
+lines on stderr. The console script enters here rather than through ``monitor.cli`` so that its
+imports stay the watchdog's own: nothing of the Google stack (gspread, google-auth), on purpose, as
+the watchdog must keep working when that is what broke. A test runs it in a fresh interpreter and
+checks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import IO
+
+import click
+
+from monitor.config import TOKEN_ENV, TOKEN_FILE_ENV, Config, ConfigError, load_config, resolve_config_path
+from monitor.core.clock import SystemClock
+from monitor.core.logs import configure_logging, log_event
+from monitor.notify.outbox import sender_for
+from monitor.storage.store import StateError
+from monitor.watchdog.judge import WatchdogSettings
+from monitor.watchdog.watch import WATCHDOG_FILE_NAME, watchdog_pass
+
+EXIT_OK, EXIT_OPERATIONAL, EXIT_USAGE = 0, 1, 2
+
+
+def load_watchdog_config(config_path: Path | None) -> Config:
+    """The config as the watchdog needs it: Google credentials are irrelevant (not opened), but a
+    chat without a token, or a token without a chat, is an error, because sending is the watchdog's
+    whole job (docs/configuration.md). Raises ``ConfigError`` or ``click.UsageError``."""
+    path = resolve_config_path(config_path, os.environ)
+    config = load_config(path, os.environ, require_secrets=False)
+    telegram = config.telegram
+    if telegram.chat_id and telegram.bot_token is None:
+        raise click.UsageError(
+            f"{path}: telegram.chat_id is set but neither {TOKEN_ENV} nor {TOKEN_FILE_ENV} gives a "
+            f"readable token\n  fix: export one of them in cron's environment (cron does not read "
+            f"your shell profile), or remove chat_id to have the watchdog print its messages"
+        )
+    if telegram.bot_token is not None and not telegram.chat_id:
+        raise click.UsageError(
+            f"{path}: {TOKEN_ENV} is set but there is no chat to send to\n  fix: add chat_id = "
+            f"\"-100...\" under [telegram], or unset the token to have the watchdog print its messages"
+        )
+    return config
+
+
+def run_watchdog(config_path: Path | None, stream: IO[str], clock: object | None = None) -> int:
+    """One pass from the command line; returns the exit code."""
+    try:
+        config = load_watchdog_config(config_path)
+    except ConfigError as exc:
+        click.echo(str(exc), err=True)
+        return EXIT_USAGE
+    except click.UsageError as exc:
+        click.echo(f"configuration error: {exc.message}", err=True)
+        return EXIT_USAGE
+    token = config.telegram.bot_token
+    configure_logging(secrets=(token.get_secret_value(),) if token is not None else ())
+    clock = clock or SystemClock()
+    settings = WatchdogSettings.from_config(config.watchdog, label=socket.gethostname())
+    state_dir = config.run.state_dir
+    try:
+        report = watchdog_pass(
+            state_dir,
+            settings,
+            lambda outbox: sender_for(config.telegram, outbox, stream, clock=clock),
+            clock.now(),
+            heartbeat_url=config.watchdog.heartbeat_url,
+        )
+    except (StateError, OSError) as exc:
+        log_event("watchdog_failed", logging.ERROR, error=str(exc))
+        click.echo(f"sheet-watchdog: {exc}", err=True)
+        return EXIT_OPERATIONAL
+    if report.delivery_failed:
+        click.echo(
+            f"sheet-watchdog: {report.undelivered} message(s) could not be sent to Telegram; they wait in "
+            f"{state_dir / WATCHDOG_FILE_NAME} for the next pass (see the log line above for why)",
+            err=True,
+        )
+        return EXIT_OPERATIONAL
+    return EXIT_OK
+
+
+@click.command("watchdog", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Config file (default: $SHEET_MONITOR_CONFIG, else ./monitor.toml).",
+)
+def watchdog_command(config_path: Path | None) -> None:
+    """One watchdog pass: alert when runs stop, hang or keep failing, or the state is unusable.
+
+    Exit 0 when the pass did its job (also when it alerted), 1 when messages it owes could not be
+    sent or its own file cannot be written, 2 for configuration errors.
+    """
+    sys.exit(run_watchdog(config_path, sys.stdout))
+
+
+def main() -> None:
+    """The ``sheet-watchdog`` console script."""
+    watchdog_command(prog_name="sheet-watchdog")

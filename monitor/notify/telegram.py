@@ -1,0 +1,285 @@
+"""Delivery to Telegram over httpx, and a printer for when Telegram is not configured.
+
+``TelegramSender.send(html)`` posts one ``sendMessage`` (``parse_mode=HTML``) and either returns a
+:class:`Sent` or raises a :class:`DeliveryError`. Telegram's answers are classified here, once,
+into that small family with a ``permanent`` flag (after healthchecks' transports):
+
+- 429: waits ``parameters.retry_after`` through the injected clock and tries again, unless the wait
+  is longer than ``max_wait``: then a retryable error, so the outbox keeps the message;
+- 400 with ``migrate_to_chat_id``: the group became a supergroup; the sender switches to the new id,
+  resends, and reports the new id in :attr:`Sent.chat_id` (the caller stores it);
+- 401, 403 (blocked, kicked), 404, "chat not found": permanent for the chat (``scope="chat"``);
+  other 400s: permanent for that message only (``scope="message"``);
+- 5xx, timeouts, refused connections: retryable.
+
+Pacing: at most one message a second to a chat and 20 a minute to a group, counted on the clock's
+monotonic reading, so tests move a ManualClock instead of waiting.
+
+The bot token is in every request URL. It never reaches logs, errors or reprs: httpx's own INFO
+line (which prints the URL) is silenced, our errors are built from Telegram's answer only, with the
+token scrubbed, and httpx's exceptions are not chained (their ``request.url`` holds the token).
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+from collections import deque
+from dataclasses import dataclass
+from typing import IO, Protocol
+
+import httpx
+
+from monitor.core.clock import SystemClock
+
+DEFAULT_API_BASE = "https://api.telegram.org"
+DEFAULT_TIMEOUT_SECONDS = 10.0
+PER_CHAT_INTERVAL = 1.0  # Telegram: about one message per second in one chat
+GROUP_WINDOW = (20, 60.0)  # Telegram: at most 20 messages per minute in one group
+
+# The one table of Telegram descriptions that make a failure permanent for the whole chat.
+# Matched lower-case as substrings; the HTTP codes 401/403/404 are permanent by themselves.
+CHAT_PERMANENT_DESCRIPTIONS = (
+    "chat not found",
+    "bot was blocked",
+    "bot was kicked",
+    "not a member",
+    "user is deactivated",
+    "bot can't initiate conversation",
+    "have no rights to send",
+    "need administrator rights",
+    "message thread not found",
+)
+CHAT_PERMANENT_STATUSES = frozenset({401, 403, 404})
+
+# httpx and httpcore log every request URL at INFO/DEBUG, and the URL holds the token.
+_CHATTY_LOGGERS = ("httpx", "httpcore")
+
+
+class DeliveryError(Exception):
+    """A message was not delivered. ``permanent``: retrying the same thing cannot help.
+    ``scope``: "chat" when no message can reach this chat, "message" when only this one is bad."""
+
+    permanent = False
+    scope = "message"
+
+    def __init__(
+        self, description: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(description)
+        self.description = description
+        self.status = status
+        self.retry_after = retry_after
+
+    def to_dict(self) -> dict:
+        return {
+            "error": type(self).__name__,
+            "permanent": self.permanent,
+            "scope": self.scope,
+            "status": self.status,
+            "description": self.description,
+        }
+
+
+class RetryableDeliveryError(DeliveryError):
+    """Telegram unreachable, 5xx, or a rate limit longer than we may wait: try again later."""
+
+
+class PermanentMessageError(DeliveryError):
+    """Telegram refuses this message (e.g. bad HTML): drop it, keep sending the others."""
+
+    permanent = True
+
+
+class PermanentChatError(DeliveryError):
+    """Telegram refuses every message to this chat (bad token, chat not found, bot blocked)."""
+
+    permanent = True
+    scope = "chat"
+
+
+@dataclass(frozen=True)
+class Sent:
+    message_id: int | None
+    chat_id: str  # the chat it went to: differs from the configured one after a migration
+
+
+class Sender(Protocol):
+    def send(self, text: str) -> Sent: ...
+
+
+class TelegramSender:
+    """Sends HTML messages to one chat (and optional forum topic) through the Bot API."""
+
+    def __init__(
+        self,
+        token: str,
+        chat_id: str | int,
+        api_base: str = DEFAULT_API_BASE,
+        thread_id: int | None = None,
+        client: httpx.Client | None = None,
+        *,
+        clock: object | None = None,
+        max_wait: float = 60.0,
+        max_rate_limit_retries: int = 3,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    ) -> None:
+        if not token:
+            raise ValueError("a bot token is required")
+        for name in _CHATTY_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
+        self._token = token
+        self.chat_id = str(chat_id)
+        self.api_base = api_base.rstrip("/")
+        self.thread_id = thread_id
+        self._client = client or httpx.Client(timeout=timeout)
+        self._owns_client = client is None
+        self._clock = clock or SystemClock()
+        self.max_wait = max_wait
+        self.max_rate_limit_retries = max_rate_limit_retries
+        self._last_sent: float | None = None
+        self._group_sends: deque[float] = deque()
+
+    def __repr__(self) -> str:
+        return (
+            f"TelegramSender(chat_id={self.chat_id!r}, api_base={self.api_base!r}, "
+            f"thread_id={self.thread_id!r})"
+        )
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._client.close()
+
+    # -- sending -------------------------------------------------------------------------------
+
+    def send(self, text: str) -> Sent:
+        """Deliver ``text`` (Telegram HTML, at most 4096 characters) or raise a DeliveryError."""
+        migrated = False
+        rate_limited = 0
+        while True:
+            self._pace()
+            answer, status = self._post(text)
+            if answer.get("ok"):
+                self._record_send()
+                result = answer.get("result") or {}
+                return Sent(result.get("message_id"), self.chat_id)
+            parameters = answer.get("parameters") or {}
+            description = self._scrub(str(answer.get("description") or f"HTTP {status}"))
+            if parameters.get("migrate_to_chat_id") is not None and not migrated:
+                self.chat_id = str(parameters["migrate_to_chat_id"])
+                migrated = True
+                continue
+            if status == 429:
+                wait = float(parameters.get("retry_after") or 1)
+                if wait > self.max_wait or rate_limited >= self.max_rate_limit_retries:
+                    raise RetryableDeliveryError(description, status=429, retry_after=wait)
+                rate_limited += 1
+                self._clock.sleep(wait)
+                continue
+            raise classify(status, description)
+
+    def _post(self, text: str) -> tuple[dict, int]:
+        payload: dict = {
+            "chat_id": self.chat_id,
+            "text": text,
+            "parse_mode": "HTML",
+            "link_preview_options": {"is_disabled": True},
+        }
+        if self.thread_id is not None:
+            payload["message_thread_id"] = self.thread_id
+        url = f"{self.api_base}/bot{self._token}/sendMessage"
+        try:
+            response = self._client.post(url, json=payload)
+        except httpx.InvalidURL as exc:  # a token or api_base that cannot be in a URL: config
+            raise PermanentChatError(f"bad Telegram URL: {self._scrub(str(exc))}") from None
+        except httpx.HTTPError as exc:
+            # Not chained: the httpx exception carries the request, whose URL holds the token.
+            raise RetryableDeliveryError(
+                f"Telegram unreachable: {type(exc).__name__}: {self._scrub(str(exc))}"
+            ) from None
+        try:
+            answer = response.json()
+        except ValueError:
+            answer = {}
+        if not isinstance(answer, dict):
+            answer = {}
+        if not answer and response.status_code >= 500:
+            raise RetryableDeliveryError(
+                f"Telegram answered HTTP {response.status_code}", status=response.status_code
+            )
+        return answer, response.status_code
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._token, "[token]")
+
+    # -- pacing --------------------------------------------------------------------------------
+
+    def _is_group(self) -> bool:
+        return self.chat_id.startswith("-")  # group, supergroup and channel ids are negative
+
+    def _pace(self) -> None:
+        """Wait (on the injected clock) until one more message fits Telegram's per-chat limits;
+        a wait longer than ``max_wait`` is a retryable error instead, so a run never hangs on it."""
+        now = self._clock.monotonic()
+        wait = 0.0
+        if self._last_sent is not None:
+            wait = max(wait, self._last_sent + PER_CHAT_INTERVAL - now)
+        if self._is_group():
+            limit, window = GROUP_WINDOW
+            while self._group_sends and self._group_sends[0] <= now - window:
+                self._group_sends.popleft()
+            if len(self._group_sends) >= limit:
+                wait = max(wait, self._group_sends[-limit] + window - now)
+        if wait > self.max_wait:
+            raise RetryableDeliveryError(
+                f"paced: the next message may go in {wait:.0f}s", retry_after=wait
+            )
+        if wait > 0:
+            self._clock.sleep(wait)
+
+    def _record_send(self) -> None:
+        now = self._clock.monotonic()
+        self._last_sent = now
+        if self._is_group():
+            self._group_sends.append(now)
+
+
+def classify(status: int, description: str) -> DeliveryError:
+    """Telegram's failed answer (other than 429 and migration) -> our exception."""
+    lowered = description.lower()
+    if status in CHAT_PERMANENT_STATUSES or any(
+        text in lowered for text in CHAT_PERMANENT_DESCRIPTIONS
+    ):
+        return PermanentChatError(description, status=status)
+    if status >= 500 or status == 0:
+        return RetryableDeliveryError(description, status=status)
+    if 400 <= status < 500:
+        return PermanentMessageError(description, status=status)
+    return RetryableDeliveryError(description, status=status)
+
+
+# ---- without Telegram ---------------------------------------------------------------------------
+
+_LINK = re.compile(r'<a\s+href="([^"]*)"\s*>(.*?)</a>', re.DOTALL)
+_TAGS = re.compile(r"<[^>]+>")
+
+
+def html_to_text(text: str) -> str:
+    """Telegram HTML -> readable plain text: links as "name (url)", other tags dropped, entities
+    unescaped (last, so an escaped "&lt;b&gt;" in a name stays visible as "<b>")."""
+    text = _LINK.sub(lambda m: f"{m.group(2)} ({m.group(1)})", text)
+    return html.unescape(_TAGS.sub("", text))
+
+
+class PrintingSender:
+    """Writes each message as plain text to ``stream``, separated by a blank line. Never fails."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.chat_id = "stdout"
+
+    def send(self, text: str) -> Sent:
+        self.stream.write(html_to_text(text).rstrip("\n") + "\n\n")
+        self.stream.flush()
+        return Sent(None, self.chat_id)
