@@ -9,12 +9,13 @@ Usage errors (bad config) are ``monitor.config.ConfigError``; they are not defin
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Literal
 
 
 class ErrorClass(StrEnum):
-    """What a failure means for the run (SPEC 6). The value is what gets stored and logged."""
+    """What a failure means for the run (docs/architecture.md, "Errors"). The value is stored and logged."""
 
     QUOTA = "quota"  # 429 / RESOURCE_EXHAUSTED: not the spreadsheet's fault
     TRANSIENT = "transient"  # 502/503/504, HTML page, timeout, connection error
@@ -86,6 +87,26 @@ def classify(
     return ErrorClass.UNCERTAIN
 
 
+# Not an ErrorClass: what the dead-letter queue records for a task whose checks killed three runs.
+POISON = "poison"
+FailureClass = Literal["quota", "transient", "uncertain", "permanent", "loading", "poison"]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """A failure as stored in a task's history and a dead letter: what happened, never a traceback.
+
+    ``range`` names the A1 range Google refused (a 400 on a bad range), so people can tell which
+    config entry to fix.
+    """
+
+    error_class: FailureClass
+    message: str
+    http_status: int | None = None
+    google_status: str | None = None
+    range: str | None = None  # shadows the builtin: it is the word Google and the config use
+
+
 class MonitorError(Exception):
     """Root of the monitor's own exceptions. ``permanent`` errors are not worth retrying."""
 
@@ -100,8 +121,7 @@ class SheetReadError(MonitorError):
     """Reading a spreadsheet failed; raised by the gspread adapter after :func:`classify`.
 
     ``range`` names the A1 range Google refused (a 400 on a bad range), so the message can tell
-    the admin which config entry to fix. ``to_dict``/``from_dict`` give the shape stored in a task's
-    ``last_error`` and in DLQ entries.
+    the admin which config entry to fix. :meth:`info` is what a task's history and a dead letter keep.
     """
 
     def __init__(
@@ -140,21 +160,6 @@ class SheetReadError(MonitorError):
             f"{self.google_status!r}, {self.message!r}, range={self.range!r})"
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "error_class": self.error_class.value,
-            "http_status": self.http_status,
-            "google_status": self.google_status,
-            "message": self.message,
-            "range": self.range,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SheetReadError:
-        return cls(
-            ErrorClass(data["error_class"]),
-            data.get("http_status"),
-            data.get("google_status"),
-            data.get("message", ""),
-            range=data.get("range"),
-        )
+    def info(self) -> ErrorInfo:
+        """What gets stored about this failure."""
+        return ErrorInfo(self.error_class.value, self.message, self.http_status, self.google_status, self.range)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Annotated
+
+from pydantic import AfterValidator, BeforeValidator, PlainSerializer
 
 
 def format_utc(moment: datetime) -> str:
@@ -20,3 +23,20 @@ def parse_utc(text: str) -> datetime:
     time is, never as the machine's local time (which would shift it by the host's offset)."""
     moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _as_utc(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        raise ValueError("naive datetime: stored times must be aware UTC")
+    return moment.astimezone(UTC)
+
+
+# A stored time inside a typed document: read as an aware UTC datetime (text without an offset is
+# UTC, as parse_utc says), written as format_utc writes it, so documents keep the millisecond "Z"
+# form the state file has always used.
+UtcTime = Annotated[
+    datetime,
+    BeforeValidator(lambda value: parse_utc(value) if isinstance(value, str) else value),
+    AfterValidator(_as_utc),
+    PlainSerializer(format_utc, return_type=str),
+]

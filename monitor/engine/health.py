@@ -2,69 +2,96 @@
 
 ``health`` is the last real verdict (ok, warn, fail, error) or ``unknown`` before the first check.
 Being skipped (breaker open, muted) is shown beside it, never instead of it, so that a spreadsheet
-going error -> skipped -> error does not look like a recovery followed by a new failure.
+going error -> skipped -> error does not look like a recovery followed by a new failure. Records are
+values: :func:`record_verdict` and :func:`record_skip` return a new one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import datetime
+from enum import StrEnum
+from typing import Literal
 
-from monitor.core.timefmt import format_utc, parse_utc
+from monitor.checks import CheckResult
+from monitor.core.timefmt import UtcTime
 
-OK, WARN, FAIL, ERROR, UNKNOWN, SKIPPED = "ok", "warn", "fail", "error", "unknown", "skipped"
+
+class Health(StrEnum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "fail"
+    ERROR = "error"  # could not be read (it is in the DLQ)
+    UNKNOWN = "unknown"  # never checked
+
+
+OK, WARN, FAIL, ERROR, UNKNOWN = Health
+SKIPPED = "skipped"  # shown instead of the health while the latest round skipped the spreadsheet
 BAD = frozenset({FAIL, ERROR})
 VERDICTS = (OK, WARN, FAIL, ERROR)
+SkipReason = Literal["muted", "breaker_open"]
 
 
-@dataclass
-class SheetHealth:
-    health: str = UNKNOWN
-    since: str | None = None  # when ``health`` last changed
-    last_checked_at: str | None = None
-    skipped: str | None = None  # why the latest round skipped it, if it did
-    findings: list[dict] = field(default_factory=list)  # compact results of the last check
-    down_since: str | None = None  # first moment of the current bad episode (fail or error)
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A check that warned or failed, as people are told about it."""
+
+    check: str
+    kind: str
+    status: Literal["warn", "fail"]
+    message: str
+    cells: tuple[str, ...] = ()
 
     @classmethod
-    def from_dict(cls, data: dict) -> SheetHealth:
-        return cls(**data)
+    def of(cls, result: CheckResult) -> Finding:
+        return cls(result.check_name, result.kind, result.status, result.message, tuple(result.cells))
 
-    def to_dict(self) -> dict:
-        return dict(vars(self))  # shallow: serialised at once, and asdict's deep copy costs per checkpoint
+
+@dataclass(frozen=True, slots=True)
+class SheetHealth:
+    health: Health = UNKNOWN
+    since: UtcTime | None = None  # when ``health`` last changed
+    last_checked_at: UtcTime | None = None
+    skipped: SkipReason | None = None  # why the latest round skipped it, if it did
+    findings: tuple[Finding, ...] = ()  # of the last check
+    down_since: UtcTime | None = None  # first moment of the current bad episode (fail or error)
 
     @property
     def shown(self) -> str:
         return SKIPPED if self.skipped else self.health
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Change:
-    previous: str
-    current: str
+    previous: Health
+    current: Health
     down_for_seconds: float | None = None  # set when a bad episode ends
 
 
-def record_verdict(record: SheetHealth, verdict: str, now: datetime, findings: list[dict]) -> Change | None:
-    """Store a check's verdict; return the change when the health moved (None when it stayed)."""
+def record_verdict(
+    record: SheetHealth | None, verdict: Health, now: datetime, findings: tuple[Finding, ...]
+) -> tuple[SheetHealth, Change | None]:
+    """A check's verdict -> the new record, and the change when the health moved (None when it stayed)."""
     if verdict not in VERDICTS:
         raise ValueError(f"not a verdict: {verdict!r}")
-    at = format_utc(now)
-    record.last_checked_at = at
-    record.skipped = None
-    record.findings = findings
+    record = record or SheetHealth()
+    checked = replace(record, last_checked_at=now, skipped=None, findings=findings)
     previous = record.health
     if verdict == previous:
-        return None
-    record.health, record.since = verdict, at
-    down_for = None
+        return checked, None
+    down_since, down_for = record.down_since, None
     if verdict in BAD and previous not in BAD:
-        record.down_since = at
+        down_since = now
     elif verdict not in BAD and previous in BAD:
         if record.down_since:
-            down_for = (now - parse_utc(record.down_since)).total_seconds()
-        record.down_since = None
-    return Change(previous, verdict, down_for)
+            down_for = (now - record.down_since).total_seconds()
+        down_since = None
+    changed = replace(checked, health=verdict, since=now, down_since=down_since)
+    return changed, Change(previous, verdict, down_for)
+
+
+def record_skip(record: SheetHealth | None, reason: SkipReason) -> SheetHealth:
+    return replace(record or SheetHealth(), skipped=reason)
 
 
 def is_alerting(change: Change) -> bool:

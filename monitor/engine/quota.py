@@ -1,4 +1,4 @@
-"""Client-side pacing of read requests, so that a healthy run sees no 429 at all (SPEC 7).
+"""Client-side pacing of read requests, so that a healthy run sees no 429 at all.
 
 Google (and the sandbox) count reads per credential and per project over a *rolling* 60-second
 window. We therefore keep a sliding log of send times per credential and for the project, and let
@@ -13,7 +13,7 @@ arrived late and a new one early, the server could see two requests closer toget
 per window free for anything else using the same credential (an admin's ``check ID``).
 
 Pure over time: every call takes ``now`` as float seconds. Any steady timeline works; use epoch
-seconds (``clock.time()``) if you persist the log between runs with :meth:`QuotaPacer.to_dict`,
+seconds (``clock.time()``) if you persist the log between runs with :meth:`QuotaPacer.snapshot`,
 because the previous run's last minute of requests still counts at the server. A clock that steps
 back is treated as standing still. Not thread-safe: one runner thread owns it.
 """
@@ -23,10 +23,21 @@ from __future__ import annotations
 import math
 from collections import Counter, deque
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 WINDOW_SECONDS = 60.0
 DEFAULT_MARGIN_SECONDS = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaLog:
+    """The recent sends (epoch seconds) a run leaves for the next, whose first minute they still fill."""
+
+    window_seconds: float = WINDOW_SECONDS + DEFAULT_MARGIN_SECONDS
+    sent: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    project: tuple[float, ...] = ()
+    paused_until: dict[str, float] = field(default_factory=dict)
 
 
 class QuotaPacer:
@@ -104,7 +115,7 @@ class QuotaPacer:
 
         A full window because requests we do not know about (another process, a previous run not
         persisted) may be what filled it; after one window nothing older can still count.
-        Returns :meth:`next_ready_in`, the wait to give ``retry.decide(quota_wait_seconds=...)``.
+        Returns :meth:`next_ready_in`: how long until this credential (or another) may send again.
         """
         if credential not in self._sent:
             raise KeyError(f"unknown credential {credential!r}")
@@ -130,30 +141,29 @@ class QuotaPacer:
             },
         }
 
-    def to_dict(self, now: float | None = None) -> dict[str, Any]:
-        """The sends and pauses to carry into the next run; with ``now``, only those still
-        mattering then (without it, what was kept at the last call; the next run expires them)."""
-        now = self._advance(now) if now is not None else self._latest
-        return {
-            "window_seconds": self._window,
-            "sent": {c: list(self._sent[c]) for c in self.credentials},
-            "project": list(self._project),
-            "paused_until": {c: t for c, t in self._paused_until.items() if t > now},
-        }
+    def snapshot(self, now: float) -> QuotaLog:
+        """The sends and pauses still mattering at ``now``, to carry into the next run."""
+        now = self._advance(now)
+        return QuotaLog(
+            window_seconds=self._window,
+            sent={c: tuple(self._sent[c]) for c in self.credentials},
+            project=tuple(self._project),
+            paused_until={c: t for c, t in self._paused_until.items() if t > now},
+        )
 
-    def restore(self, data: dict[str, Any] | None) -> None:
-        """Load what :meth:`to_dict` saved (same time base). Unknown credentials are ignored for
+    def restore(self, log: QuotaLog | None) -> None:
+        """Load what :meth:`snapshot` saved (same time base). Unknown credentials are ignored for
         per-credential limits; their sends still count against the project."""
-        if not data:
+        if log is None:
             return
-        for c, times in (data.get("sent") or {}).items():
+        for c, times in log.sent.items():
             if c in self._sent:
-                self._sent[c] = deque(sorted(float(t) for t in times))
-        self._project = deque(sorted(float(t) for t in data.get("project") or []))
-        for c, until in (data.get("paused_until") or {}).items():
+                self._sent[c] = deque(sorted(times))
+        self._project = deque(sorted(log.project))
+        for c, until in log.paused_until.items():
             if c in self._sent:
-                self._paused_until[c] = float(until)
-        latest = [t for log in (*self._sent.values(), self._project) for t in log]
+                self._paused_until[c] = until
+        latest = [t for sent in (*self._sent.values(), self._project) for t in sent]
         self._latest = max(latest, default=self._latest)
 
     def _advance(self, now: float) -> float:

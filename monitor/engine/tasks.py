@@ -1,22 +1,35 @@
 """Task records and rounds: what is queued, what is in flight, what is done.
 
-A *round* is one pass over every configured spreadsheet: one ``check_spreadsheet`` task each, oldest
-checked first. The round is persisted whole (``Round.to_dict``) at every checkpoint, so a run killed at
-any instant leaves tasks that are ``pending`` (never taken), ``processing`` (taken by the dead run: the
-lease is reclaimed by the next run) or finished. Nothing here does I/O or reads a clock: ``now`` comes in.
+A *round* is one pass over every configured spreadsheet: one task each, least recently checked first.
+Each task is stored as a document of its own (and the round's :class:`RoundInfo` beside them), so a
+checkpoint writes the tasks that changed, not the round. A run killed at any instant leaves tasks that
+are ``pending`` (never taken), ``processing`` (taken by the dead run: the next run reclaims the lease)
+or finished. Every change of a task goes through a :class:`Round` method, which records it for the
+next save. Nothing here does I/O or reads a clock: ``now`` comes in.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from enum import StrEnum
 
-from monitor.core.timefmt import format_utc, parse_utc
+from monitor.core.errors import POISON, ErrorInfo
+from monitor.core.timefmt import UtcTime
+from monitor.core.tracking import Documents
 
-PENDING, PROCESSING, DONE, FAILED = "pending", "processing", "done", "failed"
-TASK_TYPE = "check_spreadsheet"
+
+class TaskStatus(StrEnum):
+    PENDING = "pending"
+    PROCESSING = "processing"  # leased by a run; a run that finds it so at start reclaims it
+    DONE = "done"
+    FAILED = "failed"  # dead-lettered
+
+
+PENDING, PROCESSING, DONE, FAILED = TaskStatus
+FINISHED = frozenset({DONE, FAILED})
 
 # A task whose run was killed this many times while holding it is "poison": it goes to the DLQ so it
 # cannot wedge every following run (a spreadsheet so large it always exhausts memory, say).
@@ -25,165 +38,198 @@ POISON_INTERRUPTIONS = 3
 HISTORY_LIMIT = 10
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One try of a task: ``outcome`` is "ok", an error class, or "skipped_<reason>"."""
+
+    at: UtcTime
+    outcome: str
+    error: ErrorInfo | None = None
+
+
+@dataclass(slots=True)
 class Task:
+    """Check one spreadsheet (``target``) in one round. Changed only by :class:`Round`."""
+
     id: str
     target: str  # spreadsheet id
     round_id: str
-    created_at: str  # UTC ISO-8601 with Z
-    type: str = TASK_TYPE
-    status: str = PENDING
+    created_at: UtcTime
+    status: TaskStatus = PENDING
     attempts: int = 0  # counted tries, the last success included (quota waits do not count)
-    # The record's shape (SPEC 5) and the transient limit; the limit applied is per error class
-    # (retry.DEFAULT_POLICIES: uncertain errors stop at 3), so this field is never consulted.
-    max_attempts: int = 5
-    last_error: dict | None = None
-    next_attempt_at: str | None = None  # set while waiting for a retry
+    last_error: ErrorInfo | None = None
+    next_attempt_at: UtcTime | None = None  # set while waiting for a retry
     interruptions: int = 0  # runs that died while this task was processing
-    history: list[dict] = field(default_factory=list)
+    history: tuple[Attempt, ...] = ()
 
-    def record_attempt(self, at: datetime, outcome: str, error: dict | None = None) -> None:
-        entry = {"at": format_utc(at), "outcome": outcome}
-        if error:
-            entry["error"] = error
-        self.history.append(entry)
-        del self.history[:-HISTORY_LIMIT]
 
-    def due_at(self) -> datetime | None:
-        return parse_utc(self.next_attempt_at) if self.next_attempt_at else None
-
-    def to_dict(self) -> dict:
-        # A shallow copy is enough (the result is serialised at once) and, unlike
-        # dataclasses.asdict, costs no deep copy of every history entry at every checkpoint.
-        return {**vars(self), "history": list(self.history)}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Task:
-        return cls(**data)
+@dataclass(frozen=True, slots=True)
+class RoundInfo:
+    id: str
+    started_at: UtcTime
+    behind_reported: bool = False  # "falling behind" was told for this round (once per round)
 
 
 class Round:
     """The tasks of one pass, in order, with a cheap way to find the next due one.
 
     Fresh tasks are taken in round order through a cursor; tasks waiting for a retry sit in a heap
-    keyed by their due time. Picking the next task is therefore O(log n), which keeps the runner's
-    overhead flat at 5,000 spreadsheets.
+    keyed by their due time; counts by status are kept as tasks move. Every query the run makes per
+    step is O(log n) or better, which keeps the runner's overhead flat at 20,000 spreadsheets.
     """
 
-    def __init__(self, round_id: str, started_at: str, tasks: Iterable[Task]) -> None:
-        self.id = round_id
-        self.started_at = started_at
-        self.tasks: dict[str, Task] = {task.id: task for task in tasks}
-        self._order = list(self.tasks)
+    def __init__(self, info: RoundInfo, tasks: Iterable[Task]) -> None:
+        self.info = info
+        self.tasks: Documents[Task] = Documents({task.id: task for task in tasks})
+        self._info_changed = False
+        self._order = sorted(self.tasks)  # ids are "<round id>-<n, zero-padded>": sorted is round order
         self._cursor = 0
-        self._waiting: list[tuple[str, str]] = []  # (next_attempt_at, task id); ISO strings sort as times
+        self._waiting: list[tuple[datetime, str]] = []  # (next_attempt_at, task id)
+        self._counts = dict.fromkeys(TaskStatus, 0)
         for task in self.tasks.values():
-            if task.status == PENDING and task.next_attempt_at:
+            self._counts[task.status] += 1
+            if task.status is PENDING and task.next_attempt_at:
                 heapq.heappush(self._waiting, (task.next_attempt_at, task.id))
 
-    # -- building and persisting ---------------------------------------------------------------
-
     @classmethod
-    def build(cls, targets: Iterable[str], now: datetime, max_attempts: int = 5) -> Round:
-        created = format_utc(now)
+    def build(cls, targets: Iterable[str], now: datetime) -> Round:
         round_id = "r" + now.strftime("%Y%m%dT%H%M%S")
         tasks = [
-            Task(id=f"{round_id}-{n:05d}", target=target, round_id=round_id, created_at=created,
-                 max_attempts=max_attempts)
+            Task(id=f"{round_id}-{n:06d}", target=target, round_id=round_id, created_at=now)
             for n, target in enumerate(targets, start=1)
         ]
-        return cls(round_id, created, tasks)
+        rnd = cls(RoundInfo(round_id, now), tasks)
+        rnd.tasks.mark_all_changed()
+        rnd._info_changed = True
+        return rnd
 
-    def to_dict(self) -> dict:
-        return {
-            "id": self.id,
-            "started_at": self.started_at,
-            "tasks": [self.tasks[task_id].to_dict() for task_id in self._order],
-        }
+    @property
+    def id(self) -> str:
+        return self.info.id
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Round:
-        return cls(data["id"], data["started_at"], (Task.from_dict(t) for t in data["tasks"]))
+    @property
+    def started_at(self) -> datetime:
+        return self.info.started_at
 
-    # -- queries ---------------------------------------------------------------------------------
+    # -- queries -----------------------------------------------------------------------------------
 
-    def counts(self) -> dict[str, int]:
-        counts = {PENDING: 0, PROCESSING: 0, DONE: 0, FAILED: 0}
-        for task in self.tasks.values():
-            counts[task.status] += 1
-        return counts
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def counts(self) -> dict[TaskStatus, int]:
+        return dict(self._counts)
+
+    def finished(self) -> int:
+        return self._counts[DONE] + self._counts[FAILED]
 
     def is_complete(self) -> bool:
-        return all(task.status in (DONE, FAILED) for task in self.tasks.values())
+        return self.finished() == len(self.tasks)
+
+    def continues(self, now: datetime, interval: timedelta) -> bool:
+        """Will the next run keep working on this round (rather than start a new one)? Yes while it
+        is unfinished, and until ``interval`` has passed since it started."""
+        return not self.is_complete() or now - self.started_at < interval
 
     def oldest_pending(self) -> Task | None:
-        pending = [t for t in self.tasks.values() if t.status == PENDING]
-        return min(pending, key=lambda t: t.created_at) if pending else None
+        pending = [task for task in self.tasks.values() if task.status is PENDING]
+        return min(pending, key=lambda task: task.created_at) if pending else None
 
     def next_retry_at(self) -> datetime | None:
         self._drop_stale_waiting()
-        return parse_utc(self._waiting[0][0]) if self._waiting else None
-
-    # -- taking work -------------------------------------------------------------------------------
+        return self._waiting[0][0] if self._waiting else None
 
     def next_due(self, now: datetime) -> Task | None:
         """The next pending task that may run at ``now``: retries that came due first, then fresh ones.
 
-        Nothing changes until the caller takes the task (marks it processing or finished): a task it
+        Nothing changes until the caller takes the task (:meth:`start` or :meth:`skip`): a task it
         leaves (no quota yet) is offered again on the next call.
         """
         self._drop_stale_waiting()
-        if self._waiting and self._waiting[0][0] <= format_utc(now):
-            # Left in the heap: once taken, its entry goes stale (finished or rescheduled) and is
-            # dropped then.
+        if self._waiting and self._waiting[0][0] <= now:
+            # Left in the heap: once taken, its entry goes stale and is dropped then.
             return self.tasks[self._waiting[0][1]]
         # The cursor only ever skips tasks that are no longer fresh, so a fresh task handed out but
         # not taken stays under it.
-        while self._cursor < len(self._order) and not self._is_fresh(self.tasks[self._order[self._cursor]]):
+        order = self._order
+        while self._cursor < len(order) and not self._is_fresh(self.tasks[order[self._cursor]]):
             self._cursor += 1
-        if self._cursor < len(self._order):
-            return self.tasks[self._order[self._cursor]]
-        return None
+        return self.tasks[order[self._cursor]] if self._cursor < len(order) else None
 
     @staticmethod
     def _is_fresh(task: Task) -> bool:
-        return task.status == PENDING and not task.next_attempt_at
+        return task.status is PENDING and not task.next_attempt_at
 
-    def schedule_retry(self, task: Task, at: datetime) -> None:
-        task.status = PENDING
-        task.next_attempt_at = format_utc(at)
-        heapq.heappush(self._waiting, (task.next_attempt_at, task.id))
+    # -- a task's life -------------------------------------------------------------------------------
+
+    def start(self, task: Task) -> None:
+        """Lease the task to this run: it is ``processing`` until it ends one way or another."""
+        self._set_status(task, PROCESSING)
+
+    def succeed(self, task: Task, now: datetime) -> None:
+        task.attempts += 1
+        task.next_attempt_at = None
+        self._record(task, now, "ok")
+        self._set_status(task, DONE)
+
+    def skip(self, task: Task, now: datetime, reason: str) -> None:
+        """Done for this round without a read (muted, or its breaker is open)."""
+        self._record(task, now, f"skipped_{reason}")
+        self._set_status(task, DONE)
+
+    def record_failure(self, task: Task, now: datetime, error: ErrorInfo, attempts: int) -> None:
+        """A try failed: remember it (``attempts`` as the retry policy counted it); then call one of
+        :meth:`retry_at`, :meth:`fail` or :meth:`give_up_for_round`."""
+        task.attempts = attempts
+        task.last_error = error
+        self._record(task, now, error.error_class, error)
+
+    def record_quota_wait(self, task: Task, now: datetime, error: ErrorInfo, at: datetime) -> None:
+        """Google refused for quota: not the spreadsheet's fault, so no attempt is counted."""
+        self._record(task, now, error.error_class, error)
+        self.retry_at(task, at)
+
+    def retry_at(self, task: Task, at: datetime) -> None:
+        task.next_attempt_at = at
+        self._set_status(task, PENDING)
+        heapq.heappush(self._waiting, (at, task.id))
+
+    def fail(self, task: Task) -> None:
+        """Dead-lettered: finished for this round."""
+        task.next_attempt_at = None
+        self._set_status(task, FAILED)
+
+    def give_up_for_round(self, task: Task) -> None:
+        """Attempts remain but its breaker now guards the spreadsheet: the next round probes it."""
+        self._set_status(task, DONE)
 
     def requeue_now(self, target: str) -> bool:
-        """Make a target's task due at once (``dlq retry``); False when the round has none for it."""
+        """Make a target's task due at once with a fresh start (``dlq retry``); False when the round
+        has none for it."""
         for task in self.tasks.values():
             if task.target == target:
-                task.status = PENDING
                 task.attempts = 0
+                task.interruptions = 0  # an admin's retry is a fresh start for the poison guard too
                 task.next_attempt_at = None
+                self._set_status(task, PENDING)
                 self._cursor = min(self._cursor, self._order.index(task.id))
                 return True
         return False
 
     def drop_targets(self, targets: set[str]) -> list[Task]:
         """Remove tasks of spreadsheets no longer in the config (they are dropped, not dead-lettered)."""
-        dropped = [t for t in self.tasks.values() if t.target in targets]
+        dropped = [task for task in self.tasks.values() if task.target in targets]
         for task in dropped:
             del self.tasks[task.id]
+            self._counts[task.status] -= 1
         self._order = [task_id for task_id in self._order if task_id in self.tasks]
         self._cursor = 0
-        self._waiting = [(due, tid) for due, tid in self._waiting if tid in self.tasks]
+        self._waiting = [(due, task_id) for due, task_id in self._waiting if task_id in self.tasks]
         heapq.heapify(self._waiting)
         return dropped
 
-    def _drop_stale_waiting(self) -> None:
-        # A heap entry goes stale when its task was finished or rescheduled after it was pushed.
-        while self._waiting:
-            due_text, task_id = self._waiting[0]
-            task = self.tasks.get(task_id)
-            if task is not None and task.status == PENDING and task.next_attempt_at == due_text:
-                return
-            heapq.heappop(self._waiting)
+    def mark_behind_reported(self) -> None:
+        self.info = replace(self.info, behind_reported=True)
+        self._info_changed = True
 
     # -- crash recovery ----------------------------------------------------------------------------
 
@@ -194,21 +240,50 @@ class Round:
         marked failed; the caller dead-letters it.
         """
         reclaimed, poisoned = [], []
-        for task in self.tasks.values():
-            if task.status != PROCESSING:
-                continue
+        for task in [task for task in self.tasks.values() if task.status is PROCESSING]:
             task.interruptions += 1
             if task.interruptions >= POISON_INTERRUPTIONS:
-                task.status = FAILED
-                task.last_error = {
-                    "error_class": "poison",
-                    "message": f"the run was killed {task.interruptions} times while checking it",
-                }
+                task.last_error = ErrorInfo(
+                    POISON, f"the run was killed {task.interruptions} times while checking it"
+                )
+                self._set_status(task, FAILED)
                 poisoned.append(task)
             else:
-                task.status = PENDING
+                self._set_status(task, PENDING)
                 reclaimed.append(task)
                 if task.next_attempt_at:
                     heapq.heappush(self._waiting, (task.next_attempt_at, task.id))
         self._cursor = 0
         return reclaimed, poisoned
+
+    # -- saving ------------------------------------------------------------------------------------
+
+    def pending_changes(self) -> tuple[RoundInfo | None, dict[str, Task], set[str]]:
+        """(the info if it changed, changed tasks by id, removed task ids) since the last save."""
+        changed, removed = self.tasks.pending_changes()
+        return (self.info if self._info_changed else None), changed, removed
+
+    def mark_saved(self) -> None:
+        self.tasks.mark_saved()
+        self._info_changed = False
+
+    # -- internals ---------------------------------------------------------------------------------
+
+    def _set_status(self, task: Task, status: TaskStatus) -> None:
+        self._counts[task.status] -= 1
+        self._counts[status] += 1
+        task.status = status
+        self.tasks.touch(task.id)
+
+    def _record(self, task: Task, at: datetime, outcome: str, error: ErrorInfo | None = None) -> None:
+        task.history = (*task.history, Attempt(at, outcome, error))[-HISTORY_LIMIT:]
+        self.tasks.touch(task.id)
+
+    def _drop_stale_waiting(self) -> None:
+        # A heap entry goes stale when its task was finished or rescheduled after it was pushed.
+        while self._waiting:
+            due, task_id = self._waiting[0]
+            task = self.tasks.get(task_id)
+            if task is not None and task.status is PENDING and task.next_attempt_at == due:
+                return
+            heapq.heappop(self._waiting)

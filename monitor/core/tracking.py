@@ -1,0 +1,108 @@
+"""Collections that remember what changed since the last save, so a checkpoint writes only that.
+
+The state is stored one document per key (a task, a spreadsheet's health, a breaker...). A run
+checkpoints after every task; rewriting tens of thousands of unchanged documents each time made a
+checkpoint cost grow with the number of spreadsheets. Instead every stored collection records the keys
+it changed, and the state layer writes those and nothing else.
+
+The rule that makes this safe: **documents are values**. To change one, store a new one
+(``health[sid] = new_record``); a stored document is never changed in place. The few aggregates that do
+change their members in place (the round's task queue) call :meth:`Documents.touch` themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class Documents(Generic[T]):
+    """Documents of one kind by id, with the ids changed or removed since the last save."""
+
+    __slots__ = ("_items", "_changed", "_removed")
+
+    def __init__(self, items: Mapping[str, T] | None = None) -> None:
+        self._items: dict[str, T] = dict(items or {})
+        self._changed: set[str] = set()
+        self._removed: set[str] = set()
+
+    def __getitem__(self, key: str) -> T:
+        return self._items[key]
+
+    def __setitem__(self, key: str, document: T) -> None:
+        self._items[key] = document
+        self._changed.add(key)
+        self._removed.discard(key)
+
+    def __delitem__(self, key: str) -> None:
+        del self._items[key]
+        self._changed.discard(key)
+        self._removed.add(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"Documents({len(self._items)} items, {len(self._changed)} changed)"
+
+    def get(self, key: str, default: T | None = None) -> T | None:
+        return self._items.get(key, default)
+
+    def pop(self, key: str, default: T | None = None) -> T | None:
+        if key not in self._items:
+            return default
+        document = self._items[key]
+        del self[key]
+        return document
+
+    def keys(self):
+        return self._items.keys()
+
+    def values(self):
+        return self._items.values()
+
+    def items(self):
+        return self._items.items()
+
+    def touch(self, key: str) -> None:
+        """Record that the document at ``key`` was changed in place (aggregates only; see module doc)."""
+        if key in self._items:
+            self._changed.add(key)
+
+    def pending_changes(self) -> tuple[dict[str, T], set[str]]:
+        """(changed documents by id, removed ids) since the last :meth:`mark_saved`."""
+        return {key: self._items[key] for key in self._changed}, set(self._removed)
+
+    def mark_saved(self) -> None:
+        """The pending changes are on disk: forget them. (Called only after a successful write, so a
+        failed save is retried whole by the next one.)"""
+        self._changed.clear()
+        self._removed.clear()
+
+    def mark_all_changed(self) -> None:
+        """Treat every document as changed (a new layout or a fresh store writes everything)."""
+        self._changed = set(self._items)
+
+
+class Single:
+    """One stored document as an attribute: assigning it records the change in the owner's
+    ``changed_singles`` (a set of attribute names the owner keeps)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.attribute = "_" + name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        return self if instance is None else getattr(instance, self.attribute)
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        setattr(instance, self.attribute, value)
+        instance.changed_singles.add(self.name)

@@ -1,0 +1,152 @@
+"""Events: what the run (and the admin commands) tell the notifier. Produced on changes of state only.
+
+One class per kind, each with its own fields. Events wait in the state until the notifier has turned
+them into a message, so a crash between producing and delivering loses nothing. ``KIND`` is the name
+stored with each event; the notifier chooses how to word an event by its class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from monitor.core.errors import ErrorInfo
+from monitor.core.timefmt import UtcTime
+from monitor.engine.health import Finding, Health
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    KIND: ClassVar[str]
+    at: UtcTime
+    run_id: str  # the run, or "admin-<command>", that noticed it
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SheetEvent(Event):
+    spreadsheet_id: str
+    name: str  # the spreadsheet's name from the config, for people
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HealthChanged(SheetEvent):
+    """A spreadsheet's verdict moved in a way people hear about (see health.is_alerting)."""
+
+    KIND: ClassVar[str] = "health_changed"
+    previous: Health
+    current: Health
+    findings: tuple[Finding, ...] = ()
+    down_for_seconds: float | None = None  # set when a bad episode ends
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeadLettered(SheetEvent):
+    """A spreadsheet could not be read and opened a dead-letter episode."""
+
+    KIND: ClassVar[str] = "dead_lettered"
+    error: ErrorInfo
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadableAgain(SheetEvent):
+    """A dead-lettered spreadsheet was read again; ``health`` is what its checks say now."""
+
+    KIND: ClassVar[str] = "recovered"
+    down_for_seconds: float
+    health: Health
+    findings: tuple[Finding, ...] = ()
+    last_error: ErrorInfo | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BreakerOpened(SheetEvent):
+    KIND: ClassVar[str] = "breaker_opened"
+    opened_at: UtcTime
+    consecutive_failures: int
+    cooldown_seconds: float
+    probe_at: UtcTime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BreakerClosed(SheetEvent):
+    KIND: ClassVar[str] = "breaker_closed"
+    first_opened_at: UtcTime | None = None
+    down_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiDegraded(Event):
+    """Many different spreadsheets failed in a row: Google, not them. The run stopped early."""
+
+    KIND: ClassVar[str] = "api_degraded"
+    failing_in_a_row: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiRecovered(Event):
+    """Google answered again after ApiDegraded."""
+
+    KIND: ClassVar[str] = "api_recovered"
+    degraded_since: UtcTime | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FallingBehind(Event):
+    """A round still unfinished after ``behind_after_intervals`` round intervals (once per round)."""
+
+    KIND: ClassVar[str] = "falling_behind"
+    round_id: str
+    round_started_at: UtcTime
+    done: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CrashRecovered(Event):
+    """The previous run died holding tasks: they were taken over, or given up as poison."""
+
+    KIND: ClassVar[str] = "crash_recovered"
+    previous_run_id: str | None
+    reclaimed: int
+    poisoned: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StateRestored(Event):
+    """The state file was unreadable; its last good copy was used."""
+
+    KIND: ClassVar[str] = "state_restored"
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StateEntryDamaged(Event):
+    """One entry of the state could not be read; it was set aside (kept under ``set_aside_as``)."""
+
+    KIND: ClassVar[str] = "state_entry_damaged"
+    key: str
+    problem: str
+    set_aside_as: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeliveryHalted(Event):
+    """Telegram refused the chat as a whole (token revoked, bot removed); told once it works again."""
+
+    KIND: ClassVar[str] = "delivery_halted"
+    since: UtcTime | None
+    status: int | None
+    description: str
+
+
+EVENT_TYPES: tuple[type[Event], ...] = (
+    HealthChanged, DeadLettered, ReadableAgain, BreakerOpened, BreakerClosed, ApiDegraded,
+    ApiRecovered, FallingBehind, CrashRecovered, StateRestored, StateEntryDamaged, DeliveryHalted,
+)
+BY_KIND: dict[str, type[Event]] = {event_type.KIND: event_type for event_type in EVENT_TYPES}
+
+
+def sheet_of(event: Event) -> str | None:
+    """The spreadsheet an event is about, None for events about the monitor or Google."""
+    return event.spreadsheet_id if isinstance(event, SheetEvent) else None

@@ -1,0 +1,75 @@
+"""What each run leaves behind about itself: the heartbeat of the latest run and a short history.
+
+The run writes the heartbeat twice: ``running`` when it starts, then its outcome and stats when it
+finishes. The watchdog judges the monitor from these two documents alone (a run that started and
+never finished is stuck or killed; no finished run for a while is silence); ``status`` shows them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from monitor.core.timefmt import UtcTime
+
+RUNS_KEPT = 20  # the watchdog needs the last few outcomes ("failing" is 3 bad runs in a row)
+
+
+class Outcome(StrEnum):
+    RUNNING = "running"  # started, not finished (yet, or ever: the watchdog tells which)
+    OK = "ok"
+    DEGRADED = "degraded"  # Google failing (the whole-API breaker), or not one spreadsheet could be read
+    NOTHING_TO_DO = "nothing_to_do"  # the round was done and the next one not yet due
+
+
+GOOD_OUTCOMES = frozenset({Outcome.OK, Outcome.NOTHING_TO_DO})
+
+
+@dataclass(frozen=True, slots=True)
+class RoundProgress:
+    id: str
+    pending: int
+    processing: int
+    done: int
+    failed: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunStats:
+    tasks: int = 0  # reads sent (a task read twice in one run counts twice)
+    ok: int = 0
+    failed: int = 0  # dead-lettered
+    retries_scheduled: int = 0
+    reads_by_credential: dict[str, int] = field(default_factory=dict)
+    duration_seconds: float = 0.0
+    stop_reason: str = ""
+    round: RoundProgress | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    run_id: str
+    started_at: UtcTime
+    budget_seconds: float
+    finished_at: UtcTime | None = None
+    outcome: Outcome = Outcome.RUNNING
+    previous_run_id: str | None = None
+    stats: RunStats | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    run_id: str
+    started_at: UtcTime
+    finished_at: UtcTime
+    outcome: Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class RunHistory:
+    """The latest runs' outcomes, oldest first (at most RUNS_KEPT)."""
+
+    runs: tuple[RunSummary, ...] = ()
+
+    def add(self, summary: RunSummary) -> RunHistory:
+        return RunHistory((*self.runs, summary)[-RUNS_KEPT:])

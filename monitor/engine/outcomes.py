@@ -1,0 +1,229 @@
+"""What one task's result does to the state: health, breakers, the DLQ, retries, and the events people hear.
+
+Used by the run (``monitor.engine.run``) once per read. Success updates the spreadsheet's health and
+closes its breaker; a failure is classified by the retry policy into a retry, a dead letter or, when
+its breaker opens, a skip until the next round. Transient failures also feed the whole-API breaker,
+which may stop the run. Nothing here does I/O beyond logging.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from monitor.checks import CheckResult, health_of
+from monitor.core.errors import ErrorClass, ErrorInfo, SheetReadError
+from monitor.core.logs import log_event
+from monitor.engine import breaker, retry
+from monitor.engine.api_health import ApiHealth
+from monitor.engine.events import (
+    ApiDegraded,
+    ApiRecovered,
+    BreakerClosed,
+    BreakerOpened,
+    DeadLettered,
+    Event,
+    HealthChanged,
+    ReadableAgain,
+)
+from monitor.engine.health import ERROR, Finding, Health, is_alerting, record_skip, record_verdict
+from monitor.engine.heartbeat import Outcome
+from monitor.engine.inspect import SheetPlan
+from monitor.engine.quota import QuotaPacer
+from monitor.engine.settings import RunSettings
+from monitor.engine.state import RunnerState
+from monitor.engine.tasks import Round, Task
+
+FINDINGS_TOLD = 5  # findings an event carries: enough for a message, which shows two anyway
+
+
+@dataclass
+class RunReport:
+    run_id: str
+    outcome: Outcome = Outcome.OK
+    stop_reason: str = ""
+    tasks: int = 0  # reads sent
+    ok: int = 0
+    failed: int = 0  # dead-lettered
+    retries_scheduled: int = 0
+    reads_by_credential: dict[str, int] = field(default_factory=dict)
+    duration_seconds: float = 0.0
+    events: int = 0
+
+
+class Outcomes:
+    """Applies read results to ``state`` for one run; ``emit`` records an event for people."""
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        state: RunnerState,
+        settings: RunSettings,
+        pacer: QuotaPacer,
+        api: ApiHealth,
+        report: RunReport,
+        emit: Callable[[Event], None],
+        epoch_seconds: Callable[[], float],
+        rng: random.Random,
+    ) -> None:
+        self.run_id = run_id
+        self.state = state
+        self.settings = settings
+        self.pacer = pacer
+        self.api = api
+        self.report = report
+        self._emit = emit
+        self._epoch_seconds = epoch_seconds
+        self.rng = rng
+
+    # -- a read that worked ------------------------------------------------------------------------
+
+    def succeeded(self, rnd: Round, task: Task, plan: SheetPlan, results: list[CheckResult], now: datetime
+                  ) -> Health:
+        self.report.ok += 1
+        rnd.succeed(task, now)
+        self._google_answered(now)
+        self._breaker_success(plan, now)
+        findings = tuple(Finding.of(result) for result in results if result.is_finding)
+        verdict = Health(health_of(results))
+        record, change = record_verdict(self.state.health.get(plan.id), verdict, now, findings)
+        self.state.health[plan.id] = record
+        entry = self.state.dlq.resolve(plan.id)
+        if entry is not None:
+            self._emit(ReadableAgain(
+                at=now, run_id=self.run_id, spreadsheet_id=plan.id, name=plan.name,
+                down_for_seconds=(now - entry.first_failed_at).total_seconds(), health=verdict,
+                findings=findings[:FINDINGS_TOLD], last_error=entry.last_error,
+            ))
+        elif change is not None and is_alerting(change):
+            self._emit(HealthChanged(
+                at=now, run_id=self.run_id, spreadsheet_id=plan.id, name=plan.name,
+                previous=change.previous, current=change.current, findings=findings[:FINDINGS_TOLD],
+                down_for_seconds=change.down_for_seconds,
+            ))
+        return verdict
+
+    # -- a read that failed ------------------------------------------------------------------------
+
+    def failed(self, rnd: Round, task: Task, plan: SheetPlan, credential: str, error: SheetReadError,
+               now: datetime) -> str:
+        """Record the failure; return what became of the task: "quota_wait", "retry", "dead_lettered",
+        "paused" (its breaker opened) or "api_degraded" (the run must stop)."""
+        info = error.info()
+        if error.error_class is ErrorClass.QUOTA:
+            wait = self.pacer.record_quota_error(credential, self._epoch_seconds())
+            rnd.record_quota_wait(task, now, info, now + timedelta(seconds=wait))
+            return "quota_wait"
+        decision = retry.decide(error.error_class, task.attempts, now, self.rng)
+        rnd.record_failure(task, now, info, decision.attempts)
+        opened = stop = False
+        if decision.counts_for_breaker:
+            opened = self._breaker_failure(plan, now, error.error_class)
+            stop = self._google_failed(plan.id, now)
+        else:
+            self._google_answered(now)  # a 400/403/404 or loading cells: Google did answer
+        if stop:
+            # Google itself is failing: this task is not the spreadsheet's fault; keep it for later.
+            rnd.retry_at(task, decision.next_attempt_at or now)
+            return "api_degraded"
+        if not decision.retry:
+            self.dead_letter(rnd, task, plan, info, now)
+            return "dead_lettered"
+        if not opened:
+            rnd.retry_at(task, decision.next_attempt_at)
+            self.report.retries_scheduled += 1
+            return "retry"
+        # Attempts remain but the breaker now guards the spreadsheet: the next round probes it after
+        # the cooldown.
+        rnd.give_up_for_round(task)
+        self.state.health[plan.id] = record_skip(self.state.health.get(plan.id), "breaker_open")
+        return "paused"
+
+    def dead_letter(self, rnd: Round, task: Task, plan: SheetPlan, error: ErrorInfo, now: datetime) -> None:
+        self.report.failed += 1
+        rnd.fail(task)
+        record, _ = record_verdict(self.state.health.get(plan.id), ERROR, now, ())
+        self.state.health[plan.id] = record
+        if self.state.dlq.record(plan.id, plan.name, task, error, now):
+            self._emit(DeadLettered(
+                at=now, run_id=self.run_id, spreadsheet_id=plan.id, name=plan.name, error=error,
+                attempts=task.attempts,
+            ))
+
+    # -- breakers ----------------------------------------------------------------------------------
+
+    def breaker_blocks(self, plan: SheetPlan, now: datetime) -> bool:
+        """True while the spreadsheet's breaker is open and its probe is not yet due (no state change)."""
+        stored = self.state.breakers.get(plan.id)
+        return stored is not None and stored.blocks(now)
+
+    def breaker_let_through(self, plan: SheetPlan, now: datetime) -> breaker.BreakerState | None:
+        """Record that a request goes out (an open breaker's probe is now in flight); returns the
+        stored breaker as it was, None when there was none."""
+        stored = self.state.breakers.get(plan.id)
+        if stored is not None:
+            _, allowed = breaker.allow(stored, now)
+            if allowed is not stored:
+                self.state.breakers[plan.id] = allowed
+        return stored
+
+    def give_back_probe(self, plan: SheetPlan, before: breaker.BreakerState | None) -> None:
+        """A refusal for quota says nothing about the spreadsheet: a probe it used up is given back,
+        or the sheet would be skipped for another cooldown."""
+        if before is not None:
+            self.state.breakers[plan.id] = before
+
+    def _breaker_success(self, plan: SheetPlan, now: datetime) -> None:
+        stored = self.state.breakers.get(plan.id)
+        if stored is None:
+            return
+        updated, transitions = breaker.record_success(stored, now)
+        if updated.is_healthy:
+            del self.state.breakers[plan.id]  # a healthy breaker needs no storage
+        else:
+            self.state.breakers[plan.id] = updated
+        self._breaker_events(plan, transitions, now)
+
+    def _breaker_failure(self, plan: SheetPlan, now: datetime, error_class: ErrorClass) -> bool:
+        current = self.state.breakers.get(plan.id) or breaker.BreakerState()
+        updated, transitions = breaker.record_failure(current, now, self.settings.breaker, error_class)
+        self.state.breakers[plan.id] = updated
+        self._breaker_events(plan, transitions, now)
+        return updated.state is breaker.OPEN
+
+    def _breaker_events(self, plan: SheetPlan, transitions: list[breaker.Transition], now: datetime) -> None:
+        for transition in transitions:
+            sheet = {"at": now, "run_id": self.run_id, "spreadsheet_id": plan.id, "name": plan.name}
+            if isinstance(transition, breaker.Opened):
+                event: Event = BreakerOpened(
+                    **sheet, opened_at=transition.opened_at, cooldown_seconds=transition.cooldown_seconds,
+                    consecutive_failures=transition.consecutive_failures, probe_at=transition.probe_at,
+                )
+            else:
+                event = BreakerClosed(
+                    **sheet, first_opened_at=transition.first_opened_at, down_seconds=transition.down_seconds
+                )
+            self._emit(event)
+            log_event(event.KIND, logging.WARNING, spreadsheet_id=plan.id)
+
+    # -- the whole API -----------------------------------------------------------------------------
+
+    def _google_answered(self, now: datetime) -> None:
+        recovered = self.api.record_answer(now)
+        if recovered is not None:
+            self._emit(ApiRecovered(at=now, run_id=self.run_id, degraded_since=recovered.degraded_since))
+
+    def _google_failed(self, spreadsheet_id: str, now: datetime) -> bool:
+        """Feed the whole-API breaker; True when the run must stop because Google itself is failing."""
+        stop, degraded = self.api.record_failure(spreadsheet_id, now)
+        if degraded is not None:
+            failing = len(degraded.failed_spreadsheets)
+            self._emit(ApiDegraded(at=now, run_id=self.run_id, failing_in_a_row=failing))
+            log_event("api_degraded", logging.ERROR, failing_in_a_row=failing)
+        if stop:
+            self.report.outcome = Outcome.DEGRADED
+        return stop

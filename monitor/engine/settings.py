@@ -1,0 +1,48 @@
+"""The run's settings: what the config decides, plus the engine's own constants with their reasons.
+
+Everything an admin can set has its default (and the reason for it) in ``monitor.config.defaults``
+only; :meth:`RunSettings.from_config` is how the run gets them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from monitor.config import Config
+from monitor.engine.api_health import DEFAULT_DEGRADED_AFTER
+from monitor.engine.breaker import BreakerPolicy
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    budget: timedelta
+    round_interval: timedelta
+    request_timeout: float
+    breaker: BreakerPolicy
+    # Left at the end of the budget to save the state, hand events over and exit.
+    reserve_seconds: float = 3.0
+    # No task starts with less usable budget than this (Google answers healthy reads well within it).
+    min_request_seconds: float = 1.0
+    # Consecutive transient failures on different spreadsheets that mean "Google, not them".
+    api_degraded_after: int = DEFAULT_DEGRADED_AFTER
+    # A round still unfinished after this many round intervals is "falling behind".
+    behind_after_intervals: int = 3
+    # Checkpoints closer together than this are merged (docs/architecture.md, "Checkpoints"): a
+    # save now costs what changed, about a millisecond, but the fsync behind it is the disk's to
+    # decide. 0.2 s is one read at the project quota's most (300/min): at production pace every task
+    # is saved on its own; only faster-than-quota runs (benchmarks) merge.
+    checkpoint_every: float = 0.2
+
+    @classmethod
+    def from_config(cls, config: Config, budget: timedelta | None = None) -> RunSettings:
+        return cls(
+            budget=budget or config.run.budget,
+            round_interval=config.run.round_interval,
+            request_timeout=config.google.request_timeout.total_seconds(),
+            breaker=BreakerPolicy(
+                failure_threshold=config.breaker.failure_threshold,
+                cooldown=config.breaker.cooldown,
+                max_cooldown=config.breaker.max_cooldown,
+            ),
+        )

@@ -1,0 +1,125 @@
+"""What the engine keeps between runs, as typed documents in memory.
+
+``RunnerState`` holds every document the run reads and changes. ``monitor.state`` loads it from the
+store (validating each document), and saves exactly what changed since the last save: each
+collection records its changed ids (see ``monitor.core.tracking``), and assigning one of the single
+documents (``state.heartbeat = ...``) records that it changed. Documents are values: change one by
+storing a new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from monitor.core.tracking import Documents, Single
+from monitor.engine.api_health import ApiState
+from monitor.engine.breaker import BreakerState
+from monitor.engine.dlq import DeadLetters
+from monitor.engine.events import Event
+from monitor.engine.health import SheetHealth
+from monitor.engine.heartbeat import Heartbeat, RunHistory
+from monitor.engine.mutes import Mute, active_mutes
+from monitor.engine.quota import QuotaLog
+from monitor.engine.tasks import Round
+
+EVENTS_KEPT = 1000  # undelivered events kept; beyond it the oldest go (the notifier summarises anyway)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryFirst:
+    """Spreadsheets `dlq retry` asked for between rounds: the next round reads them first."""
+
+    spreadsheet_ids: tuple[str, ...] = ()
+
+
+class EventLog:
+    """Events not yet handed to people, oldest first; each one a document of its own."""
+
+    __slots__ = ("_documents", "_next")
+
+    def __init__(self, events: Mapping[int, Event] | None = None) -> None:
+        self._documents: Documents[Event] = Documents({_key(seq): event for seq, event in (events or {}).items()})
+        self._next = max(events or {0: None}) + 1
+
+    def __len__(self) -> int:
+        return len(self._documents)
+
+    def __iter__(self) -> Iterator[Event]:
+        return (self._documents[key] for key in sorted(self._documents))
+
+    def add(self, event: Event) -> None:
+        self._documents[_key(self._next)] = event
+        self._next += 1
+        if len(self._documents) > EVENTS_KEPT:
+            del self._documents[min(self._documents)]
+
+    def pending(self) -> list[tuple[str, Event]]:
+        """(key, event) for every waiting event, oldest first: keys for :meth:`remove`."""
+        return [(key, self._documents[key]) for key in sorted(self._documents)]
+
+    def remove(self, keys: list[str]) -> None:
+        """Forget events the notifier has turned into messages."""
+        for key in keys:
+            self._documents.pop(key)
+
+    @property
+    def documents(self) -> Documents[Event]:
+        return self._documents
+
+
+def _key(seq: int) -> str:
+    return f"{seq:012d}"  # zero-padded: the keys sort in the order the events came
+
+
+class RunnerState:
+    """Every document the run keeps, loaded by ``monitor.state`` (a fresh state when there is none)."""
+
+    round = Single()  # Round | None: replacing it replaces every task document
+    heartbeat = Single()  # Heartbeat | None
+    runs = Single()  # RunHistory
+    api = Single()  # ApiState
+    quota = Single()  # QuotaLog | None
+    retry_first = Single()  # RetryFirst
+
+    def __init__(
+        self,
+        *,
+        round: Round | None = None,
+        health: Mapping[str, SheetHealth] | None = None,
+        breakers: Mapping[str, BreakerState] | None = None,
+        dlq: Mapping[str, Any] | None = None,
+        mutes: Mapping[str, Mute] | None = None,
+        events: Mapping[int, Event] | None = None,
+        heartbeat: Heartbeat | None = None,
+        runs: RunHistory | None = None,
+        api: ApiState | None = None,
+        quota: QuotaLog | None = None,
+        retry_first: RetryFirst | None = None,
+    ) -> None:
+        self.changed_singles: set[str] = set()
+        self.health: Documents[SheetHealth] = Documents(health)
+        self.breakers: Documents[BreakerState] = Documents(breakers)
+        self.dlq = DeadLetters(dlq)
+        self.mutes: Documents[Mute] = Documents(mutes)
+        self.events = EventLog(events)
+        self.round = round
+        self.heartbeat = heartbeat
+        self.runs = runs or RunHistory()
+        self.api = api or ApiState()
+        self.quota = quota
+        self.retry_first = retry_first or RetryFirst()
+        self.changed_singles.clear()  # as loaded: nothing to save yet
+
+    def active_mutes(self, now: datetime) -> dict[str, Mute]:
+        """Mutes in force at ``now``; one that has ended silences nothing."""
+        return active_mutes(self.mutes, now)
+
+    def is_muted(self, spreadsheet_id: str, now: datetime) -> bool:
+        mute = self.mutes.get(spreadsheet_id)
+        return mute is not None and mute.in_force(now)
+
+    def open_breakers(self) -> list[str]:
+        return sorted(sid for sid, breaker in self.breakers.items() if not breaker.is_closed)

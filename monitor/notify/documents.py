@@ -1,0 +1,92 @@
+"""What the notifier keeps between runs: the outbox and the alert memory, as typed values.
+
+Both are frozen values, like every stored document: a change makes a new one, which the caller
+stores (``state.outbox = outbox``); that assignment is what tells the state layer to save it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from monitor.core.timefmt import UtcTime
+
+MAX_PENDING = 500  # ~a week of 5-minute runs with a message each; beyond it the oldest go
+SENT_KEYS_KEPT = 500  # enough to recognise any message composed again after a crash
+DROPPED_KEPT = 20
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryFailure:
+    """Why Telegram did not take a message (``monitor.notify.telegram.DeliveryError``, as stored)."""
+
+    error: str  # the DeliveryError class's name
+    permanent: bool
+    scope: str  # "chat": no message can reach the chat; "message": only this one is refused
+    status: int | None
+    description: str
+    at: UtcTime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PendingMessage:
+    key: str  # stable for the same content: composing it again is recognised, not sent twice
+    text: str  # Telegram HTML
+    created_at: UtcTime
+    attempts: int = 0
+    last_error: DeliveryFailure | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DroppedMessage:
+    key: str
+    created_at: UtcTime
+    dropped_at: UtcTime
+    error: DeliveryFailure
+
+
+@dataclass(frozen=True, slots=True)
+class Halt:
+    """No message can reach the chat (bad token, chat not found, bot removed), since ``at``."""
+
+    at: UtcTime
+    status: int | None
+    description: str
+    chat_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outbox:
+    """Messages waiting for Telegram, oldest first, and what delivery has learnt."""
+
+    pending: tuple[PendingMessage, ...] = ()
+    sent_keys: tuple[str, ...] = ()  # keys of the latest delivered messages (dedupe on enqueue)
+    dropped: tuple[DroppedMessage, ...] = ()  # the latest messages Telegram refused for good
+    halted: Halt | None = None
+    migrations: dict[str, str] = field(default_factory=dict)  # old chat id -> new (group -> supergroup)
+    overflowed: int = 0  # messages dropped because the outbox was full
+
+
+@dataclass(frozen=True, slots=True)
+class Alerted:
+    """People were told this spreadsheet is bad (alert or reminder) at ``at``."""
+
+    at: UtcTime
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class RoundChanges:
+    id: str  # a round id
+    changes: int = 0  # alert-worthy events during it (a summary "on_change" needs at least one)
+
+
+@dataclass(frozen=True, slots=True)
+class AlertMemory:
+    """Who was alerted when, and what summaries and digests were already sent."""
+
+    alerted: dict[str, Alerted] = field(default_factory=dict)  # still bad and told so, by spreadsheet
+    last_digest_at: UtcTime | None = None  # None: a fresh install, which waits for the next digest time
+    summarized_round: str | None = None
+    round: RoundChanges | None = None
+    reads_since_digest: int = 0  # Google reads, for the digest
+    counted_run: str | None = None  # the latest run whose reads were added

@@ -1,0 +1,110 @@
+"""How every process opens the runner's state: a run, an admin command, the watchdog, `status`.
+
+- :func:`read_state`: read-only and without the lock (the store only ever changes atomically, so a
+  reader sees the state after some complete save), for ``status``, ``sheets``, the watchdog.
+- :func:`changing_state`: holding the run lock (waiting up to ``wait`` seconds for it), for the run
+  and the commands that change something. Opening reports what it had to repair, as events the
+  notifier will tell people and as log lines: a state restored from its last good copy, and each
+  damaged entry, which is set aside (kept under ``damaged/<key>``) while the rest loads. A state in
+  an older layout is rewritten in the current one. All of that is saved before the caller's block
+  runs, so it is told even if the block then fails; the block's own changes are saved when it ends
+  normally, and not at all when it raises.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+from monitor.core.logs import log_event
+from monitor.engine.events import StateEntryDamaged, StateRestored
+from monitor.state.repository import StateRepository
+from monitor.state.state import State
+from monitor.storage import FileStore, PropertyStore, RestoreReport
+
+RUN_LOCK = "run"
+# Tests turn this on: after a block that changed state, the saved state must equal the state in
+# memory, or a change escaped the tracking that makes saves cheap (StateRepository.unsaved).
+VERIFY_SAVES = False
+
+
+def state_exists(state_dir: str | Path) -> bool:
+    return FileStore.exists_in(state_dir)
+
+
+def read_state(state_dir: str | Path, only: Iterable[str] | None = None) -> State | None:
+    """The state as the last save left it; None when no run has written one yet. ``only`` names the
+    kinds of document to load (e.g. ``("heartbeat", "runs")``), the rest is left empty. Raises the
+    store's StateError when neither the state nor its last good copy can be read."""
+    if not state_exists(state_dir):
+        return None
+    store = FileStore.in_dir(state_dir, read_only=True)
+    try:
+        return StateRepository(store).load(only=only)
+    finally:
+        store.close()
+
+
+class StateSession:
+    """The state of one process that holds the run lock, and how to save it."""
+
+    def __init__(self, store: PropertyStore, repository: StateRepository, state: State) -> None:
+        self.store = store
+        self.repository = repository
+        self.state = state
+
+    @property
+    def restored(self) -> RestoreReport | None:
+        return self.store.restore_report
+
+    def save(self) -> None:
+        """Write what changed since the last save (a checkpoint)."""
+        self.repository.save(self.state)
+
+
+@contextmanager
+def changing_state(
+    state_dir: str | Path, *, actor: str, now: datetime, wait: float = 0.0
+) -> Iterator[StateSession | None]:
+    """Hold the run lock and yield the state to change; None when another process kept the lock for
+    ``wait`` seconds (nothing was opened). ``actor`` is the run id, or "admin-<command>", that events
+    about repairs name. Raises the store's StateError if the state cannot be opened at all."""
+    store = FileStore.in_dir(state_dir)
+    lock = store.lock(RUN_LOCK)
+    if not lock.acquire(timeout=wait):
+        store.close()
+        yield None
+        return
+    try:
+        repository = StateRepository(store)
+        state = repository.load()
+        _repair(repository, state, store.restore_report, actor, now)
+        session = StateSession(store, repository, state)
+        yield session
+        session.save()
+        if VERIFY_SAVES:
+            unsaved = repository.unsaved(state)
+            assert not unsaved, f"changes that escaped the tracking (never saved): {unsaved[:10]}"
+    finally:
+        lock.release()
+        store.close()
+
+
+def _repair(repository: StateRepository, state: State, restored: RestoreReport | None, actor: str,
+            now: datetime) -> None:
+    """Record and save what opening had to repair, before anything else happens."""
+    if restored is not None:
+        log_event("state_restored", logging.ERROR, reason=restored.reason)
+        state.events.add(StateRestored(at=now, run_id=actor, reason=restored.reason))
+    for damage, target in repository.set_aside(state.damaged, now):
+        log_event("state_entry_damaged", logging.ERROR, key=damage.key, problem=damage.problem, kept_as=target)
+        state.events.add(StateEntryDamaged(at=now, run_id=actor, key=damage.key, problem=damage.problem,
+                                           set_aside_as=target))
+    state.damaged = []
+    if state.needs_full_save:
+        repository.save_all(state)
+    else:
+        repository.save(state)

@@ -1,0 +1,267 @@
+"""The one mapping between the typed ``State`` and a ``PropertyStore``: loading, saving what changed.
+
+Loading validates every document on its own. One that cannot be read (not JSON, a field missing or
+extra, a time that is not a time, a task of another round) is a :class:`Damage`: it is left out of
+the state, and a writer sets it aside (``set_aside``: moved to ``damaged/<key>``, kept for inspection)
+so that one bad entry never takes the monitor down. Saving writes, in one atomic store update, only
+the documents changed since the last save (``monitor.core.tracking``): its cost does not grow with the
+number of spreadsheets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from monitor.core.timefmt import format_utc
+from monitor.core.tracking import Documents
+from monitor.engine.tasks import Round, RoundInfo, Task
+from monitor.state import legacy
+from monitor.state.schema import (
+    DAMAGED_PREFIX,
+    EVENT,
+    FAMILIES,
+    KINDS,
+    LAYOUT,
+    ROUND,
+    SCHEMA_KEY,
+    SINGLES,
+    TASK,
+    DocumentError,
+    Kind,
+    kind_of,
+    schema_document,
+)
+from monitor.state.state import Damage, State
+from monitor.storage import PropertyStore, StateVersionError
+
+
+class StateRepository:
+    def __init__(self, store: PropertyStore) -> None:
+        self.store = store
+        self._task_keys: set[str] = set()  # the task documents on the store, for replacing a round
+        # Entries set aside: written (and their keys removed) by the next save, in the same update.
+        self._staged: dict[str, str] = {}
+        self._staged_removals: set[str] = set()
+
+    # -- loading -----------------------------------------------------------------------------------
+
+    def load(self, only: Iterable[str] | None = None) -> State:
+        """The state; a store with nothing in it is a fresh state. ``only``: the kinds of document to
+        read (see ``schema.KINDS``), for readers that need a few; the rest stays empty. Raises
+        StateVersionError for a state written by a newer sheet-monitor; anything else wrong is in
+        ``state.damaged``."""
+        properties = self.store.get_properties()
+        wanted = None if only is None else set(only)
+        if properties and SCHEMA_KEY not in properties:
+            state = legacy.load(properties)
+            state.needs_full_save = True
+            return state
+        damaged: list[Damage] = []
+        versions = self._versions(properties, damaged)
+        found: dict[str, dict[str | None, Any]] = {name: {} for name in KINDS}
+        for key, raw in properties.items():
+            if key == SCHEMA_KEY or key.startswith(DAMAGED_PREFIX):
+                continue
+            kind, id = kind_of(key)
+            if wanted is not None and (kind is None or kind.name not in wanted):
+                continue
+            if kind is None:
+                damaged.append(Damage(key, "not a key this version of sheet-monitor stores", raw))
+                continue
+            try:
+                found[kind.name][id] = _decode(kind, raw, versions.get(kind.name, kind.version))
+            except DocumentError as exc:
+                damaged.append(Damage(key, str(exc), raw))
+        state = self._assemble(found, properties, damaged)
+        state.needs_full_save = SCHEMA_KEY not in properties or any(
+            damage.key == SCHEMA_KEY for damage in damaged
+        )
+        return state
+
+    def _versions(self, properties: dict[str, str], damaged: list[Damage]) -> dict[str, int]:
+        raw = properties.get(SCHEMA_KEY)
+        if raw is None:
+            return {}
+        try:
+            schema = json.loads(raw)
+            layout, versions = schema["layout"], dict(schema["documents"])
+        except (ValueError, KeyError, TypeError):
+            # Every other key says what it is; a lost schema only loses the versions: assume ours.
+            damaged.append(Damage(SCHEMA_KEY, "not a schema document", raw))
+            return {}
+        newer = [name for name, version in versions.items() if version > getattr(KINDS.get(name), "version", 0)]
+        if layout > LAYOUT or newer:
+            raise StateVersionError(
+                f"the state was written by a newer sheet-monitor (layout {layout}, documents "
+                f"{', '.join(newer) or 'all'} newer than this version knows): upgrade this installation; "
+                "the state is unchanged"
+            )
+        return versions
+
+    def _assemble(self, found: dict[str, dict], properties: dict[str, str], damaged: list[Damage]) -> State:
+        rnd = self._round(found["round"].get(None), found["task"], properties, damaged)
+        events = {}
+        for id, event in found["event"].items():
+            if id.isdigit():
+                events[int(id)] = event
+            else:
+                damaged.append(Damage(EVENT.key(id), "an event key must be a number", properties[EVENT.key(id)]))
+        dlq = {}
+        for id, entry in found["dlq"].items():
+            if entry.id == id:
+                dlq[id] = entry
+            else:
+                damaged.append(Damage(f"dlq/{id}", f"holds the entry of {entry.id!r}", properties[f"dlq/{id}"]))
+        state = State(
+            round=rnd,
+            health=found["health"],
+            breakers=found["breaker"],
+            dlq=dlq,
+            mutes=found["mute"],
+            events=events,
+            **{attribute: found[kind.name].get(None) for attribute, kind in SINGLES.items()},
+        )
+        state.damaged = damaged
+        return state
+
+    def _round(self, info: RoundInfo | None, tasks: dict[str, Task], properties: dict[str, str],
+               damaged: list[Damage]) -> Round | None:
+        if info is None and tasks:
+            # The round's own document is lost but its tasks say which round they belong to.
+            first = min(tasks.values(), key=lambda task: task.id)
+            info = RoundInfo(first.round_id, first.created_at)
+        if info is None:
+            return None
+        kept = []
+        for id, task in tasks.items():
+            key = TASK.key(id)
+            if task.id != id or task.round_id != info.id:
+                damaged.append(Damage(key, f"task {task.id} of round {task.round_id} is not part of the "
+                                           f"current round {info.id}", properties[key]))
+            else:
+                kept.append(task)
+                self._task_keys.add(key)
+        return Round(info, kept)
+
+    # -- saving ------------------------------------------------------------------------------------
+
+    def save(self, state: State) -> None:
+        """Write what changed since the last save, atomically; nothing when nothing changed."""
+        values: dict[str, str] = {}
+        deleted: set[str] = set()
+        written_tasks: set[str] = set()
+        rnd = state.round
+        if "round" in state.changed_singles:  # a new round replaces every task of the old one
+            deleted |= self._task_keys
+            if rnd is None:
+                deleted.add(ROUND.key())
+            else:
+                rnd.tasks.mark_all_changed()
+                values[ROUND.key()] = ROUND.encode(rnd.info)
+        if rnd is not None:
+            info, tasks, removed = rnd.pending_changes()
+            if info is not None:
+                values[ROUND.key()] = ROUND.encode(info)
+            for id, task in tasks.items():
+                values[TASK.key(id)] = TASK.encode(task)
+                written_tasks.add(TASK.key(id))
+            deleted |= {TASK.key(id) for id in removed}
+        for attribute, kind in FAMILIES.items():
+            _collect(kind, getattr(state, attribute), values, deleted)
+        _collect(EVENT, state.events.documents, values, deleted)
+        for attribute in state.changed_singles & SINGLES.keys():
+            kind, value = SINGLES[attribute], getattr(state, attribute)
+            if value is None:
+                deleted.add(kind.key())
+            else:
+                values[kind.key()] = kind.encode(value)
+        values.update(self._staged)
+        deleted |= self._staged_removals
+        deleted -= values.keys()
+        if values or deleted:
+            self.store.update(values, deleted)
+        self._staged, self._staged_removals = {}, set()
+        self._task_keys = (self._task_keys - deleted) | written_tasks
+        _mark_saved(state)
+
+    def save_all(self, state: State) -> None:
+        """Write the whole state in the current layout, and remove every key it no longer has: for a
+        fresh store, after a layout upgrade, or when the schema document was lost."""
+        values = _encode_all(state)
+        values[SCHEMA_KEY] = schema_document()
+        values.update(self._staged)
+        deleted = [key for key in self.store.get_keys() if key not in values and not key.startswith(DAMAGED_PREFIX)]
+        self.store.update(values, deleted)
+        self._staged, self._staged_removals = {}, set()
+        self._task_keys = {key for key in values if key.startswith(TASK.prefix)}
+        _mark_saved(state)
+        state.needs_full_save = False
+
+    def set_aside(self, damages: Iterable[Damage], now: datetime) -> list[tuple[Damage, str]]:
+        """Move each damaged entry to ``damaged/<key>`` (with why and when) at the next save, in the
+        same atomic update as whatever reports it; returns (damage, where it will be) pairs."""
+        moved = []
+        for damage in damages:
+            target = DAMAGED_PREFIX + damage.key
+            self._staged[target] = json.dumps(
+                {"problem": damage.problem, "found_at": format_utc(now), "value": damage.raw},
+                ensure_ascii=False, separators=(",", ":"),
+            )
+            self._staged_removals.add(damage.key)
+            moved.append((damage, target))
+        return moved
+
+    def unsaved(self, state: State) -> list[str]:
+        """Keys whose stored document differs from the state's (a full comparison, for tests: after a
+        save it must be empty, or some change escaped the tracking)."""
+        expected = _encode_all(state)
+        stored = {key: value for key, value in self.store.get_properties().items()
+                  if key != SCHEMA_KEY and not key.startswith(DAMAGED_PREFIX)}
+        return sorted(key for key in expected.keys() | stored.keys() if expected.get(key) != stored.get(key))
+
+
+def _decode(kind: Kind, raw: str, stored_version: int) -> Any:
+    if stored_version == kind.version:
+        return kind.decode(raw)
+    from monitor.state.schema import UPGRADES
+
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise DocumentError(f"not JSON ({exc.msg})") from None
+    for version in range(stored_version, kind.version):
+        value = UPGRADES[(kind.name, version)](value)
+    return kind.validate(value)
+
+
+def _collect(kind: Kind, documents: Documents, values: dict[str, str], deleted: set[str]) -> None:
+    changed, removed = documents.pending_changes()
+    for id, document in changed.items():
+        values[kind.key(id)] = kind.encode(document)
+    deleted |= {kind.key(id) for id in removed}
+
+
+def _mark_saved(state: State) -> None:
+    if state.round is not None:
+        state.round.mark_saved()
+    for attribute in FAMILIES:
+        getattr(state, attribute).mark_saved()
+    state.events.documents.mark_saved()
+    state.changed_singles.clear()
+
+
+def _encode_all(state: State) -> dict[str, str]:
+    encoded = {}
+    if state.round is not None:
+        encoded[ROUND.key()] = ROUND.encode(state.round.info)
+        encoded.update({TASK.key(id): TASK.encode(task) for id, task in state.round.tasks.items()})
+    for attribute, kind in FAMILIES.items():
+        encoded.update({kind.key(id): kind.encode(doc) for id, doc in getattr(state, attribute).items()})
+    encoded.update({EVENT.key(id): EVENT.encode(doc) for id, doc in state.events.documents.items()})
+    for attribute, kind in SINGLES.items():
+        if (value := getattr(state, attribute)) is not None:
+            encoded[kind.key()] = kind.encode(value)
+    return encoded

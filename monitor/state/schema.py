@@ -1,0 +1,173 @@
+"""The state's layout: which key holds which typed document, at which version, and how it is encoded.
+
+One document per key, as Apps Script's PropertiesService holds JSON strings::
+
+    schema                 {"layout": 2, "documents": {"task": 1, "health": 1, ...}}
+    round                  RoundInfo          task/<task id>       Task
+    heartbeat              Heartbeat          health/<sheet id>    SheetHealth
+    runs                   RunHistory         breaker/<sheet id>   BreakerState
+    api                    ApiState           dlq/<sheet id>       DeadLetter
+    quota                  QuotaLog           mute/<sheet id>      Mute
+    retry_first            RetryFirst         event/<sequence>     an Event (with its "kind")
+    outbox                 Outbox             damaged/<key>        an entry set aside (see repository)
+    alerts                 AlertMemory
+
+Every kind of document has a version, recorded under ``schema``; the first change to a document's
+shape bumps its version here and adds an upgrade step to ``UPGRADES``. Encoding and validation are
+pydantic's (built once per kind, on first use): a document that does not match its type exactly
+(a missing or an extra field, a time that is not a time) is damaged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from monitor.engine.api_health import ApiState
+from monitor.engine.breaker import BreakerState
+from monitor.engine.dlq import DeadLetter
+from monitor.engine.events import BY_KIND, Event
+from monitor.engine.health import SheetHealth
+from monitor.engine.heartbeat import Heartbeat, RunHistory
+from monitor.engine.mutes import Mute
+from monitor.engine.quota import QuotaLog
+from monitor.engine.state import RetryFirst
+from monitor.engine.tasks import RoundInfo, Task
+from monitor.notify.documents import AlertMemory, Outbox
+
+LAYOUT = 2  # 1: thirteen keys each holding a whole collection (see monitor.state.legacy)
+SCHEMA_KEY = "schema"
+DAMAGED_PREFIX = "damaged/"
+
+
+class DocumentError(ValueError):
+    """A stored document that cannot be read as its kind; the message says what is wrong, briefly."""
+
+
+@dataclass
+class Kind:
+    """One kind of document: where it is stored, its type and its version."""
+
+    name: str
+    type: Any
+    version: int = 1
+    prefix: str | None = None  # "task/" for a family of documents; None: one document at key ``name``
+    _adapter: TypeAdapter | None = field(default=None, repr=False)
+
+    def key(self, id: str | None = None) -> str:
+        return self.name if self.prefix is None else self.prefix + id
+
+    @property
+    def adapter(self) -> TypeAdapter:
+        if self._adapter is None:
+            self._adapter = TypeAdapter(self.type)
+        return self._adapter
+
+    def encode(self, document: Any) -> str:
+        return self.adapter.dump_json(document).decode()
+
+    def decode(self, text: str) -> Any:
+        try:
+            return self.adapter.validate_json(text)
+        except ValidationError as exc:
+            raise DocumentError(_brief(exc)) from None
+
+    def validate(self, value: Any) -> Any:
+        """A document from already-parsed JSON (the legacy layout's nested values)."""
+        try:
+            return self.adapter.validate_python(value)
+        except ValidationError as exc:
+            raise DocumentError(_brief(exc)) from None
+
+
+class EventKind(Kind):
+    """Events are stored with their ``kind`` beside their fields; the class is chosen by it."""
+
+    def encode(self, document: Event) -> str:
+        fields = TypeAdapter(type(document)).dump_python(document, mode="json")
+        return json.dumps({"kind": document.KIND, **fields}, ensure_ascii=False, separators=(",", ":"))
+
+    def decode(self, text: str) -> Event:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DocumentError(f"not JSON ({exc.msg})") from None
+        return self.validate(value)
+
+    def validate(self, value: Any) -> Event:
+        if not isinstance(value, dict) or value.get("kind") not in BY_KIND:
+            kind = value.get("kind") if isinstance(value, dict) else None
+            raise DocumentError(f"not an event of a known kind (kind {kind!r})")
+        fields = {name: item for name, item in value.items() if name != "kind"}
+        try:
+            return _event_adapter(BY_KIND[value["kind"]]).validate_python(fields)
+        except ValidationError as exc:
+            raise DocumentError(_brief(exc)) from None
+
+
+_EVENT_ADAPTERS: dict[type, TypeAdapter] = {}
+
+
+def _event_adapter(event_type: type) -> TypeAdapter:
+    if event_type not in _EVENT_ADAPTERS:
+        _EVENT_ADAPTERS[event_type] = TypeAdapter(event_type)
+    return _EVENT_ADAPTERS[event_type]
+
+
+ROUND = Kind("round", RoundInfo)
+TASK = Kind("task", Task, prefix="task/")
+HEALTH = Kind("health", SheetHealth, prefix="health/")
+BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
+DLQ = Kind("dlq", DeadLetter, prefix="dlq/")
+MUTE = Kind("mute", Mute, prefix="mute/")
+EVENT = EventKind("event", Event, prefix="event/")
+HEARTBEAT = Kind("heartbeat", Heartbeat)
+RUNS = Kind("runs", RunHistory)
+API = Kind("api", ApiState)
+QUOTA = Kind("quota", QuotaLog)
+RETRY_FIRST = Kind("retry_first", RetryFirst)
+OUTBOX = Kind("outbox", Outbox)
+ALERTS = Kind("alerts", AlertMemory)
+
+# RunnerState/State attribute -> kind, for the collections and the single documents.
+FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DLQ, "mutes": MUTE}
+SINGLES: Mapping[str, Kind] = {
+    "heartbeat": HEARTBEAT, "runs": RUNS, "api": API, "quota": QUOTA, "retry_first": RETRY_FIRST,
+    "outbox": OUTBOX, "alerts": ALERTS,
+}
+KINDS: Mapping[str, Kind] = {
+    kind.name: kind for kind in (ROUND, TASK, EVENT, *FAMILIES.values(), *SINGLES.values())
+}
+BY_PREFIX: Mapping[str, Kind] = {kind.prefix: kind for kind in KINDS.values() if kind.prefix}
+
+# UPGRADES[(kind name, n)] turns the JSON value of a version-n document into version n + 1.
+UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {}
+
+
+def schema_document() -> str:
+    return json.dumps({"layout": LAYOUT, "documents": {name: kind.version for name, kind in KINDS.items()}},
+                      separators=(",", ":"))
+
+
+def kind_of(key: str) -> tuple[Kind | None, str | None]:
+    """(kind, id) for a stored key; (None, None) for a key this layout does not know."""
+    if "/" in key:
+        prefix, _, id = key.partition("/")
+        kind = BY_PREFIX.get(prefix + "/")
+        return (kind, id) if kind is not None and id else (None, None)
+    kind = KINDS.get(key)
+    return (kind, None) if kind is not None and kind.prefix is None else (None, None)
+
+
+def _brief(exc: ValidationError) -> str:
+    """The first problems pydantic found, one line: "target: Field required; ..."."""
+    problems = []
+    for error in exc.errors()[:3]:
+        where = ".".join(str(part) for part in error["loc"]) or "the document"
+        problems.append(f"{where}: {error['msg']}")
+    more = exc.error_count() - len(problems)
+    return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")

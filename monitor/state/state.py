@@ -1,0 +1,37 @@
+"""``State``: everything the runner's store holds, as typed documents in memory.
+
+The engine's documents (``RunnerState``: the round and its tasks, health, breakers, the DLQ, mutes,
+events, heartbeat, runs, API health, quota) plus the notifier's (the outbox and the alert memory).
+``damaged`` lists the entries a load had to set aside; they are not part of the state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from monitor.core.tracking import Single
+from monitor.engine.state import RunnerState
+from monitor.notify.documents import AlertMemory, Outbox
+
+
+@dataclass(frozen=True)
+class Damage:
+    """A stored entry that could not be read as its kind of document."""
+
+    key: str
+    problem: str
+    raw: str  # the stored text, kept when it is set aside
+
+
+class State(RunnerState):
+    outbox = Single()  # Outbox
+    alerts = Single()  # AlertMemory
+
+    def __init__(self, *, outbox: Outbox | None = None, alerts: AlertMemory | None = None, **documents) -> None:
+        super().__init__(**documents)
+        self.outbox = outbox or Outbox()
+        self.alerts = alerts or AlertMemory()
+        self.damaged: list[Damage] = []
+        # Written whole at the next save by a writer: a fresh store, an older layout, a lost schema.
+        self.needs_full_save = False
+        self.changed_singles.clear()
