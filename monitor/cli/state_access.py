@@ -1,10 +1,10 @@
-"""The operator commands' access to the config and the state file, with failures turned into exit codes.
+"""The operator commands' access to the config and the state, with failures turned into exit codes.
 
-Reading needs no lock: the state file is only ever replaced atomically. Changing takes the run lock,
-waiting up to ``--wait`` seconds (default LOCK_WAIT_SECONDS) for a run to finish; if the lock stays
-taken the command changes nothing and exits 1. Waiting briefly rather than failing at once lets a
-command typed while a short run finishes just work; not waiting long keeps an admin from staring at a
-silent terminal for a whole run (up to the budget, 6 minutes by default).
+Reading needs no lock: the state only ever changes atomically. Changing takes the run lock, waiting
+up to ``--wait`` seconds (default LOCK_WAIT_SECONDS) for a run to finish; if the lock stays taken the
+command changes nothing and exits 1. Waiting briefly rather than failing at once lets a command typed
+while a short run finishes just work; not waiting long keeps an admin from staring at a silent
+terminal for a whole run (up to the budget).
 """
 
 from __future__ import annotations
@@ -20,10 +20,8 @@ import click
 from monitor.cli.output import fail
 from monitor.config import Config, ConfigError, load_config, resolve_config_path
 from monitor.core.logs import log_event
-from monitor.state import events
-from monitor.state.runner_state import RunnerState, dump_state, load_state
-from monitor.storage.lock import RunLock
-from monitor.storage.store import STATE_FILE_NAME, PropertyStore, StateError
+from monitor.state import State, changing_state, read_state
+from monitor.storage import StateError
 
 EXIT_OPERATIONAL, EXIT_USAGE = 1, 2
 LOCK_WAIT_SECONDS = 10.0
@@ -49,67 +47,34 @@ def load_or_exit(config_path: Path | None, *, require_secrets: bool = False) -> 
         raise SystemExit(EXIT_USAGE) from None
 
 
-def state_file(config: Config) -> Path:
-    return Path(config.run.state_dir) / STATE_FILE_NAME
-
-
-def load_state_file(config: Config) -> RunnerState | None:
-    """The state as the last checkpoint left it, None when no run has written one yet; raises the
-    store's StateError (StateUnreadable names both files and how to restore the last good copy)."""
-    path = state_file(config)
-    backup = path.with_name(path.name + ".bak")
-    if not path.exists() and not backup.exists():
-        return None
-    store = PropertyStore(path, read_only=True)
+def read_or_exit(config: Config) -> State | None:
+    """The state as the last save left it (None before the first run), or exit 1 with the store's
+    message when neither it nor its last good copy can be read."""
     try:
-        return load_state(store.get_properties())
-    finally:
-        store.close()
-
-
-def read_state(config: Config) -> RunnerState | None:
-    """``load_state_file``, or exit 1 with the store's message when the state cannot be read."""
-    try:
-        return load_state_file(config)
+        return read_state(config.run.state_dir)
     except StateError as exc:
         fail(str(exc), EXIT_OPERATIONAL)
 
 
 @contextmanager
-def changing_state(config: Config, now: datetime, command: str, wait: float) -> Iterator[RunnerState]:
+def changing_or_exit(config: Config, now: datetime, command: str, wait: float) -> Iterator[State]:
     """Hold the run lock, yield the state, save it if the block ends normally, release the lock.
 
-    Exits 1, changing nothing, when a run keeps the lock for ``wait`` seconds or the state is
-    unreadable. An exception in the block saves none of its changes (a restore from the last good
-    copy, and its event for the next run's notifier, are saved before the block runs).
+    Exits 1, changing nothing, when a run keeps the lock for ``wait`` seconds or the state cannot be
+    opened. An exception in the block (an exit included) saves none of its changes; what opening had
+    to repair (a restore, damaged entries) is saved before the block runs.
     """
     state_dir = Path(config.run.state_dir)
-    lock = RunLock.in_dir(state_dir)
-    if not lock.acquire(timeout=wait):
-        fail(
-            f"a run is in progress (it holds {lock.path}); nothing was changed. Try again when it ends "
-            f"(a run ends within its budget), or pass --wait SECONDS to wait longer.",
-            EXIT_OPERATIONAL,
-        )
     try:
-        try:
-            store = PropertyStore.in_dir(state_dir)
-        except StateError as exc:
-            fail(str(exc), EXIT_OPERATIONAL)
-        try:
-            state = load_state(store.get_properties())
-            if store.restored_from_backup:
-                # Opening restored the last good copy; the run that would have reported it will now
-                # find a good file, so the event is recorded here for the next run's notifier.
-                reason = store.restore_report.reason if store.restore_report else ""
-                state.add_event(events.Event.make(
-                    events.STATE_RESTORED, now, f"admin-{command}", details={"reason": reason}).to_dict())
-                # Saved at once: if the command then fails, the restore must still be told.
-                store.set_properties(dump_state(state))
-            yield state
-            store.set_properties(dump_state(state))
-            log_event("admin_state_changed", command=command, state_file=str(store.path))
-        finally:
-            store.close()
-    finally:
-        lock.release()
+        with changing_state(state_dir, actor=f"admin-{command}", now=now, wait=wait) as session:
+            if session is None:
+                fail(
+                    f"a run is in progress (it holds the run lock in {state_dir}); nothing was changed. "
+                    "Try again when it ends (a run ends within its budget), or pass --wait SECONDS to wait "
+                    "longer.",
+                    EXIT_OPERATIONAL,
+                )
+            yield session.state
+    except StateError as exc:
+        fail(str(exc), EXIT_OPERATIONAL)
+    log_event("admin_state_changed", command=command, state_dir=str(state_dir))

@@ -76,6 +76,8 @@ class StateRepository:
             except DocumentError as exc:
                 damaged.append(Damage(key, str(exc), raw))
         state = self._assemble(found, properties, damaged)
+        state.set_aside = sorted(key.removeprefix(DAMAGED_PREFIX) for key in properties
+                                 if key.startswith(DAMAGED_PREFIX))
         state.needs_full_save = SCHEMA_KEY not in properties or any(
             damage.key == SCHEMA_KEY for damage in damaged
         )
@@ -206,10 +208,7 @@ class StateRepository:
         moved = []
         for damage in damages:
             target = DAMAGED_PREFIX + damage.key
-            self._staged[target] = json.dumps(
-                {"problem": damage.problem, "found_at": format_utc(now), "value": damage.raw},
-                ensure_ascii=False, separators=(",", ":"),
-            )
+            self._staged[target] = set_aside_value(damage, now)
             self._staged_removals.add(damage.key)
             moved.append((damage, target))
         return moved
@@ -221,6 +220,12 @@ class StateRepository:
         stored = {key: value for key, value in self.store.get_properties().items()
                   if key != SCHEMA_KEY and not key.startswith(DAMAGED_PREFIX)}
         return sorted(key for key in expected.keys() | stored.keys() if expected.get(key) != stored.get(key))
+
+
+def set_aside_value(damage: Damage, now: datetime) -> str:
+    """What ``damaged/<key>`` holds: the entry as it was, why it was set aside, and when."""
+    return json.dumps({"problem": damage.problem, "found_at": format_utc(now), "value": damage.raw},
+                      ensure_ascii=False, separators=(",", ":"))
 
 
 def _decode(kind: Kind, raw: str, stored_version: int) -> Any:

@@ -2,7 +2,7 @@
 
 The engine's documents (``RunnerState``: the round and its tasks, health, breakers, the DLQ, mutes,
 events, heartbeat, runs, API health, quota) plus the notifier's (the outbox and the alert memory).
-``damaged`` lists the entries a load had to set aside; they are not part of the state.
+``damaged`` lists the entries this load could not read; they are not part of the state.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ class State(RunnerState):
         super().__init__(**documents)
         self.outbox = outbox or Outbox()
         self.alerts = alerts or AlertMemory()
-        self.damaged: list[Damage] = []
+        self.damaged: list[Damage] = []  # found by this load, not yet set aside
+        self.set_aside: list[str] = []  # keys of entries set aside earlier (``damaged/<key>``)
         # Written whole at the next save by a writer: a fresh store, an older layout, a lost schema.
         self.needs_full_save = False
         self.changed_singles.clear()

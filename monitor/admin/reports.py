@@ -1,0 +1,258 @@
+"""What `status`, `sheets`, `dlq list/show` and `breakers list` report, as pure functions of the state.
+
+Reports are JSON-ready dicts and lists (times as ISO-8601 UTC text): the CLI prints them as tables,
+or as they are under ``--json`` inside ``{"version": JSON_VERSION, ...}``. ``now`` comes in.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from monitor.admin.errors import AdminError, not_in_dlq_message
+from monitor.core.errors import ErrorInfo
+from monitor.core.timefmt import format_utc
+from monitor.engine.dlq import DeadLetter
+from monitor.engine.health import ERROR, FAIL, OK, SKIPPED, UNKNOWN, WARN, SheetHealth
+from monitor.engine.heartbeat import Heartbeat
+from monitor.engine.mutes import Mute
+from monitor.engine.retry import DEFAULT_POLICIES
+from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Task
+from monitor.state import State
+
+MUTED = "muted"
+# What `sheets --status` accepts and the order tables list them in: the worst first.
+SHOWN_ORDER = (ERROR, FAIL, WARN, SKIPPED, MUTED, UNKNOWN, OK)
+
+
+class SheetLike(Protocol):
+    id: str
+    name: str
+
+
+def shown_health(record: SheetHealth | None, mute: Mute | None) -> str:
+    """What tables show: muted while a mute is in force, skipped when the latest round skipped it,
+    else the last verdict (or unknown)."""
+    if mute is not None:
+        return MUTED
+    return UNKNOWN if record is None else record.shown
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return format_utc(moment) if moment else None
+
+
+def _age(since: datetime | None, now: datetime) -> float | None:
+    return round((now - since).total_seconds(), 1) if since else None
+
+
+# -- status ------------------------------------------------------------------------------------------
+
+
+def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] = ()) -> dict[str, Any]:
+    """Last run, current round, queue, oldest pending task, next retry, DLQ, breakers, outbox, quota.
+
+    ``sheets`` (the configured spreadsheets) adds health counts; spreadsheets the state holds but the
+    config no longer lists are left out of them.
+    """
+    rnd = state.round
+    counts = rnd.counts() if rnd else dict.fromkeys((PENDING, PROCESSING, DONE, FAILED), 0)
+    oldest = rnd.oldest_pending() if rnd else None
+    stats = state.heartbeat.stats if state.heartbeat else None
+    reads = dict(stats.reads_by_credential) if stats else {}
+    mutes = state.active_mutes(now)
+    halted = state.outbox.halted
+    return {
+        "last_run": _last_run(state.heartbeat, now),
+        "current_round": None if rnd is None else {
+            "id": rnd.id,
+            "started_at": _iso(rnd.started_at),
+            "age_seconds": _age(rnd.started_at, now),
+            "done": rnd.finished(),
+            "total": len(rnd),
+            "complete": rnd.is_complete(),
+        },
+        "queue": {str(status): count for status, count in counts.items()},
+        "oldest_pending": None if oldest is None else {
+            "task_id": oldest.id,
+            "spreadsheet_id": oldest.target,
+            "created_at": _iso(oldest.created_at),
+            "age_seconds": _age(oldest.created_at, now),
+        },
+        "next_retry_at": _iso(rnd.next_retry_at()) if rnd else None,
+        "dlq_size": len(state.dlq),
+        "open_breakers": state.open_breakers(),
+        "outbox_size": len(state.outbox.pending),
+        "outbox_halted": None if halted is None else {
+            "at": _iso(halted.at), "status": halted.status, "description": halted.description,
+            "chat_id": halted.chat_id,
+        },
+        "muted": sorted(mutes),
+        "api_degraded": state.api.degraded,
+        "quota_last_run": {"reads": sum(reads.values()), "by_credential": reads},
+        "health": _health_counts(state, sheets, mutes) if sheets else None,
+        "set_aside": list(state.set_aside),
+    }
+
+
+def _last_run(heartbeat: Heartbeat | None, now: datetime) -> dict | None:
+    if heartbeat is None:
+        return None
+    stats = heartbeat.stats
+    if heartbeat.finished_at:
+        duration = stats.duration_seconds if stats else (heartbeat.finished_at - heartbeat.started_at).total_seconds()
+    else:  # running now, or killed: the watchdog tells which; here it is only "not finished"
+        duration = _age(heartbeat.started_at, now)
+    return {
+        "run_id": heartbeat.run_id,
+        "started_at": _iso(heartbeat.started_at),
+        "finished_at": _iso(heartbeat.finished_at),
+        "outcome": heartbeat.outcome.value,
+        "duration_seconds": duration,
+        "stop_reason": stats.stop_reason if stats else None,
+        "tasks": stats.tasks if stats else None,
+    }
+
+
+def _health_counts(state: State, sheets: Sequence[SheetLike], mutes: Mapping[str, Mute]) -> dict:
+    counts = Counter(shown_health(state.health.get(s.id), mutes.get(s.id)) for s in sheets)
+    return {shown: counts.get(shown, 0) for shown in SHOWN_ORDER}
+
+
+# -- sheets ------------------------------------------------------------------------------------------
+
+
+def sheets_report(
+    state: State, sheets: Sequence[SheetLike], now: datetime, status: str | None = None
+) -> list[dict[str, Any]]:
+    """One row per configured spreadsheet, the worst first; ``status`` keeps only that shown health."""
+    mutes = state.active_mutes(now)
+    rows = []
+    for sheet in sheets:
+        record, mute = state.health.get(sheet.id), mutes.get(sheet.id)
+        shown = shown_health(record, mute)
+        if status is not None and shown != status:
+            continue
+        rows.append({
+            "id": sheet.id,
+            "name": sheet.name,
+            "shown": shown,
+            "health": record.health.value if record else UNKNOWN.value,
+            "skipped": record.skipped if record else None,
+            "muted_until": _iso(mute.until) if mute else None,
+            "mute_reason": mute.reason if mute else None,
+            "since": _iso(record.since) if record else None,
+            "last_checked_at": _iso(record.last_checked_at) if record else None,
+            "findings": len(record.findings) if record else 0,
+            "in_dlq": sheet.id in state.dlq,
+        })
+    rank = {shown: n for n, shown in enumerate(SHOWN_ORDER)}
+    rows.sort(key=lambda row: (rank[row["shown"]], row["name"], row["id"]))
+    return rows
+
+
+# -- dead-letter queue -------------------------------------------------------------------------------
+
+
+def dlq_list(state: State, now: datetime) -> list[dict[str, Any]]:
+    """DLQ entries, the most recent failure first."""
+    mutes = state.active_mutes(now)
+    rows = []
+    for entry in state.dlq.values():
+        error = entry.last_error
+        rows.append({
+            "id": entry.id,
+            "name": entry.name,
+            "error_class": error.error_class,
+            "http_status": error.http_status,
+            "message": error.message,
+            "range": error.range,
+            "first_failed_at": _iso(entry.first_failed_at),
+            "last_failed_at": _iso(entry.last_failed_at),
+            "occurrences": entry.occurrences,
+            "muted_until": _iso(mutes[entry.id].until) if entry.id in mutes else None,
+        })
+    rows.sort(key=lambda row: row["last_failed_at"], reverse=True)
+    return rows
+
+
+def dlq_show(state: State, spreadsheet_id: str) -> dict[str, Any]:
+    """The whole entry: task, attempt history, last error, first and last failure, occurrences."""
+    entry = state.dlq.get(spreadsheet_id)
+    if entry is None:
+        raise AdminError(not_in_dlq_message(spreadsheet_id))
+    return _dlq_entry(entry)
+
+
+def _dlq_entry(entry: DeadLetter) -> dict[str, Any]:
+    return {
+        "id": entry.id,
+        "name": entry.name,
+        "task": _task(entry.task),
+        "last_error": error_dict(entry.last_error),
+        "first_failed_at": _iso(entry.first_failed_at),
+        "last_failed_at": _iso(entry.last_failed_at),
+        "occurrences": entry.occurrences,
+        "history": [_attempt(attempt) for attempt in entry.history],
+        "error_class": entry.last_error.error_class,
+    }
+
+
+def error_dict(error: ErrorInfo | None) -> dict[str, Any] | None:
+    if error is None:
+        return None
+    return {"error_class": error.error_class, "http_status": error.http_status,
+            "google_status": error.google_status, "message": error.message, "range": error.range}
+
+
+def _attempt(attempt) -> dict[str, Any]:
+    shown = {"at": _iso(attempt.at), "outcome": attempt.outcome}
+    if attempt.error is not None:
+        shown["error"] = error_dict(attempt.error)
+    return shown
+
+
+def _task(task: Task) -> dict[str, Any]:
+    policy = DEFAULT_POLICIES.get(task.last_error.error_class) if task.last_error else None
+    return {
+        "id": task.id,
+        "target": task.target,
+        "round_id": task.round_id,
+        "created_at": _iso(task.created_at),
+        "type": "check_spreadsheet",
+        "status": task.status.value,
+        "attempts": task.attempts,
+        # The limit its last error's class allows (the first release stored a fixed 5 here).
+        "max_attempts": policy.max_attempts if policy else None,
+        "last_error": error_dict(task.last_error),
+        "next_attempt_at": _iso(task.next_attempt_at),
+        "interruptions": task.interruptions,
+        "history": [_attempt(attempt) for attempt in task.history],
+    }
+
+
+# -- breakers ----------------------------------------------------------------------------------------
+
+
+def breakers_list(state: State, names: Mapping[str, str], now: datetime) -> list[dict[str, Any]]:
+    """Every stored breaker (only spreadsheets that failed lately have one), open ones first."""
+    mutes = state.active_mutes(now)
+    rows = []
+    for sid, breaker in state.breakers.items():
+        rows.append({
+            "id": sid,
+            "name": names.get(sid, sid),
+            "state": breaker.state.value,
+            "consecutive_failures": breaker.consecutive_failures,
+            "opened_at": _iso(breaker.opened_at),
+            "first_opened_at": _iso(breaker.first_opened_at),
+            "cooldown_seconds": breaker.cooldown_seconds,
+            "reopen_count": breaker.reopen_count,
+            "next_probe_at": _iso(breaker.next_probe_at()),
+            "muted_until": _iso(mutes[sid].until) if sid in mutes else None,
+        })
+    rank = {"open": 0, "half_open": 1, "closed": 2}
+    rows.sort(key=lambda row: (rank.get(row["state"], 3), row["name"]))
+    return rows

@@ -1,0 +1,44 @@
+"""What the operator commands share: the clock, quiet logs, and turning admin errors into exit codes."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from monitor import admin
+from monitor.admin import AdminError
+from monitor.cli.output import fail
+from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE
+from monitor.config import Config, Sheet
+from monitor.core.clock import SystemClock
+from monitor.core.logs import configure_logging
+from monitor.state import State
+
+clock = SystemClock()
+
+
+def admin_call(function: Callable[..., Any], *args: Any) -> Any:
+    try:
+        return function(*args)
+    except AdminError as exc:
+        fail(str(exc), EXIT_USAGE if exc.usage else EXIT_OPERATIONAL)
+
+
+def quiet_logs(level: int = logging.WARNING) -> None:
+    # Commands that change state log what they did (INFO) for the audit trail; readers only warnings.
+    configure_logging(level=level)
+
+
+def sheet_or_exit(config: Config, spreadsheet_id: str) -> Sheet:
+    sheet = config.sheets_by_id.get(spreadsheet_id)
+    if sheet is None:
+        fail(admin.unknown_id_message(spreadsheet_id), EXIT_USAGE)
+    return sheet
+
+
+def sheet_names(config: Config, state: State | None = None) -> dict[str, str]:
+    """Names to show by spreadsheet id: the config's, else what the DLQ remembers of removed ones."""
+    names = {entry.id: entry.name for entry in state.dlq.values()} if state else {}
+    names.update({sheet.id: sheet.name for sheet in config.sheets})
+    return names

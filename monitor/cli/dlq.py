@@ -1,0 +1,158 @@
+"""`dlq list / show / retry / purge`: the dead-letter queue, for operators."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import click
+
+from monitor import admin
+from monitor.cli.common import admin_call, clock, quiet_logs
+from monitor.cli.output import (
+    config_option,
+    echo_fields,
+    echo_table,
+    emit_json,
+    fail,
+    json_option,
+    short_time,
+    when,
+)
+from monitor.cli.state_access import (
+    EXIT_USAGE,
+    changing_or_exit,
+    load_or_exit,
+    read_or_exit,
+    wait_option,
+)
+from monitor.core.logs import log_event
+from monitor.notify.messages import sheet_url
+from monitor.state import State
+
+
+@click.group()
+def dlq() -> None:
+    """The dead-letter queue: spreadsheets that could not be read (no access, not found, bad range,
+    retries used up). An entry stays until the spreadsheet is read again ("recovered") or is purged."""
+
+
+@dlq.command("list")
+@config_option
+@json_option
+def dlq_list(config_path: Path | None, as_json: bool) -> None:
+    """Every entry: the last error, first and last failure, occurrences; the latest first."""
+    quiet_logs()
+    config = load_or_exit(config_path)
+    state = read_or_exit(config) or State()
+    rows = admin.dlq_list(state, clock.now())
+    if as_json:
+        emit_json({"entries": rows})
+        return
+    table = [
+        (row["name"], row["id"], _error(row), row["message"], short_time(row["first_failed_at"]),
+         short_time(row["last_failed_at"]), row["occurrences"])
+        for row in rows
+    ]
+    echo_table(("name", "id", "error", "message", "first failed", "last failed", "times"), table, uncut=(1,),
+               empty="The dead-letter queue is empty.")
+
+
+def _error(row: dict) -> str:
+    status = row.get("http_status")
+    return f"{row.get('error_class') or '?'} {status}" if status else str(row.get("error_class") or "?")
+
+
+@dlq.command("show")
+@config_option
+@json_option
+@click.argument("spreadsheet_id", metavar="ID")
+def dlq_show(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
+    """One entry in full: the error, the task and its attempt history."""
+    quiet_logs()
+    config = load_or_exit(config_path)
+    state = read_or_exit(config) or State()
+    entry = admin_call(admin.dlq_show, state, spreadsheet_id)
+    if as_json:
+        emit_json({"entry": entry})
+        return
+    now = clock.now()
+    error = entry["last_error"] or {}
+    echo_fields([
+        ("spreadsheet", f"{entry['name']} ({entry['id']})"),
+        ("url", sheet_url(entry["id"])),
+        ("error", f"{_error({**error, 'error_class': entry['error_class']})} "
+                  f"{error.get('google_status') or ''}".rstrip()),
+        ("message", error.get("message")),
+        ("range", error.get("range")),
+        ("first failed", when(entry["first_failed_at"], now)),
+        ("last failed", when(entry["last_failed_at"], now)),
+        ("occurrences", entry["occurrences"]),
+        ("task", f"{entry['task'].get('id')}, {entry['task'].get('attempts')} attempts, "
+                 f"status {entry['task'].get('status')}"),
+    ])
+    history = entry["history"] or entry["task"].get("history") or []
+    if history:
+        click.echo("\nattempts:")
+        echo_table(("at", "outcome", "status", "message"), [
+            (short_time(item.get("at")), item.get("outcome"), (item.get("error") or {}).get("http_status"),
+             (item.get("error") or {}).get("message"))
+            for item in history
+        ])
+
+
+@dlq.command("retry")
+@config_option
+@json_option
+@wait_option
+@click.option("--all", "retry_all", is_flag=True, help="Retry every entry.")
+@click.argument("spreadsheet_id", metavar="[ID]", required=False)
+def dlq_retry(config_path: Path | None, as_json: bool, wait: float, retry_all: bool,
+              spreadsheet_id: str | None) -> None:
+    """Make a dead-lettered spreadsheet (or, with --all, every one) due at once: in the round the next
+    run continues, or first in the next round. Its entry stays until a read succeeds; then the run
+    resolves it and the team hears "recovered"."""
+    if retry_all == bool(spreadsheet_id):
+        fail("give one ID, or --all (not both)", EXIT_USAGE)
+    quiet_logs(logging.INFO)
+    config = load_or_exit(config_path)
+    now = clock.now()
+    with changing_or_exit(config, now, "dlq-retry", wait) as state:
+        ids = list(state.dlq.keys()) if retry_all else [spreadsheet_id]
+        results = admin_call(admin.dlq_retry, state, ids, now, config.run.round_interval)
+    for result in results:
+        log_event("admin_dlq_retry", spreadsheet_id=result["id"], due=result["due"])
+    if as_json:
+        emit_json({"retried": results})
+        return
+    if not results:
+        click.echo("The dead-letter queue is empty: nothing to retry.")
+    for result in results:
+        where = ("in the current round: the next run reads it first" if result["due"] == "current_round"
+                 else "first in the next round")
+        line = f"{result['id']}: due at once, {where}."
+        if result["breaker_was"]:
+            line += f" Its breaker was {result['breaker_was']} and is now closed."
+        if result["muted_until"]:
+            muted = short_time(result["muted_until"])
+            line += f" It is muted until {muted}: `sheet-monitor unmute` to read it now."
+        click.echo(line)
+
+
+@dlq.command("purge")
+@config_option
+@json_option
+@wait_option
+@click.argument("spreadsheet_id", metavar="[ID]", required=False)
+def dlq_purge(config_path: Path | None, as_json: bool, wait: float, spreadsheet_id: str | None) -> None:
+    """Forget one entry, or every entry when no ID is given. The spreadsheet stays monitored: if it
+    fails again it gets a new entry and a new alert."""
+    quiet_logs(logging.INFO)
+    config = load_or_exit(config_path)
+    with changing_or_exit(config, clock.now(), "dlq-purge", wait) as state:
+        removed = admin_call(admin.dlq_purge, state, spreadsheet_id)
+    log_event("admin_dlq_purge", count=len(removed))
+    if as_json:
+        emit_json({"purged": removed})
+        return
+    click.echo(f"Purged {len(removed)} entr{'y' if len(removed) == 1 else 'ies'} from the dead-letter queue.")

@@ -1,0 +1,137 @@
+"""`status` and `sheets`: what the monitor and each spreadsheet are doing, read without the lock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from monitor import admin
+from monitor.checks import format_age
+from monitor.cli.common import clock, quiet_logs
+from monitor.cli.output import (
+    config_option,
+    echo_fields,
+    echo_table,
+    emit_json,
+    json_option,
+    short_time,
+    when,
+)
+from monitor.cli.state_access import (
+    load_or_exit,
+    read_or_exit,
+    state_file,
+)
+from monitor.state import State
+
+
+@click.command()
+@config_option
+@json_option
+def status(config_path: Path | None, as_json: bool) -> None:
+    """Last run, current round, queue counts, oldest pending task, next retry, DLQ, breakers, outbox,
+    quota used. Reads the state without the lock: safe while a run works."""
+    quiet_logs()
+    config = load_or_exit(config_path)
+    state = read_or_exit(config)
+    now = clock.now()
+    path = str(state_file(config))
+    if state is None and not as_json:
+        click.echo(f"No run yet: there is no state file at {path}. Start one with `sheet-monitor run`.")
+        return
+    # Without a state the JSON keeps its whole shape (empty queue, no run), so scripts need no branch.
+    report = admin.status_report(state or State(), now, config.sheets)
+    if as_json:
+        emit_json({"state_file": path, "has_run": state is not None, **report})
+        return
+    echo_fields(_status_fields(report, now, path))
+
+
+def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
+    run = report["last_run"]
+    if run is None:
+        last = "none yet"
+    elif run["finished_at"]:
+        last = (f"{run['outcome']} ({run['stop_reason'] or '-'}), {when(run['started_at'], now)} -> "
+                f"{short_time(run['finished_at'])}, {run['duration_seconds']:.0f} s, {run['tasks']} tasks")
+    else:
+        last = (f"not finished: started {when(run['started_at'], now)} "
+                "(running now, or killed; `sheet-watchdog` tells which)")
+    rnd = report["current_round"]
+    round_text = "none yet" if rnd is None else (
+        f"{rnd['id']}: {rnd['done']} of {rnd['total']} done{' (complete)' if rnd['complete'] else ''}, "
+        f"started {when(rnd['started_at'], now)}")
+    queue = ", ".join(f"{name} {count}" for name, count in report["queue"].items())
+    oldest = report["oldest_pending"]
+    oldest_text = "-" if oldest is None else (
+        f"{_age(oldest['age_seconds'])} old ({oldest['task_id']}, {oldest['spreadsheet_id']})")
+    health = report["health"]
+    fields = [
+        ("state file", path),
+        ("last run", last),
+        ("round", round_text),
+        ("queue", queue),
+        ("oldest pending", oldest_text),
+        ("next retry", when(report["next_retry_at"], now)),
+    ]
+    if health:
+        fields.append(("health", ", ".join(f"{name} {count}" for name, count in health.items() if count)))
+    breakers = report["open_breakers"]
+    outbox = f"{report['outbox_size']} messages waiting"
+    halted = report["outbox_halted"]
+    if halted:
+        outbox += (f"; Telegram refuses the chat since {short_time(halted.get('at'))}: "
+                   f"{halted.get('status')} {halted.get('description')}")
+    quota = report["quota_last_run"]
+    per_credential = ", ".join(f"{Path(name).name} {count}" for name, count in quota["by_credential"].items())
+    fields += [
+        ("dead letters", f"{report['dlq_size']}" + (" (dlq list)" if report["dlq_size"] else "")),
+        ("open breakers", f"{len(breakers)}" + (" (breakers list)" if breakers else "")),
+        ("muted", len(report["muted"])),
+        ("Google API", "degraded (the next run starts with one probe)" if report["api_degraded"] else "ok"),
+        ("outbox", outbox),
+        ("quota, last run", f"{quota['reads']} reads" + (f" ({per_credential})" if per_credential else "")),
+    ]
+    return fields
+
+
+def _age(seconds: float | None) -> str:
+    return format_age(seconds) if seconds is not None else "-"
+
+
+# -- sheets ------------------------------------------------------------------------------------------
+
+
+@click.command()
+@config_option
+@click.option("--status", "status_filter", type=click.Choice(admin.SHOWN_ORDER), default=None,
+              help="Only spreadsheets shown with this health.")
+@json_option
+def sheets(config_path: Path | None, status_filter: str | None, as_json: bool) -> None:
+    """Each configured spreadsheet's health (muted and skipped shown as such), since when, when it was
+    last checked and how many findings it has; the worst first."""
+    quiet_logs()
+    config = load_or_exit(config_path)
+    state = read_or_exit(config) or State()
+    now = clock.now()
+    rows = admin.sheets_report(state, config.sheets, now, status_filter)
+    if as_json:
+        emit_json({"sheets": rows})
+        return
+    table = [
+        (row["name"], row["id"], _shown(row), short_time(row["since"]),
+         short_time(row["last_checked_at"]), row["findings"])
+        for row in rows
+    ]
+    echo_table(("name", "id", "health", "since", "last checked", "findings"), table, status_column=2,
+               uncut=(1,), empty="no spreadsheets" + (f" shown as {status_filter}" if status_filter else ""))
+
+
+def _shown(row: dict) -> str:
+    if row["shown"] == admin.MUTED:
+        return f"muted until {short_time(row['muted_until'])} ({row['mute_reason']})"
+    if row["shown"] == "skipped":
+        return f"skipped ({row['skipped']}; was {row['health']})"
+    return row["shown"] + (" (DLQ)" if row["in_dlq"] else "")

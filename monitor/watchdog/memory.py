@@ -1,0 +1,126 @@
+"""The watchdog's alert memory: one alert per outage, a slow reminder, one "recovered" message.
+
+:func:`advance` applies a verdict to the memory and says which message to send: an alert when an
+outage starts, a reminder every ``reminder_every`` while it lasts, a "recovered" message with the
+outage's length when it ends (alerts on flips of state only, as healthchecks does). When an outage's
+kind changes (a stuck run is replaced by silence, say) the memory records the new kind and the next
+reminder names it, but no extra message goes out: one outage, one alert. Pure: ``now`` comes in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+
+from monitor.core.timefmt import UtcTime, format_utc
+from monitor.notify.messages import Message, duration_text, esc
+from monitor.watchdog.judge import (
+    FAILING,
+    HEALTHY,
+    SILENT,
+    STATE_MISSING,
+    STATE_UNREADABLE,
+    STUCK,
+    Verdict,
+    WatchdogSettings,
+)
+
+_TITLES = {
+    SILENT: "Monitor runs stopped",
+    STUCK: "Monitor run stuck",
+    FAILING: "Monitor runs failing",
+    STATE_MISSING: "Monitor state file missing",
+    STATE_UNREADABLE: "Monitor state file unreadable",
+}
+_HINTS = {
+    SILENT: "Check cron (<code>crontab -l</code>), the run's log and the machine.",
+    STUCK: "Look at the run's log and for a hung <code>sheet-monitor run</code> process: while it "
+    "holds the run lock, no other run starts.",
+    FAILING: "Google may be degraded: see the run's log and the alerts before this one.",
+    STATE_MISSING: "Check <code>state_dir</code> in the config and that the state folder exists.",
+    STATE_UNREADABLE: "Runs cannot start either; see the Runbook in docs/operations.md.",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class WatchdogMemory:
+    """Nothing known (the default): the first unhealthy verdict is a new outage."""
+
+    status: str = HEALTHY
+    since: UtcTime | None = None  # when the current outage (or, once healthy, the recovery) began
+    last_alert_at: UtcTime | None = None
+    last_reminder_at: UtcTime | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    memory: WatchdogMemory
+    messages: tuple[Message, ...]
+    kind: str | None  # "alert" | "reminder" | "recovered" | None (nothing to say)
+
+
+def advance(memory: WatchdogMemory, verdict: Verdict, now: datetime, settings: WatchdogSettings) -> Decision:
+    """Alert on healthy -> unhealthy, remind every ``reminder_every`` while unhealthy, report the
+    recovery once on unhealthy -> healthy."""
+    was_healthy = memory.status == HEALTHY
+    if verdict.healthy:
+        if was_healthy:
+            return Decision(memory, (), None)
+        began = memory.since or now
+        ended = verdict.healthy_since if verdict.healthy_since and verdict.healthy_since >= began else now
+        text = _recovered_text(memory.status, began, ended, settings)
+        return Decision(WatchdogMemory(since=now), (_message("recovered", began, now, text),), "recovered")
+
+    if was_healthy:
+        began = min(verdict.began_at, now) if verdict.began_at else now
+        text = _alert_text(verdict, began, settings)
+        return Decision(WatchdogMemory(verdict.status, began, last_alert_at=now),
+                        (_message("alert", began, now, text),), "alert")
+
+    last_said = memory.last_reminder_at or memory.last_alert_at
+    if last_said is not None and now - last_said < settings.reminder_every:
+        return Decision(WatchdogMemory(verdict.status, memory.since, memory.last_alert_at, memory.last_reminder_at),
+                        (), None)
+    began = memory.since or now
+    text = _reminder_text(verdict, began, now, settings)
+    return Decision(WatchdogMemory(verdict.status, memory.since, memory.last_alert_at, now),
+                    (_message("reminder", began, now, text),), "reminder")
+
+
+def _message(kind: str, began: datetime, now: datetime, text: str) -> Message:
+    # Stable for one outage and one pass: composing the same message again (a crash before the
+    # memory was saved) is recognised by the outbox instead of sent twice.
+    digest = hashlib.sha256(f"{kind}|{format_utc(began)}|{format_utc(now)}".encode()).hexdigest()[:16]
+    return Message(key=f"watchdog:{kind}:{digest}", text=text)
+
+
+def _where(settings: WatchdogSettings) -> str:
+    return f" on <code>{esc(settings.label, 80)}</code>" if settings.label else ""
+
+
+def _alert_text(verdict: Verdict, began: datetime, settings: WatchdogSettings) -> str:
+    return (
+        f"🚨 <b>{esc(_TITLES[verdict.status])}</b>{_where(settings)}\n"
+        f"{esc(verdict.reason, 600)}\n"
+        f"Problem since {esc(format_utc(began))}. {_HINTS.get(verdict.status, '')}"
+    )
+
+
+def _reminder_text(verdict: Verdict, began: datetime, now: datetime, settings: WatchdogSettings) -> str:
+    down_for = duration_text((now - began).total_seconds())
+    return (
+        f"⏰ <b>Still down: {esc(_TITLES[verdict.status])}</b>{_where(settings)}\n"
+        f"{esc(verdict.reason, 600)}\n"
+        f"Down for {esc(down_for)} (since {esc(format_utc(began))})."
+    )
+
+
+def _recovered_text(status: str, began: datetime, ended: datetime, settings: WatchdogSettings) -> str:
+    title = _TITLES.get(status, "Monitor outage")
+    length = duration_text((ended - began).total_seconds())
+    return (
+        f"✅ <b>Monitor runs are healthy again</b>{_where(settings)}\n"
+        f"Outage ({esc(title.lower())}) lasted {esc(length)}: "
+        f"from {esc(format_utc(began))} to {esc(format_utc(ended))}."
+    )
