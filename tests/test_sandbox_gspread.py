@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import gspread
 import pytest
 import requests
+from gspread.auth import DEFAULT_SCOPES
 from gspread.http_client import BackOffHTTPClient
 
 from monitor.core.clock import ManualClock
@@ -232,3 +233,32 @@ def test_requests_without_a_token_get_googles_401(sandbox, google):
     response = requests.get(f"{sandbox.base_url}/v4/spreadsheets/s1", timeout=5)
     assert response.status_code == 401
     assert response.json()["error"]["status"] == "UNAUTHENTICATED"
+
+
+def test_gspread_drives_the_data_endpoints_like_google(tmp_path):
+    """gspread's own worksheet API, over the seam and google-auth's real token flow."""
+    with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False) as handle:
+        (path,) = handle.write_credentials(tmp_path, 1)
+        client = build_gspread_client(path, endpoint=handle.base_url, timeout=5,
+                                      scopes=DEFAULT_SCOPES)
+        spreadsheet = client.create("Stock 12")
+        assert len(spreadsheet.id) == 44
+        sheet = spreadsheet.sheet1
+        sheet.update([["SKU", "Qty"], ["A-1", 3], ["A-2", "=B2*2"]], "A1",
+                     value_input_option="USER_ENTERED")
+        assert sheet.get_all_records() == [{"SKU": "A-1", "Qty": 3}, {"SKU": "A-2", "Qty": 6}]
+        log = spreadsheet.add_worksheet("Log 2024", rows=5, cols=3)
+        log.update_acell("C5", "last")
+        assert log.acell("C5").value == "last"
+        log.update_title("Log")
+        log.resize(rows=3)
+        answer = spreadsheet.values_batch_get(["Sheet1!A:A", "Log!A1:C3"],
+                                              params={"valueRenderOption": "FORMULA"})
+        assert [r.get("values") for r in answer["valueRanges"]] == [
+            [["SKU"], ["A-1"], ["A-2"]], None]
+        assert [w.title for w in client.open_by_key(spreadsheet.id).worksheets()] == [
+            "Sheet1", "Log"]
+        spreadsheet.del_worksheet(log)
+        assert [s.id for s in client.openall("Stock 12")] == [spreadsheet.id]
+        client.del_spreadsheet(spreadsheet.id)
+        assert client.list_spreadsheet_files() == []

@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from monitor.core.clock import ManualClock
+from monitor.sandbox import values
 from monitor.sandbox.cells import (
     ERRORS,
     FORMATTED_STRING,
@@ -17,8 +18,8 @@ from monitor.sandbox.cells import (
     render,
     render_cells,
 )
-from monitor.sandbox.model import SpreadsheetStore
 from monitor.sandbox.rendered_rows import RenderedRows
+from monitor.sandbox.store import SpreadsheetStore
 
 ROW = ("SKU-1", 2, 2.0, 1.5, True, None, ERRORS["#N/A"], Formatted(46351.5, "datetime"),
        Formatted(1234.5, "grouped", 2), "")
@@ -79,11 +80,11 @@ def test_a_write_to_a_shared_row_shows_in_the_next_read_and_not_in_the_other_spr
     store = _store_with([["SKU", "Qty"], ["a", 5], ["b", 7]])
     first, second = store.get("s1"), store.get("s2")
     args = (UNFORMATTED_VALUE, SERIAL_NUMBER, "ROWS", store.rendered)
-    assert first.read("Stock!A1:B3", *args)["values"] == [["SKU", "Qty"], ["a", 5], ["b", 7]]
-    assert second.read("Stock!A1:B3", *args)["values"] == [["SKU", "Qty"], ["a", 5], ["b", 7]]
-    first.write("Stock!B2", [[-1]], "RAW")
-    assert first.read("Stock!A1:B3", *args)["values"] == [["SKU", "Qty"], ["a", -1], ["b", 7]]
-    assert second.read("Stock!A1:B3", *args)["values"] == [["SKU", "Qty"], ["a", 5], ["b", 7]]
+    assert values.read(first, "Stock!A1:B3", *args)["values"] == [["SKU", "Qty"], ["a", 5], ["b", 7]]
+    assert values.read(second, "Stock!A1:B3", *args)["values"] == [["SKU", "Qty"], ["a", 5], ["b", 7]]
+    values.write(first, "Stock!B2", [[-1]], "RAW")
+    assert values.read(first, "Stock!A1:B3", *args)["values"] == [["SKU", "Qty"], ["a", -1], ["b", 7]]
+    assert values.read(second, "Stock!A1:B3", *args)["values"] == [["SKU", "Qty"], ["a", 5], ["b", 7]]
 
 
 def test_reads_trim_trailing_empty_cells_of_cached_rows_every_time():
@@ -91,15 +92,15 @@ def test_reads_trim_trailing_empty_cells_of_cached_rows_every_time():
     sheet = store.get("s1")
     args = (UNFORMATTED_VALUE, SERIAL_NUMBER, "ROWS", store.rendered)
     for _ in range(2):
-        assert sheet.read("Stock!A1:B2", *args)["values"] == [["a"], ["d"]]
-        assert sheet.read("Stock!A1:C2", *args)["values"] == [["a", "", "c"], ["d"]]
-        assert sheet.read("Stock!A1:C2", *args[:2], "COLUMNS", store.rendered)["values"] == [
+        assert values.read(sheet, "Stock!A1:B2", *args)["values"] == [["a"], ["d"]]
+        assert values.read(sheet, "Stock!A1:C2", *args)["values"] == [["a", "", "c"], ["d"]]
+        assert values.read(sheet, "Stock!A1:C2", *args[:2], "COLUMNS", store.rendered)["values"] == [
             ["a", "d"], [], ["c"]]
 
 
 def test_a_reset_store_forgets_its_rendered_rows():
     store = _store_with([["a", 1]])
-    store.get("s1").read("Stock!A1:B1", UNFORMATTED_VALUE, SERIAL_NUMBER, "ROWS", store.rendered)
+    values.read(store.get("s1"), "Stock!A1:B1", UNFORMATTED_VALUE, SERIAL_NUMBER, "ROWS", store.rendered)
     assert store.rendered.size() > 0
     store.reset()
     assert store.rendered.size() == 0

@@ -74,6 +74,28 @@ def serve(
     read_per_project: int,
 ) -> None:
     """Serve the sandbox until Ctrl-C; print its base URL as the first line."""
+    _check_flags(generate_count, dataset_dir, credentials_dir, credential_count, config_path)
+    # The written config paces reads with the same quotas the sandbox enforces.
+    quotas = {"read_per_user": read_per_user, "read_per_project": read_per_project}
+    # Signals are caught from the start: one that arrives while the dataset loads or files are
+    # written still ends in a clean stop (exit 0), never a traceback or a half-written file.
+    with _stop_signals() as stop, ExitStack() as stack:
+        data = _dataset(generate_count, seed, dataset_dir)
+        clock = SystemClock()
+        handle = _start_google(stack, _seeded_google(data, clock, seed, quotas), clock, port)
+        token = None if no_telegram else _start_telegram(stack, handle, clock, telegram_port)
+        _describe(handle, data, token)
+        _write_files(handle, data, credentials_dir, credential_count or 1, config_path, quotas)
+        click.echo("serving; Ctrl-C or SIGTERM stops")
+        _flush()
+        while not stop.wait(0.5):  # a timed wait keeps the main thread responsive to signals
+            pass
+
+
+def _check_flags(generate_count: int | None, dataset_dir: Path | None,
+                 credentials_dir: Path | None, credential_count: int | None,
+                 config_path: Path | None) -> None:
+    """Refuse combinations of flags that cannot work (exit 2), before anything starts."""
     if generate_count is not None and dataset_dir is not None:
         raise click.UsageError("give --generate N or --dataset DIR, not both")
     if credential_count is not None and credentials_dir is None:
@@ -84,43 +106,44 @@ def serve(
     if config_path is not None and generate_count is None and dataset_dir is None:
         raise click.UsageError("--write-config FILE needs a dataset: --generate N or --dataset DIR")
 
-    # Signals are caught from the start: one that arrives while the dataset loads or files are
-    # written still ends in a clean stop (exit 0), never a traceback or a half-written file.
-    with _stop_signals() as stop, ExitStack() as stack:
-        data = _dataset(generate_count, seed, dataset_dir)
-        clock = SystemClock()
-        google = GoogleSandbox(clock=clock, seed=seed, read_per_user=read_per_user,
-                               read_per_project=read_per_project)
-        if data is not None:
-            try:
-                datasets.apply(data, google)
-            except ValueError as exc:
-                raise click.UsageError(f"the dataset was refused: {exc}") from None
 
-        google_server = _listen(stack, google, port, "--port")
-        handle = SandboxHandle(base_url=google_server.base_url, google=google, clock=clock)
-        click.echo(handle.base_url)  # the first line: what a parent process waits for
-        _flush()
-        token = None
-        if not no_telegram:
-            token = _start_telegram(stack, handle, clock, telegram_port)
-        _describe(handle, data, token)
-        credentials = []
-        if credentials_dir is not None:
-            credentials = handle.write_credentials(credentials_dir, credential_count or 1)
-            click.echo(f"credentials: {', '.join(str(p) for p in credentials)}")
-        if config_path is not None:
-            datasets.write_config(
-                data, config_path, credentials=credentials, endpoint=handle.base_url,
-                telegram_api_base=handle.telegram_url,
-                telegram_chat_id=str(SANDBOX_CHAT_ID) if handle.telegram_url else None,
-                read_per_user=read_per_user, read_per_project=read_per_project,
-            )
-            click.echo(f"config: {config_path}")
-        click.echo("serving; Ctrl-C or SIGTERM stops")
-        _flush()
-        while not stop.wait(0.5):  # a timed wait keeps the main thread responsive to signals
-            pass
+def _seeded_google(data: datasets.Dataset | None, clock, seed: int, quotas: dict) -> GoogleSandbox:
+    """The fake Google API holding the dataset; seed data it refuses is a usage error (exit 2)."""
+    google = GoogleSandbox(clock=clock, seed=seed, **quotas)
+    if data is not None:
+        try:
+            datasets.apply(data, google)
+        except ValueError as exc:
+            raise click.UsageError(f"the dataset was refused: {exc}") from None
+    return google
+
+
+def _start_google(stack: ExitStack, google: GoogleSandbox, clock, port: int) -> SandboxHandle:
+    """Serve the fake Google API and print its base URL: the first line, flushed at once, is
+    what a parent process waits for."""
+    google_server = _listen(stack, google, port, "--port")
+    handle = SandboxHandle(base_url=google_server.base_url, google=google, clock=clock)
+    click.echo(handle.base_url)
+    _flush()
+    return handle
+
+
+def _write_files(handle: SandboxHandle, data: datasets.Dataset | None,
+                 credentials_dir: Path | None, credential_count: int, config_path: Path | None,
+                 quotas: dict) -> None:
+    """The service-account files and the monitor config asked for, each named once written."""
+    credentials = []
+    if credentials_dir is not None:
+        credentials = handle.write_credentials(credentials_dir, credential_count)
+        click.echo(f"credentials: {', '.join(str(p) for p in credentials)}")
+    if config_path is not None:
+        datasets.write_config(
+            data, config_path, credentials=credentials, endpoint=handle.base_url,
+            telegram_api_base=handle.telegram_url,
+            telegram_chat_id=str(SANDBOX_CHAT_ID) if handle.telegram_url else None,
+            **quotas,
+        )
+        click.echo(f"config: {config_path}")
 
 
 def _dataset(count: int | None, seed: int, folder: Path | None) -> datasets.Dataset | None:

@@ -16,10 +16,10 @@ from . import control, errors
 from .auth import TokenAuthority
 from .faults import FaultPlan
 from .http import Request, Response
-from .model import SpreadsheetStore
 from .quota import QuotaMeter
 from .routes import match_route
 from .stats import Stats
+from .store import SpreadsheetStore
 
 
 @dataclass

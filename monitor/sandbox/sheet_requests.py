@@ -14,7 +14,8 @@ import struct
 
 from . import errors
 from .http import Response
-from .model import DEFAULT_COLS, DEFAULT_ROWS, MAX_CELLS, Spreadsheet, SpreadsheetStore, Tab
+from .model import DEFAULT_COLS, DEFAULT_ROWS, MAX_CELLS, Spreadsheet, Tab
+from .store import SpreadsheetStore
 
 SUPPORTED = ("addSheet", "deleteSheet", "updateSheetProperties", "updateSpreadsheetProperties")
 

@@ -11,7 +11,7 @@ import json
 from functools import cache
 from pathlib import Path
 
-from . import errors
+from . import errors, values
 from .cells import (
     DATE_TIME_RENDER_OPTIONS,
     FORMATTED_VALUE,
@@ -24,7 +24,7 @@ from .cells import (
 )
 from .fieldmask import FieldMaskError, apply_mask, parse_mask
 from .http import BadJSON, Request, Response
-from .model import RequestError, Spreadsheet, checked_values
+from .model import Spreadsheet
 from .sheet_requests import apply_requests
 
 _DIMENSIONS = ("ROWS", "COLUMNS")
@@ -100,7 +100,7 @@ def _answer(handler):
                 return handler(sandbox, request, route)
         except _Refusal as refusal:
             return refusal.response
-        except RequestError as exc:
+        except values.RequestError as exc:
             return errors.invalid_argument(str(exc))
 
     wrapped.__name__ = handler.__name__
@@ -118,7 +118,7 @@ def spreadsheet_json(spreadsheet: Spreadsheet, with_data: bool, ranges: list[str
         properties[key] = _defaults()[key]
     wanted: dict[int, list] = {}
     for text in ranges:
-        tab, r = spreadsheet.resolve(text)
+        tab, r = values.resolve(spreadsheet, text)
         wanted.setdefault(tab.sheet_id, []).append(r)
     sheets = []
     for index, tab in enumerate(spreadsheet.tabs):
@@ -128,9 +128,7 @@ def spreadsheet_json(spreadsheet: Spreadsheet, with_data: bool, ranges: list[str
         props["gridProperties"] = dict(props["gridProperties"])
         sheet: dict = {"properties": props}
         if with_data:
-            boxes = wanted.get(tab.sheet_id) or [
-                spreadsheet.resolve(_whole(tab.title))[1]
-            ]
+            boxes = wanted.get(tab.sheet_id) or [values.resolve(spreadsheet, _whole(tab.title))[1]]
             sheet["data"] = [_grid_data(tab, r) for r in boxes]
         sheets.append(sheet)
     return {
@@ -220,8 +218,8 @@ def get_values(sandbox, request: Request, route) -> Response:
     """GET .../values/{range}: a ValueRange."""
     spreadsheet = _spreadsheet(sandbox, route)
     value, dates, major = _render_options(request)
-    return Response.json(200, spreadsheet.read(route.params["range"], value, dates, major,
-                                               sandbox.store.rendered))
+    return Response.json(200, values.read(spreadsheet, route.params["range"], value, dates, major,
+                                          sandbox.store.rendered))
 
 
 @_answer
@@ -233,7 +231,8 @@ def batch_get_values(sandbox, request: Request, route) -> Response:
     body: dict = {"spreadsheetId": spreadsheet.id}
     if ranges:
         rendered = sandbox.store.rendered
-        body["valueRanges"] = [spreadsheet.read(text, value, dates, major, rendered) for text in ranges]
+        body["valueRanges"] = [values.read(spreadsheet, text, value, dates, major, rendered)
+                               for text in ranges]
     return Response.json(200, body)
 
 
@@ -241,13 +240,13 @@ def _write(sandbox, spreadsheet: Spreadsheet, text: str, value_range: dict, opti
            request_options: dict) -> dict:
     major = _enum(value_range.get("majorDimension"), _DIMENSIONS, "ROWS", "data.major_dimension",
                   "google.apps.sheets.v4.Dimension")
-    result = spreadsheet.write(text, value_range.get("values"), option, major)
+    result = values.write(spreadsheet, text, value_range.get("values"), option, major)
     out = {"spreadsheetId": spreadsheet.id, **result.as_json()}
     if str(request_options.get("includeValuesInResponse", "")).lower() == "true":
         value, dates, _ = _render_options(_Options(request_options, "responseValueRenderOption",
                                                    "responseDateTimeRenderOption"))
-        out["updatedData"] = spreadsheet.read(result.range_text, value, dates, major,
-                                              sandbox.store.rendered)
+        out["updatedData"] = values.read(spreadsheet, result.range_text, value, dates, major,
+                                         sandbox.store.rendered)
     return out
 
 
@@ -287,13 +286,13 @@ def batch_update_values(sandbox, request: Request, route) -> Response:
         return errors.field_violation(
             "Invalid value at 'data' (type.googleapis.com/google.apps.sheets.v4.ValueRange)", "data")
     for item in data:  # validate everything before writing anything: Google applies all or none
-        spreadsheet.resolve(item.get("range") or "")
-        checked_values(item.get("values"))
+        values.resolve(spreadsheet, item.get("range") or "")
+        values.checked_values(item.get("values"))
     responses, rows, cols, sheets, cells = [], set(), set(), set(), 0
     for item in data:
-        result = spreadsheet.write(item["range"], item.get("values"), option,
-                                   _enum(item.get("majorDimension"), _DIMENSIONS, "ROWS",
-                                         "data.major_dimension", "google.apps.sheets.v4.Dimension"))
+        result = values.write(spreadsheet, item["range"], item.get("values"), option,
+                              _enum(item.get("majorDimension"), _DIMENSIONS, "ROWS",
+                                    "data.major_dimension", "google.apps.sheets.v4.Dimension"))
         responses.append({"spreadsheetId": spreadsheet.id, **result.as_json()})
         rows |= {(result.sheet_id, row) for row in result.rows}
         cols |= {(result.sheet_id, col) for col in result.cols}
@@ -313,7 +312,7 @@ def clear_values(sandbox, request: Request, route) -> Response:
     """POST .../values/{range}:clear."""
     spreadsheet = _spreadsheet(sandbox, route)
     _body(request)  # a malformed body is still a 400
-    cleared = spreadsheet.clear(route.params["range"])
+    cleared = values.clear(spreadsheet, route.params["range"])
     sandbox.store.touch(spreadsheet)
     return Response.json(200, {"spreadsheetId": spreadsheet.id, "clearedRange": cleared})
 
@@ -327,8 +326,8 @@ def batch_clear_values(sandbox, request: Request, route) -> Response:
         return errors.field_violation(
             "Invalid value at 'ranges' (TYPE_STRING)", "ranges")
     for text in ranges:
-        spreadsheet.resolve(text)
-    cleared = [spreadsheet.clear(text) for text in ranges]
+        values.resolve(spreadsheet, text)
+    cleared = [values.clear(spreadsheet, text) for text in ranges]
     sandbox.store.touch(spreadsheet)
     out: dict = {"spreadsheetId": spreadsheet.id}
     if cleared:

@@ -1,0 +1,246 @@
+"""The control API's JSON for a spreadsheet, to the data model and back.
+
+``{"title": str, "tabs": {"Name": TAB, ...}, "modifiedTime": RFC 3339 (optional),
+"createdTime": RFC 3339 (optional)}``, tabs in order, the first getting sheetId 0 and the others
+ids derived from the spreadsheet id and the tab name (stable for a dataset). TAB is a list of rows,
+or ``{"rows": [...], "rowCount": N, "columnCount": M, "hidden": bool}``; the grid is at least
+1000 x 26 and at least the data. A row is a list of cells: string, number, boolean or null; a
+string naming an error ("#REF!", "#N/A", "#DIV/0!", "#VALUE!", "#NAME?", "#NUM!", "#NULL!",
+"#ERROR!") is that error value; a string starting with "=" is a formula computed by the sandbox's
+small evaluator; ``{"formula": "=VLOOKUP(...)", "value": 12}`` is a formula with a stated value;
+``{"date": "2026-01-05"}`` and ``{"datetime": "2026-01-05T03:00:00Z"}`` are dates (a serial number
+unformatted, "2026-01-05" / "2026-01-05 03:00:00" formatted).
+
+Malformed input is a ValueError whose message names the key, or the tab, row and column.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from datetime import date, datetime
+from functools import lru_cache
+
+from .cells import (
+    ERRORS,
+    ErrorValue,
+    Formatted,
+    Formula,
+    date_to_serial,
+    datetime_to_serial,
+    serial_to_datetime,
+)
+from .model import DEFAULT_COLS, DEFAULT_ROWS, Spreadsheet, Tab, parse_rfc3339, rfc3339
+
+_KEYS = ("title", "tabs", "modifiedTime", "createdTime")
+_TAB_KEYS = ("rows", "rowCount", "columnCount", "hidden")
+
+
+def spreadsheet_from_control(spreadsheet_id: str, payload: object, now: datetime,
+                             share: Callable[[list], tuple]) -> Spreadsheet:
+    """The spreadsheet ``payload`` describes, formulas computed; ValueError if malformed.
+
+    ``now`` stamps the times the payload leaves out; ``share`` turns a formula-free row into the
+    store's shared tuple for it (see store.SpreadsheetStore).
+    """
+    if not isinstance(payload, dict):
+        raise ValueError("a spreadsheet must be a JSON object")
+    unknown = set(payload) - set(_KEYS)
+    if unknown:
+        raise ValueError(f"unknown keys {sorted(unknown)}; allowed: {', '.join(_KEYS)}")
+    title = payload.get("title")
+    if not isinstance(title, str) or not title:
+        raise ValueError('"title" must be a non-empty string')
+    tabs = payload.get("tabs")
+    if not isinstance(tabs, dict) or not tabs:
+        raise ValueError('"tabs" must be an object mapping tab names to rows, with at least '
+                         "one tab")
+    times = _control_times(payload)
+    spreadsheet = Spreadsheet(spreadsheet_id, title, times.get("createdTime", now))
+    used_ids: set[int] = set()
+    for position, (name, spec) in enumerate(tabs.items()):
+        spreadsheet.tabs.append(_control_tab(spreadsheet_id, position, name, spec, used_ids,
+                                             share))
+    if all(tab.hidden for tab in spreadsheet.tabs):
+        raise ValueError("at least one tab must be visible")
+    spreadsheet.recalculate()
+    spreadsheet.modified = times.get("modifiedTime", now)
+    return spreadsheet
+
+
+def control_payload(spreadsheet: Spreadsheet) -> dict:
+    """The spreadsheet in spreadsheet_from_control's shape (formulas as {"formula", "value"})."""
+    tabs: dict = {}
+    for tab in spreadsheet.tabs:
+        rows = [[control_json(c) for c in cells] for cells in tab.rows]
+        width = max((len(cells) for cells in rows), default=0)
+        inferred = (max(DEFAULT_ROWS, len(rows)), max(DEFAULT_COLS, width))
+        if (tab.row_count, tab.col_count) == inferred and not tab.hidden:
+            tabs[tab.title] = rows
+        else:
+            tabs[tab.title] = {"rows": rows, "rowCount": tab.row_count,
+                               "columnCount": tab.col_count}
+            if tab.hidden:
+                tabs[tab.title]["hidden"] = True
+    return {
+        "title": spreadsheet.title,
+        "tabs": tabs,
+        "createdTime": rfc3339(spreadsheet.created),
+        "modifiedTime": rfc3339(spreadsheet.modified),
+    }
+
+
+def _control_times(payload: dict) -> dict[str, datetime]:
+    times = {}
+    for key in ("modifiedTime", "createdTime"):
+        if payload.get(key) is not None:
+            if not isinstance(payload[key], str):
+                raise ValueError(f'"{key}" must be an RFC 3339 string')
+            try:
+                times[key] = parse_rfc3339(payload[key])
+            except ValueError as exc:
+                raise ValueError(f'"{key}": {exc}') from None
+    return times
+
+
+def _control_tab(spreadsheet_id: str, position: int, name: str, spec: object,
+                 used_ids: set[int], share: Callable[[list], tuple]) -> Tab:
+    where = f"tabs[{name!r}]"
+    if not name or len(name) > 100:
+        raise ValueError(f"{where}: a tab name must have 1 to 100 characters")
+    if isinstance(spec, list):
+        spec = {"rows": spec}
+    if not isinstance(spec, dict) or not isinstance(spec.get("rows", []), list):
+        raise ValueError(f"{where} must be a list of rows or an object with \"rows\"")
+    unknown = set(spec) - set(_TAB_KEYS)
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {sorted(unknown)}; allowed: {', '.join(_TAB_KEYS)}")
+    rows, has_formulas = _control_rows(spec.get("rows", []), where, share)
+    width = max((len(row) for row in rows), default=0)
+    row_count = _positive(spec.get("rowCount", max(DEFAULT_ROWS, len(rows))), where, "rowCount")
+    col_count = _positive(spec.get("columnCount", max(DEFAULT_COLS, width)), where,
+                          "columnCount")
+    if row_count < len(rows) or col_count < width:
+        raise ValueError(f"{where}: the data ({len(rows)} x {width}) does not fit the grid "
+                         f"({row_count} x {col_count})")
+    tab = Tab(_sheet_id(spreadsheet_id, position, name, used_ids), name, row_count, col_count)
+    if spec.get("hidden"):
+        tab.props["hidden"] = True
+    tab.rows = rows
+    tab.has_formulas = has_formulas
+    tab.trim()
+    return tab
+
+
+def _control_rows(rows_in: list, where: str,
+                  share: Callable[[list], tuple]) -> tuple[list[list | tuple], bool]:
+    """A tab's rows, trailing empty cells dropped, and whether any holds a formula."""
+    rows: list[list | tuple] = []
+    has_formulas = False
+    for r, row in enumerate(rows_in, start=1):
+        if not isinstance(row, list):
+            raise ValueError(f"{where} row {r}: a row must be a list of cells")
+        cells, formulas_here = _control_row(row, where, r)
+        while cells and cells[-1] is None:
+            cells.pop()
+        # Rows with formulas stay this tab's own: their values depend on the tab.
+        rows.append(cells if formulas_here else share(cells))
+        has_formulas = has_formulas or formulas_here
+    return rows, has_formulas
+
+
+def _sheet_id(spreadsheet_id: str, position: int, name: str, used_ids: set[int]) -> int:
+    """0 for the first tab, like Google; others derived from the ids, so a dataset's are stable."""
+    if position == 0:
+        sheet_id = 0
+    else:
+        sheet_id = zlib.crc32(f"{spreadsheet_id}/{name}".encode()) & 0x7FFFFFFF or 1
+        while sheet_id in used_ids:
+            sheet_id = (sheet_id + 1) & 0x7FFFFFFF or 1
+    used_ids.add(sheet_id)
+    return sheet_id
+
+
+def _control_row(row: list, where: str, number: int) -> tuple[list, bool]:
+    """The cells of one control row, and whether it holds a formula. Plain text and numbers,
+    nearly all cells, take a fast path: 5,000 generated spreadsheets hold millions of them."""
+    cells = []
+    has_formula = False
+    for column, value in enumerate(row, start=1):
+        kind = type(value)
+        if (kind is str and value and value[0] not in "#=") or kind in (int, float, bool):
+            cells.append(value)
+        else:
+            cell = control_cell(value, f"{where} row {number} column {column}")
+            has_formula = has_formula or isinstance(cell, Formula)
+            cells.append(cell)
+    return cells, has_formula
+
+
+def control_cell(value: object, where: str) -> object:
+    """A cell from the control API's JSON (see the module doc)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        if value in ERRORS:
+            return ERRORS[value]
+        if value.startswith("=") and len(value) > 1:
+            return Formula(value)
+        return value
+    if isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, dict):
+        try:
+            if set(value) == {"date"}:
+                return _date_cell(value["date"], "date")
+            if set(value) == {"datetime"}:
+                return _date_cell(value["datetime"], "datetime")
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: bad date {value!r} ({exc})") from None
+        if "formula" in value and set(value) <= {"formula", "value"}:
+            text = value["formula"]
+            if not isinstance(text, str) or not text.startswith("="):
+                raise ValueError(f"{where}: a formula must be a string starting with '='")
+            if "value" not in value:
+                return Formula(text)
+            return _FixedFormula(text, control_cell(value["value"], where))
+    raise ValueError(
+        f"{where}: a cell must be a string, number, boolean, null, {{\"date\": \"YYYY-MM-DD\"}}, "
+        f"{{\"datetime\": \"RFC 3339\"}} or {{\"formula\": \"=...\", \"value\": ...}}; got {value!r}"
+    )
+
+
+@lru_cache(maxsize=65536)
+def _date_cell(text: str, kind: str) -> Formatted:
+    """Equal dates are one (never mutated) object: generated sheets repeat them a lot."""
+    if kind == "date":
+        return Formatted(date_to_serial(date.fromisoformat(text)), "date")
+    return Formatted(datetime_to_serial(parse_rfc3339(text)), "datetime")
+
+
+class _FixedFormula(Formula):
+    """A formula whose value the seed data states (VLOOKUP, IMPORTRANGE): never recomputed."""
+
+    __slots__ = ()
+
+
+def control_json(cell: object) -> object:
+    if cell is None or isinstance(cell, str | bool | int | float):
+        return cell
+    if isinstance(cell, ErrorValue):
+        return cell.code
+    if isinstance(cell, Formatted):
+        if cell.kind in ("date", "us_date"):
+            return {"date": serial_to_datetime(cell.number).date().isoformat()}
+        if cell.kind == "datetime":
+            return {"datetime": serial_to_datetime(cell.number).isoformat() + "Z"}
+        return cell.number
+    if isinstance(cell, Formula):
+        return {"formula": cell.text, "value": control_json(cell.value)}
+    raise TypeError(cell)
+
+
+def _positive(value: object, where: str, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{where}: {key} must be a positive integer, got {value!r}")
+    return value

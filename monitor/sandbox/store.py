@@ -1,0 +1,113 @@
+"""Every spreadsheet of the sandbox, by id, behind one lock.
+
+The HTTP server is threaded, so every public method takes the store's one lock; handlers that
+need several steps to be atomic (a batch) hold ``store.lock`` (re-entrant) around them.
+
+Rows seeded through the control API are shared: equal formula-free rows are one tuple across
+every spreadsheet (see model for what that saves), copied by a write before it changes them.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+import threading
+
+from .control_format import control_payload, spreadsheet_from_control
+from .model import DEFAULT_COLS, DEFAULT_ROWS, Spreadsheet, Tab
+from .rendered_rows import RenderedRows
+
+_ID_ALPHABET = string.ascii_letters + string.digits + "-_"
+_SHARED_ROWS_LIMIT = 500_000  # beyond this many distinct rows, sharing stops paying for its dict
+
+
+class SpreadsheetStore:
+    """Every spreadsheet of the sandbox, by id. Thread-safe; ``clock.now()`` stamps changes."""
+
+    def __init__(self, clock, seed: int = 0) -> None:
+        self.clock = clock
+        self.lock = threading.RLock()
+        self._random = random.Random(seed)
+        self._sheets: dict[str, Spreadsheet] = {}
+        self._rows: dict[tuple, tuple] = {}  # shared read-only rows, see _shared
+        self.rendered = RenderedRows()  # their rendered forms, for reads (see rendered_rows.py)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def create(self, title: str) -> Spreadsheet:
+        """A new spreadsheet with one empty 1000 x 26 tab "Sheet1" (sheetId 0), like Drive's."""
+        with self.lock:
+            spreadsheet = Spreadsheet(self._new_id(), title, self.clock.now())
+            spreadsheet.tabs.append(Tab(0, "Sheet1", DEFAULT_ROWS, DEFAULT_COLS))
+            self._sheets[spreadsheet.id] = spreadsheet
+            return spreadsheet
+
+    def get(self, spreadsheet_id: str) -> Spreadsheet | None:
+        with self.lock:
+            return self._sheets.get(spreadsheet_id)
+
+    def all(self) -> list[Spreadsheet]:
+        with self.lock:
+            return list(self._sheets.values())
+
+    def ids(self) -> list[str]:
+        with self.lock:
+            return list(self._sheets)
+
+    def delete(self, spreadsheet_id: str) -> bool:
+        with self.lock:
+            return self._sheets.pop(spreadsheet_id, None) is not None
+
+    def reset(self) -> None:
+        with self.lock:
+            self._sheets.clear()
+            self._rows.clear()
+            self.rendered.clear()
+
+    def touch(self, spreadsheet: Spreadsheet) -> None:
+        """Record a change: Drive's modifiedTime moves on every write."""
+        spreadsheet.modified = self.clock.now()
+
+    def new_sheet_id(self, spreadsheet: Spreadsheet) -> int:
+        with self.lock:
+            taken = {tab.sheet_id for tab in spreadsheet.tabs}
+            while True:
+                candidate = self._random.randrange(1, 2**31 - 1)
+                if candidate not in taken:
+                    return candidate
+
+    def _new_id(self) -> str:
+        while True:  # Google's shape: 44 characters of [A-Za-z0-9_-], starting with "1"
+            candidate = "1" + "".join(self._random.choice(_ID_ALPHABET) for _ in range(43))
+            if candidate not in self._sheets:
+                return candidate
+
+    # -- control format ----------------------------------------------------------------------
+
+    def put_control(self, spreadsheet_id: str, payload: dict) -> None:
+        """Create or replace a spreadsheet from the control API's JSON (its shape: see
+        control_format); ValueError, naming what is wrong, if malformed."""
+        if not isinstance(spreadsheet_id, str) or not spreadsheet_id or "/" in spreadsheet_id:
+            raise ValueError(f"spreadsheet id must be a non-empty string without '/', got "
+                             f"{spreadsheet_id!r}")
+        spreadsheet = spreadsheet_from_control(spreadsheet_id, payload, self.clock.now(),
+                                               self._shared)
+        with self.lock:
+            self._sheets[spreadsheet_id] = spreadsheet
+
+    def get_control(self, spreadsheet_id: str) -> dict | None:
+        """The spreadsheet in put_control's shape (formulas as {"formula", "value"}), or None."""
+        with self.lock:
+            spreadsheet = self._sheets.get(spreadsheet_id)
+            return None if spreadsheet is None else control_payload(spreadsheet)
+
+    def _shared(self, cells: list) -> tuple:
+        """One tuple for every equal (formula-free) row the store holds."""
+        row = tuple(cells)
+        with self.lock:
+            shared = self._rows.get(row)
+            if shared is not None:
+                return shared
+            if len(self._rows) < _SHARED_ROWS_LIMIT:
+                self._rows[row] = row
+        return row

@@ -1,0 +1,111 @@
+"""The fake Bot API's records: bots (by token), chats with their sandbox behaviour, and the
+messages it accepted. Plain data; ``FakeTelegram`` holds them under its lock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+_SUPERGROUP_IDS_BELOW = -1_000_000_000_000  # -100xxxxxxxxxx: supergroups and channels
+
+
+@dataclass
+class Bot:
+    token: str = field(repr=False)
+    id: int
+    username: str
+    first_name: str
+
+    def user(self) -> dict:
+        return {
+            "id": self.id,
+            "is_bot": True,
+            "first_name": self.first_name,
+            "username": self.username,
+        }
+
+    def me(self) -> dict:
+        return {
+            **self.user(),
+            "can_join_groups": True,
+            "can_read_all_group_messages": False,
+            "supports_inline_queries": False,
+            "can_connect_to_business": False,
+            "has_main_web_app": False,
+        }
+
+
+@dataclass
+class Chat:
+    id: int
+    type: str  # private | group | supergroup | channel
+    title: str
+    username: str | None = None
+    topics: frozenset[int] | None = None  # forum topic ids; None accepts any message_thread_id
+    blocked: bool = False  # 403 bot was blocked by the user
+    migrate_to: int | None = None  # 400 group chat was upgraded, with parameters.migrate_to_chat_id
+    per_second: int | None = None  # flood-control overrides for this chat
+    per_minute: int | None = None
+    next_message_id: int = 1
+
+    @property
+    def is_group(self) -> bool:
+        return self.type in ("group", "supergroup")
+
+    def public(self) -> dict:
+        """The ``chat`` object of a Message."""
+        data: dict = {"id": self.id}
+        if self.type == "private":
+            data["first_name"] = self.title
+        else:
+            data["title"] = self.title
+        if self.username:
+            data["username"] = self.username
+        data["type"] = self.type
+        if self.topics is not None:
+            data["is_forum"] = True
+        return data
+
+    def describe(self) -> dict:
+        """The chat and its sandbox behaviour, for ``/_sandbox/chats``."""
+        return {
+            **self.public(),
+            "blocked": self.blocked,
+            "migrate_to": self.migrate_to,
+            "per_second": self.per_second,
+            "per_minute": self.per_minute,
+            "topics": sorted(self.topics) if self.topics is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class SentMessage:
+    """One accepted sendMessage, as the sandbox remembers it."""
+
+    message_id: int
+    chat_id: int
+    message_thread_id: int | None
+    text: str  # exactly as sent (HTML source under parse_mode=HTML)
+    parse_mode: str | None
+    date: int  # epoch seconds
+    plain_text: str  # what the recipient sees
+    entities: tuple[dict, ...]
+    bot_id: int
+
+    def as_json(self) -> dict:
+        return {
+            "message_id": self.message_id,
+            "chat_id": self.chat_id,
+            "message_thread_id": self.message_thread_id,
+            "text": self.text,
+            "parse_mode": self.parse_mode,
+            "date": self.date,
+            "plain_text": self.plain_text,
+            "entities": list(self.entities),
+            "bot_id": self.bot_id,
+        }
+
+
+def default_chat_type(chat_id: int) -> str:
+    if chat_id > 0:
+        return "private"
+    return "supergroup" if chat_id < _SUPERGROUP_IDS_BELOW else "group"
