@@ -15,7 +15,7 @@ from monitor.checks import evaluate_all, health_of
 from monitor.config import load_config
 from monitor.core.a1 import parse_a1
 from monitor.core.clock import SystemClock
-from monitor.google.reader import build_gspread_client
+from monitor.google.client import build_gspread_client
 from monitor.sandbox import dataset as ds
 from monitor.sandbox.auth import TokenAuthority
 from monitor.sandbox.faults import validate

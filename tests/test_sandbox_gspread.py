@@ -12,7 +12,7 @@ from gspread.auth import DEFAULT_SCOPES
 from gspread.http_client import BackOffHTTPClient
 
 from monitor.core.clock import ManualClock
-from monitor.google.reader import EndpointAdapter, build_gspread_client
+from monitor.google.client import EndpointAdapter, build_gspread_client
 from monitor.sandbox import running_sandbox
 from monitor.sandbox.auth import TokenAuthority
 from monitor.sandbox.http import HTTPServerThread, Response

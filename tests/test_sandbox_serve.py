@@ -18,7 +18,7 @@ import requests
 from click.testing import CliRunner
 
 from monitor.cli.main import cli
-from monitor.google.reader import build_gspread_client
+from monitor.google.client import build_gspread_client
 from monitor.sandbox import dataset as ds
 
 ROOT = Path(__file__).resolve().parents[1]

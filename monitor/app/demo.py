@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO
 
 from monitor.app.run import run_once
-from monitor.cli.state_access import load_state_file
+from monitor.state import read_state
 from monitor.config import load_config
 from monitor.sandbox import dataset as datasets
 from monitor.sandbox.server import running_sandbox
@@ -77,13 +77,13 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str]) -> 
                 f"run {runs}: {report.tasks} reads, {report.ok} checked, {report.failed} dead-lettered, "
                 f"{report.retries_scheduled} retries, {report.duration_seconds:.1f} s ({report.stop_reason})"
             )
-            state = load_state_file(config)
+            state = read_state(config.run.state_dir)
             if state is not None and state.round is not None and state.round.is_complete():
                 break
 
         say()
         _print_telegram(sandbox.telegram.messages(DEMO_CHAT_ID), say)
-        _print_status(load_state_file(config), dataset, say)
+        _print_status(read_state(config.run.state_dir), dataset, say)
         say(f"\nDone in {time.monotonic() - started:.0f} s. Config and state were in {folder} (now removed).")
 
 
@@ -97,7 +97,7 @@ def _print_telegram(messages, say) -> None:
 
 
 def _print_status(state, dataset, say) -> None:
-    shown = Counter(record.shown for record in state.sheets.values())
+    shown = Counter(record.shown for record in state.health.values())
     say("Status")
     say(f"  {'health':<10}{'spreadsheets':>12}")
     for health in ("ok", "warn", "fail", "error", "skipped", "unknown"):
@@ -105,15 +105,11 @@ def _print_status(state, dataset, say) -> None:
             say(f"  {health:<10}{shown[health]:>12}")
     rnd = state.round
     if rnd is not None:
-        counts = rnd.counts()
-        say(f"  round {rnd.id}: {counts['done'] + counts['failed']} of {len(rnd.tasks)} done")
-    say(
-        f"  dead-letter queue: {len(state.dlq)}   open breakers: "
-        f"{sum(1 for b in state.breakers.values() if b.get('state') != 'closed')}"
-    )
+        say(f"  round {rnd.id}: {rnd.finished()} of {len(rnd)} done")
+    say(f"  dead-letter queue: {len(state.dlq)}   open breakers: {len(state.open_breakers())}")
 
     expected = {entry.id: entry.expect for entry in dataset.sheets}
-    verdicts = {sid: _verdict(record) for sid, record in state.sheets.items()}
+    verdicts = {sid: _verdict(record) for sid, record in state.health.items()}
     misses = [sid for sid, expect in expected.items() if verdicts.get(sid) != expect]
     say(f"  verdicts matching the dataset's known breakage: {len(expected) - len(misses)} of {len(expected)}"
         " (an open breaker counts as 'could not be read')")

@@ -1,6 +1,6 @@
 """`check-config` (validate and print the plan) and `check ID` (read one spreadsheet now).
 
-`check ID` reads through the same gspread adapter and evaluates the same checks as a run, but records
+`check ID` inspects a spreadsheet exactly as a run does (``monitor.engine.inspect``), but records
 nothing: no queue, breaker, health or DLQ change, and it needs no lock. It does spend one read of a
 credential's quota; it picks the credential the last run used least in its final minute, so that a
 check typed between runs does not push a run into a 429.
@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from monitor import admin
-from monitor.checks import ValuesStillLoading, evaluate_all, health_of, ranges_of
+from monitor.admin.reports import error_dict
+from monitor.checks import health_of
+from monitor.cli.common import clock
 from monitor.cli.output import (
     config_option,
     echo_fields,
@@ -25,15 +27,16 @@ from monitor.cli.output import (
     json_option,
     styled_status,
 )
-from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, load_state_file
-from monitor.core.clock import SystemClock
+from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit
+from monitor.config import Config, Sheet
 from monitor.core.durations import format_duration
 from monitor.core.errors import SheetReadError
 from monitor.core.logs import configure_logging
 from monitor.core.timefmt import format_utc
-from monitor.storage.store import StateError
-
-_clock = SystemClock()
+from monitor.engine.inspect import SheetPlan, judge, read
+from monitor.engine.quota import QuotaPacer
+from monitor.state import read_state
+from monitor.storage import StateError
 
 
 @click.command("check-config")
@@ -86,30 +89,22 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     sheet = config.sheets_by_id.get(spreadsheet_id)
     if sheet is None:
         fail(admin.unknown_id_message(spreadsheet_id), EXIT_USAGE)
-    from monitor.google.reader import (
-        GspreadReader,  # gspread and google-auth load only for the command that reads
-    )
+    # gspread and google-auth load only for the command that reads.
+    from monitor.google.reader import GspreadReader
 
+    plan = SheetPlan.of(sheet, config)
     credential = _credential(config)
-    ranges = ranges_of(sheet.checks)
     timeout = config.google.request_timeout.total_seconds()
-    endpoint = str(config.google.api_endpoint).rstrip("/") if config.google.api_endpoint else None
-    reader = GspreadReader.from_credentials([credential], endpoint=endpoint, timeout=timeout)
-    now = _clock.now()
+    reader = GspreadReader.for_config(config, timeout, credentials=[credential])
+    now = clock.now()
     # Sheets reads count against the quota the runs pace; a Drive read (freshness on the file's
     # modified time) counts against Drive's own quota.
-    spent = {"reads": 1 if ranges else 0, "drive_reads": 1 if sheet.needs_modified_time else 0,
+    spent = {"reads": 1 if plan.ranges else 0, "drive_reads": 1 if plan.needs_modified_time else 0,
              "credential": credential}
     try:
-        value_ranges = reader.read(sheet.id, ranges, credential, timeout) if ranges else []
-        modified = reader.modified_time(sheet.id, credential, timeout) if sheet.needs_modified_time else None
-        results = evaluate_all(sheet.checks, dict(zip(ranges, value_ranges, strict=True)), now,
-                               config.alerts.tzinfo, modified_time=modified)
+        results = judge(plan, read(plan, reader, credential, lambda: timeout), now)
     except SheetReadError as error:
-        _read_failed(sheet, error.to_dict(), spent, as_json)
-    except ValuesStillLoading:
-        loading = {"error_class": "loading", "message": "cells still show Loading...; try again in a minute"}
-        _read_failed(sheet, loading, spent, as_json)
+        _read_failed(sheet, error_dict(error.info()), spent, as_json)
     health = health_of(results)
     if as_json:
         emit_json({"id": sheet.id, "name": sheet.name, "checked_at": format_utc(now), "health": health,
@@ -123,25 +118,23 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     click.echo(f"\nSpent one read of {Path(credential).name}'s quota{drive}; nothing was recorded.", err=True)
 
 
-def _credential(config) -> str:
+def _credential(config: Config) -> str:
     """The credential with the most room left, judged from the last run's saved quota log."""
-    from monitor.app.run import pacer_of
-
-    pacer = pacer_of(config)
+    pacer = QuotaPacer.from_config(config)
     try:
-        state = load_state_file(config)
+        state = read_state(config.run.state_dir, only=("quota",))
     except StateError:  # the quota log is only a hint; an unreadable state is `status`'s business
         state = None
     if state is not None:
         pacer.restore(state.quota)
-    credential, wait = pacer.acquire(_clock.time())
+    credential, wait = pacer.acquire(clock.time())
     if credential is None:
         fail(f"every credential used its quota in the last minute; try again in {wait:.0f} s",
              EXIT_OPERATIONAL)
     return credential
 
 
-def _read_failed(sheet, error: dict, spent: dict, as_json: bool) -> None:
+def _read_failed(sheet: Sheet, error: dict, spent: dict, as_json: bool) -> NoReturn:
     if as_json:
         emit_json({"id": sheet.id, "name": sheet.name, "health": "error", "error": error,
                    "quota_spent": spent})

@@ -2,10 +2,9 @@
 ``monitor.cli``, ``sheet-monitor watchdog``.
 
 Part of the CLI layer: it loads the config, wires the pass and turns outcomes into exit codes and
-lines on stderr. The console script enters here rather than through ``monitor.cli`` so that its
-imports stay the watchdog's own: nothing of the Google stack (gspread, google-auth), on purpose, as
-the watchdog must keep working when that is what broke. A test runs it in a fresh interpreter and
-checks.
+lines on stderr. Its imports stay the watchdog's own: nothing of the Google stack (gspread, google-auth), on
+purpose, as the watchdog must keep working when that is what broke. An import contract
+(``.importlinter``) and a test in a fresh interpreter check it.
 """
 
 from __future__ import annotations
@@ -23,9 +22,10 @@ from monitor.config import TOKEN_ENV, TOKEN_FILE_ENV, Config, ConfigError, load_
 from monitor.core.clock import SystemClock
 from monitor.core.logs import configure_logging, log_event
 from monitor.notify.outbox import sender_for
-from monitor.storage.store import StateError
+from monitor.storage import StateError
 from monitor.watchdog.judge import WatchdogSettings
-from monitor.watchdog.watch import WATCHDOG_FILE_NAME, watchdog_pass
+from monitor.watchdog.store import STORE_NAME
+from monitor.watchdog.watch import watchdog_pass
 
 EXIT_OK, EXIT_OPERATIONAL, EXIT_USAGE = 0, 1, 2
 
@@ -70,7 +70,7 @@ def run_watchdog(config_path: Path | None, stream: IO[str], clock: object | None
         report = watchdog_pass(
             state_dir,
             settings,
-            lambda outbox: sender_for(config.telegram, outbox, stream, clock=clock),
+            lambda migrations: sender_for(config.telegram, migrations, stream, clock=clock),
             clock.now(),
             heartbeat_url=config.watchdog.heartbeat_url,
         )
@@ -81,7 +81,7 @@ def run_watchdog(config_path: Path | None, stream: IO[str], clock: object | None
     if report.delivery_failed:
         click.echo(
             f"sheet-watchdog: {report.undelivered} message(s) could not be sent to Telegram; they wait in "
-            f"{state_dir / WATCHDOG_FILE_NAME} for the next pass (see the log line above for why)",
+            f"{state_dir / STORE_NAME}.json for the next pass (see the log line above for why)",
             err=True,
         )
         return EXIT_OPERATIONAL

@@ -63,7 +63,7 @@ def classify(
     is_timeout: bool,
     is_connection_error: bool,
 ) -> ErrorClass:
-    """SPEC 6's table. Never returns LOADING: the adapter detects loading cells itself.
+    """The classification table. Never returns LOADING: the adapter detects loading cells itself.
 
     Precedence, and why:
     1. quota (429 or ``RESOURCE_EXHAUSTED`` in the body, whatever the status): a quota refusal

@@ -1,4 +1,4 @@
-"""JSON-lines logging (SPEC 12): one object per line with ts, level, event, run_id and context.
+"""JSON-lines logging: one object per line with ts, level, event, run_id and context.
 
 Library code logs through ``log_event``; only the CLI calls ``configure_logging``. Every line passes
 through a redactor that replaces known secrets (the bot token, key material) wherever they appear,

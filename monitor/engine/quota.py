@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from monitor.config import Config
+
 WINDOW_SECONDS = 60.0
 DEFAULT_MARGIN_SECONDS = 1.0
 
@@ -85,6 +87,15 @@ class QuotaPacer:
         self._totals: Counter[str] = Counter()
         self._quota_errors: Counter[str] = Counter()
         self._latest = -math.inf
+
+    @classmethod
+    def from_config(cls, config: Config) -> QuotaPacer:
+        """The pacer for the config's credentials and read quotas."""
+        return cls(
+            [str(path) for path in config.google.credentials],
+            per_credential=config.google.read_requests_per_minute,
+            per_project=config.google.project_read_requests_per_minute,
+        )
 
     def acquire(self, now: float) -> tuple[str | None, float]:
         """Take a send slot at ``now`` if any credential has one; else say how long to wait."""

@@ -1,0 +1,1 @@
+"""The Google adapter: gspread with the endpoint seam (``client``) and classified reads (``reader``)."""

@@ -192,7 +192,7 @@ class StateRepository:
     def save_all(self, state: State) -> None:
         """Write the whole state in the current layout, and remove every key it no longer has: for a
         fresh store, after a layout upgrade, or when the schema document was lost."""
-        values = _encode_all(state)
+        values = encode_all(state)
         values[SCHEMA_KEY] = schema_document()
         values.update(self._staged)
         deleted = [key for key in self.store.get_keys() if key not in values and not key.startswith(DAMAGED_PREFIX)]
@@ -216,7 +216,7 @@ class StateRepository:
     def unsaved(self, state: State) -> list[str]:
         """Keys whose stored document differs from the state's (a full comparison, for tests: after a
         save it must be empty, or some change escaped the tracking)."""
-        expected = _encode_all(state)
+        expected = encode_all(state)
         stored = {key: value for key, value in self.store.get_properties().items()
                   if key != SCHEMA_KEY and not key.startswith(DAMAGED_PREFIX)}
         return sorted(key for key in expected.keys() | stored.keys() if expected.get(key) != stored.get(key))
@@ -258,7 +258,8 @@ def _mark_saved(state: State) -> None:
     state.changed_singles.clear()
 
 
-def _encode_all(state: State) -> dict[str, str]:
+def encode_all(state: State) -> dict[str, str]:
+    """Every document of ``state`` by its key, encoded as it would be stored."""
     encoded = {}
     if state.round is not None:
         encoded[ROUND.key()] = ROUND.encode(state.round.info)

@@ -1,0 +1,64 @@
+"""The package layout holds: import contracts (.importlinter), and what cron's processes load.
+
+The contracts are checked statically by import-linter; that they can fail is shown by breaking one
+in a copy of the package. What a process really imports is checked in a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports())"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_the_import_contracts_hold():
+    result = lint_imports(REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "broken" not in result.stdout.lower().replace("0 broken", "")
+
+
+def test_an_upward_import_breaks_the_layer_contract(tmp_path):
+    shutil.copytree(REPO / "monitor", tmp_path / "monitor", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / ".importlinter", tmp_path / ".importlinter")
+    clock = tmp_path / "monitor" / "core" / "clock.py"
+    clock.write_text(clock.read_text() + "\nfrom monitor.engine import run  # noqa: E402 - an upward import\n")
+    result = lint_imports(tmp_path)
+    assert result.returncode != 0
+    assert "monitor.core is not allowed to import monitor.engine" in result.stdout
+
+
+def loaded_modules(code: str) -> set[str]:
+    """The modules a fresh interpreter has loaded after running ``code``."""
+    script = textwrap.dedent(code) + "\nimport sys\nprint('\\n'.join(sorted(sys.modules)))\n"
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return set(result.stdout.split())
+
+
+def test_the_run_command_loads_no_part_of_the_emulator():
+    modules = loaded_modules("""
+        from monitor.cli.main import cli
+        cli.get_command(None, "run")
+    """)
+    assert "monitor.app.run" in modules  # the command really was loaded
+    assert not {name for name in modules if name.startswith("monitor.sandbox")}
+
+
+def test_the_watchdog_loads_neither_gspread_nor_google_auth():
+    modules = loaded_modules("import monitor.cli.watchdog")
+    assert "monitor.watchdog.watch" in modules
+    assert not {name for name in modules if name.split(".")[0] in ("gspread", "google", "requests")}
+    assert not {name for name in modules if name.startswith("monitor.sandbox")}
