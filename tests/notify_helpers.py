@@ -8,12 +8,14 @@ returns that could not be stored fails here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from monitor.engine.events import HealthChanged
+from monitor.engine.events import Event, HealthChanged
 from monitor.engine.health import BAD, FAIL, OK, Finding, Health, SheetHealth, record_verdict
 from monitor.engine.state import RunnerState
-from monitor.notify.documents import Outbox
+from monitor.notify.documents import AlertMemory, Outbox
+from monitor.notify.notifier import NotifyReport, notify
 from monitor.state import schema
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -66,6 +68,36 @@ def set_health(state: RunnerState, sid: str, health: Health, now: datetime) -> N
 def stored(document):
     """``document`` (an Outbox or an AlertMemory) as the next run reads it back from the state file."""
     return _round_trip(schema.OUTBOX if isinstance(document, Outbox) else schema.ALERTS, document)
+
+
+@dataclass
+class Site:
+    """One installation across runs: the engine's state and the notifier's two documents, stored
+    back after each pass the way the run's caller stores them."""
+
+    state: RunnerState = field(default_factory=RunnerState)
+    outbox: Outbox = field(default_factory=Outbox)
+    memory: AlertMemory = field(default_factory=AlertMemory)
+
+    def add(self, *events: Event) -> None:
+        for event in events:
+            self.state.events.add(event)
+
+    def notify(self, settings, sender, now: datetime, **options) -> NotifyReport:
+        report = notify(self.state, self.outbox, self.memory, settings, sender, now, **options)
+        self.outbox, self.memory = report.outbox, report.memory
+        return report
+
+    def next_run(self) -> Site:
+        """What the next run starts from: every document through its stored form."""
+        state = RunnerState(
+            health={sid: _round_trip(schema.HEALTH, record) for sid, record in self.state.health.items()},
+            mutes={sid: _round_trip(schema.MUTE, mute) for sid, mute in self.state.mutes.items()},
+            events={int(key): _round_trip(schema.EVENT, event) for key, event in self.state.events.pending()},
+            heartbeat=self.state.heartbeat and _round_trip(schema.HEARTBEAT, self.state.heartbeat),
+            round=self.state.round,
+        )
+        return Site(state, stored(self.outbox), stored(self.memory))
 
 
 def _round_trip(kind: schema.Kind, document):

@@ -74,15 +74,6 @@ class DeliveryError(Exception):
         self.status = status
         self.retry_after = retry_after
 
-    def to_dict(self) -> dict:
-        return {
-            "error": type(self).__name__,
-            "permanent": self.permanent,
-            "scope": self.scope,
-            "status": self.status,
-            "description": self.description,
-        }
-
 
 class RetryableDeliveryError(DeliveryError):
     """Telegram unreachable, 5xx, or a rate limit longer than we may wait: try again later."""
