@@ -27,30 +27,28 @@ def formula_errors(cells: tuple[str, ...] = ("Stock!F7",), message: str = "2 cel
     return Finding("no errors", "formula_errors", "fail", message, cells)
 
 
-def went_bad(sid: str, name: str | None = None, at: datetime = NOW, cells=("Stock!F7",)) -> HealthChanged:
-    return HealthChanged(
-        at=at,
-        run_id="run-1",
-        spreadsheet_id=sid,
-        name=name or sid,
-        previous=OK,
-        current=FAIL,
-        findings=(formula_errors(tuple(cells)),),
-    )
-
-
-def came_back(
-    sid: str, down: float | None = 7500, name: str | None = None, at: datetime = NOW
+def health_changed(
+    sid: str, previous: Health, current: Health, name: str | None = None, at: datetime = NOW, **fields
 ) -> HealthChanged:
     return HealthChanged(
         at=at,
         run_id="run-1",
         spreadsheet_id=sid,
         name=name or sid,
-        previous=FAIL,
-        current=OK,
-        down_for_seconds=down,
+        previous=previous,
+        current=current,
+        **fields,
     )
+
+
+def went_bad(sid: str, name: str | None = None, at: datetime = NOW, cells=("Stock!F7",)) -> HealthChanged:
+    return health_changed(sid, OK, FAIL, name, at, findings=(formula_errors(tuple(cells)),))
+
+
+def came_back(
+    sid: str, down: float | None = 7500, name: str | None = None, at: datetime = NOW
+) -> HealthChanged:
+    return health_changed(sid, FAIL, OK, name, at, down_for_seconds=down)
 
 
 def bad_since(down_since: datetime, health: Health = FAIL) -> SheetHealth:

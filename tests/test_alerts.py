@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from notify_helpers import FINDING, NASTY, NOW, came_back, formula_errors, went_bad
+from notify_helpers import FINDING, NASTY, NOW, came_back, formula_errors, health_changed, went_bad
 
 from monitor.core.errors import ErrorInfo
 from monitor.engine.events import (
@@ -19,7 +19,6 @@ from monitor.engine.events import (
     DeliveryHalted,
     Event,
     FallingBehind,
-    HealthChanged,
     ReadableAgain,
     StateEntryDamaged,
     StateRestored,
@@ -100,9 +99,7 @@ def test_recovery_says_how_long_it_was_down_and_cell_references_are_listed():
 
 
 def test_cells_a_finding_message_already_names_are_not_repeated():
-    event = HealthChanged(
-        **sheet("s"), previous=OK, current=FAIL, findings=(formula_errors(("F7",), "F7 is #REF!"),)
-    )
+    event = health_changed("s", OK, FAIL, findings=(formula_errors(("F7",), "F7 is #REF!"),))
     assert lines_of([event])[3].endswith("is failing: no errors: F7 is #REF!")
 
 
@@ -136,7 +133,7 @@ def test_system_events_are_told_once_per_kind_but_every_damaged_entry_is_told():
 
 
 def test_events_that_change_nothing_for_people_make_no_message():
-    unknown_to_ok = HealthChanged(**sheet("s1"), previous=UNKNOWN, current=OK)
+    unknown_to_ok = health_changed("s1", UNKNOWN, OK)
     assert compose_alert([unknown_to_ok], {}, AlertSettings()) == []
     assert compose_alert([], {}, AlertSettings()) == []
 
@@ -220,13 +217,8 @@ def test_readable_again_is_failing_warning_or_recovered_by_what_its_checks_say()
     ],
 )
 def test_each_change_of_health_has_its_wording(previous, current, says):
-    event = HealthChanged(
-        **sheet("s"),
-        previous=previous,
-        current=current,
-        findings=(formula_errors(),),
-        down_for_seconds=7500 if previous == FAIL else None,
-    )
+    down = 7500 if previous == FAIL else None
+    event = health_changed("s", previous, current, findings=(formula_errors(),), down_for_seconds=down)
     assert says in lines_of([event])[3]
 
 

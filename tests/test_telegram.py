@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import io
 import logging
-from datetime import UTC, datetime
 
 import pytest
-from telegram_fixtures import TOKEN, closed_port_url, fake_telegram
+from telegram_fixtures import GROUP, PRIVATE, TOKEN, closed_port_url
 
-from monitor.core.clock import ManualClock
 from monitor.notify.telegram import (
     PermanentChatError,
     PermanentMessageError,
@@ -24,20 +22,6 @@ from monitor.notify.telegram import (
     html_to_text,
 )
 from monitor.sandbox.http import HTTPServerThread, Request, Response
-from monitor.sandbox.telegram import FakeTelegram
-
-PRIVATE = 4242
-GROUP = -4001
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
-
-
-@pytest.fixture
-def fake(clock: ManualClock) -> FakeTelegram:
-    return fake_telegram(clock, {PRIVATE: "Olga", GROUP: "Stock alerts"})
 
 
 def sender_for(server, http, clock, chat_id=PRIVATE, token=TOKEN, **kwargs) -> TelegramSender:
@@ -221,7 +205,5 @@ def test_the_printer_writes_readable_text_and_never_fails():
     html = '<b>sheet-monitor: 1 failing</b>\n🔴 <a href="https://e.com/a">R &lt;b&gt; &amp; D</a> is failing'
     sent = PrintingSender(stream).send(html)
     assert sent.chat_id == "stdout"
-    assert (
-        stream.getvalue() == "sheet-monitor: 1 failing\n🔴 R <b> & D (https://e.com/a) is failing\n\n"
-    )
+    assert stream.getvalue() == "sheet-monitor: 1 failing\n🔴 R <b> & D (https://e.com/a) is failing\n\n"
     assert html_to_text("&lt;b&gt;") == "<b>"

@@ -3,32 +3,15 @@ so the messages stay in the outbox and the run ends on time (over real HTTP, on 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import httpx
 import pytest
-from telegram_fixtures import TOKEN, fake_telegram
+from telegram_fixtures import GROUP, PRIVATE, TOKEN
 
-from monitor.core.clock import ManualClock
 from monitor.notify.deadline import DeadlineClock, WithinDeadline, request_timeout
 from monitor.notify.documents import Outbox
 from monitor.notify.messages import Message
 from monitor.notify.outbox import deliver, enqueue
 from monitor.notify.telegram import RetryableDeliveryError, TelegramSender
-from monitor.sandbox.telegram import FakeTelegram
-
-PRIVATE = 4242
-GROUP = -4001
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
-
-
-@pytest.fixture
-def fake(clock: ManualClock) -> FakeTelegram:
-    return fake_telegram(clock, {PRIVATE: "Olga", GROUP: "Stock alerts"})
 
 
 def held(server, http, clock, seconds_left: float, chat_id=PRIVATE) -> WithinDeadline:

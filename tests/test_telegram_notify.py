@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import io
 import logging
-from datetime import UTC, datetime, time, timedelta
+from datetime import datetime, time, timedelta
 
 import pytest
 from notify_helpers import NASTY, Site, came_back, set_health, went_bad
-from telegram_fixtures import TOKEN, closed_port_url, fake_telegram
+from telegram_fixtures import GROUP, PRIVATE, TOKEN, closed_port_url
 
-from monitor.core.clock import ManualClock
 from monitor.engine.events import ApiRecovered, DeliveryHalted, StateEntryDamaged
 from monitor.engine.health import FAIL, OK
 from monitor.engine.heartbeat import Heartbeat, RunStats
@@ -23,22 +22,9 @@ from monitor.engine.tasks import Round
 from monitor.notify.documents import AlertMemory, Outbox
 from monitor.notify.settings import AlertSettings
 from monitor.notify.telegram import PrintingSender, TelegramSender
-from monitor.sandbox.telegram import FakeTelegram
 from monitor.state import schema
 
-PRIVATE = 4242
-GROUP = -4001
 QUIET = AlertSettings(summary="off", digest_at=None)  # alerts and reminders only
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
-
-
-@pytest.fixture
-def fake(clock: ManualClock) -> FakeTelegram:
-    return fake_telegram(clock, {PRIVATE: "Olga", GROUP: "Stock alerts"})
 
 
 def telegram(server, http, clock, chat_id=PRIVATE) -> TelegramSender:
@@ -222,18 +208,23 @@ def test_only_the_events_notify_saw_are_removed(clock):
     assert [event.spreadsheet_id for event in site.state.events] == ["s2"]
 
 
+def keeps_failing(site: Site, settings: AlertSettings, new_sender, clock, runs: int = 12) -> Site:
+    """``runs`` 5-minute runs (each a new process: a new sender, the state read back) during which
+    "Stock" (s1) keeps failing; the first run saw it go bad."""
+    site.add(went_bad("s1", "Stock", at=clock.now()))
+    for _ in range(runs):
+        set_health(site.state, "s1", FAIL, clock.now())
+        site.notify(settings, new_sender(), clock.now())
+        site = site.next_run()
+        clock.advance(300)
+    return site
+
+
 def test_a_spreadsheet_failing_for_twelve_runs_gives_one_alert_and_one_resolved_message(
     server, http, clock, fake
 ):
-    site = Site()
     start = clock.now()
-    for run in range(12):
-        if run == 0:
-            site.add(went_bad("s1", "Stock", at=clock.now()))
-        set_health(site.state, "s1", FAIL, clock.now())
-        site.notify(QUIET, telegram(server, http, clock), clock.now())
-        site = site.next_run()
-        clock.advance(300)
+    site = keeps_failing(Site(), QUIET, lambda: telegram(server, http, clock), clock)
     site.add(came_back("s1", (clock.now() - start).total_seconds(), "Stock", at=clock.now()))
     set_health(site.state, "s1", OK, clock.now())
     site.notify(QUIET, telegram(server, http, clock), clock.now())
@@ -244,14 +235,8 @@ def test_a_spreadsheet_failing_for_twelve_runs_gives_one_alert_and_one_resolved_
 
 def test_reminders_follow_the_policy_while_it_keeps_failing(server, http, clock, fake):
     settings = AlertSettings(reminder_every=timedelta(minutes=20), summary="off", digest_at=None)
-    site = Site()
-    for run in range(12):  # 55 minutes of 5-minute runs: reminders at 20 and 40 minutes
-        if run == 0:
-            site.add(went_bad("s1", "Stock", at=clock.now()))
-        set_health(site.state, "s1", FAIL, clock.now())
-        site.notify(settings, telegram(server, http, clock), clock.now())
-        site = site.next_run()
-        clock.advance(300)
+    # 55 minutes of 5-minute runs: reminders at 20 and 40 minutes
+    keeps_failing(Site(), settings, lambda: telegram(server, http, clock), clock)
     texts = [m.plain_text for m in fake.messages(PRIVATE)]
     assert len(texts) == 3
     assert all("reminder: 1 still failing" in text for text in texts[1:])

@@ -8,32 +8,16 @@ from __future__ import annotations
 
 import io
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
-import pytest
 from notify_helpers import stored
 from pydantic import SecretStr
-from telegram_fixtures import TOKEN, fake_telegram
+from telegram_fixtures import GROUP, PRIVATE, TOKEN
 
-from monitor.core.clock import ManualClock
 from monitor.notify.documents import MAX_PENDING, Outbox
 from monitor.notify.messages import Message
 from monitor.notify.outbox import chat_id_for, deliver, enqueue, sender_for
 from monitor.notify.telegram import PrintingSender, TelegramSender
-from monitor.sandbox.telegram import FakeTelegram
-
-PRIVATE = 4242
-GROUP = -4001
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
-
-
-@pytest.fixture
-def fake(clock: ManualClock) -> FakeTelegram:
-    return fake_telegram(clock, {PRIVATE: "Olga", GROUP: "Stock alerts"})
 
 
 def telegram(server, http, clock, chat_id=PRIVATE, **kwargs) -> TelegramSender:
