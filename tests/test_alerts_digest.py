@@ -158,6 +158,15 @@ def test_no_digest_time_means_no_digest_and_a_bad_zone_is_refused_at_config_time
         AlertSettings(summary="sometimes")
 
 
+def test_the_config_fills_in_the_settings():
+    from monitor.config import AlertsConfig
+
+    settings = AlertSettings.from_config(AlertsConfig(timezone="Europe/Berlin", digest_at="off"))
+    assert settings.timezone == "Europe/Berlin" and settings.digest_at is None
+    assert settings.reminder_every == timedelta(hours=4) and settings.summary == "on_change"
+    assert AlertSettings.from_config(AlertsConfig(), max_items=3).max_items == 3
+
+
 def test_a_fresh_install_waits_for_the_next_digest_time_then_sends_one_and_restarts_the_count():
     settings = AlertSettings(digest_at=time(9, 0))
     memory, messages = daily_digest(AlertMemory(reads_since_digest=7), overview(), NOW, settings)
