@@ -1,15 +1,17 @@
 """The fake Telegram over real HTTP, shared by the notifier's tests (test_telegram) and the watchdog's
 (test_watchdog).
 
-tests/conftest.py registers the fixtures. A test module defines its own ``clock`` and ``fake`` (a
-:func:`fake_telegram` with the chats it needs); ``server`` serves that fake on 127.0.0.1 and ``http``
-is a real httpx client for the sender under test.
+tests/conftest.py registers the fixtures. ``clock`` and ``fake`` (a :func:`fake_telegram` with a
+private chat and a group) are the defaults; a test module that needs other chats or another time
+defines its own. ``server`` serves that fake on 127.0.0.1 and ``http`` is a real httpx client for the
+sender under test.
 """
 
 from __future__ import annotations
 
 import socket
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -19,6 +21,8 @@ from monitor.sandbox.http import HTTPServerThread
 from monitor.sandbox.telegram import FakeTelegram
 
 TOKEN = "123456:SECRET-token-Abc_def-0123456789"  # shaped like a real one, so redaction is tested
+PRIVATE = 4242  # a person's chat: one message a second
+GROUP = -4001  # a group (negative id): also at most 20 messages a minute
 
 
 def fake_telegram(clock: ManualClock, chats: Mapping[int, str]) -> FakeTelegram:
@@ -36,6 +40,17 @@ def closed_port_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    """The time the sender and the fake share: the sender's waits move it, nothing sleeps."""
+    return ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
+
+
+@pytest.fixture
+def fake(clock: ManualClock) -> FakeTelegram:
+    return fake_telegram(clock, {PRIVATE: "Olga", GROUP: "Stock alerts"})
 
 
 @pytest.fixture

@@ -4,8 +4,9 @@
 :class:`Sent` or raises a :class:`DeliveryError`. Telegram's answers are classified here, once,
 into that small family with a ``permanent`` flag (after healthchecks' transports):
 
-- 429: waits ``parameters.retry_after`` through the injected clock and tries again, unless the wait
-  is longer than ``max_wait``: then a retryable error, so the outbox keeps the message;
+- 429: waits ``parameters.retry_after`` through the injected clock and tries again (at most
+  ``max_rate_limit_retries`` times), unless the wait is longer than ``max_wait``: then a retryable
+  error (:class:`RateLimited`), so the outbox keeps the message;
 - 400 with ``migrate_to_chat_id``: the group became a supergroup; the sender switches to the new id,
   resends, and reports the new id in :attr:`Sent.chat_id` (the caller stores it);
 - 401, 403 (blocked, kicked), 404, "chat not found": permanent for the chat (``scope="chat"``);
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from typing import IO, Protocol
 
 import httpx
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, stop_any
 
 from monitor.core.clock import SystemClock
 
@@ -72,18 +74,13 @@ class DeliveryError(Exception):
         self.status = status
         self.retry_after = retry_after
 
-    def to_dict(self) -> dict:
-        return {
-            "error": type(self).__name__,
-            "permanent": self.permanent,
-            "scope": self.scope,
-            "status": self.status,
-            "description": self.description,
-        }
-
 
 class RetryableDeliveryError(DeliveryError):
     """Telegram unreachable, 5xx, or a rate limit longer than we may wait: try again later."""
+
+
+class RateLimited(RetryableDeliveryError):
+    """Telegram's 429: ``retry_after`` seconds must pass before the next message to this chat."""
 
 
 class PermanentMessageError(DeliveryError):
@@ -155,29 +152,42 @@ class TelegramSender:
 
     def send(self, text: str) -> Sent:
         """Deliver ``text`` (Telegram HTML, at most 4096 characters) or raise a DeliveryError."""
-        migrated = False
-        rate_limited = 0
-        while True:
-            self._pace()
-            answer, status = self._post(text)
-            if answer.get("ok"):
-                self._record_send()
-                result = answer.get("result") or {}
-                return Sent(result.get("message_id"), self.chat_id)
-            parameters = answer.get("parameters") or {}
-            description = self._scrub(str(answer.get("description") or f"HTTP {status}"))
-            if parameters.get("migrate_to_chat_id") is not None and not migrated:
-                self.chat_id = str(parameters["migrate_to_chat_id"])
-                migrated = True
-                continue
-            if status == 429:
-                wait = float(parameters.get("retry_after") or 1)
-                if wait > self.max_wait or rate_limited >= self.max_rate_limit_retries:
-                    raise RetryableDeliveryError(description, status=429, retry_after=wait)
-                rate_limited += 1
-                self._clock.sleep(wait)
-                continue
-            raise classify(status, description)
+        # The product's one in-process retry: Telegram says how long to wait, the wait goes through
+        # the injected clock (tests move it; the run's deadline can refuse it), and a wait longer
+        # than ``max_wait`` is not waited at all: the RateLimited goes up, retryable, and the
+        # message stays in the outbox for the next pass.
+        retrying = Retrying(
+            retry=retry_if_exception_type(RateLimited),
+            wait=_retry_after,
+            stop=stop_any(stop_after_attempt(self.max_rate_limit_retries + 1), self._wait_too_long),
+            sleep=self._clock.sleep,
+            reraise=True,
+        )
+        return retrying(self._send_once, text)
+
+    def _wait_too_long(self, retry_state: RetryCallState) -> bool:
+        return _retry_after(retry_state) > self.max_wait
+
+    def _send_once(self, text: str) -> Sent:
+        answer, status = self._paced_post(text)
+        migrate_to = (answer.get("parameters") or {}).get("migrate_to_chat_id")
+        if not answer.get("ok") and migrate_to is not None:
+            # The group became a supergroup: follow it, once per message (the caller stores the new
+            # id from Sent.chat_id); a second migration answer is an error like any other.
+            self.chat_id = str(migrate_to)
+            answer, status = self._paced_post(text)
+        if answer.get("ok"):
+            self._record_send()
+            return Sent((answer.get("result") or {}).get("message_id"), self.chat_id)
+        description = self._scrub(str(answer.get("description") or f"HTTP {status}"))
+        if status == 429:
+            retry_after = float((answer.get("parameters") or {}).get("retry_after") or 1)
+            raise RateLimited(description, status=429, retry_after=retry_after)
+        raise classify(status, description)
+
+    def _paced_post(self, text: str) -> tuple[dict, int]:
+        self._pace()
+        return self._post(text)
 
     def _post(self, text: str) -> tuple[dict, int]:
         payload: dict = {
@@ -243,6 +253,11 @@ class TelegramSender:
         self._last_sent = now
         if self._is_group():
             self._group_sends.append(now)
+
+
+def _retry_after(retry_state: RetryCallState) -> float:
+    """tenacity's wait: what the 429 asked for (``RateLimited`` is the only error retried)."""
+    return retry_state.outcome.exception().retry_after
 
 
 def classify(status: int, description: str) -> DeliveryError:

@@ -1,0 +1,193 @@
+"""Messages about how things stand rather than about what just happened: reminders of what is still
+failing, the summary after a round, the daily digest, and when each is owed.
+
+Pure: ``now`` comes in. The summary and the digest record in the alert memory that they were
+composed, so each is composed once (:func:`round_summary`, :func:`daily_digest`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from monitor.core.timefmt import format_utc
+from monitor.engine.health import BAD, ERROR, FAIL, OK, UNKNOWN, WARN, SheetHealth
+from monitor.engine.tasks import Round
+from monitor.notify.documents import AlertMemory
+from monitor.notify.messages import (
+    Message,
+    duration_text,
+    esc,
+    findings_text,
+    listed,
+    messages_for,
+    sheet_link,
+)
+from monitor.notify.settings import AlertSettings
+
+
+@dataclass(frozen=True)
+class Overview:
+    """What a summary or digest reports besides the failing list; the caller gathers it."""
+
+    health: Mapping[str, SheetHealth]
+    names: Mapping[str, str]
+    dlq_size: int = 0
+    open_breakers: int = 0
+    muted: frozenset[str] = frozenset()
+    reads: int | None = None  # read requests to Google since the last digest, when known
+
+
+def failing_line(sid: str, record: SheetHealth, names: Mapping[str, str], now: datetime) -> str:
+    """'🔴 <name> failing for 2h: check: message' for a spreadsheet that is bad now."""
+    since = record.down_since or record.since
+    how_long = f" for {duration_text((now - since).total_seconds())}" if since else ""
+    found = findings_text(record.findings, limit=1)
+    verb = "failing" if record.health == FAIL else "not readable"
+    return f"🔴 {sheet_link(sid, names.get(sid))} {verb}{how_long}{': ' + found if found else ''}"
+
+
+def compose_reminder(
+    spreadsheet_ids: list[str],
+    health: Mapping[str, SheetHealth],
+    names: Mapping[str, str],
+    now: datetime,
+    settings: AlertSettings,
+) -> list[Message]:
+    """One message listing the spreadsheets still failing (see ``memory.due_reminders``)."""
+    if not spreadsheet_ids:
+        return []
+    lines = [f"<b>sheet-monitor reminder: {len(spreadsheet_ids)} still failing</b>", ""]
+
+    def line(sid: str) -> str:
+        return failing_line(sid, health[sid], names, now)
+
+    lines += listed(spreadsheet_ids, settings.max_items, line)
+    return messages_for(f"reminder:{format_utc(now)}", "\n".join(lines), settings.max_length)
+
+
+# ---- what a summary and a digest report ----------------------------------------------------------
+
+
+def _counts_lines(overview: Overview) -> list[str]:
+    counts = dict.fromkeys((OK, WARN, FAIL, ERROR, UNKNOWN), 0)
+    for sid, record in overview.health.items():
+        if sid not in overview.muted:
+            counts[record.health] += 1
+    lines = [
+        f"ok {counts[OK]} · warn {counts[WARN]} · fail {counts[FAIL]} · error {counts[ERROR]}"
+        + (f" · not yet checked {counts[UNKNOWN]}" if counts[UNKNOWN] else ""),
+        f"dead letters {overview.dlq_size} · breakers open {overview.open_breakers}"
+        + (f" · muted {len(overview.muted)}" if overview.muted else ""),
+    ]
+    if overview.reads is not None:
+        lines.append(f"read requests since the last digest {overview.reads}")
+    return lines
+
+
+def _failing_lines(overview: Overview, now: datetime, settings: AlertSettings, title: str) -> list[str]:
+    """'<title> (N):' and a line per bad, unmuted spreadsheet, longest-failing first; [] if none."""
+    health = overview.health
+    bad = [sid for sid, record in health.items() if sid not in overview.muted and record.health in BAD]
+    if not bad:
+        return []
+    bad.sort(key=lambda sid: _longest_failing_first(sid, health[sid]))
+
+    def line(sid: str) -> str:
+        return failing_line(sid, health[sid], overview.names, now)
+
+    return [f"{title} ({len(bad)}):", *listed(bad, settings.max_items, line)]
+
+
+def _longest_failing_first(sid: str, record: SheetHealth) -> tuple[bool, datetime, str]:
+    # One whose episode start is unknown goes first, as it always has (it may be the oldest).
+    return record.down_since is not None, record.down_since or _EPOCH, sid
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+# ---- the round summary -----------------------------------------------------------------------------
+
+
+def summary_due(mode: str, round_complete: bool, round_id: str | None, memory: AlertMemory) -> bool:
+    """A summary after a completed round not yet summarised: always (every_round), or only when the
+    round had alert-worthy events (on_change)."""
+    if mode == "off" or not round_complete or round_id is None:
+        return False
+    if memory.summarized_round == round_id:
+        return False
+    if mode == "every_round":
+        return True
+    return memory.round is not None and memory.round.id == round_id and memory.round.changes > 0
+
+
+def compose_summary(
+    round_id: str, overview: Overview, now: datetime, settings: AlertSettings
+) -> list[Message]:
+    lines = [f"<b>sheet-monitor: round finished</b> ({esc(round_id, 40)})", *_counts_lines(overview)]
+    failing = _failing_lines(overview, now, settings, "Failing now")
+    if failing:
+        lines += ["", *failing]
+    return messages_for(f"summary:{round_id}", "\n".join(lines), settings.max_length)
+
+
+def round_summary(
+    memory: AlertMemory, rnd: Round | None, overview: Overview, now: datetime, settings: AlertSettings
+) -> tuple[AlertMemory, list[Message]]:
+    """The summary of ``rnd`` when one is owed, and the memory that it was composed."""
+    if rnd is None or not summary_due(settings.summary, rnd.is_complete(), rnd.id, memory):
+        return memory, []
+    return replace(memory, summarized_round=rnd.id), compose_summary(rnd.id, overview, now, settings)
+
+
+# ---- the daily digest ------------------------------------------------------------------------------
+
+
+def digest_slot(now: datetime, digest_at: time, tz: str) -> datetime:
+    """The latest scheduled digest moment at or before ``now``, in UTC.
+
+    The wall-clock time is read in ``tz`` on each local date. A time skipped by a DST jump (02:30
+    on a spring-forward night) happens at the same distance after the jump (03:30); a time that
+    occurs twice (autumn) counts once, at its first occurrence (``fold=0``).
+    """
+    zone = ZoneInfo(tz)
+    local_now = now.astimezone(zone)
+    for days_back in (0, 1, 2):  # 2: a DST shift can push yesterday's slot past "now" by an hour
+        day = local_now.date() - timedelta(days=days_back)
+        slot = datetime.combine(day, digest_at.replace(tzinfo=None), tzinfo=zone).astimezone(UTC)
+        if slot <= now:
+            return slot
+    raise AssertionError("unreachable: a slot two days back is always in the past")
+
+
+def digest_due(now: datetime, last_digest_at: datetime | None, digest_at: time | None, tz: str) -> bool:
+    """Is a digest owed? Yes when no digest was sent since the latest scheduled moment. After an
+    outage of several days, one digest (not one per missed day). Pure: same inputs, same answer."""
+    if digest_at is None:
+        return False
+    return last_digest_at is None or last_digest_at < digest_slot(now, digest_at, tz)
+
+
+def compose_digest(overview: Overview, now: datetime, settings: AlertSettings) -> list[Message]:
+    """The daily digest: what is still failing first (longest first), then the counts."""
+    local = now.astimezone(ZoneInfo(settings.timezone))
+    lines = [f"<b>sheet-monitor daily digest</b> {local:%Y-%m-%d %H:%M} {esc(settings.timezone, 40)}", ""]
+    lines += _failing_lines(overview, now, settings, "Still failing") or ["Nothing is failing."]
+    lines += ["", *_counts_lines(overview)]
+    slot = digest_slot(now, settings.digest_at or time(0), settings.timezone)
+    return messages_for(f"digest:{format_utc(slot)}", "\n".join(lines), settings.max_length)
+
+
+def daily_digest(
+    memory: AlertMemory, overview: Overview, now: datetime, settings: AlertSettings
+) -> tuple[AlertMemory, list[Message]]:
+    """The digest when one is owed, and the memory that it was composed (its read count restarts).
+    A fresh install (no digest ever) waits for the next digest time rather than sending one now."""
+    if memory.last_digest_at is None:
+        return replace(memory, last_digest_at=now), []
+    if not digest_due(now, memory.last_digest_at, settings.digest_at, settings.timezone):
+        return memory, []
+    return replace(memory, last_digest_at=now, reads_since_digest=0), compose_digest(overview, now, settings)

@@ -1,0 +1,133 @@
+"""``notify``: the one call a run makes at its end: the run's events, and the reminders, round summary
+and digest that are owed, become messages in the outbox, and the outbox goes to the chat.
+
+It works on the engine's ``RunnerState`` (events, health, DLQ, breakers, mutes, round, heartbeat)
+and on the notifier's own two documents, the outbox and the alert memory, passed in and handed back
+as values: the caller stores them in its state and saves (see ``monitor.notify.documents``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from monitor.engine.events import DeliveryHalted, Event
+from monitor.engine.state import RunnerState
+from monitor.notify.alerts import compose_alert
+from monitor.notify.digest import Overview, compose_reminder, daily_digest, round_summary
+from monitor.notify.documents import AlertMemory, Halt, Outbox
+from monitor.notify.memory import (
+    count_reads,
+    count_round_changes,
+    due_reminders,
+    forget_healthy,
+    known_names,
+    mark_reminded,
+    note_alerts,
+    reads_known,
+)
+from monitor.notify.messages import Message
+from monitor.notify.outbox import DEFAULT_SEND_BUDGET, DeliveryResult, deliver, enqueue
+from monitor.notify.settings import AlertSettings
+from monitor.notify.telegram import Sender
+
+
+@dataclass(frozen=True)
+class NotifyReport:
+    outbox: Outbox  # as it is after this pass: the caller stores it
+    memory: AlertMemory  # likewise
+    enqueued: int = 0
+    results: tuple[DeliveryResult, ...] = ()
+    halted: Halt | None = None  # set while Telegram refuses the chat as a whole
+    newly_halted: bool = False  # it started refusing in this pass: the caller may emit an event
+
+    def count(self, outcome: str) -> int:
+        return sum(1 for result in self.results if result.outcome == outcome)
+
+    def halted_event(self, now: datetime, run_id: str) -> DeliveryHalted | None:
+        """The event a caller keeps when delivery newly halted, so that the first message after the
+        chat works again says why the others came late (None otherwise)."""
+        if not self.newly_halted or self.halted is None:
+            return None
+        halt = self.halted
+        return DeliveryHalted(
+            at=now, run_id=run_id, since=halt.at, status=halt.status, description=halt.description
+        )
+
+
+def notify(
+    state: RunnerState,
+    outbox: Outbox,
+    memory: AlertMemory,
+    settings: AlertSettings,
+    sender: Sender,
+    now: datetime,
+    *,
+    names: Mapping[str, str] | None = None,
+    checkpoint: Callable[[Outbox, AlertMemory], None] | None = None,
+    budget: int | None = DEFAULT_SEND_BUDGET,
+) -> NotifyReport:
+    """Turn the state's pending events (and owed reminders, summary, digest) into messages in the
+    outbox, remove those events from ``state.events``, checkpoint, then deliver oldest first.
+
+    ``names`` maps spreadsheet ids to the config's names, for reminders and digests (events carry
+    their own). ``checkpoint(outbox, memory)`` is the caller's save: called once the composed
+    messages are in the outbox and their events removed (so a crash after it re-sends from the
+    outbox, never re-composes a different message), then after each send. Events added to the state
+    meanwhile (none in one thread) stay for the next pass.
+    """
+    pending = state.events.pending()
+    memory, messages = compose_all(state, [event for _, event in pending], memory, settings, names, now)
+    outbox, enqueued = enqueue(outbox, messages, now)
+    state.events.remove([key for key, _ in pending])
+    if checkpoint:
+        checkpoint(outbox, memory)
+    halted_before = outbox.halted
+    outbox, results = deliver(
+        outbox, sender, now, budget, (lambda sent: checkpoint(sent, memory)) if checkpoint else None
+    )
+    return NotifyReport(
+        outbox=outbox,
+        memory=memory,
+        enqueued=enqueued,
+        results=tuple(results),
+        halted=outbox.halted,
+        newly_halted=outbox.halted is not None and outbox.halted != halted_before,
+    )
+
+
+def compose_all(
+    state: RunnerState,
+    events: Sequence[Event],
+    memory: AlertMemory,
+    settings: AlertSettings,
+    names: Mapping[str, str] | None,
+    now: datetime,
+) -> tuple[AlertMemory, list[Message]]:
+    """This run's alert, then reminders, the round summary and the digest, as owed; and the alert
+    memory as it is after composing them."""
+    muted = frozenset(state.active_mutes(now))
+    known = known_names(memory, state.dlq, names)
+    messages = compose_alert(events, state.health, settings, muted)
+    memory, changes = note_alerts(memory, events, now, muted)
+    memory = forget_healthy(memory, state.health)
+    if state.round is not None:
+        memory = count_round_changes(memory, state.round.id, changes)
+
+    due = due_reminders(state.health, memory, now, settings.reminder_every, muted)
+    messages += compose_reminder(due, state.health, known, now, settings)
+    memory = mark_reminded(memory, due, known, now)
+
+    memory = count_reads(memory, state.heartbeat)
+    overview = Overview(
+        health=state.health,
+        names=known,
+        dlq_size=len(state.dlq),
+        open_breakers=len(state.open_breakers()),
+        muted=muted,
+        reads=reads_known(memory),
+    )
+    memory, summary = round_summary(memory, state.round, overview, now, settings)
+    memory, digest = daily_digest(memory, overview, now, settings)
+    return memory, messages + summary + digest

@@ -1,0 +1,175 @@
+"""One event -> the line it contributes to an alert, chosen by the event's class.
+
+Each kind of event has one small renderer below (``render.register``). An event people need not hear
+about (a first check that found the spreadsheet ok) renders as None. The line's ``rank`` orders the
+alert (what needs a human most goes on top) and its ``category`` is counted in the headline and
+decides what the alert memory remembers (see ``monitor.notify.memory``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import singledispatch
+
+from monitor.engine.events import (
+    ApiDegraded,
+    ApiRecovered,
+    BreakerClosed,
+    BreakerOpened,
+    CrashRecovered,
+    DeadLettered,
+    DeliveryHalted,
+    Event,
+    FallingBehind,
+    HealthChanged,
+    ReadableAgain,
+    SheetEvent,
+    StateEntryDamaged,
+    StateRestored,
+)
+from monitor.engine.health import BAD, FAIL, OK, WARN
+from monitor.notify.messages import duration_text, error_text, esc, findings_text, sheet_link, utc_text
+
+# Categories: counted in the headline ("3 failing, 1 recovered"). The first three also change the
+# alert memory: a spreadsheet people were told is failing is reminded about until it recovers.
+FAILING = "failing"
+WARNING = "warning"
+RECOVERED = "recovered"
+PAUSED = "paused"
+RESUMED = "resumed"
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One line of an alert."""
+
+    rank: int  # lower first: what needs a human most goes on top
+    category: str
+    html: str
+
+
+@singledispatch
+def render(event: Event) -> Item | None:
+    """The line ``event`` contributes to an alert, or None for events people need not hear about."""
+    return None
+
+
+def _link(event: SheetEvent) -> str:
+    return sheet_link(event.spreadsheet_id, event.name)
+
+
+def _colon(text: str) -> str:
+    return f": {text}" if text else ""
+
+
+# ---- about one spreadsheet -----------------------------------------------------------------------
+
+
+@render.register(HealthChanged)
+def _health_changed(event: HealthChanged) -> Item | None:
+    found = findings_text(event.findings)
+    if event.current in BAD:
+        verb = "is failing" if event.current == FAIL else "could not be checked"
+        return Item(10, FAILING, f"🔴 {_link(event)} {verb}{_colon(found)}")
+    if event.previous in BAD:
+        after = f"after {duration_text(event.down_for_seconds)}"
+        still = f", still warns: {found}" if event.current == WARN and found else ""
+        return Item(50, RECOVERED, f"✅ {_link(event)} recovered {after}{still}")
+    if event.current == WARN:
+        return Item(20, WARNING, f"🟡 {_link(event)} warns: {found}")
+    if event.current == OK and event.previous == WARN:
+        return Item(50, RECOVERED, f"✅ {_link(event)} is ok again")
+    return None
+
+
+@render.register(DeadLettered)
+def _dead_lettered(event: DeadLettered) -> Item:
+    attempts = event.attempts
+    tries = f" after {esc(attempts)} attempt{'s' * (attempts != 1)}" if attempts else ""
+    return Item(10, FAILING, f"🔴 {_link(event)} could not be read{tries}: {error_text(event.error)}")
+
+
+@render.register(ReadableAgain)
+def _readable_again(event: ReadableAgain) -> Item:
+    after = f"after {duration_text(event.down_for_seconds)}"
+    found = findings_text(event.findings)
+    if event.health == FAIL:  # readable again, but its checks fail: still bad
+        return Item(10, FAILING, f"🔴 {_link(event)} can be read again {after} but is failing: {found}")
+    warns = f", still warns: {found}" if event.health == WARN and found else ""
+    return Item(50, RECOVERED, f"✅ {_link(event)} can be read again {after}{warns}")
+
+
+@render.register(BreakerOpened)
+def _breaker_opened(event: BreakerOpened) -> Item:
+    text = f"⏸ {_link(event)}: checks paused after {esc(event.consecutive_failures)} failures in a row"
+    if event.probe_at:
+        text += f", next try {utc_text(event.probe_at)}"
+    return Item(30, PAUSED, text)
+
+
+@render.register(BreakerClosed)
+def _breaker_closed(event: BreakerClosed) -> Item:
+    return Item(50, RESUMED, f"▶ {_link(event)}: checks resumed after {duration_text(event.down_seconds)}")
+
+
+# ---- about Google and the monitor itself ---------------------------------------------------------
+
+
+@render.register(ApiDegraded)
+def _api_degraded(event: ApiDegraded) -> Item:
+    text = (
+        f"🟠 Google API degraded: {esc(event.failing_in_a_row)} spreadsheets failed "
+        "in a row; the run stopped early and the next one probes first"
+    )
+    return Item(0, "API degraded", text)
+
+
+@render.register(ApiRecovered)
+def _api_recovered(event: ApiRecovered) -> Item:
+    since = f" (degraded since {utc_text(event.degraded_since)})"
+    return Item(50, RECOVERED, f"✅ Google API answers again{since}")
+
+
+@render.register(FallingBehind)
+def _falling_behind(event: FallingBehind) -> Item:
+    text = (
+        f"🐢 Falling behind: the round started {utc_text(event.round_started_at)} "
+        f"has {esc(event.done)} of {esc(event.total)} spreadsheets done"
+    )
+    return Item(1, "falling behind", text)
+
+
+@render.register(CrashRecovered)
+def _crash_recovered(event: CrashRecovered) -> Item:
+    text = (
+        f"♻️ The previous run died mid-round: {esc(event.reclaimed)} tasks taken "
+        f"over, {esc(event.poisoned)} given up as poison"
+    )
+    return Item(2, "crash recovered", text)
+
+
+@render.register(StateRestored)
+def _state_restored(event: StateRestored) -> Item:
+    return Item(2, "state restored", "♻️ The state file was unreadable; the last good copy was used")
+
+
+@render.register(StateEntryDamaged)
+def _state_entry_damaged(event: StateEntryDamaged) -> Item:
+    # What was lost with it (a spreadsheet's health, a breaker, a queued message) is in the key;
+    # the entry itself is kept under ``set_aside_as`` for whoever investigates.
+    text = (
+        f"🧩 One entry of the state could not be read and was set aside: {esc(event.key, 120)} "
+        f"({esc(event.problem, 200)}); kept as {esc(event.set_aside_as, 120)}"
+    )
+    return Item(2, "state entry damaged", text)
+
+
+@render.register(DeliveryHalted)
+def _delivery_halted(event: DeliveryHalted) -> Item:
+    # Enqueued behind the messages held by the halt (the outbox keeps order), so it arrives after
+    # them and says why they came late.
+    text = (
+        f"📵 Telegram refused messages since {utc_text(event.since)}: "
+        f"{esc(event.description, 200)}; the messages held meanwhile came late, above this one"
+    )
+    return Item(3, "delivery halted", text)

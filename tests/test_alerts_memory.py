@@ -1,0 +1,166 @@
+"""The alert memory, pure: who was told what and when, reminders, Google reads for the digest."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from notify_helpers import FINDING, NASTY, NOW, bad_since, came_back, stored, went_bad
+
+from monitor.core.errors import ErrorInfo
+from monitor.engine.dlq import DeadLetter
+from monitor.engine.events import BreakerOpened, ReadableAgain
+from monitor.engine.health import ERROR, FAIL, OK, WARN, SheetHealth
+from monitor.engine.heartbeat import Heartbeat, RunStats
+from monitor.engine.tasks import Task
+from monitor.notify.digest import compose_reminder
+from monitor.notify.documents import Alerted, AlertMemory, RoundChanges
+from monitor.notify.memory import (
+    count_reads,
+    count_round_changes,
+    due_reminders,
+    forget_healthy,
+    known_names,
+    mark_reminded,
+    note_alerts,
+    reads_known,
+)
+from monitor.notify.settings import AlertSettings
+from monitor.sandbox.telegram_html import parse_html
+
+EVERY = timedelta(hours=4)
+
+
+def test_a_reminder_is_due_exactly_every_interval_after_the_last_alert():
+    health = {"s1": bad_since(NOW - timedelta(hours=10))}
+    memory, _ = note_alerts(AlertMemory(), [went_bad("s1")], NOW)
+    assert due_reminders(health, memory, NOW + EVERY - timedelta(seconds=1), EVERY) == []
+    assert due_reminders(health, memory, NOW + EVERY, EVERY) == ["s1"]
+    memory = mark_reminded(memory, ["s1"], {}, NOW + EVERY)
+    assert due_reminders(health, memory, NOW + EVERY + timedelta(hours=3), EVERY) == []
+    assert due_reminders(health, memory, NOW + 2 * EVERY, EVERY) == ["s1"]
+
+
+def test_reminders_skip_muted_and_healthy_spreadsheets_and_count_from_going_bad_when_never_told():
+    health = {
+        "bad": bad_since(NOW - timedelta(hours=5)),
+        "muted": bad_since(NOW - timedelta(hours=5)),
+        "fine": SheetHealth(OK),
+        "fresh": bad_since(NOW - timedelta(hours=1)),
+        "unreadable": bad_since(NOW - timedelta(hours=4), ERROR),
+        "no start known": SheetHealth(FAIL),
+    }
+    assert due_reminders(health, AlertMemory(), NOW, EVERY, muted={"muted"}) == [
+        "bad",
+        "no start known",
+        "unreadable",
+    ]
+
+
+def test_alerting_remembers_the_name_people_were_told_and_recovery_forgets_it():
+    memory, worthy = note_alerts(AlertMemory(), [went_bad("s1", NASTY)], NOW)
+    assert memory.alerted == {"s1": Alerted(NOW, NASTY)} and worthy == 1
+    memory, worthy = note_alerts(memory, [came_back("s1")], NOW)
+    assert memory.alerted == {} and worthy == 1
+
+
+def test_what_is_not_a_failure_or_a_recovery_leaves_the_memory_as_it_was():
+    memory, _ = note_alerts(AlertMemory(), [went_bad("s1")], NOW)
+    opened = BreakerOpened(
+        at=NOW,
+        run_id="r",
+        spreadsheet_id="s1",
+        name="s1",
+        opened_at=NOW,
+        consecutive_failures=3,
+        cooldown_seconds=60,
+        probe_at=NOW,
+    )
+    warned = replace(went_bad("s2"), current=WARN)
+    again, worthy = note_alerts(memory, [opened, warned], NOW + timedelta(hours=1))
+    assert again is memory and worthy == 2  # both were told, neither changes who is bad
+
+
+def test_muted_spreadsheets_are_neither_remembered_nor_counted():
+    memory, worthy = note_alerts(AlertMemory(), [went_bad("m"), went_bad("s")], NOW, muted={"m"})
+    assert set(memory.alerted) == {"s"} and worthy == 1
+
+
+def test_readable_again_but_failing_is_still_a_failure_and_stays_remembered():
+    back_but_bad = ReadableAgain(
+        at=NOW,
+        run_id="r",
+        spreadsheet_id="s1",
+        name="s1",
+        down_for_seconds=600,
+        health=FAIL,
+        findings=(FINDING,),
+    )
+    memory, _ = note_alerts(AlertMemory(), [went_bad("s1")], NOW)
+    memory, _ = note_alerts(memory, [back_but_bad], NOW)
+    assert "s1" in memory.alerted
+
+
+def test_spreadsheets_no_longer_bad_or_configured_are_forgotten():
+    memory, _ = note_alerts(AlertMemory(), [went_bad("bad"), went_bad("fixed"), went_bad("gone")], NOW)
+    health = {"bad": bad_since(NOW), "fixed": SheetHealth(OK)}
+    assert set(forget_healthy(memory, health).alerted) == {"bad"}
+    kept = forget_healthy(forget_healthy(memory, health), health)
+    assert forget_healthy(kept, health) is kept  # nothing more to forget: the same value, nothing to save
+
+
+def test_a_reminder_keeps_the_name_it_was_told_by_when_the_config_no_longer_has_one():
+    memory, _ = note_alerts(AlertMemory(), [went_bad("s1", "Stock")], NOW)
+    memory = mark_reminded(memory, ["s1", "s2"], {"s2": "Sales"}, NOW + EVERY)
+    assert memory.alerted == {"s1": Alerted(NOW + EVERY, "Stock"), "s2": Alerted(NOW + EVERY, "Sales")}
+    assert stored(memory) == memory  # what the state file keeps
+
+
+def test_a_reminder_lists_how_long_each_has_been_failing():
+    health = {"s1": bad_since(NOW - timedelta(hours=5))}
+    [message] = compose_reminder(["s1"], health, {"s1": NASTY}, NOW, AlertSettings())
+    parsed = parse_html(message.text, strict_ampersand=True)
+    assert "1 still failing" in parsed.text and f"{NASTY} failing for 5h: stock: below 10 (A1)" in parsed.text
+    assert compose_reminder([], health, {}, NOW, AlertSettings()) == []
+
+
+def test_a_long_reminder_lists_max_items_and_counts_the_rest():
+    health = {f"s{n}": bad_since(NOW - timedelta(hours=5)) for n in range(5)}
+    [message] = compose_reminder(sorted(health), health, {}, NOW, AlertSettings(max_items=2))
+    assert message.text.split("\n")[-1] == "+3 more" and message.key == "reminder:2026-03-02T12:00:00.000Z"
+
+
+def test_alert_worthy_events_are_counted_per_round():
+    memory = count_round_changes(AlertMemory(), "r1", 2)
+    memory = count_round_changes(memory, "r1", 1)
+    assert memory.round == RoundChanges("r1", 3)
+    assert count_round_changes(memory, "r1", 0) is memory
+    assert count_round_changes(memory, "r2", 0).round == RoundChanges("r2", 0)
+
+
+def heartbeat(run_id: str, reads: dict[str, int], finished: bool = True) -> Heartbeat:
+    return Heartbeat(
+        run_id=run_id,
+        started_at=NOW,
+        budget_seconds=60,
+        finished_at=NOW if finished else None,
+        stats=RunStats(reads_by_credential=reads),
+    )
+
+
+def test_google_reads_are_counted_once_per_finished_run():
+    memory = count_reads(AlertMemory(), None)
+    assert reads_known(memory) is None  # no run counted yet: the digest does not guess
+    memory = count_reads(memory, heartbeat("run1", {"a": 40, "b": 2}))
+    assert count_reads(memory, heartbeat("run1", {"a": 40, "b": 2})) is memory
+    assert count_reads(memory, heartbeat("run2", {"a": 5}, finished=False)) is memory
+    memory = count_reads(memory, heartbeat("run2", {"a": 5}))
+    assert reads_known(memory) == 47 and memory.counted_run == "run2"
+
+
+def test_names_come_from_the_config_then_the_dead_letters_then_what_people_were_told():
+    memory, _ = note_alerts(AlertMemory(), [went_bad("a", "told a"), went_bad("b", "told b")], NOW)
+    task = Task(id="t", target="b", round_id="r", created_at=NOW)
+    letter = DeadLetter("b", "dlq b", task, ErrorInfo("permanent", "gone"), NOW, NOW)
+    names = known_names(memory, {"b": letter, "c": letter}, {"c": "config c"})
+    assert names == {"a": "told a", "b": "dlq b", "c": "config c"}
