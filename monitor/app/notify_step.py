@@ -13,8 +13,7 @@ import httpx
 
 from monitor.config import Config
 from monitor.core.logs import log_event
-from monitor.engine.events import DeliveryHalted
-from monitor.notify.deadline import DeadlineClock, WithinDeadline
+from monitor.notify.deadline import DeadlineClock, WithinDeadline, request_timeout
 from monitor.notify.notifier import notify
 from monitor.notify.outbox import DEFAULT_SEND_BUDGET, sender_for
 from monitor.notify.settings import AlertSettings
@@ -30,29 +29,27 @@ def notify_after_run(
     seconds_left = deadline - clock.monotonic()
     send_budget = max(1, min(DEFAULT_SEND_BUDGET, int(seconds_left) + 2))
     # A hanging Telegram must not hold the run past its budget: its requests get what is left.
-    client = httpx.Client(timeout=max(1.0, min(10.0, seconds_left)))
+    client = httpx.Client(timeout=request_timeout(seconds_left))
 
     def checkpoint(outbox, memory) -> None:
         state.outbox, state.alerts = outbox, memory
         session.save()
 
     try:
-        sender = sender_for(config.telegram, state.outbox.migrations, stream,
-                            clock=DeadlineClock(clock, deadline), client=client)
+        sender = sender_for(config.telegram, state.outbox, stream, clock=DeadlineClock(clock, deadline),
+                            client=client)
         report = notify(
             state, state.outbox, state.alerts, AlertSettings.from_config(config.alerts),
             WithinDeadline(sender, client, clock, deadline), clock.now(),
             names={sheet.id: sheet.name for sheet in config.sheets}, checkpoint=checkpoint,
             budget=send_budget,
         )
-        checkpoint(report.outbox, report.memory)
-        if report.newly_halted:
+        halted = report.halted_event(clock.now(), run_id)
+        if halted is not None:
             # Kept as an event so that the first message after the chat works again says why the
             # others came late; `status` shows the halt meanwhile.
-            halt = report.halted
-            state.events.add(DeliveryHalted(at=clock.now(), run_id=run_id, since=halt.at, status=halt.status,
-                                            description=halt.description))
-            session.save()
+            state.events.add(halted)
+        checkpoint(report.outbox, report.memory)
     except Exception:  # noqa: BLE001 - see the module docstring
         log_event("notify_failed", logging.ERROR, exc_info=True)
     finally:

@@ -70,7 +70,7 @@ def run_watchdog(config_path: Path | None, stream: IO[str], clock: object | None
         report = watchdog_pass(
             state_dir,
             settings,
-            lambda migrations: sender_for(config.telegram, migrations, stream, clock=clock),
+            lambda outbox: sender_for(config.telegram, outbox, stream, clock=clock),
             clock.now(),
             heartbeat_url=config.watchdog.heartbeat_url,
         )

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
 from monitor.core.logs import log_event
 from monitor.core.timefmt import format_utc
+from monitor.notify.documents import Outbox
 from monitor.notify.heartbeat_ping import ping_heartbeat
 from monitor.notify.outbox import DeliveryResult, deliver, enqueue
 from monitor.notify.telegram import Sender
@@ -67,7 +68,7 @@ def read_runner(state_dir: Path) -> RunnerReading:
 def watchdog_pass(
     state_dir: Path,
     settings: WatchdogSettings,
-    make_sender: Callable[[dict[str, str]], Sender],
+    make_sender: Callable[[Outbox], Sender],
     now: datetime,
     *,
     heartbeat_url: str | None = None,
@@ -76,8 +77,8 @@ def watchdog_pass(
 ) -> PassReport:
     """Judge the runner once, record the alert memory, deliver what is owed, ping when healthy.
 
-    ``make_sender(migrations)`` builds the sender, following the chat migrations the watchdog's and
-    the runner's outboxes learnt. Raises ``StateError`` only if the watchdog's own store cannot be
+    ``make_sender(outbox)`` builds the sender, following the chat migrations the watchdog's outbox
+    (with the runner's added) remembers. Raises ``StateError`` only if the watchdog's own store cannot be
     written; everything else is reported in the returned ``PassReport``.
     """
     location = FileLocation(state_dir)
@@ -106,8 +107,7 @@ def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, sen
     state = watchdog_store.load(store, state_dir, now)
     decision = advance(state.memory, verdict, now, settings)
     state.memory = decision.memory
-    for message in decision.messages:
-        state.outbox, _ = enqueue(state.outbox, message, now)
+    state.outbox = enqueue(state.outbox, decision.messages, now).outbox
     if decision.kind:
         level = logging.INFO if decision.kind == "recovered" else logging.WARNING
         log_event("watchdog_" + decision.kind, level, status=verdict.status, since=state.memory.since)
@@ -120,9 +120,11 @@ def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, sen
     report = PassReport(verdict=verdict, said=decision.kind)
     if state.outbox.pending:
         # The runner may have learnt that the group became a supergroup; follow it too.
-        sender = make_sender({**reading.migrations, **state.outbox.migrations})
+        state.outbox = replace(state.outbox, migrations={**reading.migrations, **state.outbox.migrations})
+        sender = make_sender(state.outbox)
         try:
-            state.outbox, report.results = deliver(state.outbox, sender, now, send_budget, checkpoint)
+            delivery = deliver(state.outbox, sender, now, send_budget, checkpoint)
+            state.outbox, report.results = delivery.outbox, list(delivery.results)
         finally:
             close = getattr(sender, "close", None)
             if close:
