@@ -23,10 +23,10 @@ from monitor.checks import (
     health_of,
     parse_age_condition,
     parse_condition,
-    parse_duration,
     ranges_of,
 )
 from monitor.checks.dates import date_of
+from monitor.core.durations import parse_duration
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 MOSCOW = ZoneInfo("Europe/Moscow")

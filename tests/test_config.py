@@ -21,7 +21,8 @@ from monitor.config import (
     load_config,
     resolve_config_path,
 )
-from monitor.core.durations import DurationError, format_duration, parse_positive_duration
+from monitor.core.durations import format_duration, parse_positive_duration
+from monitor.core.invalid import InvalidValue
 
 TOKEN = "7357:AAH-test-token-never-shown"
 SHEET_A = "1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgVE2upms"
@@ -520,7 +521,7 @@ def test_durations_parse_and_print_back(text: str, expected: timedelta) -> None:
 
 @pytest.mark.parametrize("bad", ["", "15", "0s", "5 minutes", 15, True, None])
 def test_bad_durations_name_the_accepted_forms(bad: object) -> None:
-    with pytest.raises(DurationError) as info:
+    with pytest.raises(InvalidValue) as info:
         parse_positive_duration(bad)
     assert '"90s"' in info.value.fix
 

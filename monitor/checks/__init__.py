@@ -9,12 +9,12 @@ Public API::
     ValuesStillLoading   raised when a cell still shows "Loading..." (retry; never a finding)
 
 Check specs (or any object/dict with the same attribute names): FormulaErrorsCheck, NotEmptyCheck,
-RowCountCheck, ThresholdCheck, FreshnessCheck. Conditions and durations: ``conditions``.
-Date handling: ``dates``.
+RowCountCheck, ThresholdCheck, FreshnessCheck. Conditions: ``conditions``; durations:
+``monitor.core.durations``. Date handling: ``dates``.
 """
 
 from .cells import ValuesStillLoading
-from .conditions import Condition, parse_age_condition, parse_condition, parse_duration
+from .conditions import Condition, parse_age_condition, parse_condition
 from .evaluate import FORMULA_ERRORS, evaluate, evaluate_all, format_age, ranges_of
 from .result import MAX_CELLS, CheckResult, health_of
 from .specs import (
@@ -46,6 +46,5 @@ __all__ = [
     "health_of",
     "parse_age_condition",
     "parse_condition",
-    "parse_duration",
     "ranges_of",
 ]

@@ -39,7 +39,8 @@ from monitor.cli.state_access import (
 )
 from monitor.config import Config
 from monitor.core.clock import SystemClock
-from monitor.core.durations import DurationError, format_duration, parse_positive_duration
+from monitor.core.durations import format_duration, parse_positive_duration
+from monitor.core.invalid import InvalidValue
 from monitor.core.logs import configure_logging, log_event
 from monitor.notify.alerts import sheet_url
 from monitor.state.runner_state import RunnerState
@@ -391,7 +392,7 @@ def breakers_reset(config_path: Path | None, as_json: bool, wait: float, spreads
 def _duration(ctx, param, value: str):
     try:
         return parse_positive_duration(value)
-    except DurationError as exc:
+    except InvalidValue as exc:
         raise click.BadParameter(f"{exc.problem}; {exc.fix}") from None
 
 

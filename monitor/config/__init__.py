@@ -50,7 +50,8 @@ from monitor.checks.conditions import (
     parse_condition,
 )
 from monitor.core.a1 import A1Error, A1Range, parse_a1
-from monitor.core.durations import DurationError, format_duration, parse_positive_duration
+from monitor.core.durations import format_duration, parse_positive_duration
+from monitor.core.invalid import InvalidValue
 
 DEFAULT_CONFIG_NAME = "monitor.toml"
 CONFIG_ENV = "SHEET_MONITOR_CONFIG"
@@ -145,28 +146,12 @@ def _render(issues: Sequence[ConfigIssue]) -> str:
     return "\n".join(lines)
 
 
-class _Invalid(ValueError):
-    """Raised by field validators: pydantic keeps the exception, so problem and fix survive."""
-
-    def __init__(self, problem: str, fix: str) -> None:
-        super().__init__(problem)
-        self.problem = problem
-        self.fix = fix
-
-
 # --------------------------------------------------------------------------------------------------
 # Field types
 
 
-def _duration(value: object) -> timedelta:
-    try:
-        return parse_positive_duration(value)
-    except DurationError as exc:
-        raise _Invalid(exc.problem, exc.fix) from None
-
-
 Duration = Annotated[
-    timedelta, PlainValidator(_duration), PlainSerializer(format_duration, return_type=str)
+    timedelta, PlainValidator(parse_positive_duration), PlainSerializer(format_duration, return_type=str)
 ]
 
 
@@ -174,12 +159,12 @@ def _condition(value: object) -> Condition:
     if isinstance(value, Condition):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        raise _Invalid(f"{value!r} is a number, not a condition",
+        raise InvalidValue(f"{value!r} is a number, not a condition",
                        f'write a comparison as a string, e.g. "< {value}" ({CONDITION_FORMS})')
     try:
         return parse_condition(value)  # type: ignore[arg-type]
     except ValueError:
-        raise _Invalid(f"bad condition {value!r}", f"write {CONDITION_FORMS}") from None
+        raise InvalidValue(f"bad condition {value!r}", f"write {CONDITION_FORMS}") from None
 
 
 _AGE_OPS = (">", ">=")
@@ -196,7 +181,7 @@ def _age_condition(value: object) -> Condition:
     except ValueError:
         condition = None
     if condition is None or condition.op not in _AGE_OPS or condition.value <= 0:
-        raise _Invalid(f"bad age condition {value!r}",
+        raise InvalidValue(f"bad age condition {value!r}",
                        'write "> AGE" or ">= AGE" (older than AGE), with AGE like "90s", "15m", '
                        '"2h", "1d" or "1h30m", e.g. "> 2h"')
     return condition
@@ -212,17 +197,17 @@ AgeConditionField = Annotated[
 
 def _a1_with_tab(value: object) -> str:
     if not isinstance(value, str):
-        raise _Invalid(f"expected an A1 range string, got {value!r}",
+        raise InvalidValue(f"expected an A1 range string, got {value!r}",
                        'write a range that names a tab, e.g. "Stock!A2:A"')
     text = value.strip()
     try:
         parsed = parse_a1(text)
     except A1Error:
-        raise _Invalid(f"malformed A1 range {value!r}",
+        raise InvalidValue(f"malformed A1 range {value!r}",
                        'write TAB!CELLS, e.g. "Stock!A2:A", "Stock!A1:H500", "\'My tab\'!B:B"'
                        ) from None
     if not parsed.sheet:
-        raise _Invalid(f"range {value!r} does not name a tab",
+        raise InvalidValue(f"range {value!r} does not name a tab",
                        f'prefix the tab name: "TAB!{text}", e.g. "Stock!{text}" (tabs get renamed and '
                        "reordered, so the first tab is never assumed)")
     return text
@@ -235,7 +220,7 @@ def _http_url(value: object) -> str:
     text = value.strip().rstrip("/") if isinstance(value, str) else ""
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise _Invalid(f"{value!r} is not an http(s) URL",
+        raise InvalidValue(f"{value!r} is not an http(s) URL",
                        'write a full URL, e.g. "https://example.org" or "http://127.0.0.1:8931"')
     return text
 
@@ -251,7 +236,7 @@ def _digest_time(value: object) -> time | None:
         return time(int(match.group(1)), int(match.group(2)))
     if isinstance(value, str) and value.strip().lower() == "off":
         return None
-    raise _Invalid(f"bad time of day {value!r}", 'write "HH:MM" in 24-hour time, e.g. "09:00", '
+    raise InvalidValue(f"bad time of day {value!r}", 'write "HH:MM" in 24-hour time, e.g. "09:00", '
                    'or "off" for no daily digest')
 
 
@@ -259,7 +244,7 @@ def _timezone(value: object) -> str:
     try:
         ZoneInfo(value)  # type: ignore[arg-type]
     except (ZoneInfoNotFoundError, ValueError, TypeError):
-        raise _Invalid(f"unknown time zone {value!r}",
+        raise InvalidValue(f"unknown time zone {value!r}",
                        'use an IANA zone name such as "Europe/Moscow", "America/New_York" or "UTC"'
                        ) from None
     return value  # type: ignore[return-value]
@@ -274,14 +259,14 @@ def _chat_id(value: object) -> str:
         return text
     fix = 'use the numeric chat id, e.g. "-1001234567890", or a channel name like "@my_channel"'
     if _TOKEN_LIKE.search(text):  # a pasted bot token: say so without repeating it
-        raise _Invalid("chat_id holds what looks like the bot token", f"{fix}; the token belongs "
+        raise InvalidValue("chat_id holds what looks like the bot token", f"{fix}; the token belongs "
                        f"in {TOKEN_ENV} (and, having been in a file, should be revoked)")
-    raise _Invalid(f"bad chat_id {value!r}", fix)
+    raise InvalidValue(f"bad chat_id {value!r}", fix)
 
 
 def _api_base(value: object) -> str:
     if isinstance(value, str) and _TOKEN_LIKE.search(value):
-        raise _Invalid("api_base contains what looks like the bot token",
+        raise InvalidValue("api_base contains what looks like the bot token",
                        f"write only the server, e.g. \"https://api.telegram.org\"; the token belongs "
                        f"in {TOKEN_ENV}")
     return _http_url(value)
@@ -309,7 +294,7 @@ class RunConfig(_Section):
     @classmethod
     def _resolve_state_dir(cls, value: object, info: ValidationInfo) -> Path:
         if not isinstance(value, str) or not value.strip():
-            raise _Invalid(f"expected a folder path, got {value!r}", 'write e.g. state_dir = "state"')
+            raise InvalidValue(f"expected a folder path, got {value!r}", 'write e.g. state_dir = "state"')
         return _relative_to_config(value, info)
 
 
@@ -331,7 +316,7 @@ class GoogleConfig(_Section):
         # A tuple is the field's own default (no [google] table): validated too, it must pass here
         # so that the "at least one credential" check can say what is really missing.
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v for v in value):
-            raise _Invalid("credentials must be a list of file paths",
+            raise InvalidValue("credentials must be a list of file paths",
                            'write credentials = ["secrets/sa-1.json", "secrets/sa-2.json"]')
         return tuple(_relative_to_config(v, info) for v in value)
 
@@ -350,7 +335,7 @@ class BreakerConfig(_Section):
     @model_validator(mode="after")
     def _cap_not_below_cooldown(self) -> BreakerConfig:
         if self.max_cooldown < self.cooldown:
-            raise _Invalid(
+            raise InvalidValue(
                 f"max_cooldown ({format_duration(self.max_cooldown)}) is shorter than cooldown "
                 f"({format_duration(self.cooldown)})", "make max_cooldown at least cooldown")
         return self
@@ -438,9 +423,9 @@ class RowCountCheck(_CheckBase):
     @model_validator(mode="after")
     def _bounds(self) -> RowCountCheck:
         if self.min is None and self.max is None:
-            raise _Invalid("row_count needs a bound", "add min = N, max = N or both")
+            raise InvalidValue("row_count needs a bound", "add min = N, max = N or both")
         if self.min is not None and self.max is not None and self.min > self.max:
-            raise _Invalid(f"min ({self.min}) is greater than max ({self.max})", "swap them")
+            raise InvalidValue(f"min ({self.min}) is greater than max ({self.max})", "swap them")
         return self
 
 
@@ -454,7 +439,7 @@ class ThresholdCheck(_CheckBase):
     @model_validator(mode="after")
     def _some_condition(self) -> ThresholdCheck:
         if self.warn is None and self.fail is None:
-            raise _Invalid("threshold needs a condition", 'add warn = "< 5", fail = "< 0" or both')
+            raise InvalidValue("threshold needs a condition", 'add warn = "< 5", fail = "< 0" or both')
         return self
 
 
@@ -470,13 +455,13 @@ class FreshnessCheck(_CheckBase):
     @model_validator(mode="after")
     def _source_and_conditions(self) -> FreshnessCheck:
         if self.source == "range" and self.range is None:
-            raise _Invalid("freshness needs a range or source = \"modified_time\"",
+            raise InvalidValue("freshness needs a range or source = \"modified_time\"",
                            'add range = "Tab!E2:E" (dates) or source = "modified_time"')
         if self.source == "modified_time" and self.range is not None:
-            raise _Invalid('a freshness check on source = "modified_time" takes no range',
+            raise InvalidValue('a freshness check on source = "modified_time" takes no range',
                            "remove range, or remove source to read dates from the range")
         if self.warn is None and self.fail is None:
-            raise _Invalid("freshness needs an age", 'add warn = "> 2h", fail = "> 1d" or both')
+            raise InvalidValue("freshness needs an age", 'add warn = "> 2h", fail = "> 1d" or both')
         return self
 
     @property
@@ -914,7 +899,7 @@ class _SheetEntry(BaseModel):
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(t, str) and t.strip() for t in value):
-            raise _Invalid("tags must be a list of non-empty strings", 'write tags = ["moscow"]')
+            raise InvalidValue("tags must be a list of non-empty strings", 'write tags = ["moscow"]')
         return tuple(t.strip() for t in value)
 
 
@@ -968,7 +953,7 @@ class _CsvSheets:
             return None
         try:
             spreadsheet_id = _spreadsheet_id(cells.get("id", "").strip())
-        except _Invalid as exc:
+        except InvalidValue as exc:
             self.issue(line, "id", exc.problem, exc.fix)
             return None
         profile = cells.get("profile", "").strip()
@@ -1023,18 +1008,18 @@ def _first_duplicate(names: Sequence[str]) -> str | None:
 
 def _spreadsheet_id(value: object) -> str:
     if not isinstance(value, str):
-        raise _Invalid(f"the id must be a quoted string, got {value!r}",
+        raise InvalidValue(f"the id must be a quoted string, got {value!r}",
                        'write id = "..." with the id from the spreadsheet\'s URL')
     if not value.strip():
-        raise _Invalid("missing spreadsheet id",
+        raise InvalidValue("missing spreadsheet id",
                        "copy the id from the spreadsheet's URL: docs.google.com/spreadsheets/d/ID/")
     text = value.strip()
     if _ID_RE.fullmatch(text):
         return text
     match = _URL_ID_RE.search(text)
     if match:
-        raise _Invalid("this is a URL, not a spreadsheet id", f'write only the id: "{match.group(1)}"')
-    raise _Invalid(f"bad spreadsheet id {text!r}",
+        raise InvalidValue("this is a URL, not a spreadsheet id", f'write only the id: "{match.group(1)}"')
+    raise InvalidValue(f"bad spreadsheet id {text!r}",
                    "an id has only letters, digits, '-' and '_': copy it from the spreadsheet's URL")
 
 
@@ -1043,7 +1028,7 @@ def _explain(model: type[BaseModel], error: Mapping[str, Any]) -> tuple[str, str
     kind = error["type"]
     name = str(error["loc"][-1]) if error["loc"] else ""
     original = (error.get("ctx") or {}).get("error")
-    if isinstance(original, _Invalid):
+    if isinstance(original, InvalidValue):
         return original.problem, original.fix
     allowed = tuple(f.alias or n for n, f in model.model_fields.items() if n != "bot_token")
     if kind == "extra_forbidden":
