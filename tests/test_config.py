@@ -12,15 +12,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from monitor.checks import evaluate_all
-from monitor.config import (
-    DEFAULTS,
-    ConfigError,
-    FreshnessCheck,
-    ThresholdCheck,
-    load_config,
-    resolve_config_path,
-)
+from monitor.checks import FreshnessCheck, ThresholdCheck, evaluate_all
+from monitor.config import DEFAULTS, ConfigError, load_config, resolve_config_path
 from monitor.core.durations import format_duration, parse_positive_duration
 from monitor.core.invalid import InvalidValue
 

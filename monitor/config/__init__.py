@@ -42,14 +42,7 @@ from pydantic import (
     model_validator,
 )
 
-from monitor.checks import ranges_of
-from monitor.checks.conditions import (
-    CONDITION_FORMS,
-    Condition,
-    parse_age_condition,
-    parse_condition,
-)
-from monitor.core.a1 import A1Error, A1Range, parse_a1
+from monitor.checks import CHECK_KINDS, Check, ranges_of
 from monitor.core.durations import format_duration, parse_positive_duration
 from monitor.core.invalid import InvalidValue
 
@@ -153,67 +146,6 @@ def _render(issues: Sequence[ConfigIssue]) -> str:
 Duration = Annotated[
     timedelta, PlainValidator(parse_positive_duration), PlainSerializer(format_duration, return_type=str)
 ]
-
-
-def _condition(value: object) -> Condition:
-    if isinstance(value, Condition):
-        return value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        raise InvalidValue(f"{value!r} is a number, not a condition",
-                       f'write a comparison as a string, e.g. "< {value}" ({CONDITION_FORMS})')
-    try:
-        return parse_condition(value)  # type: ignore[arg-type]
-    except ValueError:
-        raise InvalidValue(f"bad condition {value!r}", f"write {CONDITION_FORMS}") from None
-
-
-_AGE_OPS = (">", ">=")
-
-
-def _age_condition(value: object) -> Condition:
-    if isinstance(value, Condition):
-        return value
-    text = value.strip() if isinstance(value, str) else value
-    if isinstance(text, str) and text[:1].isdigit():
-        text = f"> {text}"  # a bare age means "older than"
-    try:
-        condition = parse_age_condition(text)  # type: ignore[arg-type]
-    except ValueError:
-        condition = None
-    if condition is None or condition.op not in _AGE_OPS or condition.value <= 0:
-        raise InvalidValue(f"bad age condition {value!r}",
-                       'write "> AGE" or ">= AGE" (older than AGE), with AGE like "90s", "15m", '
-                       '"2h", "1d" or "1h30m", e.g. "> 2h"')
-    return condition
-
-
-ConditionField = Annotated[
-    Condition, PlainValidator(_condition), PlainSerializer(str, return_type=str)
-]
-AgeConditionField = Annotated[
-    Condition, PlainValidator(_age_condition), PlainSerializer(str, return_type=str)
-]
-
-
-def _a1_with_tab(value: object) -> str:
-    if not isinstance(value, str):
-        raise InvalidValue(f"expected an A1 range string, got {value!r}",
-                       'write a range that names a tab, e.g. "Stock!A2:A"')
-    text = value.strip()
-    try:
-        parsed = parse_a1(text)
-    except A1Error:
-        raise InvalidValue(f"malformed A1 range {value!r}",
-                       'write TAB!CELLS, e.g. "Stock!A2:A", "Stock!A1:H500", "\'My tab\'!B:B"'
-                       ) from None
-    if not parsed.sheet:
-        raise InvalidValue(f"range {value!r} does not name a tab",
-                       f'prefix the tab name: "TAB!{text}", e.g. "Stock!{text}" (tabs get renamed and '
-                       "reordered, so the first tab is never assumed)")
-    return text
-
-
-A1Text = Annotated[str, PlainValidator(_a1_with_tab)]
 
 
 def _http_url(value: object) -> str:
@@ -380,107 +312,6 @@ class WatchdogConfig(_Section):
 
 # --------------------------------------------------------------------------------------------------
 # Checks
-
-
-class _CheckBase(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str
-
-    @model_validator(mode="before")
-    @classmethod
-    def _default_name(cls, data: Any) -> Any:
-        """No name given: "<kind> [aggregate] <range or source>", which is unique in most configs."""
-        if isinstance(data, dict) and not data.get("name"):
-            parts = [data.get("kind"), data.get("aggregate"), data.get("range") or data.get("source")]
-            data = {**data, "name": " ".join(str(p) for p in parts if p)}
-        return data
-
-    @property
-    def a1(self) -> A1Range | None:
-        """The parsed range (None for a freshness check on the file's modified time)."""
-        text = getattr(self, "range", None)
-        return parse_a1(text) if text else None
-
-
-class FormulaErrorsCheck(_CheckBase):
-    kind: Literal["formula_errors"] = "formula_errors"
-    range: A1Text
-
-
-class NotEmptyCheck(_CheckBase):
-    kind: Literal["not_empty"] = "not_empty"
-    range: A1Text
-    min_rows: int = Field(default=1, ge=1)
-
-
-class RowCountCheck(_CheckBase):
-    kind: Literal["row_count"] = "row_count"
-    range: A1Text
-    min: int | None = Field(default=None, ge=0)
-    max: int | None = Field(default=None, ge=0)
-
-    @model_validator(mode="after")
-    def _bounds(self) -> RowCountCheck:
-        if self.min is None and self.max is None:
-            raise InvalidValue("row_count needs a bound", "add min = N, max = N or both")
-        if self.min is not None and self.max is not None and self.min > self.max:
-            raise InvalidValue(f"min ({self.min}) is greater than max ({self.max})", "swap them")
-        return self
-
-
-class ThresholdCheck(_CheckBase):
-    kind: Literal["threshold"] = "threshold"
-    range: A1Text
-    aggregate: Literal["min", "max", "sum", "count", "value"]
-    warn: ConditionField | None = None
-    fail: ConditionField | None = None
-
-    @model_validator(mode="after")
-    def _some_condition(self) -> ThresholdCheck:
-        if self.warn is None and self.fail is None:
-            raise InvalidValue("threshold needs a condition", 'add warn = "< 5", fail = "< 0" or both')
-        return self
-
-
-class FreshnessCheck(_CheckBase):
-    """Age conditions are ``Condition`` objects over seconds; ``warn_age``/``fail_age`` as timedelta."""
-
-    kind: Literal["freshness"] = "freshness"
-    range: A1Text | None = None
-    source: Literal["range", "modified_time"] = "range"
-    warn: AgeConditionField | None = None
-    fail: AgeConditionField | None = None
-
-    @model_validator(mode="after")
-    def _source_and_conditions(self) -> FreshnessCheck:
-        if self.source == "range" and self.range is None:
-            raise InvalidValue("freshness needs a range or source = \"modified_time\"",
-                           'add range = "Tab!E2:E" (dates) or source = "modified_time"')
-        if self.source == "modified_time" and self.range is not None:
-            raise InvalidValue('a freshness check on source = "modified_time" takes no range',
-                           "remove range, or remove source to read dates from the range")
-        if self.warn is None and self.fail is None:
-            raise InvalidValue("freshness needs an age", 'add warn = "> 2h", fail = "> 1d" or both')
-        return self
-
-    @property
-    def warn_age(self) -> timedelta | None:
-        return timedelta(seconds=self.warn.value) if self.warn else None
-
-    @property
-    def fail_age(self) -> timedelta | None:
-        return timedelta(seconds=self.fail.value) if self.fail else None
-
-
-Check = FormulaErrorsCheck | NotEmptyCheck | RowCountCheck | ThresholdCheck | FreshnessCheck
-CHECK_KINDS: Mapping[str, type[_CheckBase]] = {
-    "formula_errors": FormulaErrorsCheck,
-    "not_empty": NotEmptyCheck,
-    "row_count": RowCountCheck,
-    "threshold": ThresholdCheck,
-    "freshness": FreshnessCheck,
-}
 
 
 def checks_fingerprint(checks: Sequence[Check]) -> str:

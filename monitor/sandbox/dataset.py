@@ -17,7 +17,8 @@ objects: treat them as read-only (the sandbox's store copies what it keeps).
 
 ``save``/``load`` write and read a dataset as a folder (one ``<id>.json`` per spreadsheet, plus
 ``faults.json`` and ``manifest.json``), the format ``sheet-monitor sandbox serve --dataset DIR``
-reads. ``write_config`` writes a monitor config (SPEC section 4) that checks a dataset.
+reads. ``write_config`` writes a monitor config (docs/configuration.md) that checks a dataset,
+with the checks of ``stock_profile()``, the monitor's own check models.
 """
 
 from __future__ import annotations
@@ -30,6 +31,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from monitor.checks import (
+    Check,
+    FormulaErrorsCheck,
+    FreshnessCheck,
+    NotEmptyCheck,
+    RowCountCheck,
+    ThresholdCheck,
+)
 
 BROKEN_SHARE = 0.12
 STOCK_TAB = "Stock"
@@ -455,17 +465,16 @@ SHEETS_CSV = "sheets.csv"
 PROFILE = "stock"
 
 
-def stock_profile() -> list[dict]:
-    """The checks every generated spreadsheet is configured with (SPEC section 4 names)."""
+def stock_profile() -> list[Check]:
+    """The checks every generated spreadsheet is configured with."""
     last = CHECKED_LAST_ROW
     return [
-        {"kind": "formula_errors", "range": f"{STOCK_TAB}!A1:H{last}"},
-        {"kind": "not_empty", "range": f"{STOCK_TAB}!A2:A{last}", "min_rows": 1},
-        {"kind": "threshold", "range": f"{STOCK_TAB}!F2:F{last}", "aggregate": "min",
-         "warn": "< 5", "fail": "< 0"},
-        {"kind": "freshness", "range": f"{STOCK_TAB}!E2:E{last}", "warn": "> 2h", "fail": "> 1d"},
+        FormulaErrorsCheck(range=f"{STOCK_TAB}!A1:H{last}"),
+        NotEmptyCheck(range=f"{STOCK_TAB}!A2:A{last}", min_rows=1),
+        ThresholdCheck(range=f"{STOCK_TAB}!F2:F{last}", aggregate="min", warn="< 5", fail="< 0"),
+        FreshnessCheck(range=f"{STOCK_TAB}!E2:E{last}", warn="> 2h", fail="> 1d"),
         # A Stock tab that outgrew the checked rows would hide its newest rows from every check.
-        {"kind": "row_count", "range": f"{STOCK_TAB}!A2:A", "max": last - 1},
+        RowCountCheck(range=f"{STOCK_TAB}!A2:A", max=last - 1),
     ]
 
 
@@ -520,7 +529,7 @@ def write_config(
             lines.append(f"api_base = {_toml(telegram_api_base)}")
         lines.append("")
     lines += [f"[profiles.{PROFILE}]", "checks = ["]
-    lines += [f"  {_toml_inline(check)}," for check in stock_profile()]
+    lines += [f"  {_toml_inline(check.as_written())}," for check in stock_profile()]
     lines += ["]", ""]
     if not use_csv:
         for entry in dataset.sheets:
