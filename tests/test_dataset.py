@@ -18,6 +18,7 @@ from monitor.core.clock import SystemClock
 from monitor.google.reader import build_gspread_client
 from monitor.sandbox import dataset as ds
 from monitor.sandbox.auth import TokenAuthority
+from monitor.sandbox.dataset_generate import _ID_ALPHABET
 from monitor.sandbox.faults import validate
 from monitor.sandbox.server import running_sandbox
 
@@ -43,7 +44,7 @@ def test_ids_look_like_google_spreadsheet_keys_and_titles_like_stores():
     assert len(set(ids)) == 200
     for sheet_id in ids:
         assert len(sheet_id) == 44 and sheet_id[0] == "1"
-        assert set(sheet_id) <= set(ds._ID_ALPHABET)
+        assert set(sheet_id) <= set(_ID_ALPHABET)
     assert data.sheets[13].title.startswith("Store 014 — ")
 
 
