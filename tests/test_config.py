@@ -12,8 +12,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from monitor.checks import FreshnessCheck, ThresholdCheck, evaluate_all
-from monitor.config import DEFAULTS, ConfigError, load_config, resolve_config_path
+from monitor.checks import FreshnessCheck, ThresholdCheck, evaluate_all, ranges_of
+from monitor.config import DEFAULTS, ConfigError, checks_fingerprint, load_config, resolve_config_path
 from monitor.core.durations import format_duration, parse_positive_duration
 from monitor.core.invalid import InvalidValue
 
@@ -238,6 +238,21 @@ def test_csv_sheets_join_the_toml_ones_with_semicolon_tags(folder: Path) -> None
     assert [(s.id, s.name, s.tags) for s in config.sheets] == [
         (SHEET_B, "Store, North", ("north", "retail")), (SHEET_C, SHEET_C, ())]
     assert config.sheets[0].origin.endswith("sheets.csv:4")
+
+
+def test_sheets_of_one_profile_share_its_checks_and_what_follows_from_them(folder: Path) -> None:
+    ids = [f"{SHEET_A[:-2]}{n:02d}" for n in range(3)]
+    csv = "id,profile\n" + "".join(f"{sheet_id},stock\n" for sheet_id in ids)
+    config = load(folder, 'sheets_file = "sheets.csv"\n' + FULL.split("[[sheets]]")[0], csv)
+    first, *others = config.sheets
+    assert [s.id for s in config.sheets] == ids
+    for sheet in others:  # computed once for the profile, not once per spreadsheet
+        assert sheet.checks is first.checks and sheet.ranges is first.ranges
+        assert sheet.fingerprint == first.fingerprint
+    assert first.ranges == ranges_of(first.checks) == ("Stock!A1:H500", "Stock!A2:A", "Stock!F2:F",
+                                                        "Stock!E2:E")
+    assert first.fingerprint == checks_fingerprint(first.checks)
+    assert not first.needs_modified_time
 
 
 def test_config_path_comes_from_option_then_environment_then_default() -> None:

@@ -133,9 +133,11 @@ class _Builder:
             check_credentials(sections["google"], self.add)
         if self.issues:
             raise ConfigError(sorted(self.issues, key=reading_order))
-        return Config(
+        # Everything below was validated above: constructed, not validated again.
+        return Config.model_construct(
             path=self.path.resolve(),
-            profiles=tuple(Profile(name=n, checks=c) for n, c in profiles.items() if c is not None),
+            profiles=tuple(Profile.model_construct(name=n, checks=c)
+                           for n, c in profiles.items() if c is not None),
             sheets=sheets,
             fingerprint=config_fingerprint(sheets),
             warnings=warnings_for(sections, sheets, tuple(profiles)),

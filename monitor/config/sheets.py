@@ -1,7 +1,8 @@
 """Spreadsheets as written ([[sheets]] tables and CSV rows) -> resolved ``Sheet``s.
 
 A sheet's checks are its profile's, then its own. Resolving reports a repeated id (naming both
-places), an unknown profile, a sheet without checks and two checks sharing a name.
+places), an unknown profile, a sheet without checks and two checks sharing a name. What follows from
+a tuple of checks is computed once per profile (``CheckSet``), not once per spreadsheet.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from monitor.core.invalid import InvalidValue
 from .explain import choices_fix
 from .fields import SpreadsheetId
 from .issues import ConfigIssue
-from .model import Sheet, checks_fingerprint, first_duplicate
+from .model import CheckSet, Sheet
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     """A sheet as written, before profile expansion; ``locate(key)`` -> (where, key path)."""
 
@@ -61,6 +62,7 @@ def resolve_sheets(entries: list[Entry], profiles: Mapping[str, tuple[Check, ...
     ``profiles`` maps each defined profile to its checks, or to None when the profile has errors of
     its own (already reported: its sheets are skipped silently).
     """
+    shared = {name: CheckSet.of(checks) for name, checks in profiles.items() if checks is not None}
     sheets: list[Sheet] = []
     first_seen: dict[str, Entry] = {}
     for entry in entries:
@@ -74,7 +76,7 @@ def resolve_sheets(entries: list[Entry], profiles: Mapping[str, tuple[Check, ...
                 "remove one of the two entries (give a spreadsheet several checks through a "
                 "profile or inline checks)"))
             continue
-        checks: tuple[Check, ...] = ()
+        checks: CheckSet | None = None
         if entry.profile is not None:
             if entry.profile not in profiles:
                 issues.append(ConfigIssue(
@@ -85,21 +87,20 @@ def resolve_sheets(entries: list[Entry], profiles: Mapping[str, tuple[Check, ...
                 continue
             if profiles[entry.profile] is None:
                 continue  # the profile's own errors are reported already
-            checks = profiles[entry.profile]
-        checks = checks + entry.checks
-        if not checks:
+            checks = shared[entry.profile]
+        if entry.checks:  # inline checks: this spreadsheet's own tuple
+            checks = CheckSet.of((checks.checks if checks else ()) + entry.checks)
+        if checks is None or not checks.checks:
             issues.append(ConfigIssue(
                 where, key, f"spreadsheet {entry.id!r} has no checks",
                 'add profile = "NAME" or checks = [{ kind = ..., range = ... }]'))
             continue
-        duplicate = first_duplicate([c.name for c in checks])
-        if duplicate:
+        if checks.duplicate_name:
             issues.append(ConfigIssue(
                 where, key,
-                f"two checks of spreadsheet {entry.id!r} are both named {duplicate!r}",
+                f"two checks of spreadsheet {entry.id!r} are both named {checks.duplicate_name!r}",
                 "give each check a distinct name = \"...\" (results are kept per name)"))
             continue
-        sheets.append(Sheet(id=entry.id, name=entry.name or entry.id, profile=entry.profile,
-                            tags=entry.tags, checks=checks, origin=where,
-                            fingerprint=checks_fingerprint(checks)))
+        sheets.append(Sheet.of(entry.id, entry.name or entry.id, entry.profile, entry.tags, checks,
+                               where))
     return tuple(sheets)
