@@ -19,6 +19,8 @@ from monitor.core.invalid import InvalidValue
 from .issues import Loc
 from .sections import TOP_KEYS
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")  # written without quotes in a key path
+
 
 def key_path(loc: Loc) -> str:
     """('profiles', 'stock', 'checks', 2, 'range') -> "profiles.stock.checks[2].range"."""
@@ -27,7 +29,7 @@ def key_path(loc: Loc) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            text = part if re.fullmatch(r"[A-Za-z0-9_-]+", part) else json.dumps(part)
+            text = part if _BARE_KEY.fullmatch(part) else json.dumps(part)
             out += f".{text}" if out else text
     return out
 

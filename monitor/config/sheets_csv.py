@@ -58,17 +58,19 @@ class _CsvSheets:
     def parse(self, text: str) -> list[Entry]:
         reader = csv.reader(io.StringIO(text))
         header: list[str] | None = None
+        columns: dict[str, int] = {}
         entries: list[Entry] = []
         for row in reader:
             line = reader.line_num
-            if not any(cell.strip() for cell in row) or row[0].lstrip().startswith("#"):
+            if not "".join(row).strip() or row[0].lstrip().startswith("#"):
                 continue  # blank lines and comment lines are allowed
             if header is None:
                 header = [cell.strip().lower() for cell in row]
                 if not self.header_ok(header, line):
                     return []
+                columns = {column: index for index, column in enumerate(header)}  # the last one wins
                 continue
-            entry = self.row(dict(zip(header, row, strict=False)), len(row) > len(header), line)
+            entry = self.row(row, columns, len(row) > len(header), line)
             if entry is not None:
                 entries.append(entry)
         return entries
@@ -87,22 +89,26 @@ class _CsvSheets:
                 ok = False
         return ok
 
-    def row(self, cells: dict[str, str], too_long: bool, line: int) -> Entry | None:
+    def row(self, row: list[str], columns: dict[str, int], too_long: bool, line: int) -> Entry | None:
         if too_long:
             self.issue(line, "", "more cells than header columns",
                        f"quote names that contain commas, and separate tags with "
                        f"'{CSV_TAG_SEPARATOR}'")
             return None
+
+        def cell(column: str) -> str:  # a short row leaves its last columns empty
+            index = columns.get(column)
+            return row[index].strip() if index is not None and index < len(row) else ""
+
         try:
-            sheet_id = spreadsheet_id(cells.get("id", "").strip())
+            sheet_id = spreadsheet_id(cell("id"))
         except InvalidValue as exc:
             self.issue(line, "id", exc.problem, exc.fix)
             return None
-        profile = cells.get("profile", "").strip()
+        profile = cell("profile")
         if not profile:
             self.issue(line, "profile", "empty profile", "name the profile of checks to apply")
             return None
-        tags = tuple(t.strip() for t in cells.get("tags", "").split(CSV_TAG_SEPARATOR) if t.strip())
+        tags = tuple(t.strip() for t in cell("tags").split(CSV_TAG_SEPARATOR) if t.strip())
         where = f"{self.shown}:{line}"
-        return Entry(sheet_id, cells.get("name", "").strip() or None, profile, tags, (),
-                     lambda column: (where, column))
+        return Entry(sheet_id, cell("name") or None, profile, tags, (), lambda column: (where, column))
