@@ -3,12 +3,15 @@ import time of ``monitor.config``.
 
 Two layouts per size, both written by the sandbox's ``write_config`` for a generated dataset: every
 spreadsheet as a ``[[sheets]]`` table, and every spreadsheet as a row of ``sheets_file`` (CSV). Each
-figure is the median of ``--repeat`` loads in this process (the first load is not special: nothing
-is cached across calls). The last lines are the import time of ``monitor.config`` in a fresh
-interpreter (``-X importtime``, median of 5) and the time a fresh process takes from start to a
-loaded 5,000-spreadsheet config (interpreter, the CLI's imports, ``load_config``), the part of a
-cron run's way to its first request that the configuration owns. Targets: ``load_config`` under
-0.15 s at 5,000, the cost per spreadsheet flat up to 20,000, the whole start under 0.5 s at 5,000.
+figure is the median of ``--repeat`` loads in a fresh interpreter that has imported the monitor, as
+a cron run has; not in this process, whose heap full of generated datasets would slow down every
+garbage collection during a load. Nothing is cached across loads.
+
+The last lines are the import time of ``monitor.config`` in a fresh interpreter (``-X importtime``,
+median of 5) and the time a fresh process takes from start to a loaded 5,000-spreadsheet config
+(interpreter, the CLI's imports, ``load_config``): the configuration's share of a cron run's way to
+its first request. Targets: ``load_config`` under 0.15 s at 5,000, the cost per spreadsheet flat up
+to 20,000, the whole start under 0.5 s at 5,000.
 
     .venv/bin/python bench/config_load.py [--sheets 700 5000 20000] [--repeat 5]
 """
@@ -28,7 +31,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from monitor.config import load_config  # noqa: E402
 from monitor.core.clock import SystemClock  # noqa: E402
 from monitor.sandbox import dataset as ds  # noqa: E402
 from monitor.sandbox.auth import TokenAuthority  # noqa: E402
@@ -46,14 +48,25 @@ def write(folder: Path, sheets: int, layout: str, credentials: list[Path]) -> Pa
                            endpoint="http://127.0.0.1:1", sheets_file_over=over)
 
 
+_LOAD = """
+import statistics, sys, time
+from monitor.config import load_config
+times = []
+for _ in range({repeat}):
+    started = time.perf_counter()
+    config = load_config({path!r}, {{}})
+    times.append(time.perf_counter() - started)
+    assert config.sheets
+    del config
+print(statistics.median(times))
+"""
+
+
 def median_load(path: Path, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        config = load_config(path, {})
-        times.append(time.perf_counter() - started)
-    assert config.sheets, path
-    return statistics.median(times)
+    """Median seconds of ``load_config(path)`` over ``repeat`` loads in a fresh interpreter."""
+    done = subprocess.run([sys.executable, "-c", _LOAD.format(repeat=repeat, path=str(path))],
+                          cwd=ROOT, capture_output=True, text=True, check=True)
+    return float(done.stdout)
 
 
 def import_time(module: str, repeat: int = 5) -> float:
