@@ -95,17 +95,23 @@ def write_config(
     lines += [f"  {_toml_inline(check.as_written())}," for check in stock_profile()]
     lines += ["]", ""]
     if not use_csv:
-        for entry in dataset.sheets:
-            lines += [
-                "[[sheets]]",
-                f"id = {_toml(entry.id)}",
-                f"name = {_toml(entry.title)}",
-                f"profile = {_toml(PROFILE)}",
-                f"tags = {_toml(list(entry.tags))}",
-                "",
-            ]
+        lines += _sheet_tables(dataset.sheets)
     config_path.write_text("\n".join(lines), encoding="utf-8")
     return config_path
+
+
+def _sheet_tables(sheets: Iterable[SheetEntry]) -> list[str]:
+    lines = []
+    for entry in sheets:
+        lines += [
+            "[[sheets]]",
+            f"id = {_toml(entry.id)}",
+            f"name = {_toml(entry.title)}",
+            f"profile = {_toml(PROFILE)}",
+            f"tags = {_toml(list(entry.tags))}",
+            "",
+        ]
+    return lines
 
 
 def _write_sheets_csv(path: Path, sheets: Iterable[SheetEntry]) -> None:
