@@ -9,7 +9,7 @@ from monitor.checks.dates import date_of
 
 NOW = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)
 DAY = 46027  # 2026-01-05
-STALE = FreshnessCheck("Log!E2:E", fail="> 1d")  # every date below is older: the newest cell is named
+STALE = FreshnessCheck(range="Log!E2:E", fail="> 1d")  # every date below is older: the newest cell is named
 
 
 def log(*values) -> dict:
@@ -51,7 +51,7 @@ def test_formula_errors_still_notice_loading_among_plain_values():
     values = {"range": "Stock!A1:C3", "majorDimension": "ROWS",
               "values": [["SKU", 1, 2], ["a", "Loading...", 3]]}
     try:
-        evaluate(FormulaErrorsCheck("Stock!A1:C3"), values, NOW)
+        evaluate(FormulaErrorsCheck(range="Stock!A1:C3"), values, NOW)
     except ValuesStillLoading as exc:
         assert exc.cell == "Stock!B2"
     else:

@@ -11,13 +11,14 @@ from datetime import UTC, datetime, timedelta
 import gspread
 import pytest
 
-from monitor.checks import evaluate_all, health_of
+from monitor.checks import CHECK_KINDS, evaluate_all, health_of
 from monitor.config import load_config
 from monitor.core.a1 import parse_a1
 from monitor.core.clock import SystemClock
 from monitor.google.client import build_gspread_client
 from monitor.sandbox import dataset as ds
 from monitor.sandbox.auth import TokenAuthority
+from monitor.sandbox.dataset_generate import _ID_ALPHABET
 from monitor.sandbox.faults import validate
 from monitor.sandbox.server import running_sandbox
 
@@ -43,7 +44,7 @@ def test_ids_look_like_google_spreadsheet_keys_and_titles_like_stores():
     assert len(set(ids)) == 200
     for sheet_id in ids:
         assert len(sheet_id) == 44 and sheet_id[0] == "1"
-        assert set(sheet_id) <= set(ds._ID_ALPHABET)
+        assert set(sheet_id) <= set(_ID_ALPHABET)
     assert data.sheets[13].title.startswith("Store 014 — ")
 
 
@@ -126,7 +127,7 @@ def test_healthy_and_data_broken_sheets_get_the_health_the_manifest_promises():
     sample = data.healthy()[:40] + [e for kind in data_kinds for e in data.of_kind(kind)]
     for entry in sample:
         stock = data.payloads[entry.id]["tabs"][ds.STOCK_TAB]
-        ranges = [_value_range(stock, check["range"]) for check in checks]
+        ranges = [_value_range(stock, check.range) for check in checks]
         results = evaluate_all(checks, ranges, NOW + timedelta(minutes=10), UTC)
         assert health_of(results) == entry.expect, (entry, results)
 
@@ -200,8 +201,9 @@ def test_written_config_is_toml_with_relative_paths_and_the_stock_profile(tmp_pa
     assert (google["read_requests_per_minute"], google["project_read_requests_per_minute"]) == (
         600, 3000)
     assert config["telegram"] == {"chat_id": "-100123", "api_base": "http://127.0.0.1:8932"}
-    kinds = {check["kind"] for check in config["profiles"]["stock"]["checks"]}
-    assert kinds == {"formula_errors", "not_empty", "threshold", "freshness", "row_count"}
+    written = config["profiles"]["stock"]["checks"]
+    assert [CHECK_KINDS[c["kind"]].model_validate(c) for c in written] == ds.stock_profile()
+    assert written[1] == {"kind": "not_empty", "range": "Stock!A2:A500"}  # no defaults, no name
     assert [(s["id"], s["name"], s["profile"]) for s in config["sheets"]] == [
         (e.id, e.title, "stock") for e in data.sheets
     ]
@@ -241,6 +243,7 @@ def test_the_monitor_loads_the_written_config_with_every_sheet_on_the_stock_prof
     config = load_config(path, {"TELEGRAM_BOT_TOKEN": "123:abc"})
     assert [s.id for s in config.sheets] == [e.id for e in data.sheets]
     assert {s.profile for s in config.sheets} == {"stock"}
+    assert {s.checks for s in config.sheets} == {tuple(ds.stock_profile())}
     assert config.google.credentials == tuple(p.resolve() for p in creds)
 
 
@@ -257,7 +260,7 @@ def test_applied_dataset_answers_the_monitor_the_way_the_manifest_says(tmp_path)
         http = build_gspread_client(credentials, endpoint=sandbox.base_url, timeout=5).http_client
 
         def read(entry):
-            answer = http.values_batch_get(entry.id, [c["range"] for c in checks], params=params)
+            answer = http.values_batch_get(entry.id, [c.range for c in checks], params=params)
             return health_of(evaluate_all(checks, answer["valueRanges"], now, UTC))
 
         def status_of(entry):

@@ -1,37 +1,43 @@
-"""Pure check evaluation over the cell values Google returned: no I/O.
+"""Checks: the one check model and pure evaluation over the cell values Google returned (no I/O).
 
 Public API::
 
+    FormulaErrorsCheck, NotEmptyCheck, RowCountCheck, ThresholdCheck, FreshnessCheck   the models
+    Check                the union of those; CHECK_KINDS maps each ``kind`` to its model
     evaluate(check, value_range, now, tz, modified_time=None) -> CheckResult
     evaluate_all(checks, value_ranges, now, tz, modified_time=None) -> list[CheckResult]
     ranges_of(checks) -> the ranges to request in one batchGet (deduplicated, in order)
+    needs_modified_time(checks) -> whether one Drive request for the file's modifiedTime is needed
     health_of(results) -> "ok" | "warn" | "fail"
     ValuesStillLoading   raised when a cell still shows "Loading..." (retry; never a finding)
 
-Check specs (or any object/dict with the same attribute names): FormulaErrorsCheck, NotEmptyCheck,
-RowCountCheck, ThresholdCheck, FreshnessCheck. Conditions and durations: ``conditions``.
-Date handling: ``dates``.
+Models: ``models`` (field types in ``fields``). Conditions: ``conditions``; durations are
+``monitor.core.durations``. Date handling: ``dates``.
 """
 
 from .cells import ValuesStillLoading
-from .conditions import Condition, parse_age_condition, parse_condition, parse_duration
-from .evaluate import FORMULA_ERRORS, evaluate, evaluate_all, format_age, ranges_of
-from .result import MAX_CELLS, CheckResult, health_of
-from .specs import (
+from .conditions import Condition, parse_age_condition, parse_condition
+from .evaluate import FORMULA_ERRORS, evaluate, evaluate_all, format_age, needs_modified_time, ranges_of
+from .models import (
     AGGREGATES,
+    CHECK_KINDS,
     KINDS,
+    Check,
     FormulaErrorsCheck,
     FreshnessCheck,
     NotEmptyCheck,
     RowCountCheck,
     ThresholdCheck,
 )
+from .result import MAX_CELLS, CheckResult, health_of
 
 __all__ = [
     "AGGREGATES",
+    "CHECK_KINDS",
     "FORMULA_ERRORS",
     "KINDS",
     "MAX_CELLS",
+    "Check",
     "CheckResult",
     "Condition",
     "FormulaErrorsCheck",
@@ -44,8 +50,8 @@ __all__ = [
     "evaluate_all",
     "format_age",
     "health_of",
+    "needs_modified_time",
     "parse_age_condition",
     "parse_condition",
-    "parse_duration",
     "ranges_of",
 ]

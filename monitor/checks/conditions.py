@@ -1,9 +1,9 @@
-"""Comparison conditions ("< 5", ">= 0") and durations ("90s", "2h", "1d") as small pure values.
+"""Comparison conditions ("< 5", ">= 0") and age conditions ("> 2h") as small pure values.
 
-These are the parsed forms of the strings admins write in the config. The config loader can call
-``parse_condition``, ``parse_age_condition`` and ``parse_duration`` at load time so that mistakes are
-reported with their file position; check evaluation also accepts the raw strings and parses them here.
-Both parsers raise ``ValueError`` with a message that shows the accepted forms.
+These are the parsed forms of the strings admins write in a check's ``warn`` and ``fail``; the check
+models (``models``) parse them when a check is built, so evaluation only ever sees ``Condition``
+objects. Both parsers raise ``ValueError`` with a message that shows the accepted forms. Ages use the
+project's one duration grammar, ``monitor.core.durations``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+
+from monitor.core.durations import DURATION_FORMS, parse_duration
 
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
@@ -27,13 +28,9 @@ _OP_ALIASES = {"=": "==", "≤": "<=", "≥": ">=", "<>": "!="}
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _CONDITION_RE = re.compile(rf"^\s*(<=|>=|==|!=|<>|<|>|=|≤|≥)\s*({_NUMBER})\s*$")
 
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_DURATION_PART_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
-_DURATION_RE = re.compile(r"^\s*(?:\d+(?:\.\d+)?\s*[smhdw]\s*)+$")
 _AGE_CONDITION_RE = re.compile(r"^\s*(<=|>=|==|!=|<>|<|>|=|≤|≥)\s*(.+?)\s*$")
 
 CONDITION_FORMS = 'an operator and a number, e.g. "< 5", ">= 0", "== 1" (operators < <= > >= == !=)'
-DURATION_FORMS = 'a number and a unit s, m, h, d or w, e.g. "90s", "15m", "2h", "1d", "1h30m"'
 
 
 @dataclass(frozen=True)
@@ -65,16 +62,6 @@ def parse_condition(text: str) -> Condition:
     op = _OP_ALIASES.get(match.group(1), match.group(1))
     value = float(match.group(2))
     return Condition(op, value, f"{op} {format_number(value)}")
-
-
-def parse_duration(text: str) -> timedelta:
-    """Parse "90s", "15m", "2h", "1d", "1w" or compounds like "1h30m" into a timedelta."""
-    if not isinstance(text, str) or _DURATION_RE.match(text) is None:
-        raise ValueError(f"bad duration {text!r}: expected {DURATION_FORMS}")
-    seconds = sum(
-        float(amount) * _UNIT_SECONDS[unit] for amount, unit in _DURATION_PART_RE.findall(text)
-    )
-    return timedelta(seconds=seconds)
 
 
 def parse_age_condition(text: str) -> Condition:

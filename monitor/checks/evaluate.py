@@ -30,10 +30,17 @@ from zoneinfo import ZoneInfo
 from monitor.core.timefmt import format_utc, parse_utc
 
 from .cells import Cell, cells_of, is_number
-from .conditions import Condition, format_number, parse_age_condition, parse_condition
+from .conditions import Condition, format_number
 from .dates import MAX_SERIAL, date_of
+from .models import (
+    Check,
+    FormulaErrorsCheck,
+    FreshnessCheck,
+    NotEmptyCheck,
+    RowCountCheck,
+    ThresholdCheck,
+)
 from .result import MAX_CELLS, CheckResult, Status
-from .specs import AGGREGATES, FRESHNESS_SOURCES, KINDS, check_name, spec_value
 
 FORMULA_ERRORS = ("#REF!", "#N/A", "#DIV/0!", "#VALUE!", "#NAME?", "#NUM!", "#NULL!", "#ERROR!")
 _REFS_IN_MESSAGE = 3  # the message names a few cells; ``cells`` carries up to MAX_CELLS
@@ -42,7 +49,7 @@ ValueRange = Mapping[str, Any]
 
 
 def evaluate(
-    check: Any,
+    check: Check,
     value_range: ValueRange | None,
     now: datetime,
     tz: tzinfo | str | None = None,
@@ -50,23 +57,24 @@ def evaluate(
 ) -> CheckResult:
     """Judge one check against the ValueRange Google returned for its range.
 
-    ``now`` must be aware. ``tz`` is the spreadsheet's time zone (a tzinfo or an IANA name; None means
-    UTC): date serials and date strings without an offset are read in it. ``modified_time`` (aware
-    datetime or Drive's RFC 3339 string) is needed only by freshness checks with
-    ``source="modified_time"``. Raises ValuesStillLoading, and ValueError for an unknown kind or a
-    malformed parameter.
+    ``check`` is one of the check models (``models``), already validated. ``now`` must be aware.
+    ``tz`` is the spreadsheet's time zone (a tzinfo or an IANA name; None means UTC): date serials
+    and date strings without an offset are read in it. ``modified_time`` (aware datetime or Drive's
+    RFC 3339 string) is needed only by freshness checks with ``source="modified_time"``. Raises
+    ValuesStillLoading; TypeError for anything that is not a check model; ValueError for a naive
+    ``now`` or a missing ``modified_time``.
     """
     if now.tzinfo is None:
         raise ValueError("now must be an aware datetime")
-    kind = spec_value(check, "kind")
-    evaluator = _EVALUATORS.get(kind)
+    evaluator = _EVALUATORS.get(type(check))
     if evaluator is None:
-        raise ValueError(f"unknown check kind {kind!r}: use one of {', '.join(KINDS)}")
+        raise TypeError(f"not a check model: {type(check).__name__} (build one of "
+                        f"{', '.join(kind.__name__ for kind in _EVALUATORS)})")
     return evaluator(check, value_range, now, _zone(tz), modified_time)
 
 
 def evaluate_all(
-    checks: Sequence[Any],
+    checks: Sequence[Check],
     value_ranges: Mapping[str, ValueRange] | Sequence[ValueRange],
     now: datetime,
     tz: tzinfo | str | None = None,
@@ -88,37 +96,33 @@ def evaluate_all(
             )
         value_ranges = dict(zip(requested, value_ranges, strict=True))
 
-    def values_for(check: Any) -> ValueRange | None:
-        if not _needs_values(check):
+    def values_for(check: Check) -> ValueRange | None:
+        if check.range is None:
             return None
-        key = spec_value(check, "range")
-        if key not in value_ranges:
-            raise KeyError(f"no values were read for range {key!r} of {check_name(check)!r}")
-        return value_ranges[key]
+        if check.range not in value_ranges:
+            raise KeyError(f"no values were read for range {check.range!r} of {check.name!r}")
+        return value_ranges[check.range]
 
     return [evaluate(check, values_for(check), now, tz, modified_time) for check in checks]
 
 
-def ranges_of(checks: Sequence[Any]) -> tuple[str, ...]:
+def ranges_of(checks: Sequence[Check]) -> tuple[str, ...]:
     """The ranges to read for ``checks``, each once, in first-use order: one batchGet's ``ranges``.
 
-    Freshness checks on the file's modified time read no range.
+    Freshness checks on the file's modified time read no range (their ``range`` is None).
     """
-    ranges = (spec_value(check, "range") for check in checks if _needs_values(check))
-    return tuple(dict.fromkeys(ranges))
+    return tuple(dict.fromkeys(check.range for check in checks if check.range is not None))
 
 
-def _needs_values(check: Any) -> bool:
-    return not (
-        spec_value(check, "kind") == "freshness"
-        and spec_value(check, "source", "range") == "modified_time"
-    )
+def needs_modified_time(checks: Sequence[Check]) -> bool:
+    """True if a freshness check asks for the file's modified time (one Drive request)."""
+    return any(isinstance(c, FreshnessCheck) and c.source == "modified_time" for c in checks)
 
 
 # --- formula_errors ----------------------------------------------------------------------------
 
 
-def _formula_errors(check, value_range, now, tz, modified_time) -> CheckResult:
+def _formula_errors(check: FormulaErrorsCheck, value_range, now, tz, modified_time) -> CheckResult:
     errors = cells_of(value_range, keep=_error_code)  # a whole tab's values: cells only for errors
     if not errors:
         return _result(check, "ok", "no formula errors", 0)
@@ -147,8 +151,8 @@ def _non_empty_rows(value_range) -> int:
     return len({c.row for c in cells_of(value_range)})
 
 
-def _not_empty(check, value_range, now, tz, modified_time) -> CheckResult:
-    min_rows = _int_param(check, "min_rows", 1)
+def _not_empty(check: NotEmptyCheck, value_range, now, tz, modified_time) -> CheckResult:
+    min_rows = check.min_rows
     rows = _non_empty_rows(value_range)
     found = _plural(rows, "non-empty row")
     if rows >= min_rows:
@@ -162,8 +166,8 @@ def _needed(min_rows: int) -> str:
     return f" (at least {min_rows} required)"
 
 
-def _row_count(check, value_range, now, tz, modified_time) -> CheckResult:
-    low, high = _int_param(check, "min", None), _int_param(check, "max", None)
+def _row_count(check: RowCountCheck, value_range, now, tz, modified_time) -> CheckResult:
+    low, high = check.min, check.max
     rows = _non_empty_rows(value_range)
     if low is not None and rows < low:
         return _result(check, "fail", f"{_plural(rows, 'row')} < min {low}", rows)
@@ -175,12 +179,8 @@ def _row_count(check, value_range, now, tz, modified_time) -> CheckResult:
 # --- threshold ---------------------------------------------------------------------------------
 
 
-def _threshold(check, value_range, now, tz, modified_time) -> CheckResult:
-    aggregate = spec_value(check, "aggregate", "value")
-    if aggregate not in AGGREGATES:
-        raise ValueError(f"unknown aggregate {aggregate!r}: use one of {', '.join(AGGREGATES)}")
-    warn = _condition(spec_value(check, "warn"), parse_condition)
-    fail = _condition(spec_value(check, "fail"), parse_condition)
+def _threshold(check: ThresholdCheck, value_range, now, tz, modified_time) -> CheckResult:
+    aggregate, warn, fail = check.aggregate, check.warn, check.fail
     cells = cells_of(value_range)
     numbers = [c for c in cells if is_number(c.value)]
     others = [c for c in cells if not is_number(c.value)]
@@ -214,7 +214,7 @@ def _threshold(check, value_range, now, tz, modified_time) -> CheckResult:
     return _result(check, "ok", shown + ignored, observed)
 
 
-def _undefined(check, aggregate: str, others: list[Cell], status: Status) -> CheckResult:
+def _undefined(check: Check, aggregate: str, others: list[Cell], status: Status) -> CheckResult:
     if not others:
         return _result(check, status, f"no {aggregate}: the range is empty", None)
     message = (
@@ -227,17 +227,12 @@ def _undefined(check, aggregate: str, others: list[Cell], status: Status) -> Che
 # --- freshness ---------------------------------------------------------------------------------
 
 
-def _freshness(check, value_range, now, tz, modified_time) -> CheckResult:
-    source = spec_value(check, "source", "range")
-    if source not in FRESHNESS_SOURCES:
-        raise ValueError(f"unknown freshness source {source!r}: use one of "
-                         f"{', '.join(FRESHNESS_SOURCES)}")
-    warn = _condition(spec_value(check, "warn"), parse_age_condition)
-    fail = _condition(spec_value(check, "fail"), parse_age_condition)
+def _freshness(check: FreshnessCheck, value_range, now, tz, modified_time) -> CheckResult:
+    warn, fail = check.warn, check.fail
     offenders: list[Cell] = []
-    if source == "modified_time":
+    if check.source == "modified_time":
         if modified_time is None:
-            raise ValueError(f"{check_name(check)!r} needs the file's modifiedTime")
+            raise ValueError(f"{check.name!r} needs the file's modifiedTime")
         newest = _aware(modified_time)
         what = "last modified"
     else:
@@ -288,7 +283,7 @@ def _newest_date(cells: list[Cell], tz: tzinfo) -> tuple[datetime | None, Cell |
     return max(dated, key=lambda pair: pair[0])
 
 
-def _undefined_date(check, cells: list[Cell], status: Status) -> CheckResult:
+def _undefined_date(check: FreshnessCheck, cells: list[Cell], status: Status) -> CheckResult:
     if not cells:
         return _result(check, status, "no dates: the range is empty", None)
     message = f"no dates: {_plural(len(cells), 'cell')} hold no date ({_refs(cells)})"
@@ -314,29 +309,13 @@ def format_age(seconds: float) -> str:
 # --- shared helpers ----------------------------------------------------------------------------
 
 
-def _result(check, status: Status, message: str, observed: Any, offenders=()) -> CheckResult:
+def _result(check: Check, status: Status, message: str, observed: Any, offenders=()) -> CheckResult:
     refs = tuple(c.ref for c in offenders[:MAX_CELLS])
-    return CheckResult(check_name(check), spec_value(check, "kind"), status, message, observed, refs)
+    return CheckResult(check.name, check.kind, status, message, observed, refs)
 
 
-def _condition(value: Any, parse: Callable[[str], Condition]):
-    """A parsed condition from a string, or the given object if it already has ``holds``."""
-    if value is None or hasattr(value, "holds"):
-        return value
-    return parse(value)
-
-
-def _most_severe(warn, fail) -> Status:
+def _most_severe(warn: Condition | None, fail: Condition | None) -> Status:
     return "fail" if fail is not None or warn is None else "warn"
-
-
-def _int_param(check: Any, key: str, default: int | None) -> int | None:
-    value = spec_value(check, key, default)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-        raise ValueError(f"{check_name(check)!r}: {key} must be a whole number, not {value!r}")
-    return int(value)
 
 
 def _refs(cells: list[Cell]) -> str:
@@ -368,10 +347,10 @@ def _zone(tz: tzinfo | str | None) -> tzinfo:
     return ZoneInfo(tz) if isinstance(tz, str) else tz
 
 
-_EVALUATORS = {
-    "formula_errors": _formula_errors,
-    "not_empty": _not_empty,
-    "row_count": _row_count,
-    "threshold": _threshold,
-    "freshness": _freshness,
+_EVALUATORS: dict[type, Callable[..., CheckResult]] = {
+    FormulaErrorsCheck: _formula_errors,
+    NotEmptyCheck: _not_empty,
+    RowCountCheck: _row_count,
+    ThresholdCheck: _threshold,
+    FreshnessCheck: _freshness,
 }

@@ -1,0 +1,75 @@
+"""Field types of the check models: an A1 range that names a tab, a condition, an age condition.
+
+Each is an annotated type whose validator turns what an admin wrote into the value evaluation uses,
+or raises ``InvalidValue`` with a problem and a fix that the config shows at the key's file:line.
+Already-parsed values (a ``Condition``) pass through, so models can also be built from Python.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import PlainSerializer, PlainValidator
+
+from monitor.core.a1 import A1Error, parse_a1
+from monitor.core.invalid import InvalidValue
+
+from .conditions import CONDITION_FORMS, Condition, parse_age_condition, parse_condition
+
+_AGE_OPS = (">", ">=")  # an age condition means "older than"; younger-than would never alert on staleness
+
+
+def _condition(value: object) -> Condition:
+    if isinstance(value, Condition):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise InvalidValue(f"{value!r} is a number, not a condition",
+                           f'write a comparison as a string, e.g. "< {value}" ({CONDITION_FORMS})')
+    try:
+        return parse_condition(value)  # type: ignore[arg-type]
+    except ValueError:
+        raise InvalidValue(f"bad condition {value!r}", f"write {CONDITION_FORMS}") from None
+
+
+def _age_condition(value: object) -> Condition:
+    if isinstance(value, Condition):
+        return value
+    text = value.strip() if isinstance(value, str) else value
+    if isinstance(text, str) and text[:1].isdigit():
+        text = f"> {text}"  # a bare age means "older than"
+    try:
+        condition = parse_age_condition(text)  # type: ignore[arg-type]
+    except ValueError:
+        condition = None
+    if condition is None or condition.op not in _AGE_OPS or condition.value <= 0:
+        raise InvalidValue(f"bad age condition {value!r}",
+                           'write "> AGE" or ">= AGE" (older than AGE), with AGE like "90s", "15m", '
+                           '"2h", "1d" or "1h30m", e.g. "> 2h"')
+    return condition
+
+
+def _a1_with_tab(value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidValue(f"expected an A1 range string, got {value!r}",
+                           'write a range that names a tab, e.g. "Stock!A2:A"')
+    text = value.strip()
+    try:
+        parsed = parse_a1(text)
+    except A1Error:
+        raise InvalidValue(f"malformed A1 range {value!r}",
+                           'write TAB!CELLS, e.g. "Stock!A2:A", "Stock!A1:H500", "\'My tab\'!B:B"'
+                           ) from None
+    if not parsed.sheet:
+        raise InvalidValue(f"range {value!r} does not name a tab",
+                           f'prefix the tab name: "TAB!{text}", e.g. "Stock!{text}" (tabs get renamed '
+                           "and reordered, so the first tab is never assumed)")
+    return text
+
+
+ConditionField = Annotated[
+    Condition, PlainValidator(_condition), PlainSerializer(str, return_type=str)
+]
+AgeConditionField = Annotated[
+    Condition, PlainValidator(_age_condition), PlainSerializer(str, return_type=str)
+]
+A1Text = Annotated[str, PlainValidator(_a1_with_tab)]

@@ -1,0 +1,147 @@
+"""The check models: what a check asks for, validated once, used by every part that needs a check.
+
+The config validates the checks an admin wrote into these models (its error messages come from the
+``InvalidValue`` their validators raise); evaluation (``evaluate``) takes them as they are; the
+sandbox's dataset builds them and writes them back as TOML (``as_written``). A check is frozen and
+hashable; its conditions are already parsed ``Condition`` objects.
+
+A check without a ``name`` is named "<kind> [aggregate] <range or source>", e.g. "threshold min
+Stock!F2:F": unique in most configs, and results are kept per name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from monitor.core.a1 import A1Range, parse_a1
+from monitor.core.invalid import InvalidValue
+
+from .fields import A1Text, AgeConditionField, ConditionField
+
+Aggregate = Literal["min", "max", "sum", "count", "value"]
+AGGREGATES: tuple[str, ...] = get_args(Aggregate)
+
+
+def default_name(kind: object, aggregate: object = None, where: object = None) -> str:
+    """The name of a check written without one: "<kind> [aggregate] <range or source>"."""
+    return " ".join(str(part) for part in (kind, aggregate, where) if part)
+
+
+class _CheckBase(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_name(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("name"):
+            # Built from Python, a check may omit ``kind``: its model's own kind names it then.
+            kind = data.get("kind") or cls.model_fields["kind"].default
+            data = {**data, "name": default_name(kind, data.get("aggregate"),
+                                                 data.get("range") or data.get("source"))}
+        return data
+
+    @property
+    def a1(self) -> A1Range | None:
+        """The parsed range (None for a freshness check on the file's modified time)."""
+        text = getattr(self, "range", None)
+        return parse_a1(text) if text else None
+
+    def as_written(self) -> dict[str, Any]:
+        """The check as an admin writes it in TOML: ``kind`` first, then only the parameters that
+        differ from their defaults, and ``name`` only when it is not the default name."""
+        written = self.model_dump(mode="json", exclude_defaults=True, exclude={"name", "kind"})
+        if self.name != default_name(self.kind, getattr(self, "aggregate", None),
+                                     getattr(self, "range", None) or getattr(self, "source", None)):
+            written["name"] = self.name
+        return {"kind": self.kind, **written}
+
+
+class FormulaErrorsCheck(_CheckBase):
+    kind: Literal["formula_errors"] = "formula_errors"
+    range: A1Text
+
+
+class NotEmptyCheck(_CheckBase):
+    kind: Literal["not_empty"] = "not_empty"
+    range: A1Text
+    min_rows: int = Field(default=1, ge=1)
+
+
+class RowCountCheck(_CheckBase):
+    kind: Literal["row_count"] = "row_count"
+    range: A1Text
+    min: int | None = Field(default=None, ge=0)
+    max: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> RowCountCheck:
+        if self.min is None and self.max is None:
+            raise InvalidValue("row_count needs a bound", "add min = N, max = N or both")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise InvalidValue(f"min ({self.min}) is greater than max ({self.max})", "swap them")
+        return self
+
+
+class ThresholdCheck(_CheckBase):
+    kind: Literal["threshold"] = "threshold"
+    range: A1Text
+    aggregate: Aggregate
+    warn: ConditionField | None = None
+    fail: ConditionField | None = None
+
+    @model_validator(mode="after")
+    def _some_condition(self) -> ThresholdCheck:
+        if self.warn is None and self.fail is None:
+            raise InvalidValue("threshold needs a condition", 'add warn = "< 5", fail = "< 0" or both')
+        return self
+
+
+class FreshnessCheck(_CheckBase):
+    """Age conditions are ``Condition`` objects over seconds; ``warn_age``/``fail_age`` as timedelta.
+
+    ``source="range"``: the newest date in ``range``; ``"modified_time"``: the file's modifiedTime,
+    and then ``range`` is None (so a check reads a range iff its ``range`` is set).
+    """
+
+    kind: Literal["freshness"] = "freshness"
+    range: A1Text | None = None
+    source: Literal["range", "modified_time"] = "range"
+    warn: AgeConditionField | None = None
+    fail: AgeConditionField | None = None
+
+    @model_validator(mode="after")
+    def _source_and_conditions(self) -> FreshnessCheck:
+        if self.source == "range" and self.range is None:
+            raise InvalidValue("freshness needs a range or source = \"modified_time\"",
+                               'add range = "Tab!E2:E" (dates) or source = "modified_time"')
+        if self.source == "modified_time" and self.range is not None:
+            raise InvalidValue('a freshness check on source = "modified_time" takes no range',
+                               "remove range, or remove source to read dates from the range")
+        if self.warn is None and self.fail is None:
+            raise InvalidValue("freshness needs an age", 'add warn = "> 2h", fail = "> 1d" or both')
+        return self
+
+    @property
+    def warn_age(self) -> timedelta | None:
+        return timedelta(seconds=self.warn.value) if self.warn else None
+
+    @property
+    def fail_age(self) -> timedelta | None:
+        return timedelta(seconds=self.fail.value) if self.fail else None
+
+
+Check = FormulaErrorsCheck | NotEmptyCheck | RowCountCheck | ThresholdCheck | FreshnessCheck
+CHECK_KINDS: Mapping[str, type[Check]] = {
+    "formula_errors": FormulaErrorsCheck,
+    "not_empty": NotEmptyCheck,
+    "row_count": RowCountCheck,
+    "threshold": ThresholdCheck,
+    "freshness": FreshnessCheck,
+}
+KINDS: tuple[str, ...] = tuple(CHECK_KINDS)

@@ -1,0 +1,36 @@
+"""Advice for ``check-config``: things that are allowed but probably not meant. Never errors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+from monitor.core.durations import format_duration
+
+from .model import Sheet
+from .sections import RunConfig, TelegramConfig
+
+
+def warnings_for(sections: Mapping[str, Any], sheets: Sequence[Sheet],
+                 profiles: Sequence[str]) -> tuple[str, ...]:
+    """``sections`` by name (all valid), the resolved sheets, and every profile's name."""
+    run: RunConfig = sections["run"]
+    telegram: TelegramConfig = sections["telegram"]
+    warnings = []
+    if run.budget >= run.round_interval:
+        suggestion = format_duration(max(run.round_interval - timedelta(seconds=30),
+                                         run.round_interval / 2))
+        warnings.append(
+            f"run.budget ({format_duration(run.budget)}) is not shorter than run.round_interval "
+            f"({format_duration(run.round_interval)}): a cron tick that finds a run still working "
+            f"exits and its time is lost; set budget = \"{suggestion}\"")
+    if not sheets:
+        warnings.append("no spreadsheets are configured: add [[sheets]] or sheets_file")
+    used = {sheet.profile for sheet in sheets}
+    unused = [name for name in profiles if name not in used]
+    if unused:
+        warnings.append(f"profiles not used by any spreadsheet: {', '.join(unused)}")
+    if not telegram.enabled:
+        warnings.append("Telegram is not configured: messages will be printed to stdout")
+    return tuple(warnings)

@@ -1,0 +1,63 @@
+"""Every default of the configuration, in one place, with the reason for its value.
+
+docs/configuration.md mirrors this table (a test checks that each key is documented with its value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import Field
+
+DEFAULT_CONFIG_NAME = "monitor.toml"
+CONFIG_ENV = "SHEET_MONITOR_CONFIG"
+TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
+TOKEN_FILE_ENV = "TELEGRAM_BOT_TOKEN_FILE"
+
+
+@dataclass(frozen=True)
+class Default:
+    value: Any
+    reason: str
+
+
+DEFAULTS: Mapping[str, Default] = {
+    "run.budget": Default(
+        "6m", "Apps Script's execution limit, which the original design was sized for; check-config "
+        "warns when it is not shorter than round_interval"),
+    "run.round_interval": Default("5m", "the cron interval: a new round at most every cron tick"),
+    "run.state_dir": Default("state", "the state folder next to the config, as shipped in the repo"),
+    "google.read_requests_per_minute": Default(
+        60, "Google's default per-user read quota for the Sheets API"),
+    "google.project_read_requests_per_minute": Default(
+        300, "Google's default per-project read quota for the Sheets API"),
+    "google.request_timeout": Default(
+        "30s", "long enough for a large batchGet, short enough that a hang costs little budget"),
+    "google.api_endpoint": Default(None, "talk to Google itself; set it for the sandbox"),
+    "breaker.failure_threshold": Default(3, "three transient failures in a row is not bad luck"),
+    "breaker.cooldown": Default("15m", "three cron ticks: long enough for Google to recover"),
+    "breaker.max_cooldown": Default(
+        "2h", "the cap for a cooldown that doubles on each re-open: a fixed spreadsheet is noticed "
+        "within two hours"),
+    "telegram.chat_id": Default(None, "no Telegram: messages are printed to stdout"),
+    "telegram.message_thread_id": Default(None, "post to the chat itself, not a forum topic"),
+    "telegram.api_base": Default("https://api.telegram.org", "Telegram's public Bot API"),
+    "alerts.summary": Default("on_change", "a summary only after a round that changed something"),
+    "alerts.digest_at": Default("09:00", "the start of a working day"),
+    "alerts.timezone": Default("UTC", "stored times are UTC; set your team's zone for the digest"),
+    "alerts.reminder_every": Default("4h", "about twice per working day for what is still failing"),
+    "watchdog.max_silence": Default("15m", "three missed 5-minute cron ticks"),
+    "watchdog.reminder_every": Default("4h", "an outage is re-announced twice per working day"),
+    "watchdog.heartbeat_url": Default(None, "no external dead-man's switch"),
+    "watchdog.stuck_grace": Default(
+        "2m", "a run still marked started after budget + this is stuck, not slow"),
+    "watchdog.failed_runs": Default(3, "three failed runs in a row is an outage, one is noise"),
+}
+
+
+def default(key: str) -> Any:
+    """A pydantic ``Field`` holding ``DEFAULTS[key]``, its reason as the description."""
+    entry = DEFAULTS[key]
+    return Field(default=entry.value, description=entry.reason)

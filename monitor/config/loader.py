@@ -1,0 +1,236 @@
+"""Loading: the config file (+ the sheets CSV, the credential files, the token) -> one ``Config``.
+
+The builder validates section by section, check by check and sheet by sheet, so that every problem
+in the file is found in one pass and reported at its own line; it builds the ``Config`` only when
+there is none.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from monitor.checks import CHECK_KINDS, Check
+
+from .advice import warnings_for
+from .defaults import CONFIG_ENV, DEFAULT_CONFIG_NAME, TOKEN_ENV, TOKEN_FILE_ENV
+from .explain import choices_fix, explain, key_path
+from .issues import ConfigError, ConfigIssue, Loc, reading_order
+from .model import Config, Profile, config_fingerprint
+from .positions import TomlPositions
+from .secrets import check_credentials, with_token
+from .sections import SECTIONS, TOP_KEYS
+from .sheets import Entry, SheetTable, resolve_sheets
+from .sheets_csv import read_sheets_csv
+
+_SECRET_KEYS = ("bot_token", "token")
+
+
+def resolve_config_path(option: str | os.PathLike[str] | None,
+                        environ: Mapping[str, str] | None = None) -> Path:
+    """``--config`` if given, else ``$SHEET_MONITOR_CONFIG``, else ``./monitor.toml``."""
+    environ = os.environ if environ is None else environ
+    if option:
+        return Path(option)
+    if environ.get(CONFIG_ENV):
+        return Path(environ[CONFIG_ENV])
+    return Path(DEFAULT_CONFIG_NAME)
+
+
+def load_config(path: str | os.PathLike[str], environ: Mapping[str, str] | None = None, *,
+                require_secrets: bool = True) -> Config:
+    """Read, validate and resolve the configuration; raise ``ConfigError`` listing every problem.
+
+    ``require_secrets=False`` is for read-only commands (status, dlq, breakers): credential files are
+    not opened and a missing Telegram token is not an error (the token is still read when present).
+    """
+    environ = os.environ if environ is None else environ
+    path = Path(path)
+    shown = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError([ConfigIssue(shown, "", "config file not found", (
+            f"pass --config PATH, set {CONFIG_ENV}, or create {DEFAULT_CONFIG_NAME} in the current "
+            "folder (see docs/configuration.md)"))]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError([ConfigIssue(shown, "", f"cannot read the config file: {exc}",
+                                       "check the path, its permissions and that it is UTF-8 text")
+                           ]) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([_syntax_issue(shown, exc)]) from None
+    return _Builder(path, shown, text, environ, require_secrets).build(data)
+
+
+def _syntax_issue(shown: str, exc: tomllib.TOMLDecodeError) -> ConfigIssue:
+    message = str(exc)
+    match = re.search(r"\s*\(at line (\d+), column (\d+)\)", message)
+    where = f"{shown}:{match.group(1)}:{match.group(2)}" if match else shown
+    problem = message[: match.start()] if match else message
+    return ConfigIssue(where, "", f"TOML syntax error: {problem}",
+                       "correct the syntax at that position: strings need quotes, tables look like "
+                       "[name], lists like [\"a\", \"b\"]; each key may appear once per table")
+
+
+class _Builder:
+    def __init__(self, path: Path, shown: str, text: str, environ: Mapping[str, str],
+                 require_secrets: bool) -> None:
+        self.path = path
+        self.shown = shown
+        self.base_dir = path.resolve().parent
+        self.positions = TomlPositions(text)
+        self.environ = environ
+        self.require_secrets = require_secrets
+        self.issues: list[ConfigIssue] = []
+
+    # -- issue helpers
+
+    def add(self, loc: Loc, problem: str, fix: str) -> None:
+        self.issues.append(ConfigIssue(self.where(loc), key_path(loc), problem, fix))
+
+    def where(self, loc: Loc) -> str:
+        line = self.positions.line_of(loc)
+        return f"{self.shown}:{line}" if line else self.shown
+
+    def locator(self, loc: Loc) -> Callable[[str], tuple[str, str]]:
+        return lambda key: (self.where((*loc, key)), key_path((*loc, key)))
+
+    def validate(self, model: type[BaseModel], data: Any, loc: Loc) -> Any:
+        """model.model_validate(data) or None, with every pydantic error turned into an issue."""
+        try:
+            return model.model_validate(data, context={"base_dir": self.base_dir})
+        except ValidationError as exc:
+            for error in exc.errors():
+                self.add((*loc, *error["loc"]), *explain(model, error))
+            return None
+
+    # -- the whole file
+
+    def build(self, data: dict[str, Any]) -> Config:
+        for key in data:
+            if key not in TOP_KEYS:
+                self.add((key,), f"unknown top-level key or section {key!r}",
+                         choices_fix(key, TOP_KEYS))
+        sections = {name: self.section(name, data.get(name, {})) for name in SECTIONS}
+        profiles = self.profiles(data.get("profiles", {}))
+        entries = self.toml_sheets(data.get("sheets", []))
+        if "sheets_file" in data:
+            entries += read_sheets_csv(data["sheets_file"], self.base_dir, self.shown, self.add,
+                                       self.issues)
+        sheets = resolve_sheets(entries, profiles, self.issues)
+        if sections["telegram"] is not None:
+            sections["telegram"] = with_token(sections["telegram"], self.environ, self.require_secrets,
+                                              self.add, self.issues)
+        if sections["google"] is not None and self.require_secrets:
+            check_credentials(sections["google"], self.add)
+        if self.issues:
+            raise ConfigError(sorted(self.issues, key=reading_order))
+        # Everything below was validated above: constructed, not validated again.
+        return Config.model_construct(
+            path=self.path.resolve(),
+            profiles=tuple(Profile.model_construct(name=n, checks=c)
+                           for n, c in profiles.items() if c is not None),
+            sheets=sheets,
+            fingerprint=config_fingerprint(sheets),
+            warnings=warnings_for(sections, sheets, tuple(profiles)),
+            **sections,
+        )
+
+    def section(self, name: str, raw: Any) -> Any:
+        if not isinstance(raw, dict):
+            self.add((name,), f"{name} must be a table", f"write it as a [{name}] section")
+            return None
+        if name == "telegram":
+            for secret in _SECRET_KEYS:
+                if secret in raw:
+                    self.add((name, secret), "secrets never live in the config file",
+                             f"remove {secret} and export {TOKEN_ENV} (or {TOKEN_FILE_ENV} with the "
+                             "path of a file holding it) in the environment of cron and your shell")
+            raw = {k: v for k, v in raw.items() if k not in _SECRET_KEYS}
+        return self.validate(SECTIONS[name], raw, (name,))
+
+    # -- checks and profiles
+
+    def checks(self, raw: Any, loc: Loc) -> tuple[Check, ...] | None:
+        if not isinstance(raw, list):
+            self.add(loc, "checks must be a list of tables",
+                     'write checks = [{ kind = "not_empty", range = "Tab!A2:A" }, ...]')
+            return None
+        result: list[Check] = []
+        ok = True
+        for index, item in enumerate(raw):
+            check = self.check(item, (*loc, index))
+            ok = ok and check is not None
+            if check is not None:
+                result.append(check)
+        return tuple(result) if ok else None
+
+    def check(self, raw: Any, loc: Loc) -> Check | None:
+        if not isinstance(raw, dict):
+            self.add(loc, f"a check must be a table, got {type(raw).__name__}",
+                     'write { kind = "not_empty", range = "Tab!A2:A" }')
+            return None
+        kind = raw.get("kind")
+        if kind is None:
+            self.add(loc, "check has no kind", f"add kind = one of: {', '.join(CHECK_KINDS)}")
+            return None
+        model = CHECK_KINDS.get(kind) if isinstance(kind, str) else None
+        if model is None:
+            self.add((*loc, "kind"), f"unknown check kind {kind!r}",
+                     choices_fix(str(kind), tuple(CHECK_KINDS), what="kind"))
+            return None
+        return self.validate(model, raw, loc)
+
+    def profiles(self, raw: Any) -> dict[str, tuple[Check, ...] | None]:
+        """name -> checks; None marks a profile that exists but has errors (already reported)."""
+        if not isinstance(raw, dict):
+            self.add(("profiles",), "profiles must be tables", "write [profiles.NAME] sections")
+            return {}
+        result: dict[str, tuple[Check, ...] | None] = {}
+        for name, table in raw.items():
+            loc: Loc = ("profiles", name)
+            if not isinstance(table, dict):
+                self.add(loc, "a profile must be a table",
+                         f"write [profiles.{name}] with checks = [...]")
+                result[name] = None
+                continue
+            for key in table:
+                if key != "checks":
+                    self.add((*loc, key), f"unknown key {key!r} in a profile",
+                             "a profile holds only checks = [...]")
+            if "checks" not in table:
+                self.add(loc, "profile has no checks", "add checks = [{ kind = ..., range = ... }]")
+            result[name] = self.checks(table.get("checks", []), (*loc, "checks"))
+        return result
+
+    # -- sheets
+
+    def toml_sheets(self, raw: Any) -> list[Entry]:
+        if not isinstance(raw, list):
+            self.add(("sheets",), "sheets must be an array of tables",
+                     "write each spreadsheet as a [[sheets]] section")
+            return []
+        entries = []
+        for index, table in enumerate(raw):
+            loc: Loc = ("sheets", index)
+            if not isinstance(table, dict):
+                self.add(loc, "a sheet must be a table", "write it as a [[sheets]] section")
+                continue
+            if "sheets_file" in table:
+                self.add((*loc, "sheets_file"), "sheets_file ended up inside a [[sheets]] entry",
+                         "move sheets_file = \"...\" to the top of the file, before any [section]")
+                table = {k: v for k, v in table.items() if k != "sheets_file"}
+            entry = self.validate(SheetTable, table, loc)
+            checks = self.checks(table["checks"], (*loc, "checks")) if "checks" in table else ()
+            if entry is not None and checks is not None:
+                entries.append(Entry(entry.id, entry.name, entry.profile, entry.tags, checks,
+                                     self.locator(loc)))
+        return entries

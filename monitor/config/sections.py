@@ -1,0 +1,124 @@
+"""The config file's sections ([run], [google], [breaker], [telegram], [alerts], [watchdog]).
+
+Each is a frozen model that forbids unknown keys and validates its defaults too, so a default is held
+to the same rules as a written value. Their defaults and reasons are ``defaults.DEFAULTS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator, model_validator
+
+from monitor.core.durations import format_duration
+from monitor.core.invalid import InvalidValue
+
+from .defaults import DEFAULTS, default
+from .fields import ApiBase, ChatId, DigestTime, Duration, HttpUrl, TimeZoneName, relative_to_config
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class RunConfig(_Section):
+    budget: Duration = default("run.budget")
+    round_interval: Duration = default("run.round_interval")
+    state_dir: Path = default("run.state_dir")
+
+    @field_validator("state_dir", mode="before")
+    @classmethod
+    def _resolve_state_dir(cls, value: object, info: ValidationInfo) -> Path:
+        if not isinstance(value, str) or not value.strip():
+            raise InvalidValue(f"expected a folder path, got {value!r}", 'write e.g. state_dir = "state"')
+        return relative_to_config(value, info)
+
+
+class GoogleConfig(_Section):
+    credentials: tuple[Path, ...] = Field(
+        default=(), description="service-account JSON files; reads are spread across them")
+    read_requests_per_minute: int = Field(
+        default=DEFAULTS["google.read_requests_per_minute"].value, gt=0)
+    project_read_requests_per_minute: int = Field(
+        default=DEFAULTS["google.project_read_requests_per_minute"].value, gt=0)
+    request_timeout: Duration = default("google.request_timeout")
+    api_endpoint: HttpUrl | None = default("google.api_endpoint")
+
+    @field_validator("credentials", mode="before")
+    @classmethod
+    def _resolve_credentials(cls, value: object, info: ValidationInfo) -> tuple[Path, ...]:
+        if isinstance(value, str):
+            value = [value]
+        # A tuple is the field's own default (no [google] table): validated too, it must pass here
+        # so that the "at least one credential" check can say what is really missing.
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v for v in value):
+            raise InvalidValue("credentials must be a list of file paths",
+                               'write credentials = ["secrets/sa-1.json", "secrets/sa-2.json"]')
+        return tuple(relative_to_config(v, info) for v in value)
+
+    @property
+    def reads_per_minute(self) -> int:
+        """Reads per minute all credentials together may make: the slower of the two quotas."""
+        return min(len(self.credentials) * self.read_requests_per_minute,
+                   self.project_read_requests_per_minute)
+
+
+class BreakerConfig(_Section):
+    failure_threshold: int = Field(default=DEFAULTS["breaker.failure_threshold"].value, gt=0)
+    cooldown: Duration = default("breaker.cooldown")
+    max_cooldown: Duration = default("breaker.max_cooldown")
+
+    @model_validator(mode="after")
+    def _cap_not_below_cooldown(self) -> BreakerConfig:
+        if self.max_cooldown < self.cooldown:
+            raise InvalidValue(
+                f"max_cooldown ({format_duration(self.max_cooldown)}) is shorter than cooldown "
+                f"({format_duration(self.cooldown)})", "make max_cooldown at least cooldown")
+        return self
+
+
+class TelegramConfig(_Section):
+    """``enabled`` when both a chat and a token are known; otherwise messages are printed."""
+
+    chat_id: ChatId | None = default("telegram.chat_id")
+    message_thread_id: int | None = Field(default=None, gt=0)
+    api_base: ApiBase = default("telegram.api_base")
+    # From the environment only (never the TOML); SecretStr and repr=False keep it out of reprs.
+    bot_token: SecretStr | None = Field(default=None, repr=False, exclude=True)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.chat_id and self.bot_token)
+
+
+class AlertsConfig(_Section):
+    summary: Literal["on_change", "every_round"] = default("alerts.summary")
+    digest_at: DigestTime = default("alerts.digest_at")
+    timezone: TimeZoneName = default("alerts.timezone")
+    reminder_every: Duration = default("alerts.reminder_every")
+
+    @property
+    def tzinfo(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+
+class WatchdogConfig(_Section):
+    max_silence: Duration = default("watchdog.max_silence")
+    reminder_every: Duration = default("watchdog.reminder_every")
+    heartbeat_url: HttpUrl | None = default("watchdog.heartbeat_url")
+    stuck_grace: Duration = default("watchdog.stuck_grace")
+    failed_runs: int = Field(default=DEFAULTS["watchdog.failed_runs"].value, gt=0)
+
+
+SECTIONS: Mapping[str, type[BaseModel]] = {
+    "run": RunConfig,
+    "google": GoogleConfig,
+    "breaker": BreakerConfig,
+    "telegram": TelegramConfig,
+    "alerts": AlertsConfig,
+    "watchdog": WatchdogConfig,
+}
+TOP_KEYS = (*SECTIONS, "profiles", "sheets", "sheets_file")  # every key allowed at the top of the file

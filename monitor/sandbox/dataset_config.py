@@ -1,0 +1,143 @@
+"""A monitor config that checks a dataset: the stock profile's checks and the TOML (and CSV) written.
+
+The checks are the monitor's own models (``monitor.checks``), written back in the form an admin
+would write them (``as_written``: defaults and default names left out); docs/configuration.md
+describes the format.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from monitor.checks import (
+    Check,
+    FormulaErrorsCheck,
+    FreshnessCheck,
+    NotEmptyCheck,
+    RowCountCheck,
+    ThresholdCheck,
+)
+
+from .dataset_generate import CHECKED_LAST_ROW, STOCK_TAB, Dataset, SheetEntry
+
+SHEETS_CSV = "sheets.csv"
+PROFILE = "stock"
+
+
+def stock_profile() -> list[Check]:
+    """The checks every generated spreadsheet is configured with."""
+    last = CHECKED_LAST_ROW
+    return [
+        FormulaErrorsCheck(range=f"{STOCK_TAB}!A1:H{last}"),
+        NotEmptyCheck(range=f"{STOCK_TAB}!A2:A{last}", min_rows=1),
+        ThresholdCheck(range=f"{STOCK_TAB}!F2:F{last}", aggregate="min", warn="< 5", fail="< 0"),
+        FreshnessCheck(range=f"{STOCK_TAB}!E2:E{last}", warn="> 2h", fail="> 1d"),
+        # A Stock tab that outgrew the checked rows would hide its newest rows from every check.
+        RowCountCheck(range=f"{STOCK_TAB}!A2:A", max=last - 1),
+    ]
+
+
+def write_config(
+    dataset: Dataset,
+    path: str | os.PathLike,
+    *,
+    credentials: Sequence[str | os.PathLike],
+    endpoint: str,
+    telegram_api_base: str | None = None,
+    telegram_chat_id: str | None = None,
+    read_per_user: int = 60,
+    read_per_project: int = 300,
+    request_timeout: str | None = None,
+    state_dir: str = "state",
+    sheets_file_over: int = 100,
+) -> Path:
+    """Write a monitor config for ``dataset`` to ``path``; returns the path.
+
+    Paths inside (credentials, state_dir, sheets file) are written relative to the config's folder.
+    More than ``sheets_file_over`` spreadsheets go to ``sheets.csv`` next to the config
+    (columns id,name,profile,tags; one tag each) instead of ``[[sheets]]`` tables.
+    The Telegram token is not written: the monitor reads it from TELEGRAM_BOT_TOKEN.
+    """
+    config_path = Path(path)
+    folder = config_path.parent.resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    use_csv = len(dataset.sheets) > sheets_file_over
+    lines = [
+        "# A monitor config for a generated sandbox dataset "
+        f"({len(dataset.sheets)} spreadsheets, seed {dataset.seed}).",
+        "",
+    ]
+    if use_csv:  # a top-level key: it must come before the first table
+        _write_sheets_csv(folder / SHEETS_CSV, dataset.sheets)
+        lines += [f"sheets_file = {_toml(SHEETS_CSV)}", ""]
+    lines += [
+        "[run]",
+        f"state_dir = {_toml(state_dir)}",
+        "",
+        "[google]",
+        f"credentials = {_toml([_relative(c, folder) for c in credentials])}",
+        f"read_requests_per_minute = {int(read_per_user)}",
+        f"project_read_requests_per_minute = {int(read_per_project)}",
+    ]
+    if request_timeout:
+        lines.append(f"request_timeout = {_toml(request_timeout)}")
+    lines += [f"api_endpoint = {_toml(endpoint)}", ""]
+    if telegram_chat_id is not None:
+        lines += ["[telegram]", f"chat_id = {_toml(str(telegram_chat_id))}"]
+        if telegram_api_base:
+            lines.append(f"api_base = {_toml(telegram_api_base)}")
+        lines.append("")
+    lines += [f"[profiles.{PROFILE}]", "checks = ["]
+    lines += [f"  {_toml_inline(check.as_written())}," for check in stock_profile()]
+    lines += ["]", ""]
+    if not use_csv:
+        lines += _sheet_tables(dataset.sheets)
+    config_path.write_text("\n".join(lines), encoding="utf-8")
+    return config_path
+
+
+def _sheet_tables(sheets: Iterable[SheetEntry]) -> list[str]:
+    lines = []
+    for entry in sheets:
+        lines += [
+            "[[sheets]]",
+            f"id = {_toml(entry.id)}",
+            f"name = {_toml(entry.title)}",
+            f"profile = {_toml(PROFILE)}",
+            f"tags = {_toml(list(entry.tags))}",
+            "",
+        ]
+    return lines
+
+
+def _write_sheets_csv(path: Path, sheets: Iterable[SheetEntry]) -> None:
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "name", "profile", "tags"])
+        for entry in sheets:
+            writer.writerow([entry.id, entry.title, PROFILE, ";".join(entry.tags)])
+
+
+def _relative(path: str | os.PathLike, folder: Path) -> str:
+    return Path(os.path.relpath(Path(path).resolve(), folder)).as_posix()
+
+
+def _toml(value: object) -> str:
+    """A TOML literal for a string, number or list of them (JSON's string escapes are TOML's)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml(item) for item in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def _toml_inline(table: dict) -> str:
+    return "{ " + ", ".join(f"{key} = {_toml(value)}" for key, value in table.items()) + " }"
