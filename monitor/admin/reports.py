@@ -102,7 +102,8 @@ def _last_run(heartbeat: Heartbeat | None, now: datetime) -> dict | None:
         return None
     stats = heartbeat.stats
     if heartbeat.finished_at:
-        duration = stats.duration_seconds if stats else (heartbeat.finished_at - heartbeat.started_at).total_seconds()
+        elapsed = (heartbeat.finished_at - heartbeat.started_at).total_seconds()
+        duration = stats.duration_seconds if stats else elapsed
     else:  # running now, or killed: the watchdog tells which; here it is only "not finished"
         duration = _age(heartbeat.started_at, now)
     return {

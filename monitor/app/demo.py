@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import IO
 
 from monitor.app.run import run_once
-from monitor.state import read_state
 from monitor.config import load_config
 from monitor.sandbox import dataset as datasets
 from monitor.sandbox.server import running_sandbox
+from monitor.state import read_state
 
 # Google allows 60 reads a minute per service account; at that pace 750 spreadsheets take 12.5
 # minutes with one account. The demo raises the sandbox's quota (and the config's pacing with it)

@@ -71,8 +71,8 @@ def run_once(
         pacer = QuotaPacer.from_config(config)
         pacer.restore(session.state.quota)
         reader = (reader_factory or _gspread_reader)(config, settings.request_timeout)
-        run = Run(run_id=run_id, settings=settings, plans=plans_of(config), state=session.state, reader=reader,
-                  pacer=pacer, clock=clock, save=session.save)
+        run = Run(run_id=run_id, settings=settings, plans=plans_of(config), state=session.state,
+                  reader=reader, pacer=pacer, clock=clock, save=session.save)
         report = run.execute()
         new_events = tuple(event for event in session.state.events if event.run_id == run_id)
         notify_after_run(config, session, run_id, run.deadline, clock, messages_to or sys.stdout)

@@ -24,14 +24,15 @@ from monitor.cli.state_access import (
     load_or_exit,
     wait_option,
 )
-from monitor.core.durations import DurationError, parse_positive_duration
+from monitor.core.durations import parse_positive_duration
+from monitor.core.invalid import InvalidValue
 from monitor.core.logs import log_event
 
 
 def _duration(ctx, param, value: str):
     try:
         return parse_positive_duration(value)
-    except DurationError as exc:
+    except InvalidValue as exc:
         raise click.BadParameter(f"{exc.problem}; {exc.fix}") from None
 
 

@@ -162,4 +162,5 @@ class SheetReadError(MonitorError):
 
     def info(self) -> ErrorInfo:
         """What gets stored about this failure."""
-        return ErrorInfo(self.error_class.value, self.message, self.http_status, self.google_status, self.range)
+        return ErrorInfo(self.error_class.value, self.message, self.http_status, self.google_status,
+                         self.range)

@@ -73,6 +73,7 @@ def judge(plan: SheetPlan, data: SheetData, now: datetime) -> list[CheckResult]:
     """Every check of ``plan`` over ``data``. Cells still showing "Loading..." are not a finding but a
     failed read, raised as a LOADING ``SheetReadError`` so the read is retried later."""
     try:
-        return evaluate_all(plan.checks, data.value_ranges, now, plan.timezone, modified_time=data.modified_time)
+        return evaluate_all(plan.checks, data.value_ranges, now, plan.timezone,
+                            modified_time=data.modified_time)
     except ValuesStillLoading as exc:
         raise SheetReadError(ErrorClass.LOADING, None, None, str(exc)) from None

@@ -104,7 +104,8 @@ def decide(
         raise ValueError(f"attempts_so_far must be >= 0, got {attempts_so_far}")
     policy = policies.get(ErrorClass(error_class))
     if policy is None:
-        raise ValueError(f"{ErrorClass(error_class).value} errors are not retried by attempts (quota waits for the pacer)")
+        raise ValueError(f"{ErrorClass(error_class).value} errors are not retried by attempts "
+                         "(a quota refusal waits for the quota pacer)")
     attempts = attempts_so_far + 1
     if attempts >= policy.max_attempts:
         return Decision(retry=False, attempts=attempts, counts_for_breaker=policy.counts_for_breaker)

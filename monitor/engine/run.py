@@ -184,10 +184,9 @@ class Run:
             self._failed(rnd, task, plan, credential, error, now, started)
         else:
             verdict = self.outcomes.succeeded(rnd, task, plan, results, now)
-            log_event(
-                "task_done", task_id=task.id, spreadsheet_id=plan.id, attempt=task.attempts, status=verdict,
-                findings=sum(1 for result in results if result.is_finding), duration_ms=self._ms_since(started),
-            )
+            findings = sum(1 for result in results if result.is_finding)
+            log_event("task_done", task_id=task.id, spreadsheet_id=plan.id, attempt=task.attempts,
+                      status=verdict, findings=findings, duration_ms=self._ms_since(started))
         self.checkpoints.save()
 
     def _failed(self, rnd: Round, task: Task, plan: SheetPlan, credential: str, error: SheetReadError,

@@ -41,8 +41,9 @@ class EventLog:
     __slots__ = ("_documents", "_next")
 
     def __init__(self, events: Mapping[int, Event] | None = None) -> None:
-        self._documents: Documents[Event] = Documents({_key(seq): event for seq, event in (events or {}).items()})
-        self._next = max(events or {0: None}) + 1
+        events = events or {}
+        self._documents: Documents[Event] = Documents({_key(seq): event for seq, event in events.items()})
+        self._next = max(events, default=0) + 1
 
     def __len__(self) -> int:
         return len(self._documents)

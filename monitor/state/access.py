@@ -100,7 +100,8 @@ def _repair(repository: StateRepository, state: State, restored: RestoreReport |
         log_event("state_restored", logging.ERROR, reason=restored.reason)
         state.events.add(StateRestored(at=now, run_id=actor, reason=restored.reason))
     for damage, target in repository.set_aside(state.damaged, now):
-        log_event("state_entry_damaged", logging.ERROR, key=damage.key, problem=damage.problem, kept_as=target)
+        log_event("state_entry_damaged", logging.ERROR, key=damage.key, problem=damage.problem,
+                  kept_as=target)
         state.events.add(StateEntryDamaged(at=now, run_id=actor, key=damage.key, problem=damage.problem,
                                            set_aside_as=target))
     state.damaged = []

@@ -128,8 +128,9 @@ def _round(value: Any, flags: dict, damaged: list[Damage]) -> Round | None:
     if not isinstance(value, dict) or not isinstance(value.get("tasks"), list):
         damaged.append(Damage("round", "expected a round with a list of tasks", json.dumps(value)))
         return None
+    behind = flags.get("behind_round") == value.get("id")
     info = _convert(ROUND, {"id": value.get("id"), "started_at": value.get("started_at"),
-                            "behind_reported": flags.get("behind_round") == value.get("id")}, "round", damaged)
+                            "behind_reported": behind}, "round", damaged)
     if info is None:
         return None
     tasks = []
@@ -175,7 +176,8 @@ def _event(value: Any) -> Any:
         details.setdefault("reason", "")
     common = {"kind": kind, "at": value.get("at"), "run_id": value.get("run_id")}
     if value.get("spreadsheet_id") is not None:
-        common.update(spreadsheet_id=value["spreadsheet_id"], name=value.get("name") or value["spreadsheet_id"])
+        sid = value["spreadsheet_id"]
+        common.update(spreadsheet_id=sid, name=value.get("name") or sid)
     return {**common, **details}
 
 

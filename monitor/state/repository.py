@@ -21,6 +21,7 @@ from monitor.engine.tasks import Round, RoundInfo, Task
 from monitor.state import legacy
 from monitor.state.schema import (
     DAMAGED_PREFIX,
+    DLQ,
     EVENT,
     FAMILIES,
     KINDS,
@@ -94,7 +95,8 @@ class StateRepository:
             # Every other key says what it is; a lost schema only loses the versions: assume ours.
             damaged.append(Damage(SCHEMA_KEY, "not a schema document", raw))
             return {}
-        newer = [name for name, version in versions.items() if version > getattr(KINDS.get(name), "version", 0)]
+        newer = [name for name, version in versions.items()
+                 if name not in KINDS or version > KINDS[name].version]
         if layout > LAYOUT or newer:
             raise StateVersionError(
                 f"the state was written by a newer sheet-monitor (layout {layout}, documents "
@@ -110,13 +112,15 @@ class StateRepository:
             if id.isdigit():
                 events[int(id)] = event
             else:
-                damaged.append(Damage(EVENT.key(id), "an event key must be a number", properties[EVENT.key(id)]))
+                key = EVENT.key(id)
+                damaged.append(Damage(key, "an event key must be a number", properties[key]))
         dlq = {}
         for id, entry in found["dlq"].items():
             if entry.id == id:
                 dlq[id] = entry
             else:
-                damaged.append(Damage(f"dlq/{id}", f"holds the entry of {entry.id!r}", properties[f"dlq/{id}"]))
+                key = DLQ.key(id)
+                damaged.append(Damage(key, f"holds the entry of {entry.id!r}", properties[key]))
         state = State(
             round=rnd,
             health=found["health"],
@@ -195,7 +199,8 @@ class StateRepository:
         values = encode_all(state)
         values[SCHEMA_KEY] = schema_document()
         values.update(self._staged)
-        deleted = [key for key in self.store.get_keys() if key not in values and not key.startswith(DAMAGED_PREFIX)]
+        deleted = [key for key in self.store.get_keys()
+                   if key not in values and not key.startswith(DAMAGED_PREFIX)]
         self.store.update(values, deleted)
         self._staged, self._staged_removals = {}, set()
         self._task_keys = {key for key in values if key.startswith(TASK.prefix)}

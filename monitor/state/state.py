@@ -27,7 +27,9 @@ class State(RunnerState):
     outbox = Single()  # Outbox
     alerts = Single()  # AlertMemory
 
-    def __init__(self, *, outbox: Outbox | None = None, alerts: AlertMemory | None = None, **documents) -> None:
+    def __init__(
+        self, *, outbox: Outbox | None = None, alerts: AlertMemory | None = None, **documents
+    ) -> None:
         super().__init__(**documents)
         self.outbox = outbox or Outbox()
         self.alerts = alerts or AlertMemory()

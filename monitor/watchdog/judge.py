@@ -136,7 +136,8 @@ def _stuck(heartbeat: Heartbeat | None, last_finished: datetime | None, now: dat
 def _silent(heartbeat: Heartbeat | None, last_finished: datetime | None, now: datetime,
             settings: WatchdogSettings) -> Verdict | None:
     if last_finished is None:
-        return Verdict(SILENT, "no run has ever finished", began_at=heartbeat.started_at if heartbeat else None)
+        started = heartbeat.started_at if heartbeat else None
+        return Verdict(SILENT, "no run has ever finished", began_at=started)
     if now - last_finished <= settings.max_silence:
         return None
     return Verdict(

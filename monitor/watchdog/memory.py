@@ -10,7 +10,7 @@ reminder names it, but no extra message goes out: one outage, one alert. Pure: `
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from monitor.core.timefmt import UtcTime, format_utc
@@ -80,11 +80,10 @@ def advance(memory: WatchdogMemory, verdict: Verdict, now: datetime, settings: W
 
     last_said = memory.last_reminder_at or memory.last_alert_at
     if last_said is not None and now - last_said < settings.reminder_every:
-        return Decision(WatchdogMemory(verdict.status, memory.since, memory.last_alert_at, memory.last_reminder_at),
-                        (), None)
+        return Decision(replace(memory, status=verdict.status), (), None)
     began = memory.since or now
     text = _reminder_text(verdict, began, now, settings)
-    return Decision(WatchdogMemory(verdict.status, memory.since, memory.last_alert_at, now),
+    return Decision(replace(memory, status=verdict.status, last_reminder_at=now),
                     (_message("reminder", began, now, text),), "reminder")
 
 
