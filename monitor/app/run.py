@@ -28,8 +28,7 @@ from monitor.notify.heartbeat_ping import ping_heartbeat
 from monitor.notify.telegram import RetryableDeliveryError
 from monitor.state.events import DELIVERY_HALTED, Event
 from monitor.state.runner_state import RunnerState, dump_state, load_state
-from monitor.storage.lock import RunLock
-from monitor.storage.store import PropertyStore
+from monitor.storage import FileStore, FlockLock
 from monitor.watchdog.judge import GOOD_OUTCOMES
 
 RUN_PING_TIMEOUT_SECONDS = 2.0
@@ -100,12 +99,12 @@ def run_once(
     """
     clock = clock or SystemClock()
     state_dir = config.run.state_dir
-    lock = RunLock.in_dir(state_dir)
+    lock = FlockLock.in_dir(state_dir)
     if not lock.try_acquire():
         log_event("run_skipped", reason="another run holds the lock", state_dir=str(state_dir))
         return RunResult(report=None, lock_held_elsewhere=True)
     try:
-        store = PropertyStore.in_dir(state_dir, clock=clock)
+        store = FileStore.in_dir(state_dir, clock=clock)
         state = load_state(store.get_properties())
         settings = settings_of(config, budget)
         if checkpoint_every is not None:

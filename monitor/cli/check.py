@@ -31,7 +31,7 @@ from monitor.core.durations import format_duration
 from monitor.core.errors import SheetReadError
 from monitor.core.logs import configure_logging
 from monitor.core.timefmt import format_utc
-from monitor.storage.store import StateError
+from monitor.storage import StateError
 
 _clock = SystemClock()
 

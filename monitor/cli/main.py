@@ -21,7 +21,7 @@ from monitor.cli.watchdog import watchdog_command
 from monitor.config import Config
 from monitor.core.logs import configure_logging
 from monitor.sandbox.cli import sandbox
-from monitor.storage.store import StateError
+from monitor.storage import StateError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -22,8 +22,7 @@ from monitor.config import Config, ConfigError, load_config, resolve_config_path
 from monitor.core.logs import log_event
 from monitor.state import events
 from monitor.state.runner_state import RunnerState, dump_state, load_state
-from monitor.storage.lock import RunLock
-from monitor.storage.store import STATE_FILE_NAME, PropertyStore, StateError
+from monitor.storage import STATE_FILE_NAME, FileStore, FlockLock, StateError, StatePaths
 
 EXIT_OPERATIONAL, EXIT_USAGE = 1, 2
 LOCK_WAIT_SECONDS = 10.0
@@ -57,10 +56,9 @@ def load_state_file(config: Config) -> RunnerState | None:
     """The state as the last checkpoint left it, None when no run has written one yet; raises the
     store's StateError (StateUnreadable names both files and how to restore the last good copy)."""
     path = state_file(config)
-    backup = path.with_name(path.name + ".bak")
-    if not path.exists() and not backup.exists():
+    if not StatePaths(path).exist():
         return None
-    store = PropertyStore(path, read_only=True)
+    store = FileStore(path, read_only=True)
     try:
         return load_state(store.get_properties())
     finally:
@@ -84,7 +82,7 @@ def changing_state(config: Config, now: datetime, command: str, wait: float) -> 
     copy, and its event for the next run's notifier, are saved before the block runs).
     """
     state_dir = Path(config.run.state_dir)
-    lock = RunLock.in_dir(state_dir)
+    lock = FlockLock.in_dir(state_dir)
     if not lock.acquire(timeout=wait):
         fail(
             f"a run is in progress (it holds {lock.path}); nothing was changed. Try again when it ends "
@@ -93,7 +91,7 @@ def changing_state(config: Config, now: datetime, command: str, wait: float) -> 
         )
     try:
         try:
-            store = PropertyStore.in_dir(state_dir)
+            store = FileStore.in_dir(state_dir)
         except StateError as exc:
             fail(str(exc), EXIT_OPERATIONAL)
         try:

@@ -23,7 +23,7 @@ from monitor.config import TOKEN_ENV, TOKEN_FILE_ENV, Config, ConfigError, load_
 from monitor.core.clock import SystemClock
 from monitor.core.logs import configure_logging, log_event
 from monitor.notify.outbox import sender_for
-from monitor.storage.store import StateError
+from monitor.storage import StateError
 from monitor.watchdog.judge import WatchdogSettings
 from monitor.watchdog.watch import WATCHDOG_FILE_NAME, watchdog_pass
 

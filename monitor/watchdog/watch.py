@@ -2,8 +2,8 @@
 
 I/O around the pure ``monitor.watchdog``. The contract that keeps it out of the runner's way:
 
-- the runner's state file is read without the run lock (``PropertyStore(read_only=True)``): the
-  runner replaces that file atomically, so a reader sees the old or the new state, never a mix;
+- the runner's state is read without the run lock (``FileStore(read_only=True)``): the store
+  guarantees such a reader a state that existed after some complete update, never a mix;
 - the watchdog's own alert memory and outbox live in ``<state_dir>/watchdog.json``, a separate small
   file written atomically (temp file, fsync, rename; mode 0600) that only the watchdog writes. Two
   overlapping watchdog passes are kept apart by their own ``watchdog.lock``, never the run lock;
@@ -28,9 +28,8 @@ from monitor.notify.heartbeat_ping import ping_heartbeat
 from monitor.notify.outbox import DeliveryResult, deliver, enqueue, is_outbox, new_outbox
 from monitor.notify.telegram import Sender
 from monitor.state.runner_state import HEARTBEAT, OUTBOX, RUNS
+from monitor.storage import STATE_FILE_NAME, FileStore, FlockLock, StateError, StatePaths
 from monitor.storage.files import atomic_write_bytes, ensure_private_dir
-from monitor.storage.lock import RunLock
-from monitor.storage.store import STATE_FILE_NAME, PropertyStore, StateError
 from monitor.watchdog import judge
 
 WATCHDOG_FILE_NAME = "watchdog.json"
@@ -55,15 +54,14 @@ class RunnerReading:
 def read_runner_state(state_dir: Path) -> RunnerReading:
     """Read ``heartbeat``, ``runs`` and the outbox's chat migrations without any lock."""
     main = Path(state_dir) / STATE_FILE_NAME
-    backup = main.with_name(main.name + ".bak")
-    if not main.exists() and not backup.exists():
+    if not StatePaths(main).exist():
         return RunnerReading(None, [], True)
     try:
-        store = PropertyStore(main, read_only=True)
+        store = FileStore(main, read_only=True)
         try:
-            heartbeat = store.get_json(HEARTBEAT, {})
-            runs = store.get_json(RUNS, [])
-            outbox = store.get_json(OUTBOX, {})
+            heartbeat = _json_property(store, HEARTBEAT, {})
+            runs = _json_property(store, RUNS, [])
+            outbox = _json_property(store, OUTBOX, {})
         finally:
             store.close()
     except StateError as exc:
@@ -73,6 +71,17 @@ def read_runner_state(state_dir: Path) -> RunnerReading:
     runs = [run for run in runs if isinstance(run, dict)]
     migrations = outbox.get("migrations") if isinstance(outbox, dict) else None
     return RunnerReading(heartbeat, runs, True, None, migrations if isinstance(migrations, dict) else {})
+
+
+def _json_property(store: FileStore, key: str, default):
+    """The property decoded, ``default`` if unset; text that is not JSON makes the state unreadable."""
+    text = store.get_property(key)
+    if text is None:
+        return default
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StateError(f"state property {key!r} is not JSON ({exc.msg} at position {exc.pos})") from None
 
 
 # ---- the watchdog's own file ---------------------------------------------------------------------
@@ -148,7 +157,7 @@ def watchdog_pass(
     """
     state_dir = Path(state_dir)
     ensure_private_dir(state_dir)
-    lock = RunLock(state_dir / WATCHDOG_LOCK_NAME)
+    lock = FlockLock(state_dir / WATCHDOG_LOCK_NAME)
     if not lock.try_acquire():
         log_event("watchdog_skipped", reason="another watchdog pass holds the watchdog lock")
         return PassReport(skipped=True)
