@@ -19,7 +19,7 @@ from pathlib import Path
 from monitor.sandbox import dataset as datasets
 from monitor.sandbox.server import SandboxHandle, running_sandbox
 from monitor.state.runner_state import RunnerState, load_state
-from monitor.storage.store import STATE_FILE_NAME, PropertyStore
+from monitor.storage import STATE_FILE_NAME, FileStore
 
 # Breakage kinds that exist only as injected faults: without the faults they are healthy.
 FAULT_KINDS = frozenset({"access_removed", "flaky", "server_error", "slow", "hang"})
@@ -60,7 +60,7 @@ class ServedDataset:
 
     def state(self) -> RunnerState:
         """The saved state, opened the way the watchdog opens it (read-only, no restore)."""
-        store = PropertyStore.in_dir(self.state_dir, read_only=True)
+        store = FileStore.in_dir(self.state_dir, read_only=True)
         try:
             return load_state(store.get_properties())
         finally:

@@ -30,8 +30,7 @@ from monitor.engine.tasks import Round
 from monitor.sandbox.server import running_sandbox
 from monitor.state import events
 from monitor.state.runner_state import RunnerState, dump_state, load_state
-from monitor.storage.lock import RunLock
-from monitor.storage.store import PropertyStore
+from monitor.storage import FileStore, FlockLock
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -90,12 +89,12 @@ def json_of(result) -> dict:
 
 
 def save_state(config: Path, state: RunnerState) -> None:
-    with PropertyStore.in_dir(config.parent / "state") as store:
+    with FileStore.in_dir(config.parent / "state") as store:
         store.set_properties(dump_state(state))
 
 
 def saved_state(config: Path) -> RunnerState:
-    with PropertyStore.in_dir(config.parent / "state", read_only=True) as store:
+    with FileStore.in_dir(config.parent / "state", read_only=True) as store:
         return load_state(store.get_properties())
 
 
@@ -296,7 +295,7 @@ def test_mute_refuses_unknown_ids_bad_durations_and_a_missing_reason(config):
 def test_a_change_while_a_run_holds_the_lock_waits_then_exits_1_changing_nothing(config, args):
     seeded(config)
     before = (config.parent / "state" / "properties.json").read_bytes()
-    lock = RunLock.in_dir(config.parent / "state")
+    lock = FlockLock.in_dir(config.parent / "state")
     assert lock.try_acquire()
     try:
         result = invoke(config, *args, "--wait", "0.1")
@@ -309,7 +308,7 @@ def test_a_change_while_a_run_holds_the_lock_waits_then_exits_1_changing_nothing
 
 def test_a_change_waits_for_a_run_that_ends_within_the_wait(config):
     seeded(config)
-    lock = RunLock.in_dir(config.parent / "state")
+    lock = FlockLock.in_dir(config.parent / "state")
     assert lock.try_acquire()
     releaser = threading.Timer(0.15, lock.release)
     releaser.start()
@@ -343,7 +342,7 @@ def test_a_failing_change_that_restored_the_state_still_leaves_the_event(config)
 
 def test_readers_do_not_need_the_lock(config):
     seeded(config)
-    lock = RunLock.in_dir(config.parent / "state")
+    lock = FlockLock.in_dir(config.parent / "state")
     assert lock.try_acquire()
     try:
         for args in (("status",), ("sheets",), ("dlq", "list"), ("breakers", "list")):

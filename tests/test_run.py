@@ -21,7 +21,7 @@ from monitor.google.reader import GspreadReader
 from monitor.sandbox.server import running_sandbox
 from monitor.state import events
 from monitor.state.runner_state import RunnerState, dump_state, load_state
-from monitor.storage.store import PropertyStore
+from monitor.storage import FileStore
 
 CHECKS = (
     FormulaErrorsCheck(range="Stock!A1:C20"),
@@ -69,11 +69,11 @@ class World:
         self.sandbox.google.faults.add({"spreadsheet": spreadsheet, **spec})
 
     def state(self) -> RunnerState:
-        store = PropertyStore.in_dir(self.state_dir, read_only=True)
+        store = FileStore.in_dir(self.state_dir, read_only=True)
         return load_state(store.get_properties())
 
     def run(self, settings: RunSettings = SETTINGS, per_credential: int = 60, **overrides) -> Run:
-        store = PropertyStore.in_dir(self.state_dir)
+        store = FileStore.in_dir(self.state_dir)
         state = load_state(store.get_properties())
         names = [str(path) for path in self.credentials]
         pacer = QuotaPacer(names, per_credential=per_credential, per_project=300)
@@ -261,7 +261,7 @@ def test_the_run_never_sleeps_past_its_budget(world):
 def test_a_killed_run_leaves_tasks_that_the_next_run_reclaims(world):
     ids = world.add_sheets(3)
     world.run(budget=timedelta(seconds=30), per_credential=1)  # quota for one read only
-    store = PropertyStore.in_dir(world.state_dir)
+    store = FileStore.in_dir(world.state_dir)
     state = load_state(store.get_properties())
     task = next(t for t in state.round.tasks.values() if t.status == "pending")
     task.status = "processing"  # as a kill -9 during its request would leave it
@@ -288,7 +288,7 @@ def test_a_freshness_check_on_the_file_reads_its_modified_time(world):
 def test_a_spreadsheet_muted_during_a_round_is_skipped_not_read(world):
     quiet, loud = world.add_sheets(2)
     until = (world.clock.now() + timedelta(hours=1)).isoformat().replace("+00:00", "Z")
-    store = PropertyStore.in_dir(world.state_dir)
+    store = FileStore.in_dir(world.state_dir)
     state = load_state(store.get_properties())
     state.mutes[quiet] = {"until": until, "reason": "migration"}
     store.set_properties(dump_state(state))

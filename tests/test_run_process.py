@@ -24,7 +24,7 @@ from monitor.engine.tasks import DONE, FAILED, PROCESSING
 from monitor.notify.outbox import new_outbox
 from monitor.sandbox.http import HTTPServerThread, Response
 from monitor.sandbox.telegram import FakeTelegram
-from monitor.storage.store import PropertyStore
+from monitor.storage import FileStore
 
 KILLS = 20
 # The generous per-user quota keeps the killed runs (which never save their quota log) from
@@ -47,7 +47,7 @@ def wait_for_first_line(process, timeout: float = 10.0) -> float:
 
 def loads_cleanly(served: ServedDataset):
     """The state as a reader sees it; the main file itself must be good (no fallback to the copy)."""
-    store = PropertyStore.in_dir(served.state_dir, read_only=True)
+    store = FileStore.in_dir(served.state_dir, read_only=True)
     try:
         assert store.restore_report is None, store.restore_report
     finally:
@@ -199,11 +199,11 @@ def test_a_troubled_telegram_with_a_backlog_does_not_hold_the_run_past_its_budge
         with served.config_path.open("a", encoding="utf-8") as config:
             config.write(f'\n[telegram]\nchat_id = "{TELEGRAM_CHAT}"\napi_base = "{server.base_url}"\n')
         # Messages left over from runs that could not reach Telegram wait in the outbox.
-        store = PropertyStore.in_dir(served.state_dir)
-        store.set_json("outbox", {**new_outbox(), "pending": [
+        store = FileStore.in_dir(served.state_dir)
+        store.set_property("outbox", json.dumps({**new_outbox(), "pending": [
             {"key": f"backlog:{n}", "text": f"backlog {n}", "created_at": "2026-11-29T09:00:00Z",
              "attempts": 1, "last_error": None} for n in range(8)
-        ]})
+        ]}))
         store.close()
         env = {**clean_env(), "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN}
         started = time.monotonic()
@@ -309,10 +309,10 @@ def test_a_blocked_bot_is_recorded_once_as_an_event_and_explained_when_delivery_
     with HTTPServerThread(telegram) as server, served_dataset(tmp_path, 3, faults=False) as served:
         with served.config_path.open("a", encoding="utf-8") as config:
             config.write(f'\n[telegram]\nchat_id = "{TELEGRAM_CHAT}"\napi_base = "{server.base_url}"\n')
-        store = PropertyStore.in_dir(served.state_dir)  # a message waiting to go out
-        store.set_json("outbox", {**new_outbox(), "pending": [
+        store = FileStore.in_dir(served.state_dir)  # a message waiting to go out
+        store.set_property("outbox", json.dumps({**new_outbox(), "pending": [
             {"key": "held", "text": "held message", "created_at": "2026-11-29T09:00:00Z", "attempts": 0,
-             "last_error": None}]})
+             "last_error": None}]}))
         store.close()
         env = {**clean_env(), "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN}
         subprocess.run(served.run_argv("--budget", "6"), cwd=served.folder, env=env, check=True,

@@ -26,8 +26,7 @@ from monitor.notify.telegram import PrintingSender, TelegramSender
 from monitor.sandbox.http import HTTPServerThread, Request, Response
 from monitor.sandbox.telegram import FakeTelegram
 from monitor.state.runner_state import HEARTBEAT, RUNS
-from monitor.storage.lock import RunLock
-from monitor.storage.store import PropertyStore
+from monitor.storage import FileStore, FlockLock
 from monitor.watchdog.judge import (
     FAILING,
     HEALTHY,
@@ -256,9 +255,8 @@ def pings():
 
 
 def write_runner_state(state_dir: Path, hb: dict, runs: list[dict] | None = None) -> None:
-    with PropertyStore.in_dir(state_dir) as store, store.transaction():
-        store.set_json(HEARTBEAT, hb)
-        store.set_json(RUNS, runs or [])
+    with FileStore.in_dir(state_dir) as store:
+        store.set_properties({HEARTBEAT: json.dumps(hb), RUNS: json.dumps(runs or [])})
 
 
 class Watchdog:
@@ -342,7 +340,7 @@ def test_an_unreadable_state_file_alerts_without_touching_it(dog, fake):
 
 def test_the_pass_reads_while_a_run_holds_the_run_lock(dog, fake):
     write_runner_state(dog.state_dir, heartbeat(T0 - timedelta(minutes=20)))
-    lock = RunLock.in_dir(dog.state_dir)
+    lock = FlockLock.in_dir(dog.state_dir)
     assert lock.try_acquire()
     try:
         assert dog.run().said == "alert"

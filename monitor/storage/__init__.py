@@ -1,0 +1,30 @@
+"""The state store: one contract (``PropertyStore``), an in-memory twin and the file backend.
+
+Callers import from here; the submodules are the backends' parts.
+"""
+
+from monitor.storage.contract import RUN_LOCK, PropertyStore, StoreLock
+from monitor.storage.errors import LockHeld, StateError, StateUnreadable, StateVersionError
+from monitor.storage.file_store import FileStore
+from monitor.storage.lock import FlockLock
+from monitor.storage.memory import MemoryBacking, MemoryLock, MemoryStore
+from monitor.storage.paths import STATE_FILE_NAME, StatePaths
+from monitor.storage.recovery import RestoreReport
+
+__all__ = [
+    "RUN_LOCK",
+    "STATE_FILE_NAME",
+    "FileStore",
+    "FlockLock",
+    "LockHeld",
+    "MemoryBacking",
+    "MemoryLock",
+    "MemoryStore",
+    "PropertyStore",
+    "RestoreReport",
+    "StateError",
+    "StatePaths",
+    "StateUnreadable",
+    "StateVersionError",
+    "StoreLock",
+]

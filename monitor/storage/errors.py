@@ -4,19 +4,19 @@ from __future__ import annotations
 
 
 class StateError(Exception):
-    """Root of every error raised by the state store."""
+    """Root of every error raised by the state store (also: a write to a read-only or closed store)."""
 
 
 class StateUnreadable(StateError):
-    """Neither the state file nor its last good copy can be used; both files were left untouched.
+    """Neither the state nor its last good copy can be used; every file was left untouched.
 
     The CLI turns this into exit 1; the message is written for the admin who has to decide what to do.
     """
 
 
 class StateVersionError(StateError):
-    """The state file was written by a newer sheet-monitor, or no migration path exists to this one."""
+    """The state was written by a newer sheet-monitor, or no migration path exists to this one."""
 
 
-class PropertyNotJSON(StateError, ValueError):
-    """A property read with ``get_json`` holds a string that is not JSON."""
+class LockHeld(StateError):
+    """Another holder has the lock (raised by ``with lock:``; ``acquire`` answers False instead)."""

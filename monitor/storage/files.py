@@ -1,4 +1,4 @@
-"""Crash-safe file primitives for the state folder, and the tinydb storage built on them.
+"""Crash-safe file primitives for the state folder.
 
 Contract: every file written here is replaced atomically (a crash or ``kill -9`` at any instant leaves the
 old or the new content, never a mix), is created with mode 0600 before any byte is written, and the
@@ -8,14 +8,14 @@ directory entry change is fsynced so a power cut cannot roll the rename back aft
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import tempfile
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-from tinydb.storages import Storage
+from monitor.storage.errors import StateError
+from monitor.storage.paths import aside_name
 
 PRIVATE_FILE_MODE = 0o600
 PRIVATE_DIR_MODE = 0o700
@@ -104,100 +104,44 @@ def same_file(a: os.stat_result | None, b: os.stat_result | None) -> bool:
     )
 
 
-def encode_state(data: Any) -> bytes:
-    """The on-disk form: compact UTF-8 JSON (the state can be megabytes; indentation would double it)."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+def temp_name_for(target: Path, tag: str) -> Path:
+    """A fixed temp name next to ``target`` that ``remove_stale_temp_files`` recognises."""
+    return target.with_name(f"{_temp_prefix(target)}{tag}{_TEMP_SUFFIX}")
 
 
-class AtomicJSONStorage(Storage):
-    """A tinydb storage that writes whole files atomically and keeps the last good copy.
+def read_file(path: Path) -> tuple[bytes, os.stat_result] | None:
+    """The file's bytes and the stat of what was read; None if it does not exist.
 
-    tinydb's own ``JSONStorage`` truncates and rewrites the file in place, so a crash mid-write tears it.
-    This one serves reads from memory (one process writes, so memory is the truth) and on every write:
-
-    1. writes the new content to a temp file (0600) and fsyncs it;
-    2. makes the current main file the backup, by hard link: no data is copied, so the backup costs a
-       link and a rename instead of a second multi-megabyte write. The backup is therefore exactly one
-       write behind: if the main file is ever lost, restoring it loses at most the last checkpoint.
-       The main file is rotated only if it is still the file we last loaded or wrote (same inode, size
-       and mtime): a file changed behind our back is not known to be good and must not replace the backup.
-    3. renames the temp file over the main file and fsyncs the directory.
-
-    Without a previous main file (the first write) or on a filesystem without hard links, the new
-    content itself is also written as the backup, so a last good copy exists from the first write on.
+    Any other failure (permissions, I/O) is a ``StateError`` that says how to fix it: a file we cannot
+    open is not a damaged file, and treating it as one could replace good data.
     """
+    try:
+        with open(path, "rb") as stream:
+            identity = os.fstat(stream.fileno())
+            return stream.read(), identity
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StateError(
+            f"cannot read the state file {path}: {exc.strerror}. Run sheet-monitor as the user that"
+            " owns the state folder, or fix the file's owner and mode (0600); nothing was changed."
+        ) from exc
 
-    def __init__(
-        self,
-        path: Path,
-        backup_path: Path,
-        data: dict[str, Any],
-        payload: bytes,
-        identity: os.stat_result | None,
-    ) -> None:
-        """``data`` is the validated content of ``payload``; ``identity`` the stat of the main file it
-        was read from (None if the main file does not hold it, e.g. a fresh store)."""
-        self.path = path
-        self.backup_path = backup_path
-        self._data = data
-        self._last_good_payload = payload
-        self._identity = identity
-        self._hard_links_work = True
-        self.writes = 0
 
-    def read(self) -> dict[str, Any]:
-        # tinydb mutates what we return before calling write(); write() restores it if the write fails.
-        return self._data
+def stat_or_none(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
 
-    def write(self, data: dict[str, Any]) -> None:
-        payload = encode_state(data)
-        rotated = []
-        try:
-            # Rotate only once the new data is on disk: a failed write (disk full) changes no file.
-            self._identity = atomic_write_bytes(
-                self.path, payload, before_replace=lambda: rotated.append(self._rotate_backup())
-            )
-        except BaseException:
-            # The caller's in-place mutation must not survive a failed write: go back to what is on disk.
-            self._data = json.loads(self._last_good_payload)
-            raise
-        self._data = data
-        self._last_good_payload = payload
-        self.writes += 1
-        if not rotated[0]:
-            # The change is already durable; an error here (only the copy failed) still propagates.
-            atomic_write_bytes(self.backup_path, payload)
 
-    def _rotate_backup(self) -> bool:
-        """Make the current main file the backup; False if that is impossible or not known to be safe."""
-        if not self._hard_links_work:
-            return False
-        try:
-            current = os.stat(self.path)
-        except FileNotFoundError:
-            return False
-        if not same_file(current, self._identity):
-            return False
-        link_name = self.backup_path.with_name(
-            f"{_temp_prefix(self.backup_path)}{os.getpid()}.link{_TEMP_SUFFIX}"
-        )
-        with contextlib.suppress(FileNotFoundError):
-            link_name.unlink()
-        try:
-            os.link(self.path, link_name)
-        except OSError:
-            # Some filesystems (FAT, some network mounts) have no hard links: fall back to copies.
-            self._hard_links_work = False
-            return False
-        # The main file is 0600 unless someone created it by hand; the backup must be private too.
-        os.chmod(link_name, PRIVATE_FILE_MODE)
-        os.replace(link_name, self.backup_path)
-        # If the backup already was this very file (a crash between the two renames of an earlier
-        # write), POSIX rename succeeds without removing the link name; do not leave it behind.
-        with contextlib.suppress(FileNotFoundError):
-            link_name.unlink()
-        # No directory fsync here: the main file's write fsyncs the same directory right after.
-        return True
+def move_aside(path: Path, label: str, now: datetime) -> Path:
+    """Rename ``path`` to ``<path>.<label>-<UTC stamp>`` for inspection; return the new name.
 
-    def close(self) -> None:
-        """Nothing is buffered: every write is on disk when ``write`` returns."""
+    Two set-asides within one second must not overwrite the first evidence: a counter is added.
+    """
+    attempt = 0
+    while (target := aside_name(path, label, now, attempt)).exists():
+        attempt += 1
+    os.rename(path, target)
+    return target

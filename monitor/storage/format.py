@@ -1,12 +1,18 @@
-"""The state file's layout, its validation and its schema migrations.
+"""The snapshot's layout, its validation and its schema migrations.
 
-The file is a plain tinydb database, so stock tinydb can open it for inspection::
+The snapshot is a plain tinydb database, so stock tinydb can open it for inspection::
 
-    {"meta": {"1": {"schema_version": 1}}, "properties": {"1": {"<key>": "<JSON string>", ...}}}
+    {"meta": {"1": {"schema_version": 2, "generation": 7}},
+     "properties": {"1": {"<key>": "<JSON string>", ...}}}
 
-All properties live in one document: a property read is a dict lookup, and tinydb's per-operation
-cost does not grow with the number of keys. The ``meta`` table is the reserved place for the schema
-version, so no property key is reserved.
+All properties live in one document: a property read is a dict lookup. The ``meta`` table is the
+reserved place for the schema version and the generation, so no property key is reserved.
+
+The generation numbers snapshots: each compaction writes the next one, and a journal names the
+generation it applies to (``journal``). Version 1 files have no generation and no journal (their
+generation is 0). Version 2 added the journal without changing any property, so a version-1 file
+opens unchanged; a version-1 sheet-monitor refuses a version-2 file as written by a newer one,
+instead of reading the snapshot without its journal.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import Any
 
 from monitor.storage.errors import StateVersionError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PROPERTIES_TABLE = "properties"
 META_TABLE = "meta"
 DOC_ID = 1
@@ -26,32 +32,39 @@ _DOC_KEY = str(DOC_ID)
 
 Migration = Callable[[dict[str, str]], dict[str, str]]
 
-# MIGRATIONS[n] turns the properties of a version-n file into version n + 1. Each step must be a pure
-# function of the old properties (it may run again on a restored backup). Empty while only version 1
-# exists; the first schema change adds MIGRATIONS[1] and sets SCHEMA_VERSION = 2.
-MIGRATIONS: Mapping[int, Migration] = {}
+
+def _journal_added(properties: dict[str, str]) -> dict[str, str]:
+    """Version 2 added the journal and the snapshot's generation; no property changed."""
+    return properties
+
+
+# MIGRATIONS[n] turns the properties of a version-n state into version n + 1. Each step must be a
+# pure function of the old properties (it may run again, e.g. on a restored backup).
+MIGRATIONS: Mapping[int, Migration] = {1: _journal_added}
 
 
 class MalformedState(ValueError):
-    """The bytes are not a state file of the expected shape; the message says what is wrong."""
+    """The bytes are not a snapshot of the expected shape; the message says what is wrong."""
 
 
 @dataclass(frozen=True)
 class ParsedState:
     version: int
-    data: dict[str, Any]  # the whole tinydb document tree, ready for the storage
-
-    @property
-    def properties(self) -> dict[str, str]:
-        return self.data[PROPERTIES_TABLE][_DOC_KEY]
+    generation: int
+    properties: dict[str, str]
 
 
-def empty_state(version: int = SCHEMA_VERSION) -> dict[str, Any]:
-    return {META_TABLE: {_DOC_KEY: {"schema_version": version}}, PROPERTIES_TABLE: {_DOC_KEY: {}}}
+def encode_snapshot(properties: Mapping[str, str], generation: int, version: int = SCHEMA_VERSION) -> bytes:
+    """The on-disk form: compact UTF-8 JSON (the state can be megabytes; indentation would double it)."""
+    data = {
+        META_TABLE: {_DOC_KEY: {"schema_version": version, "generation": generation}},
+        PROPERTIES_TABLE: {_DOC_KEY: properties},
+    }
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def parse_state(payload: bytes) -> ParsedState:
-    """Decode and validate a state file; raise ``MalformedState`` saying what is wrong."""
+    """Decode and validate a snapshot; raise ``MalformedState`` saying what is wrong."""
     if not payload.strip():
         raise MalformedState("the file is empty")
     try:
@@ -65,14 +78,16 @@ def parse_state(payload: bytes) -> ParsedState:
         ) from None
     if not isinstance(data, dict):
         raise MalformedState(f"top level is a JSON {type(data).__name__}, expected an object")
-    version = _read_version(data)
+    meta = _single_document(data, META_TABLE)
+    version = _counter(meta, "schema_version", None, minimum=1)
+    generation = _counter(meta, "generation", 0, minimum=0)
     properties = _single_document(data, PROPERTIES_TABLE)
     for key, value in properties.items():
         if not isinstance(value, str):
             raise MalformedState(
                 f"property {key!r} holds a JSON {type(value).__name__}, expected a string"
             )
-    return ParsedState(version=version, data=data)
+    return ParsedState(version=version, generation=generation, properties=properties)
 
 
 def _single_document(data: dict[str, Any], table: str) -> dict[str, Any]:
@@ -85,29 +100,34 @@ def _single_document(data: dict[str, Any], table: str) -> dict[str, Any]:
     return document
 
 
-def _read_version(data: dict[str, Any]) -> int:
-    version = _single_document(data, META_TABLE).get("schema_version")
+def _counter(meta: dict[str, Any], name: str, default: int | None, *, minimum: int) -> int:
+    value = meta.get(name, default)
     # bool is an int subclass; a "true" version is a damaged file, not version 1.
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise MalformedState(f"schema_version is {version!r}, expected a positive integer")
-    return version
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise MalformedState(f"{name} is {value!r}, expected an integer of at least {minimum}")
+    return value
+
+
+def check_version(version: int, *, target: int = SCHEMA_VERSION, where: str = "the state file") -> None:
+    """Refuse a state written by a newer sheet-monitor, before anything is changed."""
+    if version > target:
+        raise StateVersionError(
+            f"{where} has schema version {version}, but this sheet-monitor understands"
+            f" versions up to {target}. It was written by a newer sheet-monitor: upgrade this"
+            " installation, or move the state folder aside to start over (the file is unchanged)."
+        )
 
 
 def migrate(
-    parsed: ParsedState,
+    properties: dict[str, str],
+    version: int,
     *,
     target: int = SCHEMA_VERSION,
     migrations: Mapping[int, Migration] = MIGRATIONS,
     where: str = "the state file",
-) -> ParsedState:
-    """Bring ``parsed`` to version ``target``; a newer or unmigratable file is a ``StateVersionError``."""
-    if parsed.version > target:
-        raise StateVersionError(
-            f"{where} has schema version {parsed.version}, but this sheet-monitor understands"
-            f" versions up to {target}. It was written by a newer sheet-monitor: upgrade this"
-            " installation, or move the state folder aside to start over (the file is unchanged)."
-        )
-    version, properties = parsed.version, parsed.properties
+) -> dict[str, str]:
+    """Bring version-``version`` properties to version ``target``; ``StateVersionError`` if impossible."""
+    check_version(version, target=target, where=where)
     while version < target:
         step = migrations.get(version)
         if step is None:
@@ -117,9 +137,4 @@ def migrate(
             )
         properties = step(dict(properties))
         version += 1
-    if version == parsed.version:
-        return parsed
-    data = dict(parsed.data)
-    data[META_TABLE] = {_DOC_KEY: {"schema_version": version}}
-    data[PROPERTIES_TABLE] = {_DOC_KEY: properties}
-    return ParsedState(version=version, data=data)
+    return properties
