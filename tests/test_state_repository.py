@@ -133,7 +133,7 @@ def test_a_damaged_entry_is_set_aside_with_one_event_and_the_rest_loads(shape):
                                            set_aside_as=target))
     repository.save(state)
     stored = backing.copy()
-    assert key not in stored
+    assert stored.get(key) != raw  # gone (an event's number may be taken again by the next event)
     kept = json.loads(stored[DAMAGED_PREFIX + key])
     assert kept["value"] == raw and kept["problem"]
     reloaded = StateRepository(MemoryStore(backing)).load()

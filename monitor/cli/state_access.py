@@ -21,7 +21,7 @@ from monitor.cli.output import fail
 from monitor.config import Config, ConfigError, load_config, resolve_config_path
 from monitor.core.logs import log_event
 from monitor.state import State, changing_state, read_state
-from monitor.storage import StateError
+from monitor.storage import FileLocation, StateError
 
 EXIT_OPERATIONAL, EXIT_USAGE = 1, 2
 LOCK_WAIT_SECONDS = 10.0
@@ -45,6 +45,11 @@ def load_or_exit(config_path: Path | None, *, require_secrets: bool = False) -> 
     except ConfigError as exc:
         click.echo(str(exc), err=True)
         raise SystemExit(EXIT_USAGE) from None
+
+
+def state_file(config: Config) -> Path:
+    """The runner's state file, to name in messages."""
+    return FileLocation(config.run.state_dir).paths().snapshot
 
 
 def read_or_exit(config: Config) -> State | None:

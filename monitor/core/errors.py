@@ -9,9 +9,10 @@ Usage errors (bad config) are ``monitor.config.ConfigError``; they are not defin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
+
+from monitor.core.tracking import document
 
 
 class ErrorClass(StrEnum):
@@ -92,7 +93,7 @@ POISON = "poison"
 FailureClass = Literal["quota", "transient", "uncertain", "permanent", "loading", "poison"]
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class ErrorInfo:
     """A failure as stored in a task's history and a dead letter: what happened, never a traceback.
 

@@ -13,7 +13,10 @@ change their members in place (the round's task queue) call :meth:`Documents.tou
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+
+from pydantic import ConfigDict
 
 T = TypeVar("T")
 
@@ -106,3 +109,15 @@ class Single:
     def __set__(self, instance: Any, value: Any) -> None:
         setattr(instance, self.attribute, value)
         instance.changed_singles.add(self.name)
+
+
+def document(cls: type | None = None, /, *, frozen: bool = True, **options: Any):
+    """Declare a type that is stored in the state: a slotted dataclass (frozen unless said otherwise)
+    read back strictly, so that a missing or an extra field makes the stored entry damaged rather than
+    being silently dropped or defaulted (``monitor.state`` validates documents with pydantic)."""
+
+    def declare(cls: type) -> type:
+        cls.__pydantic_config__ = ConfigDict(extra="forbid")
+        return dataclass(cls, frozen=frozen, slots=True, **options)
+
+    return declare if cls is None else declare(cls)

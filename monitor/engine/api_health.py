@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from monitor.core.timefmt import UtcTime
+from monitor.core.tracking import document
 
 DEFAULT_DEGRADED_AFTER = 8  # spreadsheets failing in a row: more than bad luck on a few sheets
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class ApiState:
     degraded: bool = False
     degraded_since: UtcTime | None = None

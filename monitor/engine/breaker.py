@@ -18,6 +18,7 @@ from enum import StrEnum
 
 from monitor.core.errors import ErrorClass
 from monitor.core.timefmt import UtcTime
+from monitor.core.tracking import document
 
 COUNTED_ERROR_CLASSES = frozenset({ErrorClass.TRANSIENT, ErrorClass.UNCERTAIN})
 
@@ -44,7 +45,7 @@ class BreakerPolicy:
             raise ValueError(f"failure_threshold must be >= 1, got {self.failure_threshold}")
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class BreakerState:
     """One spreadsheet's breaker.
 

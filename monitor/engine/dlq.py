@@ -9,12 +9,12 @@ cannot grow the state without bound. Pure data; ``now`` comes in.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from monitor.core.errors import ErrorInfo
 from monitor.core.timefmt import UtcTime
-from monitor.core.tracking import Documents
+from monitor.core.tracking import Documents, document
 from monitor.engine.tasks import Attempt, Task
 
 MAX_ENTRIES = 2000  # above the reference size's worst day; the oldest go first
@@ -22,7 +22,7 @@ MAX_AGE = timedelta(days=30)  # a month-old failure nobody fixed is noise; `dlq 
 HISTORY_LIMIT = 20  # attempts kept across the episode's rounds
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class DeadLetter:
     id: str  # the spreadsheet id: one open episode per spreadsheet
     name: str

@@ -7,28 +7,28 @@ stored with each event; the notifier chooses how to word an event by its class.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from monitor.core.errors import ErrorInfo
 from monitor.core.timefmt import UtcTime
+from monitor.core.tracking import document
 from monitor.engine.health import Finding, Health
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@document(kw_only=True)
 class Event:
     KIND: ClassVar[str]
     at: UtcTime
     run_id: str  # the run, or "admin-<command>", that noticed it
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@document(kw_only=True)
 class SheetEvent(Event):
     spreadsheet_id: str
     name: str  # the spreadsheet's name from the config, for people
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@document(kw_only=True)
 class HealthChanged(SheetEvent):
     """A spreadsheet's verdict moved in a way people hear about (see health.is_alerting)."""
 
@@ -39,7 +39,7 @@ class HealthChanged(SheetEvent):
     down_for_seconds: float | None = None  # set when a bad episode ends
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@document(kw_only=True)
 class DeadLettered(SheetEvent):
     """A spreadsheet could not be read and opened a dead-letter episode."""
 
@@ -48,7 +48,7 @@ class DeadLettered(SheetEvent):
     attempts: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@document(kw_only=True)
 class ReadableAgain(SheetEvent):
     """A dead-lettered spreadsheet was read again; ``health`` is what its checks say now."""
 
@@ -59,7 +59,7 @@ class ReadableAgain(SheetEvent):
     last_error: ErrorInfo | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@document(kw_only=True)
 class BreakerOpened(SheetEvent):
     KIND: ClassVar[str] = "breaker_opened"
     opened_at: UtcTime
@@ -68,14 +68,14 @@ class BreakerOpened(SheetEvent):
     probe_at: UtcTime
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@document(kw_only=True)
 class BreakerClosed(SheetEvent):
     KIND: ClassVar[str] = "breaker_closed"
     first_opened_at: UtcTime | None = None
     down_seconds: float | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@document(kw_only=True)
 class ApiDegraded(Event):
     """Many different spreadsheets failed in a row: Google, not them. The run stopped early."""
 
@@ -83,7 +83,7 @@ class ApiDegraded(Event):
     failing_in_a_row: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@document(kw_only=True)
 class ApiRecovered(Event):
     """Google answered again after ApiDegraded."""
 
@@ -91,7 +91,7 @@ class ApiRecovered(Event):
     degraded_since: UtcTime | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@document(kw_only=True)
 class FallingBehind(Event):
     """A round still unfinished after ``behind_after_intervals`` round intervals (once per round)."""
 
@@ -102,7 +102,7 @@ class FallingBehind(Event):
     total: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@document(kw_only=True)
 class CrashRecovered(Event):
     """The previous run died holding tasks: they were taken over, or given up as poison."""
 
@@ -112,7 +112,7 @@ class CrashRecovered(Event):
     poisoned: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@document(kw_only=True)
 class StateRestored(Event):
     """The state file was unreadable; its last good copy was used."""
 
@@ -120,7 +120,7 @@ class StateRestored(Event):
     reason: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@document(kw_only=True)
 class StateEntryDamaged(Event):
     """One entry of the state could not be read; it was set aside (kept under ``set_aside_as``)."""
 
@@ -130,7 +130,7 @@ class StateEntryDamaged(Event):
     set_aside_as: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@document(kw_only=True)
 class DeliveryHalted(Event):
     """Telegram refused the chat as a whole (token revoked, bot removed); told once it works again."""
 

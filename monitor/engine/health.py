@@ -15,6 +15,7 @@ from typing import Literal
 
 from monitor.checks import CheckResult
 from monitor.core.timefmt import UtcTime
+from monitor.core.tracking import document
 
 
 class Health(StrEnum):
@@ -32,7 +33,7 @@ VERDICTS = (OK, WARN, FAIL, ERROR)
 SkipReason = Literal["muted", "breaker_open"]
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class Finding:
     """A check that warned or failed, as people are told about it."""
 
@@ -47,7 +48,7 @@ class Finding:
         return cls(result.check_name, result.kind, result.status, result.message, tuple(result.cells))
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class SheetHealth:
     health: Health = UNKNOWN
     since: UtcTime | None = None  # when ``health`` last changed

@@ -7,10 +7,11 @@ never finished is stuck or killed; no finished run for a while is silence); ``st
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 
 from monitor.core.timefmt import UtcTime
+from monitor.core.tracking import document
 
 RUNS_KEPT = 20  # the watchdog needs the last few outcomes ("failing" is 3 bad runs in a row)
 
@@ -25,7 +26,7 @@ class Outcome(StrEnum):
 GOOD_OUTCOMES = frozenset({Outcome.OK, Outcome.NOTHING_TO_DO})
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class RoundProgress:
     id: str
     pending: int
@@ -34,7 +35,7 @@ class RoundProgress:
     failed: int
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class RunStats:
     tasks: int = 0  # reads sent (a task read twice in one run counts twice)
     ok: int = 0
@@ -46,7 +47,7 @@ class RunStats:
     round: RoundProgress | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class Heartbeat:
     run_id: str
     started_at: UtcTime
@@ -57,7 +58,7 @@ class Heartbeat:
     stats: RunStats | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class RunSummary:
     run_id: str
     started_at: UtcTime
@@ -65,7 +66,7 @@ class RunSummary:
     outcome: Outcome
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class RunHistory:
     """The latest runs' outcomes, oldest first (at most RUNS_KEPT)."""
 

@@ -7,13 +7,13 @@ one whose end has passed silences nothing (it is dropped at the next mute or unm
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 
 from monitor.core.timefmt import UtcTime
+from monitor.core.tracking import document
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class Mute:
     until: UtcTime
     reason: str

@@ -23,16 +23,17 @@ from __future__ import annotations
 import math
 from collections import Counter, deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from monitor.config import Config
+from monitor.core.tracking import document
 
 WINDOW_SECONDS = 60.0
 DEFAULT_MARGIN_SECONDS = 1.0
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class QuotaLog:
     """The recent sends (epoch seconds) a run leaves for the next, whose first minute they still fill."""
 

@@ -10,11 +10,10 @@ storing a new one.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from monitor.core.tracking import Documents, Single
+from monitor.core.tracking import Documents, Single, document
 from monitor.engine.api_health import ApiState
 from monitor.engine.breaker import BreakerState
 from monitor.engine.dlq import DeadLetters
@@ -28,7 +27,7 @@ from monitor.engine.tasks import Round
 EVENTS_KEPT = 1000  # undelivered events kept; beyond it the oldest go (the notifier summarises anyway)
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class RetryFirst:
     """Spreadsheets `dlq retry` asked for between rounds: the next round reads them first."""
 

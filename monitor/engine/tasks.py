@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
 from monitor.core.errors import POISON, ErrorInfo
 from monitor.core.timefmt import UtcTime
-from monitor.core.tracking import Documents
+from monitor.core.tracking import Documents, document
 
 
 class TaskStatus(StrEnum):
@@ -38,7 +38,7 @@ POISON_INTERRUPTIONS = 3
 HISTORY_LIMIT = 10
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class Attempt:
     """One try of a task: ``outcome`` is "ok", an error class, or "skipped_<reason>"."""
 
@@ -47,7 +47,7 @@ class Attempt:
     error: ErrorInfo | None = None
 
 
-@dataclass(slots=True)
+@document(frozen=False)
 class Task:
     """Check one spreadsheet (``target``) in one round. Changed only by :class:`Round`."""
 
@@ -63,7 +63,7 @@ class Task:
     history: tuple[Attempt, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class RoundInfo:
     id: str
     started_at: UtcTime

@@ -6,16 +6,17 @@ stores (``state.outbox = outbox``); that assignment is what tells the state laye
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from monitor.core.timefmt import UtcTime
+from monitor.core.tracking import document
 
 MAX_PENDING = 500  # ~a week of 5-minute runs with a message each; beyond it the oldest go
 SENT_KEYS_KEPT = 500  # enough to recognise any message composed again after a crash
 DROPPED_KEPT = 20
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class DeliveryFailure:
     """Why Telegram did not take a message (``monitor.notify.telegram.DeliveryError``, as stored)."""
 
@@ -27,7 +28,7 @@ class DeliveryFailure:
     at: UtcTime | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class PendingMessage:
     key: str  # stable for the same content: composing it again is recognised, not sent twice
     text: str  # Telegram HTML
@@ -36,7 +37,7 @@ class PendingMessage:
     last_error: DeliveryFailure | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class DroppedMessage:
     key: str
     created_at: UtcTime
@@ -44,7 +45,7 @@ class DroppedMessage:
     error: DeliveryFailure
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class Halt:
     """No message can reach the chat (bad token, chat not found, bot removed), since ``at``."""
 
@@ -54,7 +55,7 @@ class Halt:
     chat_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class Outbox:
     """Messages waiting for Telegram, oldest first, and what delivery has learnt."""
 
@@ -66,7 +67,7 @@ class Outbox:
     overflowed: int = 0  # messages dropped because the outbox was full
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class Alerted:
     """People were told this spreadsheet is bad (alert or reminder) at ``at``."""
 
@@ -74,13 +75,13 @@ class Alerted:
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class RoundChanges:
     id: str  # a round id
     changes: int = 0  # alert-worthy events during it (a summary "on_change" needs at least one)
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class AlertMemory:
     """Who was alerted when, and what summaries and digests were already sent."""
 

@@ -23,25 +23,26 @@ from monitor.core.logs import log_event
 from monitor.engine.events import StateEntryDamaged, StateRestored
 from monitor.state.repository import StateRepository
 from monitor.state.state import State
-from monitor.storage import FileStore, PropertyStore, RestoreReport
+from monitor.storage import RUN_LOCK, PropertyStore, RestoreReport, StateLocation, location_of
 
-RUN_LOCK = "run"
+Place = StateLocation | str | Path  # a location, or the path of a state folder
 # Tests turn this on: after a block that changed state, the saved state must equal the state in
 # memory, or a change escaped the tracking that makes saves cheap (StateRepository.unsaved).
 VERIFY_SAVES = False
 
 
-def state_exists(state_dir: str | Path) -> bool:
-    return FileStore.exists_in(state_dir)
+def state_exists(place: Place) -> bool:
+    return location_of(place).exists()
 
 
-def read_state(state_dir: str | Path, only: Iterable[str] | None = None) -> State | None:
+def read_state(place: Place, only: Iterable[str] | None = None) -> State | None:
     """The state as the last save left it; None when no run has written one yet. ``only`` names the
     kinds of document to load (e.g. ``("heartbeat", "runs")``), the rest is left empty. Raises the
     store's StateError when neither the state nor its last good copy can be read."""
-    if not state_exists(state_dir):
+    location = location_of(place)
+    if not location.exists():
         return None
-    store = FileStore.in_dir(state_dir, read_only=True)
+    store = location.open(read_only=True)
     try:
         return StateRepository(store).load(only=only)
     finally:
@@ -67,30 +68,33 @@ class StateSession:
 
 @contextmanager
 def changing_state(
-    state_dir: str | Path, *, actor: str, now: datetime, wait: float = 0.0
+    place: Place, *, actor: str, now: datetime, wait: float = 0.0
 ) -> Iterator[StateSession | None]:
     """Hold the run lock and yield the state to change; None when another process kept the lock for
     ``wait`` seconds (nothing was opened). ``actor`` is the run id, or "admin-<command>", that events
     about repairs name. Raises the store's StateError if the state cannot be opened at all."""
-    store = FileStore.in_dir(state_dir)
-    lock = store.lock(RUN_LOCK)
+    location = location_of(place)
+    lock = location.lock(RUN_LOCK)
     if not lock.acquire(timeout=wait):
-        store.close()
         yield None
         return
     try:
-        repository = StateRepository(store)
-        state = repository.load()
-        _repair(repository, state, store.restore_report, actor, now)
-        session = StateSession(store, repository, state)
-        yield session
-        session.save()
-        if VERIFY_SAVES:
-            unsaved = repository.unsaved(state)
-            assert not unsaved, f"changes that escaped the tracking (never saved): {unsaved[:10]}"
+        # Opened only once the lock is held: opening to write already writes (clean-up, compaction).
+        store = location.open()
+        try:
+            repository = StateRepository(store)
+            state = repository.load()
+            _repair(repository, state, store.restore_report, actor, now)
+            session = StateSession(store, repository, state)
+            yield session
+            session.save()
+            if VERIFY_SAVES:
+                unsaved = repository.unsaved(state)
+                assert not unsaved, f"changes that escaped the tracking (never saved): {unsaved[:10]}"
+        finally:
+            store.close()
     finally:
         lock.release()
-        store.close()
 
 
 def _repair(repository: StateRepository, state: State, restored: RestoreReport | None, actor: str,

@@ -6,25 +6,37 @@ Callers import from here; the submodules are the backends' parts.
 from monitor.storage.contract import RUN_LOCK, PropertyStore, StoreLock
 from monitor.storage.errors import LockHeld, StateError, StateUnreadable, StateVersionError
 from monitor.storage.file_store import FileStore
+from monitor.storage.location import (
+    PROPERTIES,
+    FileLocation,
+    MemoryLocation,
+    StateLocation,
+    location_of,
+)
 from monitor.storage.lock import FlockLock
 from monitor.storage.memory import MemoryBacking, MemoryLock, MemoryStore
 from monitor.storage.paths import STATE_FILE_NAME, StatePaths
 from monitor.storage.recovery import RestoreReport
 
 __all__ = [
+    "PROPERTIES",
     "RUN_LOCK",
     "STATE_FILE_NAME",
+    "FileLocation",
     "FileStore",
     "FlockLock",
     "LockHeld",
     "MemoryBacking",
+    "MemoryLocation",
     "MemoryLock",
     "MemoryStore",
     "PropertyStore",
     "RestoreReport",
     "StateError",
+    "StateLocation",
     "StatePaths",
     "StateUnreadable",
     "StateVersionError",
     "StoreLock",
+    "location_of",
 ]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from monitor.core.timefmt import UtcTime, format_utc
+from monitor.core.tracking import document
 from monitor.notify.messages import Message, duration_text, esc
 from monitor.watchdog.judge import (
     FAILING,
@@ -43,7 +44,7 @@ _HINTS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@document
 class WatchdogMemory:
     """Nothing known (the default): the first unhealthy verdict is a new outage."""
 

@@ -27,7 +27,7 @@ from monitor.notify.heartbeat_ping import ping_heartbeat
 from monitor.notify.outbox import DeliveryResult, deliver, enqueue
 from monitor.notify.telegram import Sender
 from monitor.state import read_state, state_exists
-from monitor.storage import FileLocation, StateError
+from monitor.storage import StateError, location_of
 from monitor.watchdog import store as watchdog_store
 from monitor.watchdog.judge import RunnerReading, Verdict, WatchdogSettings, evaluate
 from monitor.watchdog.memory import advance
@@ -81,7 +81,7 @@ def watchdog_pass(
     (with the runner's added) remembers. Raises ``StateError`` only if the watchdog's own store cannot be
     written; everything else is reported in the returned ``PassReport``.
     """
-    location = FileLocation(state_dir)
+    location = location_of(state_dir)
     lock = location.lock(watchdog_store.LOCK_NAME)
     if not lock.try_acquire():
         log_event("watchdog_skipped", reason="another watchdog pass holds the watchdog lock")
