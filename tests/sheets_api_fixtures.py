@@ -1,7 +1,7 @@
 """A seeded fake Google API over real HTTP, for the tests of its Sheets and Drive endpoints
 (test_sandbox_reads, _writes, _batch_update, _drive, _control_format).
 
-tests/conftest.py registers the fixtures: ``clock`` (a ManualClock at 2026-01-05 03:00 UTC),
+tests/conftest.py registers the fixtures: ``google_clock`` (a ManualClock at 2026-01-05 03:00 UTC),
 ``sandbox`` (a GoogleSandbox on that clock, no auth, no quota to speak of, holding
 :data:`SPREADSHEET_ID`) and ``api`` (a :class:`SheetsApi` talking to it through ``requests``).
 """
@@ -23,13 +23,13 @@ BIG = 10**9
 
 
 @pytest.fixture
-def clock():
+def google_clock():
     return ManualClock(datetime(2026, 1, 5, 3, 0, tzinfo=UTC))
 
 
 @pytest.fixture
-def sandbox(clock):
-    sandbox = GoogleSandbox(clock=clock, require_auth=False, read_per_user=BIG,
+def sandbox(google_clock):
+    sandbox = GoogleSandbox(clock=google_clock, require_auth=False, read_per_user=BIG,
                             read_per_project=BIG, write_per_user=BIG, write_per_project=BIG)
     sandbox.store.put_control(SPREADSHEET_ID, {
         "title": "Store 7",

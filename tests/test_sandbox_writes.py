@@ -103,9 +103,9 @@ def test_clear_and_batch_clear(api):
     assert "values" not in api.values("'My tab'").json()
 
 
-def test_every_write_moves_modified_time(api, clock):
+def test_every_write_moves_modified_time(api, google_clock):
     before = api.drive("GET", f"/{SPREADSHEET_ID}", params={"fields": "modifiedTime"}).json()
-    clock.advance(90)
+    google_clock.advance(90)
     api.put("Stock!G1", [["x"]])
     after = api.drive("GET", f"/{SPREADSHEET_ID}", params={"fields": "modifiedTime"}).json()
     assert before == {"modifiedTime": "2026-01-05T03:00:00.000Z"}
