@@ -8,3 +8,14 @@ rewrite their asserts.
 """
 
 pytest_plugins = ("telegram_fixtures", "sheets_api_fixtures")
+
+import pytest  # noqa: E402 - after pytest_plugins, which must come first
+
+from monitor.state import access  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def every_session_saves_what_it_changed(monkeypatch):
+    """In every test, a state session checks when it ends that all it changed was saved (a change that
+    escaped the tracking would be lost by the next cron run)."""
+    monkeypatch.setattr(access, "VERIFY_SAVES", True)
