@@ -1,6 +1,6 @@
 """Command line: builds the objects, maps errors to exit codes, prints. No business rules here.
 
-Exit codes (SPEC 3): 0 the command did its job (also: a run that found another run working);
+Exit codes (README.md, "Exit codes"): 0 the command did its job (also: a run that found another run working);
 1 operational failure (state unreadable, cannot send where sending was the job); 2 usage or config.
 """
 
