@@ -17,8 +17,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @contextmanager
 def served_dataset(folder: Path, *, sheets: int, credentials: int, per_user: int, per_project: int,
-                   seed: int = 7, request_timeout: str = "2s"):
-    """Start the sandbox with ``sheets`` generated spreadsheets; yield the written config's path."""
+                   seed: int = 7, request_timeout: str = "2s", faults: bool = True,
+                   run: dict[str, str] | None = None):
+    """Start the sandbox with ``sheets`` generated spreadsheets; yield the written config's path.
+
+    ``faults=False`` removes the dataset's injected faults (slow, hanging, flaky spreadsheets; its
+    missing ones and renamed tabs stay, they are data), so that a round is not spent waiting on them.
+    ``run`` adds keys to the config's [run] table, e.g. ``{"round_interval": "24h"}``.
+    """
     config = folder / "monitor.toml"
     command = [
         sys.executable, "-m", "monitor.cli", "sandbox", "serve", "--no-telegram",
@@ -39,11 +45,28 @@ def served_dataset(folder: Path, *, sheets: int, credentials: int, per_user: int
         # line, the dataset's one hanging spreadsheet alone cost a run 3 x 30 s of waiting.
         text = re.sub(r'(?m)^request_timeout = .*\n', "", text)
         text = text.replace("[google]\n", f'[google]\nrequest_timeout = "{request_timeout}"\n', 1)
+        for key, value in (run or {}).items():
+            text = text.replace("[run]\n", f'[run]\n{key} = "{value}"\n', 1)
         config.write_text(text)
+        if not faults:
+            remove_faults(config)
         yield config
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def sandbox_url(config: Path) -> str:
+    return next(line.split("=", 1)[1].strip().strip('"') for line in config.read_text().splitlines()
+                if line.startswith("api_endpoint"))
+
+
+def remove_faults(config: Path) -> None:
+    import requests
+
+    with requests.Session() as control:
+        control.trust_env = False  # never through a proxy: the sandbox is on 127.0.0.1
+        control.delete(f"{sandbox_url(config)}/_sandbox/faults", timeout=10).raise_for_status()
 
 
 class TimedReader:

@@ -161,7 +161,7 @@ class StateRepository:
         written_tasks: set[str] = set()
         rnd = state.round
         if "round" in state.changed_singles:  # a new round replaces every task of the old one
-            deleted |= self._task_keys
+            deleted |= set(self._task_keys)
             if rnd is None:
                 deleted.add(ROUND.key())
             else:
@@ -190,7 +190,9 @@ class StateRepository:
         if values or deleted:
             self.store.update(values, deleted)
         self._staged, self._staged_removals = {}, set()
-        self._task_keys = (self._task_keys - deleted) | written_tasks
+        # In place: a new set per save would cost as much as the round is long.
+        self._task_keys -= deleted
+        self._task_keys |= written_tasks
         _mark_saved(state)
 
     def save_all(self, state: State) -> None:
