@@ -106,8 +106,10 @@ def _age(seconds: float | None) -> str:
 
 @click.command()
 @config_option
-@click.option("--status", "status_filter", type=click.Choice(admin.SHOWN_ORDER), default=None,
-              help="Only spreadsheets shown with this health.")
+# As text: click matches Enum choices (the Health values among these) by their names ("OK"), so
+# `--status ok` would be refused.
+@click.option("--status", "status_filter", type=click.Choice([str(shown) for shown in admin.SHOWN_ORDER]),
+              default=None, help="Only spreadsheets shown with this health.")
 @json_option
 def sheets(config_path: Path | None, status_filter: str | None, as_json: bool) -> None:
     """Each configured spreadsheet's health (muted and skipped shown as such), since when, when it was

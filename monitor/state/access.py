@@ -62,8 +62,12 @@ class StateSession:
         return self.store.restore_report
 
     def save(self) -> None:
-        """Write what changed since the last save (a checkpoint)."""
-        self.repository.save(self.state)
+        """Write what changed since the last save (a checkpoint); the whole state while the store
+        has yet to be written in the current layout (a fresh one: see ``_repair``)."""
+        if self.state.needs_full_save:
+            self.repository.save_all(self.state)
+        else:
+            self.repository.save(self.state)
 
 
 @contextmanager
@@ -109,6 +113,11 @@ def _repair(repository: StateRepository, state: State, restored: RestoreReport |
         state.events.add(StateEntryDamaged(at=now, run_id=actor, key=damage.key, problem=damage.problem,
                                            set_aside_as=target))
     state.damaged = []
+    if restored is None and not repository.store.get_keys():
+        # A fresh store: nothing to tell, so nothing is written before the block ends normally. A
+        # command refused on a fresh install leaves no state behind (`status` still says "No run
+        # yet", the watchdog "state missing").
+        return
     if state.needs_full_save:
         repository.save_all(state)
     else:

@@ -38,6 +38,9 @@ from monitor.state.schema import (
 from monitor.state.state import Damage, State
 from monitor.storage import PropertyStore, StateVersionError
 
+# Keys whose loss (as damaged entries) makes the next writer save the whole state: see ``load``.
+_WHOLE_SAVE_KEYS = frozenset({SCHEMA_KEY, ROUND.key(), *(kind.key() for kind in SINGLES.values())})
+
 
 class StateRepository:
     def __init__(self, store: PropertyStore) -> None:
@@ -79,8 +82,11 @@ class StateRepository:
         state = self._assemble(found, properties, damaged)
         state.set_aside = sorted(key.removeprefix(DAMAGED_PREFIX) for key in properties
                                  if key.startswith(DAMAGED_PREFIX))
+        # A damaged single document (the heartbeat, the outbox, the round's own...) is replaced in
+        # memory by a fresh or rebuilt one that no change marks to be saved: the writer that sets the
+        # entry aside writes the whole state, so the store holds what the state holds again.
         state.needs_full_save = SCHEMA_KEY not in properties or any(
-            damage.key == SCHEMA_KEY for damage in damaged
+            damage.key in _WHOLE_SAVE_KEYS for damage in damaged
         )
         return state
 

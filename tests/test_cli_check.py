@@ -1,0 +1,156 @@
+"""`check-config`, `check ID` (real gspread against the sandbox over HTTP), and a `dlq retry` that brings a
+spreadsheet back through real runs (``run_once``, in-process) against the sandbox."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime
+
+import pytest
+from cli_fixtures import A, B, C, D, invoke, json_of, saved_state, state_dir, state_file, write_config
+
+from monitor import admin
+from monitor.app.run import run_once
+from monitor.config import load_config
+from monitor.core.clock import ManualClock
+from monitor.engine.events import ReadableAgain
+from monitor.engine.health import ERROR, OK
+from monitor.sandbox.server import running_sandbox
+from monitor.state import changing_state
+
+# -- check-config
+
+
+def test_check_config_prints_the_plan_and_the_quota_arithmetic(tmp_path):
+    config = write_config(tmp_path / "site")
+    result = invoke(config, "check-config")
+    assert result.exit_code == 0
+    assert "3 spreadsheets, 1 credential at 60/min: a full round needs at least 0.1 min of quota; " \
+           "round_interval 5m: fits" in result.stdout
+    data = json_of(invoke(config, "check-config", "--json"))
+    assert {"spreadsheets", "reads_per_round", "credentials", "round_seconds", "fits", "credentials_needed",
+            "summary", "warnings", "valid"} <= set(data)
+    assert data["spreadsheets"] == 3 and data["reads_per_round"] == 3 and data["ranges"] == 6
+    assert data["valid"] is True
+    assert not state_dir(config).exists()  # the plan reads no state
+
+
+def test_check_config_warns_about_a_budget_as_long_as_the_interval(tmp_path):
+    path = write_config(tmp_path / "site")
+    path.write_text(path.read_text().replace('budget = "4m"', 'budget = "6m"'))
+    result = invoke(path, "check-config")
+    assert result.exit_code == 0
+    assert "Warnings" in result.stdout and 'set budget = "4m30s"' in result.stdout
+
+
+def test_check_config_exits_2_on_errors_and_a_missing_credential_file(tmp_path):
+    path = write_config(tmp_path / "site", credentials=[tmp_path / "missing.json"])
+    result = invoke(path, "check-config")
+    assert result.exit_code == 2 and "missing.json not found" in result.stderr
+    # Read-only commands do not need the credential files.
+    assert invoke(path, "status").exit_code == 0
+    assert invoke(tmp_path / "nowhere.toml", "check-config").exit_code == 2
+
+
+# -- check ID (real gspread against the sandbox)
+
+
+def stock(quantity: float = 10, formula_error: bool = False) -> dict:
+    rows = [["SKU", "Product", "Quantity"], ["A-1", "Tea", quantity], ["A-2", "Milk", 12]]
+    if formula_error:
+        rows[2][1] = "#REF!"
+    return {"title": "Store", "tabs": {"Stock": rows}}
+
+
+@pytest.fixture
+def sandbox_site(tmp_path):
+    # google-auth stamps its JWTs with the real time, so the manual clock starts at the real time.
+    clock = ManualClock(start=datetime.now(UTC))
+    with running_sandbox(clock=clock, telegram=False) as sandbox:
+        credentials = sandbox.write_credentials(tmp_path / "secrets", 1)
+        sandbox.google.store.put_control(A, stock())
+        sandbox.google.store.put_control(B, stock(quantity=-3, formula_error=True))
+        sandbox.google.store.put_control(D, stock())
+        # C is never created: the sandbox answers 404.
+        fresh = ('\n[profiles.fresh]\n'
+                 'checks = [{ kind = "freshness", source = "modified_time", warn = "> 1d" }]\n'
+                 f'\n[[sheets]]\nid = "{D}"\nname = "Store 4"\nprofile = "fresh"\n')
+        path = write_config(tmp_path / "site", credentials=credentials, endpoint=sandbox.base_url,
+                            extra=fresh)
+        yield sandbox, clock, path
+
+
+def test_check_reads_one_spreadsheet_and_records_nothing(sandbox_site):
+    sandbox, _, path = sandbox_site
+    result = invoke(path, "check", B, "--json")
+    assert result.exit_code == 0
+    data = json_of(result)
+    assert data["health"] == "fail" and data["quota_spent"]["reads"] == 1
+    by_kind = {r["kind"]: r for r in data["results"]}
+    assert by_kind["formula_errors"]["cells"] == ["Stock!B3"]
+    assert by_kind["threshold"]["status"] == "fail" and by_kind["threshold"]["cells"] == ["Stock!C2"]
+    human = invoke(path, "check", B)
+    assert "Stock!B3" in human.stdout and "quota" in human.stderr
+    assert sandbox.google.stats.snapshot()["by_endpoint"]["GET /v4/spreadsheets/{id}/values:batchGet"] == 2
+    assert not state_file(path).exists()
+
+
+def test_check_of_a_freshness_on_the_files_modified_time_spends_a_drive_read(sandbox_site):
+    _, _, path = sandbox_site
+    data = json_of(invoke(path, "check", D, "--json"))
+    assert data["health"] == "ok" and data["results"][0]["message"].startswith("last modified")
+    assert data["quota_spent"]["reads"] == 0 and data["quota_spent"]["drive_reads"] == 1
+
+
+def test_check_of_an_unreadable_spreadsheet_exits_1_and_of_an_unknown_id_2(sandbox_site):
+    _, _, path = sandbox_site
+    missing = invoke(path, "check", C)
+    assert missing.exit_code == 1 and "404" in missing.stdout
+    assert json_of(invoke(path, "check", C, "--json"))["error"]["http_status"] == 404
+    assert invoke(path, "check", "1notConfigured").exit_code == 2
+
+
+# -- dlq retry through real runs
+
+
+def test_dlq_retry_after_access_is_restored_brings_it_back_healthy_with_a_recovered_event(sandbox_site):
+    sandbox, clock, path = sandbox_site
+    config = load_config(path, {})
+    sandbox.google.faults.add({"spreadsheet": A, "statuses": [403], "repeat": True})
+    run_once(config, clock=clock, messages_to=io.StringIO())
+    assert A in saved_state(path).dlq and saved_state(path).health[A].health is ERROR
+
+    sandbox.google.faults.clear(A)  # someone shared the spreadsheet with the service account again
+    clock.advance(30)
+    retried = invoke(path, "dlq", "retry", A, "--json")
+    assert json_of(retried)["retried"][0]["due"] == "current_round"
+
+    result = run_once(config, clock=clock, messages_to=io.StringIO())
+    state = saved_state(path)
+    assert state.health[A].health is OK and A not in state.dlq
+    recovered = [e for e in result.new_events if isinstance(e, ReadableAgain)]
+    assert [e.spreadsheet_id for e in recovered] == [A]
+    assert result.report.tasks == 1  # only the retried spreadsheet: the round was otherwise done
+
+
+def test_a_retry_between_rounds_puts_the_spreadsheet_first_in_the_next_round(sandbox_site):
+    sandbox, clock, path = sandbox_site
+    config = load_config(path, {})
+    sandbox.google.store.put_control(C, stock())
+    sandbox.google.faults.add({"spreadsheet": C, "statuses": [403], "repeat": True})
+    run_once(config, clock=clock, messages_to=io.StringIO())
+    first_round = saved_state(path).round
+    in_order = [first_round.tasks[id].target for id in sorted(first_round.tasks)]
+    assert in_order == [A, B, C, D]  # never checked: config order
+
+    sandbox.google.faults.clear(C)
+    clock.advance(6 * 60)  # the round is done and its interval has passed
+    # The command's own clock is the system's; the runs here live on the manual clock.
+    with changing_state(state_dir(path), actor="admin-dlq-retry", now=clock.now(), wait=1) as session:
+        [result] = admin.dlq_retry(session.state, [C], clock.now(), config.run.round_interval)
+    assert result["due"] == "next_round"
+    run_once(config, clock=clock, messages_to=io.StringIO())
+    state = saved_state(path)
+    assert state.round.id != first_round.id
+    assert state.round.tasks[min(state.round.tasks)].target == C
+    assert C not in state.dlq and state.retry_first.spreadsheet_ids == ()

@@ -1,0 +1,126 @@
+"""`sheet-watchdog` in a fresh interpreter (exit codes, no Google stack loaded, the token never shown),
+and the external heartbeat ping that healthy passes and good runs send."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from telegram_fixtures import TOKEN, closed_port_url
+from watchdog_helpers import CHAT, heartbeat, serving_pings, texts, write_runner_state
+
+from monitor.app.run import run_once
+from monitor.config import load_config
+from monitor.notify.heartbeat_ping import ping_heartbeat
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def pings():
+    with serving_pings() as counter:
+        yield counter
+
+
+# ---- the external heartbeat --------------------------------------------------------------------------
+
+
+def test_ping_heartbeat_gets_the_url_once(pings, http):
+    assert ping_heartbeat(pings.url, http) is True
+    assert pings.paths == ["/ping/3f1c"]
+
+
+def test_a_failing_ping_is_logged_never_raised(pings, caplog):
+    pings.status = 503
+    assert ping_heartbeat(pings.url) is False
+    assert ping_heartbeat(closed_port_url() + "/ping/secret-uuid", timeout=1) is False
+    logged = " ".join(str(getattr(r, "fields", "")) for r in caplog.records)
+    assert "heartbeat_ping_failed" in caplog.text and "secret-uuid" not in logged + caplog.text
+
+
+def test_a_good_run_pings_the_heartbeat_url(tmp_path, pings):
+    config_path = tmp_path / "monitor.toml"
+    config_path.write_text(
+        '[run]\nstate_dir = "state"\n[google]\ncredentials = ["sa.json"]\n'
+        f'[watchdog]\nheartbeat_url = "{pings.url}"\n'
+    )
+    config = load_config(config_path, {}, require_secrets=False)
+    # No spreadsheets configured: the run has nothing to do, which is a good outcome.
+    result = run_once(config, reader_factory=lambda config, timeout: None, messages_to=io.StringIO())
+    assert result.report.outcome == "nothing_to_do"
+    assert pings.paths == ["/ping/3f1c"]
+
+
+# ---- the console script, in a fresh interpreter -------------------------------------------------------
+
+_RUN_CLI = textwrap.dedent("""
+    import json, sys
+    from monitor.cli.watchdog import watchdog_command  # what the sheet-watchdog script runs
+    try:
+        watchdog_command.main(args=sys.argv[1:], prog_name="sheet-watchdog", standalone_mode=False)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code or 0
+    loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("gspread", "google"))
+    print(json.dumps({"code": code, "google_modules": loaded}), file=sys.stderr)
+    sys.exit(code)
+""")
+
+
+def run_cli(config: Path, env_extra: dict[str, str]) -> tuple[int, dict, str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TELEGRAM_", "SHEET_MONITOR_"))}
+    env.update(env_extra)
+    done = subprocess.run([sys.executable, "-c", _RUN_CLI, "--config", str(config)], capture_output=True,
+                          text=True, env=env, cwd=REPO, timeout=60)
+    summary = json.loads(done.stderr.strip().splitlines()[-1])
+    return done.returncode, summary, done.stdout, done.stderr
+
+
+def write_config(folder: Path, telegram_base: str | None, ping_url: str | None = None) -> Path:
+    # The watchdog never opens the Google credentials, so the config names none.
+    lines = ['[run]', 'state_dir = "state"', '[watchdog]', 'max_silence = "15m"']
+    if ping_url:
+        lines.append(f'heartbeat_url = "{ping_url}"')
+    if telegram_base:
+        lines += ['[telegram]', f'chat_id = "{CHAT}"', f'api_base = "{telegram_base}"']
+    path = folder / "monitor.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_sheet_watchdog_alerts_through_telegram_without_loading_the_google_stack(tmp_path, server, fake):
+    config = write_config(tmp_path, server.base_url)
+    write_runner_state(tmp_path / "state", heartbeat(datetime.now(UTC) - timedelta(minutes=20)))
+    code, summary, _, stderr = run_cli(config, {"TELEGRAM_BOT_TOKEN": TOKEN})
+    assert code == 0, stderr
+    assert summary["google_modules"] == []  # neither gspread nor google.auth was imported
+    assert len(texts(fake)) == 1 and "Monitor runs stopped" in texts(fake)[0]
+    assert TOKEN not in stderr
+
+
+def test_sheet_watchdog_healthy_pass_pings_and_prints_nothing(tmp_path, pings):
+    config = write_config(tmp_path, None, ping_url=pings.url)
+    write_runner_state(tmp_path / "state", heartbeat(datetime.now(UTC) - timedelta(minutes=2)))
+    code, summary, stdout, stderr = run_cli(config, {})
+    assert code == 0, stderr
+    assert stdout == "" and pings.paths == ["/ping/3f1c"]
+
+
+def test_sheet_watchdog_exits_1_when_it_cannot_send_and_2_without_a_token(tmp_path):
+    config = write_config(tmp_path, closed_port_url())
+    write_runner_state(tmp_path / "state", heartbeat(datetime.now(UTC) - timedelta(minutes=20)))
+    code, _, _, stderr = run_cli(config, {"TELEGRAM_BOT_TOKEN": TOKEN})
+    assert code == 1 and "could not be sent" in stderr and TOKEN not in stderr
+    assert "watchdog-state.json" in stderr  # where the message waits for the next pass
+    code, _, _, stderr = run_cli(config, {})
+    assert code == 2 and "TELEGRAM_BOT_TOKEN" in stderr
+    code, _, _, stderr = run_cli(write_config(tmp_path, None), {"TELEGRAM_BOT_TOKEN": TOKEN})
+    assert code == 2 and "no chat to send to" in stderr and TOKEN not in stderr
