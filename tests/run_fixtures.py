@@ -12,10 +12,11 @@ No asserts in this module: test modules make them.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, timedelta
+from functools import partial
 from pathlib import Path
 
 from monitor.checks import FormulaErrorsCheck
@@ -101,9 +102,10 @@ class Bench:
             yield session
 
     @contextmanager
-    def opened(self, settings: RunSettings = SETTINGS, rng: random.Random | None = None,
-               **overrides) -> Iterator[Run]:
-        """A run over the stored state, not started: the test calls begin/step/end or execute."""
+    def opened(self, settings: RunSettings = SETTINGS, *, rng: random.Random | None = None,
+               save: Callable[[StateSession], None] | None = None, **overrides) -> Iterator[Run]:
+        """A run over the stored state, not started: the test calls begin/step/end or execute.
+        ``save``: the run's checkpoint, given the session (default: ``session.save()``)."""
         self.runs += 1
         run_id = f"run-{self.runs}"
         with self.session(actor=run_id) as session:
@@ -112,7 +114,8 @@ class Bench:
             pacer.restore(session.state.quota)
             yield Run(run_id=run_id, settings=replace(settings, **overrides), plans=self.plans,
                       state=session.state, reader=self.reader, pacer=pacer, clock=self.clock,
-                      save=session.save, rng=rng or random.Random(7))
+                      save=session.save if save is None else partial(save, session),
+                      rng=rng or random.Random(7))
 
     def run(self, settings: RunSettings = SETTINGS, **overrides) -> Run:
         with self.opened(settings, **overrides) as run:
