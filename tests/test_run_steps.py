@@ -197,3 +197,17 @@ def test_a_run_stopped_by_a_degraded_api_reads_nothing_more():
     run = bench(reader, 12).run(api_degraded_after=8)
     assert len(reader.reads) == 8 and run.report.outcome == "degraded"
     assert not run.step()  # a stopped run stays stopped
+
+
+def test_cells_still_loading_on_a_breakers_probe_give_the_probe_back():
+    reader = ScriptedReader({"s0": [LOADING]})
+    the_bench = bench(reader, 1)
+    with the_bench.session() as session:
+        opened = the_bench.clock.now() - timedelta(minutes=15)  # its cooldown just ended: the probe is due
+        session.state.breakers["s0"] = BreakerState(
+            OPEN, consecutive_failures=3, opened_at=opened, cooldown_seconds=900.0, first_opened_at=opened
+        )
+    run = the_bench.run()
+    # "Loading..." says nothing about whether the spreadsheet can be read: the retry is the probe.
+    assert reader.reads == ["s0", "s0"] and history(run, "s0") == ["loading", "ok"]
+    assert "s0" not in run.state.breakers and run.state.health["s0"].health == OK
