@@ -56,6 +56,15 @@ def checkpoints(saves: Saves, every: float = 0.2) -> tuple[Checkpoints, Monotoni
     return Checkpoints(saves, clock, every), clock
 
 
+def saved_once(every: float = 0.2) -> tuple[Checkpoints, Monotonic, Saves]:
+    """Checkpoints that have just saved (at monotonic 100.0), their clock and their saves."""
+    saves = Saves()
+    points, clock = checkpoints(saves, every)
+    points.save()
+    saves.forget_events()
+    return points, clock, saves
+
+
 def test_saves_closer_than_the_window_are_merged():
     saves = Saves()
     points, clock = checkpoints(saves)
@@ -68,9 +77,7 @@ def test_saves_closer_than_the_window_are_merged():
 
 
 def test_a_forced_save_saves_regardless_and_starts_a_new_window():
-    saves = Saves()
-    points, clock = checkpoints(saves)
-    points.save()
+    points, clock, saves = saved_once()
     clock.now = 100.1
     points.save(force=True)
     assert saves.count == 2
@@ -83,9 +90,7 @@ def test_a_forced_save_saves_regardless_and_starts_a_new_window():
 
 
 def test_a_lease_is_saved_at_once_when_the_last_save_is_older_than_the_window():
-    saves = Saves()
-    points, clock = checkpoints(saves)
-    points.save()
+    points, clock, saves = saved_once()
     clock.now = 100.2
     with points.lease_saved():
         assert saves.count == 2  # before the request goes out
@@ -94,9 +99,7 @@ def test_a_lease_is_saved_at_once_when_the_last_save_is_older_than_the_window():
 
 
 def test_a_request_ending_within_the_window_costs_no_save():
-    saves = Saves()
-    points, _ = checkpoints(saves, every=WINDOW)
-    points.save()
+    points, _, saves = saved_once(every=WINDOW)
     with points.lease_saved():
         pass  # the request answered at once
     time.sleep(2 * WINDOW)  # long enough for a timer that was not cancelled to fire
@@ -104,10 +107,7 @@ def test_a_request_ending_within_the_window_costs_no_save():
 
 
 def test_a_request_outlasting_the_window_has_its_lease_saved_while_it_waits():
-    saves = Saves()
-    points, _ = checkpoints(saves, every=WINDOW)
-    points.save()
-    saves.forget_events()
+    points, _, saves = saved_once(every=WINDOW)
     with points.lease_saved():
         assert saves.finished.wait(timeout=1.0), "the lease was never saved"
         assert saves.count == 2  # saved while the request was still in flight...
@@ -116,10 +116,7 @@ def test_a_request_outlasting_the_window_has_its_lease_saved_while_it_waits():
 
 
 def test_the_request_that_ends_during_a_lease_save_waits_for_it_to_finish():
-    saves = Saves()
-    points, _ = checkpoints(saves, every=WINDOW)
-    points.save()
-    saves.forget_events()
+    points, _, saves = saved_once(every=WINDOW)
     saves.lasts = 0.1
     with points.lease_saved():
         assert saves.started.wait(timeout=1.0)
@@ -128,9 +125,7 @@ def test_the_request_that_ends_during_a_lease_save_waits_for_it_to_finish():
 
 
 def test_a_failed_lease_save_is_raised_by_the_next_save_even_within_the_window():
-    saves = Saves()
-    points, clock = checkpoints(saves, every=WINDOW)
-    points.save()
+    points, clock, saves = saved_once(every=WINDOW)
     saves.fail = OSError(28, "No space left on device")
     with points.lease_saved():
         time.sleep(3 * WINDOW)  # the timer fires and its save fails
@@ -144,9 +139,7 @@ def test_a_failed_lease_save_is_raised_by_the_next_save_even_within_the_window()
 
 
 def test_a_failed_immediate_lease_save_is_raised_by_the_next_save():
-    saves = Saves()
-    points, clock = checkpoints(saves)
-    points.save()
+    points, clock, saves = saved_once()
     clock.now = 101.0
     saves.fail = OSError(28, "No space left on device")
     with points.lease_saved():

@@ -27,6 +27,15 @@ def bench(reader, count: int, **fields) -> Bench:
     return Bench(reader, plans(count), MemoryLocation(), **fields)
 
 
+def probe_due(the_bench: Bench, sid: str) -> None:
+    """Store an open breaker for ``sid`` whose cooldown has just ended: the next read is its probe."""
+    with the_bench.session() as session:
+        opened = the_bench.clock.now() - timedelta(minutes=15)
+        session.state.breakers[sid] = BreakerState(
+            OPEN, consecutive_failures=3, opened_at=opened, cooldown_seconds=900.0, first_opened_at=opened
+        )
+
+
 def history(run_or_state, target: str) -> list[str]:
     state = getattr(run_or_state, "state", run_or_state)
     task = next(task for task in state.round.tasks.values() if task.target == target)
@@ -61,11 +70,7 @@ def test_a_quota_refusal_waits_for_the_pacer_and_counts_no_attempt():
 def test_a_quota_refusal_of_a_breakers_probe_gives_the_probe_back():
     reader = ScriptedReader({"s0": 1}, error=QUOTA)
     the_bench = bench(reader, 1)
-    with the_bench.session() as session:
-        opened = the_bench.clock.now() - timedelta(minutes=15)  # its cooldown just ended: the probe is due
-        session.state.breakers["s0"] = BreakerState(
-            OPEN, consecutive_failures=3, opened_at=opened, cooldown_seconds=900.0, first_opened_at=opened
-        )
+    probe_due(the_bench, "s0")
     run = the_bench.run()
     assert reader.reads == ["s0", "s0"]  # the probe again once the quota window refilled
     assert "s0" not in run.state.breakers and run.state.health["s0"].health == OK
@@ -202,11 +207,7 @@ def test_a_run_stopped_by_a_degraded_api_reads_nothing_more():
 def test_cells_still_loading_on_a_breakers_probe_give_the_probe_back():
     reader = ScriptedReader({"s0": [LOADING]})
     the_bench = bench(reader, 1)
-    with the_bench.session() as session:
-        opened = the_bench.clock.now() - timedelta(minutes=15)  # its cooldown just ended: the probe is due
-        session.state.breakers["s0"] = BreakerState(
-            OPEN, consecutive_failures=3, opened_at=opened, cooldown_seconds=900.0, first_opened_at=opened
-        )
+    probe_due(the_bench, "s0")
     run = the_bench.run()
     # "Loading..." says nothing about whether the spreadsheet can be read: the retry is the probe.
     assert reader.reads == ["s0", "s0"] and history(run, "s0") == ["loading", "ok"]
