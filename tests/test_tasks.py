@@ -216,8 +216,10 @@ def test_dropping_removed_spreadsheets_and_requeueing():
 
 def test_requeueing_is_a_fresh_start_even_behind_the_cursor():
     rnd = Round.build(["a", "b", "c"], NOW)
-    a = take(rnd)
-    a.interruptions = 2  # as two killed runs left it (reclaim_abandoned counts them)
+    for _ in range(2):  # two runs killed while reading it
+        a = take(rnd)
+        rnd.reclaim_abandoned()
+    rnd.start(a)
     rnd.record_failure(a, NOW, UNAVAILABLE, 5)
     rnd.fail(a)
     rnd.succeed(take(rnd), NOW)  # the cursor is past "a" now
