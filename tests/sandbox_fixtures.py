@@ -18,8 +18,8 @@ from pathlib import Path
 
 from monitor.sandbox import dataset as datasets
 from monitor.sandbox.server import SandboxHandle, running_sandbox
-from monitor.state.runner_state import RunnerState, load_state
-from monitor.storage import STATE_FILE_NAME, FileStore
+from monitor.state import State, read_state
+from monitor.storage import STATE_FILE_NAME
 
 # Breakage kinds that exist only as injected faults: without the faults they are healthy.
 FAULT_KINDS = frozenset({"access_removed", "flaky", "server_error", "slow", "hang"})
@@ -58,13 +58,9 @@ class ServedDataset:
             for entry in self.dataset.sheets
         }
 
-    def state(self) -> RunnerState:
-        """The saved state, opened the way the watchdog opens it (read-only, no restore)."""
-        store = FileStore.in_dir(self.state_dir, read_only=True)
-        try:
-            return load_state(store.get_properties())
-        finally:
-            store.close()
+    def state(self) -> State | None:
+        """The saved state, opened the way the watchdog opens it (read-only, without the lock)."""
+        return read_state(self.state_dir)
 
     def fault(self, **spec) -> None:
         self.sandbox.google.faults.add(spec)

@@ -1,40 +1,93 @@
+"""Per-spreadsheet health records: verdicts, changes worth an alert, and skips shown beside the verdict."""
+
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from monitor.engine.health import ERROR, FAIL, OK, SKIPPED, UNKNOWN, SheetHealth, is_alerting, record_verdict
+from monitor.engine.health import (
+    ERROR,
+    FAIL,
+    OK,
+    SKIPPED,
+    UNKNOWN,
+    WARN,
+    Change,
+    Finding,
+    SheetHealth,
+    is_alerting,
+    record_skip,
+    record_verdict,
+)
 
 NOW = datetime(2026, 3, 2, 3, 47, tzinfo=UTC)
+BROKEN = (Finding("no errors", "formula_errors", "fail", "2 cells show #REF!", ("Stock!B2", "Stock!B3")),)
 
 
 def test_the_first_healthy_check_is_a_change_nobody_needs_to_hear_about():
-    record = SheetHealth()
-    change = record_verdict(record, OK, NOW, [])
-    assert (change.previous, change.current) == (UNKNOWN, OK)
+    record, change = record_verdict(None, OK, NOW, ())
+    assert change == Change(UNKNOWN, OK)
     assert not is_alerting(change)
+    assert record == SheetHealth(OK, since=NOW, last_checked_at=NOW)
+
+
+def test_a_first_check_that_finds_trouble_is_heard_about():
+    _, change = record_verdict(SheetHealth(), FAIL, NOW, BROKEN)
+    assert is_alerting(change)
+    _, first_warning = record_verdict(SheetHealth(), WARN, NOW, ())
+    assert not is_alerting(first_warning)  # a warning on day one is the sheet's normal, not news
 
 
 def test_a_failure_alerts_once_and_the_recovery_says_how_long_it_was_down():
-    record = SheetHealth()
-    record_verdict(record, OK, NOW, [])
-    change = record_verdict(record, FAIL, NOW + timedelta(minutes=5), [{"kind": "formula_errors"}])
-    assert is_alerting(change)
-    assert record_verdict(record, FAIL, NOW + timedelta(minutes=10), []) is None
-    assert record_verdict(record, ERROR, NOW + timedelta(minutes=15), []).current == ERROR
-    recovered = record_verdict(record, OK, NOW + timedelta(minutes=65), [])
-    assert recovered.down_for_seconds == 3600
-    assert record.down_since is None and record.since == "2026-03-02T04:52:00.000Z"
+    record, _ = record_verdict(None, OK, NOW, ())
+    record, change = record_verdict(record, FAIL, NOW + timedelta(minutes=5), BROKEN)
+    assert is_alerting(change) and record.findings == BROKEN
+    assert record.down_since == NOW + timedelta(minutes=5)
+
+    record, same = record_verdict(record, FAIL, NOW + timedelta(minutes=10), BROKEN)
+    assert same is None and record.last_checked_at == NOW + timedelta(minutes=10)
+    assert record.since == NOW + timedelta(minutes=5)  # when the health last moved, not last checked
+
+    record, worse = record_verdict(record, ERROR, NOW + timedelta(minutes=15), ())
+    assert worse == Change(FAIL, ERROR) and is_alerting(worse)
+    assert record.down_since == NOW + timedelta(minutes=5)  # still the same bad episode
+
+    record, recovered = record_verdict(record, OK, NOW + timedelta(minutes=65), ())
+    assert recovered == Change(ERROR, OK, down_for_seconds=3600)
+    assert record.down_since is None and record.since == NOW + timedelta(minutes=65)
+    assert record.findings == ()
+
+
+def test_ok_and_warn_flipping_after_the_first_check_alerts_without_a_downtime():
+    record, _ = record_verdict(None, OK, NOW, ())
+    record, change = record_verdict(record, WARN, NOW + timedelta(minutes=5), ())
+    assert is_alerting(change) and change.down_for_seconds is None and record.down_since is None
+
+
+def test_recording_returns_a_new_record_and_leaves_the_old_one_as_it_was():
+    before, _ = record_verdict(None, OK, NOW, ())
+    after, _ = record_verdict(before, FAIL, NOW + timedelta(minutes=5), BROKEN)
+    assert before.health == OK and before.findings == ()
+    assert after is not before
+    with pytest.raises(AttributeError):
+        before.health = FAIL  # stored documents are values
 
 
 def test_skipping_shows_beside_the_verdict_without_changing_it():
-    record = SheetHealth()
-    record_verdict(record, ERROR, NOW, [])
-    record.skipped = "breaker_open"
-    assert record.shown == SKIPPED and record.health == ERROR
-    assert record_verdict(record, ERROR, NOW, []) is None
-    assert record.shown == ERROR
+    record, _ = record_verdict(None, ERROR, NOW, ())
+    skipped = record_skip(record, "breaker_open")
+    assert skipped.shown == SKIPPED and skipped.health == ERROR and skipped.since == NOW
+    again, change = record_verdict(skipped, ERROR, NOW + timedelta(minutes=5), ())
+    assert change is None  # error -> skipped -> error is no recovery and no new failure
+    assert again.shown == ERROR and again.skipped is None
+
+
+def test_a_spreadsheet_skipped_before_its_first_check_is_still_unknown():
+    record = record_skip(None, "muted")
+    assert record.shown == SKIPPED and record.health == UNKNOWN and record.last_checked_at is None
 
 
 def test_only_verdicts_are_recorded():
-    with pytest.raises(ValueError):
-        record_verdict(SheetHealth(), SKIPPED, NOW, [])
+    with pytest.raises(ValueError, match="not a verdict"):
+        record_verdict(SheetHealth(), SKIPPED, NOW, ())
+    with pytest.raises(ValueError, match="not a verdict"):
+        record_verdict(SheetHealth(), UNKNOWN, NOW, ())

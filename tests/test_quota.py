@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import random
 from collections import defaultdict
 
 import pytest
+from config_fixtures import FULL, load, secrets_folder
 
-from monitor.engine.quota import QuotaPacer, credentials_needed, round_estimate
+from monitor.engine.quota import QuotaLog, QuotaPacer, credentials_needed, round_estimate
+from monitor.state.schema import QUOTA
 
 WINDOW = 60.0
 
@@ -109,20 +110,66 @@ def test_a_project_wide_quota_error_pauses_every_credential():
     assert pacer.next_ready_in(30.0) == 35.0
 
 
+def carried_over(log: QuotaLog) -> QuotaLog:
+    """The log as the next run reads it back from the state."""
+    return QUOTA.decode(QUOTA.encode(log))
+
+
 def test_sends_of_the_previous_run_still_count_after_a_restore():
     pacer = QuotaPacer(["sa-1"], per_credential=5, margin_seconds=0.0)
     for t in range(5):
         pacer.acquire(float(t))
-    saved = json.loads(json.dumps(pacer.to_dict(10.0)))
+    saved = carried_over(pacer.snapshot(10.0))
     next_run = QuotaPacer(["sa-1", "sa-new"], per_credential=5, margin_seconds=0.0)
     next_run.restore(saved)
     assert next_run.acquire(20.0)[0] == "sa-new"
     fresh = QuotaPacer(["sa-1"], per_credential=5, margin_seconds=0.0)
     fresh.restore(saved)
     assert fresh.acquire(20.0) == (None, 40.0)
-    unexpired = QuotaPacer(["sa-1"], per_credential=5, margin_seconds=0.0)
-    unexpired.restore(json.loads(json.dumps(pacer.to_dict())))  # saved without a "now"
-    assert unexpired.acquire(20.0) == (None, 40.0)
+    assert fresh.acquire(60.0) == ("sa-1", 0.0)  # the first of them has aged out
+
+
+def test_a_snapshot_keeps_only_what_still_counts():
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=60, margin_seconds=1.0)
+    for t in (0.0, 30.0, 50.0):
+        pacer.acquire(t)
+    pacer.record_quota_error("sa-2", 50.0)  # paused until 111
+    log = pacer.snapshot(65.0)
+    assert log.window_seconds == 61.0
+    assert sorted(log.project) == [30.0, 50.0]  # the send at 0 stopped counting at 61
+    assert sum(map(len, log.sent.values())) == 2
+    assert log.paused_until == {"sa-2": 111.0}
+    assert pacer.snapshot(112.0).paused_until == {}  # a pause that ended is not carried over
+
+
+def test_a_pause_and_the_project_window_are_carried_over():
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=60, per_project=2, margin_seconds=0.0)
+    pacer.acquire(0.0)
+    pacer.acquire(1.0)
+    pacer.record_quota_error("sa-1", 1.0)
+    restored = QuotaPacer(["sa-1", "sa-2"], per_credential=60, per_project=2, margin_seconds=0.0)
+    restored.restore(carried_over(pacer.snapshot(2.0)))
+    assert restored.acquire(2.0) == (None, 58.0)  # the project's two sends fill its window
+    assert restored.acquire(60.0) == ("sa-2", 0.0)  # sa-1 is still paused (until 61)
+    restored.restore(None)  # a first run has no log: nothing changes
+    assert restored.next_ready_in(60.0) == 1.0
+
+
+def test_sends_of_a_credential_no_longer_configured_still_count_for_the_project():
+    pacer = QuotaPacer(["sa-old"], per_credential=60, per_project=2, margin_seconds=0.0)
+    pacer.acquire(0.0)
+    pacer.acquire(0.0)
+    replaced = QuotaPacer(["sa-new"], per_credential=60, per_project=2, margin_seconds=0.0)
+    replaced.restore(carried_over(pacer.snapshot(0.0)))
+    assert replaced.acquire(10.0) == (None, 50.0)
+
+
+def test_the_pacer_of_a_config_paces_its_credentials_at_its_quotas(tmp_path):
+    config = load(secrets_folder(tmp_path), FULL)
+    pacer = QuotaPacer.from_config(config)
+    assert pacer.credentials == tuple(str(path) for path in config.google.credentials)
+    assert len(pacer.credentials) == 2
+    assert (pacer.per_credential, pacer.per_project) == (60, 300)
 
 
 def test_the_reserve_keeps_slots_free_in_every_window():

@@ -1,4 +1,4 @@
-"""Error classification (SPEC 6's table) and the retry decisions built on it."""
+"""Error classification (the table in monitor.core.errors) and the retry decisions built on it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from monitor.core.errors import ErrorClass, MonitorError, SheetReadError, classify
+from monitor.core.errors import ErrorClass, ErrorInfo, MonitorError, SheetReadError, classify
 from monitor.engine.retry import DEFAULT_POLICIES, RetryPolicy, decide, schedule
 
 NOW = datetime(2026, 1, 5, 3, 0, tzinfo=UTC)
@@ -32,7 +32,7 @@ def _classify(status=None, google=None, html=False, timeout=False, connection=Fa
         (404, "NOT_FOUND", ErrorClass.PERMANENT),
     ],
 )
-def test_http_statuses_map_to_the_spec_table(status, google, expected):
+def test_http_statuses_map_to_their_error_class(status, google, expected):
     assert _classify(status, google) is expected
 
 
@@ -62,7 +62,7 @@ def test_unknown_failures_are_uncertain_and_body_status_is_used_without_http_sta
     assert _classify(None, "UNAVAILABLE") is ErrorClass.TRANSIENT
 
 
-def test_sheet_read_error_carries_its_class_and_round_trips_through_a_dict():
+def test_sheet_read_error_carries_its_class_and_what_is_stored_about_it():
     error = SheetReadError(
         ErrorClass.PERMANENT, 400, "INVALID_ARGUMENT", "Unable to parse range: Stok!A1",
         range="Stok!A1",
@@ -70,9 +70,15 @@ def test_sheet_read_error_carries_its_class_and_round_trips_through_a_dict():
     assert isinstance(error, MonitorError)
     assert error.permanent and not error.retryable
     assert "Stok!A1" in str(error) and "400" in str(error)
-    again = SheetReadError.from_dict(error.to_dict())
-    assert again.to_dict() == error.to_dict()
+    assert error.info() == ErrorInfo("permanent", "Unable to parse range: Stok!A1", 400, "INVALID_ARGUMENT",
+                                     "Stok!A1")
     assert SheetReadError(ErrorClass.TRANSIENT, 503, None, "x").retryable
+
+
+def test_an_error_class_given_as_its_stored_name_is_the_same_class():
+    assert SheetReadError("transient", 503, None, "x").error_class is ErrorClass.TRANSIENT
+    with pytest.raises(ValueError):
+        SheetReadError("poison", None, None, "poison is what the DLQ records, never a read's error")
 
 
 def test_transient_delays_grow_by_three_from_three_seconds():
@@ -116,49 +122,57 @@ def test_transient_errors_get_five_attempts_then_the_dead_letter_queue():
     while True:
         tries += 1
         decision = decide(ErrorClass.TRANSIENT, attempts, NOW, rng)
+        assert decision.attempts == attempts + 1 and decision.counts_for_breaker
         attempts = decision.attempts
-        assert decision.counts_attempt and decision.counts_for_breaker
         if not decision.retry:
             break
         assert decision.next_attempt_at > NOW
+        assert decision.next_attempt_at == NOW + timedelta(seconds=decision.delay_seconds)
     assert tries == 5 and attempts == 5
-    assert decision.dead_letter and decision.next_attempt_at is None
+    assert decision.next_attempt_at is None and decision.delay_seconds is None
 
 
 def test_uncertain_errors_get_three_attempts():
     assert decide(ErrorClass.UNCERTAIN, 1, NOW, random.Random(1)).retry
     final = decide(ErrorClass.UNCERTAIN, 2, NOW, random.Random(1))
-    assert final.dead_letter and not final.retry and final.attempts == 3
+    assert not final.retry and final.attempts == 3
     assert final.counts_for_breaker
 
 
 def test_permanent_errors_go_straight_to_the_dead_letter_queue_without_tripping_the_breaker():
     decision = decide(ErrorClass.PERMANENT, 0, NOW, random.Random(1))
-    assert decision.dead_letter and not decision.retry
+    assert not decision.retry and decision.next_attempt_at is None
     assert decision.attempts == 1
     assert not decision.counts_for_breaker
 
 
-def test_quota_errors_never_count_an_attempt_nor_reach_the_breaker_and_wait_for_the_pacer():
-    decision = decide(ErrorClass.QUOTA, 4, NOW, random.Random(1), quota_wait_seconds=12.5)
-    assert decision.retry and not decision.dead_letter
-    assert decision.attempts == 4 and not decision.counts_attempt
-    assert not decision.counts_for_breaker
-    assert decision.next_attempt_at == NOW + timedelta(seconds=12.5)
-    for _ in range(100):  # however many 429s in a row, the task is never dead-lettered
-        assert decide(ErrorClass.QUOTA, 4, NOW).retry
-
-
-def test_quota_error_without_a_pacer_wait_assumes_a_whole_window():
-    decision = decide(ErrorClass.QUOTA, 0, NOW)
-    assert decision.delay_seconds == 60.0
+def test_quota_errors_are_not_decided_by_attempts():
+    # A 429 waits for the quota pacer and counts no attempt (monitor.engine.outcomes); asking the
+    # retry policy about one is a mistake that must fail loudly rather than dead-letter a sheet.
+    with pytest.raises(ValueError, match="quota pacer"):
+        decide(ErrorClass.QUOTA, 0, NOW, random.Random(1))
+    with pytest.raises(KeyError):
+        schedule(ErrorClass.QUOTA)
 
 
 def test_loading_cells_are_retried_like_transient_errors_but_do_not_trip_the_breaker():
     decision = decide(ErrorClass.LOADING, 0, NOW, random.Random(3))
     assert decision.retry and 3 <= decision.delay_seconds < 3 * 1.2
     assert not decision.counts_for_breaker
-    assert decide(ErrorClass.LOADING, 4, NOW).dead_letter
+    assert not decide(ErrorClass.LOADING, 4, NOW).retry
+    assert schedule(ErrorClass.LOADING) == schedule(ErrorClass.TRANSIENT)
+
+
+def test_a_negative_attempt_count_is_refused():
+    with pytest.raises(ValueError, match="attempts_so_far"):
+        decide(ErrorClass.TRANSIENT, -1, NOW)
+    with pytest.raises(ValueError, match="failed_attempts"):
+        DEFAULT_POLICIES[ErrorClass.TRANSIENT].nominal_delay(0)
+
+
+def test_long_backoffs_are_capped():
+    policy = RetryPolicy(max_attempts=20, max_delay=3600.0, jitter=0.0)
+    assert policy.nominal_delay(10) == 3600.0 and policy.delay(10, random.Random(0)) == 3600.0
 
 
 def test_naive_times_are_refused():

@@ -22,11 +22,12 @@ from sandbox_fixtures import served_dataset
 from monitor.app.run import run_once
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
+from monitor.engine.breaker import OPEN
+from monitor.engine.events import ApiDegraded, BreakerOpened, DeadLettered
 from monitor.engine.health import UNKNOWN
 from monitor.engine.tasks import DONE, FAILED
 from monitor.google.reader import GspreadReader
 from monitor.sandbox.dataset import BREAKAGES
-from monitor.state import events
 
 SHEETS = 750
 RUN_BUDGET = timedelta(minutes=4)  # a 5-minute cron tick; 750 reads need ~14 minutes of quota
@@ -38,8 +39,8 @@ LATENCY_SCALE = 0.1
 # Reads (batchGet requests, quota refusals not counted) each kind needs: its retries and no more.
 READS_BY_KIND = {"flaky": 3, "server_error": 2, "hang": 3}
 # The manifest's verdicts, with the one documented exception: a hanging spreadsheet's three timeouts
-# open its breaker (SPEC 7), so this round skips it instead of dead-lettering it; a later round
-# probes it after the cooldown.
+# open its breaker (the default failure_threshold is 3, and five tries are allowed), so this round
+# skips it instead of dead-lettering it; a later round probes it after the cooldown.
 BREAKER_GUARDED = {"hang"}
 DLQ_STATUS = {"missing": 404, "access_removed": 403, "renamed_tab": 400}
 
@@ -108,7 +109,7 @@ def test_no_spreadsheet_is_lost(finished_round):
     assert sorted(task.target for task in tasks) == sorted(served.ids)
     assert {task.status for task in tasks} <= {DONE, FAILED}
     for sheet_id in served.ids:
-        record = state.sheets.get(sheet_id)
+        record = state.health.get(sheet_id)
         has_verdict = record is not None and (record.health != UNKNOWN or record.skipped)
         assert has_verdict or sheet_id in state.dlq, sheet_id
 
@@ -119,9 +120,9 @@ def test_no_spreadsheet_is_read_twice_except_by_its_retries(finished_round):
     quota_waits = Counter()
     for entry in served.dataset.sheets:
         task = tasks[entry.id]
-        quota_waits[entry.id] = sum(1 for h in task.history if h["outcome"] == "quota")
+        quota_waits[entry.id] = sum(1 for h in task.history if h.outcome == "quota")
         # Every request the run sent left one line in the task's history, and no more were sent.
-        attempts = [h for h in task.history if h["outcome"] != "skipped_breaker_open"]
+        attempts = [h for h in task.history if h.outcome != "skipped_breaker_open"]
         assert reads[entry.id] == len(attempts), entry
         assert reads[entry.id] - quota_waits[entry.id] == READS_BY_KIND.get(entry.kind, 1), entry
     assert sum(quota_waits.values()) > 0
@@ -132,16 +133,16 @@ def test_verdicts_match_the_manifest(finished_round):
     kinds_seen = Counter()
     for entry in served.dataset.sheets:
         kinds_seen[entry.kind] += 1
-        record = state.sheets[entry.id]
+        record = state.health[entry.id]
         if entry.kind in BREAKER_GUARDED:
             assert record.shown == "skipped" and record.skipped == "breaker_open", entry
-            assert state.breakers[entry.id]["state"] == "open"
+            assert state.breakers[entry.id].state is OPEN
             assert entry.id not in state.dlq
             continue
         assert record.health == entry.expect, (entry, record)
         if entry.expect == "error":
             dead = state.dlq.get(entry.id)
-            assert dead.last_error["http_status"] == DLQ_STATUS[entry.kind], entry
+            assert dead.last_error.http_status == DLQ_STATUS[entry.kind], entry
         else:
             assert entry.id not in state.dlq, entry
     # Every kind of breakage of the generator was part of this round.
@@ -151,13 +152,13 @@ def test_verdicts_match_the_manifest(finished_round):
 def test_the_renamed_tab_is_reported_as_a_range_to_fix(finished_round):
     served, state, _, _, _ = finished_round
     for entry in served.dataset.of_kind("renamed_tab"):
-        assert state.dlq.get(entry.id).last_error["range"].startswith("Stock!")
+        assert state.dlq.get(entry.id).last_error.range.startswith("Stock!")
 
 
 def test_the_runs_reported_each_dead_letter_once_and_the_open_breaker(finished_round):
     served, _, _, _, emitted = finished_round
-    kinds = Counter(event["kind"] for event in emitted)
+    kinds = Counter(type(event) for event in emitted)
     dead = sum(len(served.dataset.of_kind(kind)) for kind in DLQ_STATUS)
-    assert kinds[events.DEAD_LETTERED] == dead
-    assert kinds[events.BREAKER_OPENED] == len(served.dataset.of_kind("hang"))
-    assert kinds[events.API_DEGRADED] == 0
+    assert kinds[DeadLettered] == dead
+    assert kinds[BreakerOpened] == len(served.dataset.of_kind("hang"))
+    assert kinds[ApiDegraded] == 0

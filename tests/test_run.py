@@ -1,39 +1,43 @@
 """The run against the sandbox: real gspread, real google-auth, one shared manual clock.
 
 The runner, the quota pacer and the sandbox's quota windows all read the same ManualClock, so a run
-that must wait a minute for quota advances the clock instead of sleeping.
+that must wait a minute for quota advances the clock instead of sleeping. Each run opens the state
+folder as `sheet-monitor run` does (see run_fixtures.Bench).
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
+from run_fixtures import Bench, kinds, of_run
 
-from monitor.checks import FormulaErrorsCheck, ThresholdCheck
+from monitor.checks import FormulaErrorsCheck, FreshnessCheck, ThresholdCheck
 from monitor.core.clock import ManualClock
-from monitor.engine.quota import QuotaPacer
-from monitor.engine.run import Run, RunSettings, SheetPlan
+from monitor.engine.breaker import OPEN
+from monitor.engine.events import (
+    ApiDegraded,
+    BreakerClosed,
+    BreakerOpened,
+    CrashRecovered,
+    DeadLettered,
+    HealthChanged,
+    ReadableAgain,
+)
+from monitor.engine.health import ERROR, FAIL, OK
+from monitor.engine.heartbeat import Outcome
+from monitor.engine.inspect import SheetPlan
+from monitor.engine.mutes import Mute
+from monitor.engine.tasks import DONE, PENDING, PROCESSING
 from monitor.google.reader import GspreadReader
 from monitor.sandbox.server import running_sandbox
-from monitor.state import events
-from monitor.state.runner_state import RunnerState, dump_state, load_state
-from monitor.storage import FileStore
 
 CHECKS = (
     FormulaErrorsCheck(range="Stock!A1:C20"),
     ThresholdCheck(range="Stock!C2:C20", aggregate="min", warn="< 5", fail="< 0"),
 )
-SETTINGS = RunSettings(
-    budget=timedelta(minutes=6),
-    round_interval=timedelta(minutes=5),
-    request_timeout=2.0,
-    failure_threshold=3,
-    cooldown=timedelta(minutes=15),
-)
+BATCH_GET = "GET /v4/spreadsheets/{id}/values:batchGet"
 
 
 def stock(quantity: float = 10, formula_error: bool = False) -> dict:
@@ -48,12 +52,10 @@ def sheet_id(n: int) -> str:
 
 
 @dataclass
-class World:
-    sandbox: object
-    clock: ManualClock
-    credentials: list[Path]
-    state_dir: Path
-    plans: list[SheetPlan]
+class World(Bench):
+    """A Bench whose spreadsheets live in the sandbox and are read through real gspread."""
+
+    sandbox: object = None
 
     def add_sheets(self, count: int, **payload) -> list[str]:
         ids = []
@@ -65,34 +67,15 @@ class World:
             )
         return ids
 
+    def use_credentials(self, paths) -> None:
+        self.credentials = [str(path) for path in paths]
+        self.reader = GspreadReader.from_credentials(paths, endpoint=self.sandbox.base_url, timeout=2)
+
     def fault(self, spreadsheet: str, **spec) -> None:
         self.sandbox.google.faults.add({"spreadsheet": spreadsheet, **spec})
 
-    def state(self) -> RunnerState:
-        store = FileStore.in_dir(self.state_dir, read_only=True)
-        return load_state(store.get_properties())
-
-    def run(self, settings: RunSettings = SETTINGS, per_credential: int = 60, **overrides) -> Run:
-        store = FileStore.in_dir(self.state_dir)
-        state = load_state(store.get_properties())
-        names = [str(path) for path in self.credentials]
-        pacer = QuotaPacer(names, per_credential=per_credential, per_project=300)
-        pacer.restore(state.quota)
-        reader = GspreadReader.from_credentials(self.credentials, endpoint=self.sandbox.base_url, timeout=2)
-        run = Run(
-            run_id=f"run-{self.clock.now():%H%M%S}",
-            settings=replace(settings, **overrides),
-            plans=self.plans,
-            state=state,
-            reader=reader,
-            pacer=pacer,
-            clock=self.clock,
-            save=lambda current: store.set_properties(dump_state(current)),
-            rng=random.Random(7),
-        )
-        run.execute()
-        store.close()
-        return run
+    def reads(self) -> int:
+        return self.sandbox.google.stats.snapshot()["total"]
 
 
 @pytest.fixture
@@ -100,48 +83,45 @@ def world(tmp_path):
     # google-auth stamps its JWTs with the real time, so the manual clock starts at the real time.
     clock = ManualClock(start=datetime.now(UTC))
     with running_sandbox(clock=clock, telegram=False) as sandbox:
-        credentials = sandbox.write_credentials(tmp_path / "secrets", 1)
-        yield World(sandbox, clock, credentials, tmp_path / "state", [])
-
-
-def kinds(run_or_state) -> list[str]:
-    state = run_or_state.state if isinstance(run_or_state, Run) else run_or_state
-    return [event["kind"] for event in state.events]
+        the_world = World(None, [], tmp_path / "state", clock=clock, sandbox=sandbox)
+        the_world.use_credentials(sandbox.write_credentials(tmp_path / "secrets", 1))
+        yield the_world
 
 
 def test_a_round_checks_every_spreadsheet_once_and_records_health(world):
     healthy = world.add_sheets(3)
     broken = world.add_sheets(1, formula_error=True)
     low = world.add_sheets(1, quantity=-2)
-    run = world.run()
-    state = world.state()
+    run = world.run(budget=timedelta(minutes=6))
+    state = world.stored()
     assert run.report.stop_reason == "round_done"
-    assert {sid: state.sheets[sid].health for sid in healthy + broken + low} == {
-        **dict.fromkeys(healthy, "ok"),
-        broken[0]: "fail",
-        low[0]: "fail",
+    assert {sid: state.health[sid].health for sid in healthy + broken + low} == {
+        **dict.fromkeys(healthy, OK),
+        broken[0]: FAIL,
+        low[0]: FAIL,
     }
     reads = world.sandbox.google.stats.snapshot()
-    assert reads["by_endpoint"]["GET /v4/spreadsheets/{id}/values:batchGet"] == 5  # one request each
-    assert state.heartbeat["outcome"] == "ok" and state.heartbeat["finished_at"]
-    assert kinds(state).count(events.HEALTH_CHANGED) == 2
+    assert reads["by_endpoint"][BATCH_GET] == 5  # one request each
+    assert state.heartbeat.outcome == Outcome.OK and state.heartbeat.finished_at
+    changes = [event for event in state.events if isinstance(event, HealthChanged)]
+    assert sorted(event.spreadsheet_id for event in changes) == sorted(broken + low)
+    assert state.health[broken[0]].findings[0].cells == ("Stock!B3",)
 
 
 def test_one_credential_at_60_a_minute_meets_no_429(world):
     world.add_sheets(130)
-    started = world.clock.monotonic()
-    run = world.run()
+    run = world.run(budget=timedelta(minutes=6))
     stats = world.sandbox.google.stats.snapshot()
     assert run.report.ok == 130
     assert stats["by_status"].get("429", 0) == 0
     # 130 reads at 60/min cannot take less than two full windows; pacing should not take much more.
-    assert 120 <= world.clock.monotonic() - started <= 140
+    assert 120 <= world.clock.monotonic() - run.started_monotonic <= 140
 
 
 def test_three_credentials_carry_a_third_of_the_reads_each(world, tmp_path):
-    world.credentials = world.sandbox.write_credentials(tmp_path / "more", 3)
+    world.use_credentials(world.sandbox.write_credentials(tmp_path / "more", 3))
     world.add_sheets(150)
-    run = world.run()
+    run = world.run(budget=timedelta(minutes=6))
     counts = sorted(run.report.reads_by_credential.values())
     assert sum(counts) == 150
     assert counts[0] >= 45 and counts[-1] <= 55
@@ -152,18 +132,14 @@ def test_503_503_then_ok_recovers_in_the_same_run_while_others_go_on(world):
     others = world.add_sheets(20)
     world.fault(flaky, statuses=[503, 503])
     run = world.run()
-    state = world.state()
-    assert state.sheets[flaky].health == "ok"
-    history = [
-        entry["outcome"]
-        for entry in state.round.tasks[
-            next(t.id for t in state.round.tasks.values() if t.target == flaky)
-        ].history
-    ]
-    assert history == ["transient", "transient", "ok"]
+    state = world.stored()
+    assert state.health[flaky].health == OK
+    task = next(t for t in state.round.tasks.values() if t.target == flaky)
+    assert [attempt.outcome for attempt in task.history] == ["transient", "transient", "ok"]
+    assert task.history[0].error.http_status == 503
     # Others were read between the flaky one's attempts: it was not waited for idly.
-    finished = {sid: state.sheets[sid].last_checked_at for sid in others}
-    assert min(finished.values()) < state.sheets[flaky].last_checked_at
+    finished = {sid: state.health[sid].last_checked_at for sid in others}
+    assert min(finished.values()) < state.health[flaky].last_checked_at
     assert run.report.retries_scheduled == 2
 
 
@@ -172,22 +148,26 @@ def test_three_503s_open_the_breaker_then_a_probe_after_cooldown_closes_it(world
     world.add_sheets(2)
     world.fault(sick, statuses=[503], repeat=True)
     first = world.run()
-    assert events.BREAKER_OPENED in kinds(first)
-    assert first.state.breakers[sick]["state"] == "open"
-    assert first.state.sheets[sick].skipped == "breaker_open"
+    assert BreakerOpened.KIND in kinds(of_run(first))
+    assert first.state.breakers[sick].state is OPEN
+    assert first.state.health[sick].skipped == "breaker_open"
+    assert sick not in first.state.dlq  # attempts remained: the next round probes it
 
     world.sandbox.google.faults.clear(sick)
     world.clock.advance(5 * 60)  # next round, but the 15-minute cooldown has not passed
-    before = world.sandbox.google.stats.snapshot()["total"]
-    world.run()
-    assert world.state().breakers[sick]["state"] == "open"
-    assert world.sandbox.google.stats.snapshot()["total"] - before == 2  # only the two healthy ones
+    before = world.reads()
+    second = world.run()
+    assert world.stored().breakers[sick].state is OPEN
+    assert world.reads() - before == 2  # only the two healthy ones
+    skipped = next(t for t in second.state.round.tasks.values() if t.target == sick)
+    assert skipped.history[-1].outcome == "skipped_breaker_open"
 
     world.clock.advance(15 * 60)
     probe = world.run()
     assert sick not in probe.state.breakers
-    assert events.BREAKER_CLOSED in kinds(probe)
-    assert probe.state.sheets[sick].health == "ok"
+    [closed] = [event for event in of_run(probe) if isinstance(event, BreakerClosed)]
+    assert closed.spreadsheet_id == sick and closed.down_seconds >= 20 * 60
+    assert probe.state.health[sick].health == OK
 
 
 def test_quota_errors_never_trip_the_breaker(world):
@@ -196,8 +176,10 @@ def test_quota_errors_never_trip_the_breaker(world):
     world.fault(target, statuses=[429, 429, 429, 429])
     run = world.run()
     assert target not in run.state.breakers
-    assert run.state.sheets[target].health == "ok"
-    assert events.BREAKER_OPENED not in kinds(run)
+    assert run.state.health[target].health == OK
+    assert BreakerOpened.KIND not in kinds(run.state.events)
+    task = next(t for t in run.state.round.tasks.values() if t.target == target)
+    assert task.attempts == 1 and [a.outcome for a in task.history] == ["quota"] * 4 + ["ok"]
 
 
 def test_permanent_errors_go_straight_to_the_dlq_and_recover_with_an_event(world):
@@ -206,21 +188,23 @@ def test_permanent_errors_go_straight_to_the_dlq_and_recover_with_an_event(world
     world.fault(gone, statuses=[403], repeat=True)
     first = world.run()
     entry = first.state.dlq.get(gone)
-    assert entry.last_error["http_status"] == 403 and entry.occurrences == 1
-    assert first.state.sheets[gone].health == "error"
-    assert kinds(first).count(events.DEAD_LETTERED) == 1
+    assert entry.last_error.http_status == 403 and entry.occurrences == 1
+    assert first.state.health[gone].health == ERROR
+    assert kinds(of_run(first)).count(DeadLettered.KIND) == 1
 
     world.clock.advance(5 * 60)
     second = world.run()
     assert second.state.dlq.get(gone).occurrences == 2
-    assert kinds(second).count(events.DEAD_LETTERED) == 1  # the episode was already reported
+    assert DeadLettered.KIND not in kinds(of_run(second))  # the episode was already reported
 
     world.sandbox.google.faults.clear(gone)
     world.clock.advance(5 * 60)
     third = world.run()
     assert gone not in third.state.dlq
-    assert third.state.events[-1]["kind"] == events.RECOVERED
-    assert third.state.events[-1]["details"]["down_for_seconds"] == pytest.approx(600, abs=0.01)
+    [readable] = [event for event in of_run(third) if isinstance(event, ReadableAgain)]
+    assert readable.spreadsheet_id == gone and readable.health == OK
+    assert readable.down_for_seconds == pytest.approx(600, abs=0.01)
+    assert readable.last_error.http_status == 403
 
 
 def test_a_renamed_tab_names_the_range_to_fix(world):
@@ -228,23 +212,24 @@ def test_a_renamed_tab_names_the_range_to_fix(world):
     world.sandbox.google.store.put_control(renamed, {"title": "Store", "tabs": {"Stock (old)": [["SKU"]]}})
     run = world.run()
     error = run.state.dlq.get(renamed).last_error
-    assert error["http_status"] == 400
-    assert error["range"] == "Stock!A1:C20"
+    assert error.http_status == 400
+    assert error.range == "Stock!A1:C20"
 
 
 def test_many_spreadsheets_failing_in_a_row_end_the_run_with_one_event(world):
     world.add_sheets(30)
     world.fault("*", statuses=[503], repeat=True)
     run = world.run()
-    assert run.report.outcome == "degraded"
-    assert kinds(run).count(events.API_DEGRADED) == 1
-    assert events.DEAD_LETTERED not in kinds(run)
-    assert world.sandbox.google.stats.snapshot()["total"] < 15
+    assert run.report.outcome == Outcome.DEGRADED
+    assert kinds(of_run(run)).count(ApiDegraded.KIND) == 1
+    assert DeadLettered.KIND not in kinds(of_run(run))
+    assert world.reads() < 15
+    assert world.stored().api.degraded
 
     world.clock.advance(60)
     probe = world.run()  # still failing: one probe, then stop, no second event
-    assert kinds(probe).count(events.API_DEGRADED) == 1
-    assert probe.report.tasks == 1
+    assert ApiDegraded.KIND not in kinds(of_run(probe))
+    assert probe.report.tasks == 1 and probe.report.outcome == Outcome.DEGRADED
 
 
 def test_the_run_never_sleeps_past_its_budget(world):
@@ -253,49 +238,44 @@ def test_the_run_never_sleeps_past_its_budget(world):
     elapsed = world.clock.monotonic() - run.started_monotonic
     assert run.report.stop_reason == "budget"
     assert elapsed <= 90
-    state = world.state()
-    assert state.round.counts()["done"] == run.report.ok
-    assert state.round.counts()["processing"] == 0
+    state = world.stored()
+    assert state.round.counts()[DONE] == run.report.ok
+    assert state.round.counts()[PROCESSING] == 0
 
 
 def test_a_killed_run_leaves_tasks_that_the_next_run_reclaims(world):
     ids = world.add_sheets(3)
-    world.run(budget=timedelta(seconds=30), per_credential=1)  # quota for one read only
-    store = FileStore.in_dir(world.state_dir)
-    state = load_state(store.get_properties())
-    task = next(t for t in state.round.tasks.values() if t.status == "pending")
-    task.status = "processing"  # as a kill -9 during its request would leave it
-    store.set_properties(dump_state(state))
-    store.close()
+    world.per_credential = 1  # quota for one read only
+    world.run(budget=timedelta(seconds=30))
+    with world.session() as session:
+        task = next(t for t in session.state.round.tasks.values() if t.status == PENDING)
+        session.state.round.start(task)  # as a kill -9 during its request would leave it
+    world.per_credential = 60
     run = world.run()
-    assert events.CRASH_RECOVERED in kinds(run)
-    assert {world.state().sheets[sid].health for sid in ids} == {"ok"}
+    assert CrashRecovered.KIND in kinds(of_run(run))
+    assert {world.stored().health[sid].health for sid in ids} == {OK}
 
 
 def test_a_freshness_check_on_the_file_reads_its_modified_time(world):
-    from monitor.checks import FreshnessCheck
-
     stale = world.add_sheets(1)[0]
     payload = {**stock(), "modifiedTime": "2020-01-01T00:00:00Z"}
     world.sandbox.google.store.put_control(stale, payload)
     check = FreshnessCheck(source="modified_time", warn="> 2h", fail="> 1d")
     world.plans[0] = replace(world.plans[0], checks=(check,), ranges=(), needs_modified_time=True)
     run = world.run()
-    assert run.state.sheets[stale].health == "fail"
-    assert "2020-01-01" in run.state.sheets[stale].findings[0]["message"]
+    assert run.state.health[stale].health == FAIL
+    assert "2020-01-01" in run.state.health[stale].findings[0].message
+    assert BATCH_GET not in world.sandbox.google.stats.snapshot()["by_endpoint"]
 
 
-def test_a_spreadsheet_muted_during_a_round_is_skipped_not_read(world):
+def test_a_muted_spreadsheet_is_skipped_not_read(world):
     quiet, loud = world.add_sheets(2)
-    until = (world.clock.now() + timedelta(hours=1)).isoformat().replace("+00:00", "Z")
-    store = FileStore.in_dir(world.state_dir)
-    state = load_state(store.get_properties())
-    state.mutes[quiet] = {"until": until, "reason": "migration"}
-    store.set_properties(dump_state(state))
-    store.close()
+    with world.session() as session:
+        now = world.clock.now()
+        session.state.mutes[quiet] = Mute(until=now + timedelta(hours=1), reason="migration", muted_at=now)
     run = world.run()
-    assert run.state.sheets[quiet].shown == "skipped" and run.state.sheets[quiet].skipped == "muted"
-    assert run.report.tasks == 1 and run.state.sheets[loud].health == "ok"
+    assert run.state.health[quiet].shown == "skipped" and run.state.health[quiet].skipped == "muted"
+    assert run.report.tasks == 1 and run.state.health[loud].health == OK
 
 
 def test_a_run_that_could_read_nothing_is_degraded_for_the_watchdog(world):
@@ -303,4 +283,4 @@ def test_a_run_that_could_read_nothing_is_degraded_for_the_watchdog(world):
     world.fault("*", statuses=[503], repeat=True)
     run = world.run(budget=timedelta(seconds=10))  # too short for the whole-API breaker's 8 failures
     assert run.report.tasks > 0 and run.report.ok == 0
-    assert run.state.heartbeat["outcome"] == "degraded"
+    assert world.stored().heartbeat.outcome == Outcome.DEGRADED

@@ -14,17 +14,22 @@ import select
 import signal
 import subprocess
 import time
+from datetime import UTC, datetime
 
 import pytest
 from sandbox_fixtures import ServedDataset, clean_env, served_dataset
 
 from monitor.core.clock import SystemClock
-from monitor.engine.health import UNKNOWN
+from monitor.core.errors import POISON
+from monitor.engine.events import DeliveryHalted
+from monitor.engine.health import ERROR, UNKNOWN
+from monitor.engine.heartbeat import Outcome
 from monitor.engine.tasks import DONE, FAILED, PROCESSING
-from monitor.notify.outbox import new_outbox
+from monitor.notify.documents import Outbox, PendingMessage
 from monitor.sandbox.http import HTTPServerThread, Response
 from monitor.sandbox.telegram import FakeTelegram
-from monitor.storage import FileStore
+from monitor.state import changing_state
+from monitor.storage import FileLocation
 
 KILLS = 20
 # The generous per-user quota keeps the killed runs (which never save their quota log) from
@@ -47,12 +52,21 @@ def wait_for_first_line(process, timeout: float = 10.0) -> float:
 
 def loads_cleanly(served: ServedDataset):
     """The state as a reader sees it; the main file itself must be good (no fallback to the copy)."""
-    store = FileStore.in_dir(served.state_dir, read_only=True)
+    store = FileLocation(served.state_dir).open(read_only=True)
     try:
         assert store.restore_report is None, store.restore_report
     finally:
         store.close()
     return served.state()
+
+
+def waiting_in_the_outbox(served: ServedDataset, messages: dict[str, str]) -> None:
+    """Messages (key -> text) left over from runs that could not reach Telegram."""
+    created = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
+    with changing_state(served.state_dir, actor="admin-test", now=created) as session:
+        session.state.outbox = Outbox(pending=tuple(
+            PendingMessage(key, text, created, attempts=1) for key, text in messages.items()
+        ))
 
 
 def assert_every_spreadsheet_accounted_for(served: ServedDataset, state) -> None:
@@ -61,7 +75,7 @@ def assert_every_spreadsheet_accounted_for(served: ServedDataset, state) -> None
     assert sorted(task.target for task in tasks) == sorted(served.ids)
     assert {task.status for task in tasks} <= {DONE, FAILED}
     for sheet_id in served.ids:
-        record = state.sheets.get(sheet_id)
+        record = state.health.get(sheet_id)
         assert (record is not None and record.health != UNKNOWN) or sheet_id in state.dlq, sheet_id
 
 
@@ -109,13 +123,13 @@ def test_runs_killed_at_random_moments_lose_nothing(tmp_path):
         tasks = state.round.tasks.values()
         # Each lease a kill left behind was reclaimed exactly once, by the next run that started.
         assert sum(task.interruptions for task in tasks) == len(leases)
-        poisoned = {t.target for t in tasks if t.last_error and t.last_error.get("error_class") == "poison"}
+        poisoned = {t.target for t in tasks if t.last_error and t.last_error.error_class == POISON}
         assert wedged in poisoned
-        assert all(state.dlq.get(target).last_error["error_class"] == "poison" for target in poisoned)
-        assert state.sheets[wedged].health == "error"
+        assert all(state.dlq.get(target).last_error.error_class == POISON for target in poisoned)
+        assert state.health[wedged].health == ERROR
         expected = served.expected_health()
         for sheet_id in set(served.ids) - poisoned:
-            assert state.sheets[sheet_id].health == expected[sheet_id], sheet_id
+            assert state.health[sheet_id].health == expected[sheet_id], sheet_id
             assert (sheet_id in state.dlq) == (expected[sheet_id] == "error"), sheet_id
 
 
@@ -141,7 +155,11 @@ def test_of_two_runs_started_together_one_works_and_the_other_exits_at_once(tmp_
         lines = log_lines(outputs[loser][1])
         assert outputs[loser][1].count("\n") == 1 and [line["event"] for line in lines] == ["run_skipped"]
         assert outputs[loser][0] == ""
-        assert exits[loser] < 1.0, f"the second run took {exits[loser]:.2f} s to give way"
+        # It gave way at once instead of waiting for the lock: it was gone long before the winner's
+        # round (60 reads of 40 ms) was done. Its own start-up (interpreter, imports, config) takes
+        # ~0.5 s on an idle machine but over 1 s on two busy cores, so a fixed bound would measure
+        # the machine rather than the lock.
+        assert exits[loser] < exits[winner] - 1.5, f"the second run took {exits[loser]:.2f} s to give way"
         finished = [line for line in log_lines(outputs[winner][1]) if line["event"] == "run_finished"]
         assert finished[0]["stop_reason"] == "round_done" and finished[0]["tasks"] == 60
 
@@ -170,8 +188,8 @@ def test_a_run_whose_every_request_hangs_ends_within_budget_and_saves(tmp_path, 
         assert result.returncode == 0, result.stderr
         assert elapsed <= budget + 5, f"a {budget} s run took {elapsed:.1f} s"
         heartbeat = loads_cleanly(served).heartbeat
-        assert heartbeat["finished_at"] and heartbeat["outcome"] == "degraded"  # nothing could be read
-        assert heartbeat["stats"]["stop_reason"] == "budget" and heartbeat["stats"]["ok"] == 0
+        assert heartbeat.finished_at and heartbeat.outcome == Outcome.DEGRADED  # nothing could be read
+        assert heartbeat.stats.stop_reason == "budget" and heartbeat.stats.ok == 0
 
 
 TELEGRAM_TOKEN, TELEGRAM_CHAT = "123456:sandbox-token", -1001234567890
@@ -198,13 +216,7 @@ def test_a_troubled_telegram_with_a_backlog_does_not_hold_the_run_past_its_budge
     ):
         with served.config_path.open("a", encoding="utf-8") as config:
             config.write(f'\n[telegram]\nchat_id = "{TELEGRAM_CHAT}"\napi_base = "{server.base_url}"\n')
-        # Messages left over from runs that could not reach Telegram wait in the outbox.
-        store = FileStore.in_dir(served.state_dir)
-        store.set_property("outbox", json.dumps({**new_outbox(), "pending": [
-            {"key": f"backlog:{n}", "text": f"backlog {n}", "created_at": "2026-11-29T09:00:00Z",
-             "attempts": 1, "last_error": None} for n in range(8)
-        ]}))
-        store.close()
+        waiting_in_the_outbox(served, {f"backlog:{n}": f"backlog {n}" for n in range(8)})
         env = {**clean_env(), "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN}
         started = time.monotonic()
         result = subprocess.run(served.run_argv("--budget", str(budget)), cwd=served.folder, env=env,
@@ -214,7 +226,7 @@ def test_a_troubled_telegram_with_a_backlog_does_not_hold_the_run_past_its_budge
         assert result.returncode == 0, result.stderr
         assert elapsed <= budget + 5, f"a {budget} s run took {elapsed:.1f} s"
         sent = {message.text for message in telegram.messages(TELEGRAM_CHAT)}
-        kept = {entry["key"] for entry in served.state().outbox["pending"]}
+        kept = {entry.key for entry in served.state().outbox.pending}
         assert kept  # what did not fit in the budget waits for the next run
         assert all(f"backlog {n}" in sent or f"backlog:{n}" in kept for n in range(8))  # none lost
 
@@ -231,7 +243,8 @@ def test_a_corrupted_state_file_is_restored_from_the_last_good_copy_with_an_even
     with finished_state(tmp_path) as served:
         assert served.run_cli().returncode == 0
         good = loads_cleanly(served)
-        served.state_file.write_bytes(b'{"schema_version": 1, "_default": {"1": {"round": "{\\"id')
+        torn = b'{"meta": {"1": {"schema_version": 2, "generation": 1}}, "properties": {"1": {"round": "{'
+        served.state_file.write_bytes(torn)
 
         result = served.run_cli()
 
@@ -239,9 +252,9 @@ def test_a_corrupted_state_file_is_restored_from_the_last_good_copy_with_an_even
         assert "state_restored" in [line["event"] for line in log_lines(result.stderr)]
         assert "the last good copy was used" in result.stdout  # the event, as the notifier sent it
         state = loads_cleanly(served)
-        assert state.round.id == good.round.id and state.sheets.keys() == good.sheets.keys()
+        assert state.round.id == good.round.id and state.health.keys() == good.health.keys()
         aside = list(served.state_dir.glob("properties.json.corrupt-*"))
-        assert len(aside) == 1 and aside[0].read_bytes().startswith(b'{"schema_version": 1, "_def')
+        assert len(aside) == 1 and aside[0].read_bytes() == torn
 
 
 def test_when_both_state_files_are_unreadable_the_run_exits_1_and_leaves_them(tmp_path):
@@ -309,18 +322,14 @@ def test_a_blocked_bot_is_recorded_once_as_an_event_and_explained_when_delivery_
     with HTTPServerThread(telegram) as server, served_dataset(tmp_path, 3, faults=False) as served:
         with served.config_path.open("a", encoding="utf-8") as config:
             config.write(f'\n[telegram]\nchat_id = "{TELEGRAM_CHAT}"\napi_base = "{server.base_url}"\n')
-        store = FileStore.in_dir(served.state_dir)  # a message waiting to go out
-        store.set_property("outbox", json.dumps({**new_outbox(), "pending": [
-            {"key": "held", "text": "held message", "created_at": "2026-11-29T09:00:00Z", "attempts": 0,
-             "last_error": None}]}))
-        store.close()
+        waiting_in_the_outbox(served, {"held": "held message"})
         env = {**clean_env(), "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN}
         subprocess.run(served.run_argv("--budget", "6"), cwd=served.folder, env=env, check=True,
                        capture_output=True, timeout=60)
         state = served.state()
-        halted = [e for e in state.events if e["kind"] == "delivery_halted"]
-        assert len(halted) == 1 and "kicked" in halted[0]["details"]["description"]
-        assert state.outbox["halted"]["status"] == 403
+        halted = [e for e in state.events if isinstance(e, DeliveryHalted)]
+        assert len(halted) == 1 and "kicked" in halted[0].description
+        assert state.outbox.halted.status == 403
 
         telegram.reset(full=False)
         telegram.add_token(TELEGRAM_TOKEN)

@@ -1,127 +1,214 @@
-"""The run's step loop over a scripted reader: which task goes when (no HTTP, a manual clock)."""
+"""The run's step loop over a scripted reader: which task goes when, and for how long (no HTTP).
+
+Time is a ManualClock shared by the run, the quota pacer and the readers that "take" time; the state
+is the in-memory twin of the store, opened as a run opens it (see run_fixtures).
+"""
 
 from __future__ import annotations
 
 import logging
-import random
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
+
+from run_fixtures import FORBIDDEN, QUOTA, RANGE, ROWS, Bench, ScriptedReader, plans
 
 from monitor.checks import FormulaErrorsCheck, FreshnessCheck
 from monitor.core.clock import ManualClock
-from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.engine.breaker import OPEN, BreakerState
-from monitor.engine.quota import QuotaPacer
-from monitor.engine.run import Run, RunSettings, SheetPlan
-from monitor.engine.tasks import DONE
-from monitor.state.runner_state import RunnerState
+from monitor.engine.health import OK
+from monitor.engine.inspect import SheetPlan
+from monitor.engine.tasks import DONE, PENDING
+from monitor.storage import MemoryLocation
 
-RANGE = "Stock!A1:B2"
-ROWS = {"range": RANGE, "majorDimension": "ROWS", "values": [["SKU", 1]]}
-
-
-def plans(count: int) -> list[SheetPlan]:
-    check = (FormulaErrorsCheck(range=RANGE),)
-    return [SheetPlan(id=f"s{n}", name=f"Store {n}", checks=check, ranges=(RANGE,), timezone=UTC)
-            for n in range(count)]
+LOADING = {"range": RANGE, "majorDimension": "ROWS", "values": [["SKU", "Loading..."]]}
+NOT_VALUES = {"range": RANGE, "majorDimension": "ROWS", "values": 5}  # no check can make sense of it
 
 
-UNAVAILABLE = SheetReadError(ErrorClass.TRANSIENT, 503, "UNAVAILABLE", "The service is unavailable.")
-QUOTA = SheetReadError(ErrorClass.QUOTA, 429, "RESOURCE_EXHAUSTED", "Quota exceeded.")
+def bench(reader, count: int, **fields) -> Bench:
+    return Bench(reader, plans(count), MemoryLocation(), **fields)
 
 
-class ScriptedReader:
-    """Fails each spreadsheet's first ``failures[id]`` reads with ``error``, then answers one plain row."""
-
-    def __init__(self, failures: dict[str, int], error: SheetReadError = UNAVAILABLE) -> None:
-        self.failures = dict(failures)
-        self.error = error
-        self.reads: list[str] = []
-
-    def read(self, spreadsheet_id, ranges, credential, timeout):
-        self.reads.append(spreadsheet_id)
-        if self.failures.get(spreadsheet_id, 0) > 0:
-            self.failures[spreadsheet_id] -= 1
-            raise self.error
-        return [ROWS]
-
-    def modified_time(self, spreadsheet_id, credential, timeout):
-        raise AssertionError("no check needs it")
+def probe_due(the_bench: Bench, sid: str) -> None:
+    """Store an open breaker for ``sid`` whose cooldown has just ended: the next read is its probe."""
+    with the_bench.session() as session:
+        opened = the_bench.clock.now() - timedelta(minutes=15)
+        session.state.breakers[sid] = BreakerState(
+            OPEN, consecutive_failures=3, opened_at=opened, cooldown_seconds=900.0, first_opened_at=opened
+        )
 
 
-def make_run(
-    reader: ScriptedReader, count: int, per_credential: int, clock: ManualClock, **settings_fields
-) -> Run:
-    fields = {"budget": timedelta(minutes=5), "round_interval": timedelta(minutes=5), "request_timeout": 2.0}
-    settings = RunSettings(**{**fields, **settings_fields})
-    return Run(run_id="run-1", settings=settings, plans=plans(count), state=RunnerState(), reader=reader,
-               pacer=QuotaPacer(["sa-1.json"], per_credential=per_credential, per_project=300),
-               clock=clock, save=lambda state: None, rng=random.Random(1))
+def history(run_or_state, target: str) -> list[str]:
+    state = getattr(run_or_state, "state", run_or_state)
+    task = next(task for task in state.round.tasks.values() if task.target == target)
+    return [attempt.outcome for attempt in task.history]
+
+
+# -- quota ---------------------------------------------------------------------------------------------
 
 
 def test_a_due_retry_that_must_wait_for_quota_is_still_retried_in_the_same_run():
-    clock = ManualClock(datetime(2026, 1, 5, tzinfo=UTC))
     reader = ScriptedReader({"s0": 1})
-    run = make_run(reader, count=2, per_credential=2, clock=clock)
-    report = run.execute()
+    run = bench(reader, 2, per_credential=2).run()
     # s0 failed, s1 used the minute's last read; s0's retry came due while the quota was spent.
     assert reader.reads == ["s0", "s1", "s0"]
-    assert report.stop_reason == "round_done" and run.state.round.is_complete()
+    assert run.report.stop_reason == "round_done" and run.state.round.is_complete()
     assert all(task.status == DONE for task in run.state.round.tasks.values())
 
 
-class SlowReader:
-    """Every request lasts its whole timeout (on the manual clock); records each request's timeout."""
+def test_a_quota_refusal_waits_for_the_pacer_and_counts_no_attempt():
+    reader = ScriptedReader({"s0": [QUOTA, QUOTA]})
+    the_bench = bench(reader, 1)
+    run = the_bench.run()
+    assert reader.reads == ["s0", "s0", "s0"]
+    assert history(run, "s0") == ["quota", "quota", "ok"]
+    task = next(iter(run.state.round.tasks.values()))
+    assert task.attempts == 1 and task.last_error is None
+    assert "s0" not in run.state.breakers and run.report.retries_scheduled == 0
+    # Each refusal paused the credential for a whole window (60 s + 1 s margin) before the next try.
+    assert the_bench.clock.monotonic() - run.started_monotonic == 2 * 61.0
 
-    def __init__(self, clock: ManualClock) -> None:
+
+def test_a_quota_refusal_of_a_breakers_probe_gives_the_probe_back():
+    reader = ScriptedReader({"s0": 1}, error=QUOTA)
+    the_bench = bench(reader, 1)
+    probe_due(the_bench, "s0")
+    run = the_bench.run()
+    assert reader.reads == ["s0", "s0"]  # the probe again once the quota window refilled
+    assert "s0" not in run.state.breakers and run.state.health["s0"].health == OK
+
+
+# -- the budget ------------------------------------------------------------------------------------------
+
+
+class SlowReader:
+    """Every request lasts ``seconds`` (its whole timeout when None) on the manual clock; records each
+    request as (kind, monotonic at its start, its timeout)."""
+
+    def __init__(self, clock: ManualClock, seconds: float | None = None) -> None:
         self.clock = clock
-        self.requests: list[tuple[str, float, float]] = []  # (kind, monotonic at start, timeout)
+        self.seconds = seconds
+        self.requests: list[tuple[str, float, float]] = []
+
+    def _take(self, kind: str, timeout: float) -> None:
+        self.requests.append((kind, self.clock.monotonic(), timeout))
+        self.clock.advance(timeout if self.seconds is None else self.seconds)
 
     def read(self, spreadsheet_id, ranges, credential, timeout):
-        self.requests.append(("read", self.clock.monotonic(), timeout))
-        self.clock.advance(timeout)
-        return [ROWS]
+        self._take("read", timeout)
+        return [ROWS for _ in ranges]
 
     def modified_time(self, spreadsheet_id, credential, timeout):
-        self.requests.append(("modified_time", self.clock.monotonic(), timeout))
-        self.clock.advance(timeout)
+        self._take("modified_time", timeout)
         return "2026-01-05T00:00:00.000Z"
 
 
 def test_a_second_request_for_the_same_task_gets_only_the_budget_left():
-    clock = ManualClock(datetime(2026, 1, 5, tzinfo=UTC))
+    clock = ManualClock()
     reader = SlowReader(clock)
     checks = (FormulaErrorsCheck(range=RANGE), FreshnessCheck(source="modified_time", warn="> 1d"))
-    plan = SheetPlan(id="s0", name="Store 0", checks=checks, ranges=(RANGE,), timezone=UTC,
+    plan = SheetPlan(id="s0", name="Store 0", checks=checks, ranges=(RANGE,), timezone=clock.now().tzinfo,
                      needs_modified_time=True)
-    settings = RunSettings(budget=timedelta(seconds=10), round_interval=timedelta(minutes=5),
-                           request_timeout=5.0, reserve_seconds=3.0)
-    run = Run(run_id="run-1", settings=settings, plans=[plan], state=RunnerState(), reader=reader,
-              pacer=QuotaPacer(["sa-1.json"]), clock=clock, save=lambda state: None, rng=random.Random(1))
-    run.execute()
-    usable_until = run.deadline - settings.reserve_seconds
-    assert [kind for kind, _, _ in reader.requests] == ["read", "modified_time"]
+    run = Bench(reader, [plan], MemoryLocation(), clock=clock).run(
+        budget=timedelta(seconds=10), request_timeout=5.0, reserve_seconds=3.0
+    )
+    usable_until = run.deadline - run.settings.reserve_seconds
+    timeouts = [(kind, timeout) for kind, _, timeout in reader.requests]
+    assert timeouts == [("read", 5.0), ("modified_time", 2.0)]
     assert all(start + timeout <= usable_until for _, start, timeout in reader.requests)
 
 
-def test_a_quota_refusal_of_a_breakers_probe_gives_the_probe_back():
-    clock = ManualClock(datetime(2026, 1, 5, tzinfo=UTC))
-    reader = ScriptedReader({"s0": 1}, error=QUOTA)
-    run = make_run(reader, count=1, per_credential=60, clock=clock)
-    opened = clock.now() - timedelta(minutes=15)  # its cooldown just ended: the probe is due
-    run.state.breakers["s0"] = BreakerState(
-        state=OPEN, consecutive_failures=3, opened_at=opened, cooldown_seconds=900.0, first_opened_at=opened
-    ).to_dict()
-    run.execute()
-    assert reader.reads == ["s0", "s0"]  # the probe again once the quota window refilled
-    assert "s0" not in run.state.breakers and run.state.sheets["s0"].health == "ok"
+def test_a_task_starts_with_exactly_the_minimum_request_time_left_and_not_with_less():
+    clock = ManualClock()
+    # 4 s budget - 3 s reserve: exactly the 1 s minimum is usable at the start.
+    just_enough = Bench(SlowReader(clock, seconds=0.001), plans(3), MemoryLocation(), clock=clock)
+    run = just_enough.run(budget=timedelta(seconds=4))
+    assert [timeout for _, _, timeout in just_enough.reader.requests] == [1.0]  # cut to what is usable
+    assert run.report.stop_reason == "budget" and run.report.tasks == 1
+
+    clock = ManualClock()
+    too_little = Bench(SlowReader(clock, seconds=0.001), plans(3), MemoryLocation(), clock=clock)
+    run = too_little.run(budget=timedelta(seconds=3.999))
+    assert too_little.reader.requests == [] and run.report.stop_reason == "budget"
+    assert run.state.heartbeat.finished_at is not None  # it still ended properly
+
+
+def test_while_a_retry_is_the_only_work_the_run_sleeps_exactly_until_it_is_due():
+    the_bench = bench(ScriptedReader({"s0": 1}), 1)
+    with the_bench.opened() as run:
+        run.begin()
+        assert run.step()  # s0 fails: a retry in 3 s and some jitter
+        due = run.state.round.tasks[next(iter(run.state.round.tasks))].next_attempt_at
+        assert run.step()  # nothing else is due: sleep
+        assert the_bench.clock.now() == due
+        assert run.step()  # the retry
+        assert not run.step() and run.report.stop_reason == "round_done"
+        run.end()
+    assert history(the_bench.stored(), "s0") == ["transient", "ok"]
+
+
+def test_the_run_never_sleeps_past_its_usable_budget():
+    the_bench = bench(ScriptedReader({"s0": 1}), 1)
+    run = the_bench.run(budget=timedelta(seconds=5))  # 2 s usable; the retry is due in 3 s or more
+    assert run.report.stop_reason == "budget"
+    assert the_bench.clock.monotonic() - run.started_monotonic == 5 - run.settings.reserve_seconds
+    task = next(iter(the_bench.stored().round.tasks.values()))
+    assert task.status == PENDING and task.next_attempt_at is not None  # the next run retries it
+
+
+# -- what a read's failure does ---------------------------------------------------------------------------
+
+
+def test_cells_still_loading_are_read_again_later_without_touching_the_breaker():
+    reader = ScriptedReader({"s0": [LOADING]})
+    run = bench(reader, 2).run()
+    assert reader.reads == ["s0", "s1", "s0"]
+    assert history(run, "s0") == ["loading", "ok"]
+    assert "s0" not in run.state.breakers and run.report.retries_scheduled == 1
+    assert run.state.health["s0"].health == OK
+
+
+def test_a_spreadsheet_whose_checks_crash_is_retried_then_dead_lettered_while_others_go_on(caplog):
+    reader = ScriptedReader({"s0": [NOT_VALUES] * 3})
+    with caplog.at_level(logging.ERROR, logger="monitor"):
+        run = bench(reader, 2).run()
+    assert history(run, "s0") == ["uncertain"] * 3
+    entry = run.state.dlq["s0"]
+    assert entry.last_error.error_class == "uncertain" and "could not evaluate" in entry.last_error.message
+    assert run.state.health["s1"].health == OK
+    assert [r.getMessage() for r in caplog.records].count("task_crashed") == 3
+
+
+def test_a_permanent_error_is_dead_lettered_at_once():
+    reader = ScriptedReader({"s0": [FORBIDDEN]})
+    run = bench(reader, 2).run()
+    assert reader.reads == ["s0", "s1"] and history(run, "s0") == ["permanent"]
+    assert run.state.dlq["s0"].last_error.http_status == 403 and "s0" not in run.state.breakers
+    assert run.report.failed == 1 and run.report.outcome == "ok"
 
 
 def test_the_failure_that_finds_google_degraded_is_logged_like_any_other(caplog):
-    clock = ManualClock(datetime(2026, 1, 5, tzinfo=UTC))
     reader = ScriptedReader({f"s{n}": 1 for n in range(8)})
-    run = make_run(reader, count=8, per_credential=60, clock=clock)
     with caplog.at_level(logging.INFO, logger="monitor"):
-        report = run.execute()
-    assert report.stop_reason == "api_degraded" and len(reader.reads) == 8
+        run = bench(reader, 8).run()
+    assert run.report.stop_reason == "api_degraded" and len(reader.reads) == 8
     logged = [r.fields["spreadsheet_id"] for r in caplog.records if r.getMessage() == "task_retry"]
-    assert logged == reader.reads  # SPEC 12: what happened to each spreadsheet is in the log
+    assert logged == reader.reads  # what happened to each spreadsheet is in the log
+    # The task that found Google degraded waits for a later run; nothing was dead-lettered.
+    assert all(task.status == PENDING for task in run.state.round.tasks.values())
+    assert not run.state.dlq
+
+
+def test_a_run_stopped_by_a_degraded_api_reads_nothing_more():
+    reader = ScriptedReader({f"s{n}": 1 for n in range(8)})
+    run = bench(reader, 12).run(api_degraded_after=8)
+    assert len(reader.reads) == 8 and run.report.outcome == "degraded"
+    assert not run.step()  # a stopped run stays stopped
+
+
+def test_cells_still_loading_on_a_breakers_probe_give_the_probe_back():
+    reader = ScriptedReader({"s0": [LOADING]})
+    the_bench = bench(reader, 1)
+    probe_due(the_bench, "s0")
+    run = the_bench.run()
+    # "Loading..." says nothing about whether the spreadsheet can be read: the retry is the probe.
+    assert reader.reads == ["s0", "s0"] and history(run, "s0") == ["loading", "ok"]
+    assert "s0" not in run.state.breakers and run.state.health["s0"].health == OK

@@ -1,15 +1,60 @@
+"""The round: one task per spreadsheet, which one is due next, and every change of a task through Round.
+
+Pure: ``now`` comes in. A stateful property test at the end drives random sequences of task lives,
+kills and admin actions, and checks the incremental counts and the O(log n) ``next_due`` against a
+plain scan of the tasks.
+"""
+
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 
-from monitor.engine.tasks import DONE, FAILED, PENDING, POISON_INTERRUPTIONS, PROCESSING, Round
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from monitor.core.errors import POISON, ErrorInfo
+from monitor.engine.tasks import (
+    DONE,
+    FAILED,
+    HISTORY_LIMIT,
+    PENDING,
+    POISON_INTERRUPTIONS,
+    PROCESSING,
+    Round,
+    RoundInfo,
+    TaskStatus,
+)
+from monitor.state.schema import ROUND, TASK
 
 NOW = datetime(2026, 3, 2, 3, 47, tzinfo=UTC)
+UNAVAILABLE = ErrorInfo("transient", "The service is currently unavailable.", 503, "UNAVAILABLE")
+QUOTA = ErrorInfo("quota", "Quota exceeded for quota metric 'Read requests'.", 429, "RESOURCE_EXHAUSTED")
+
+
+def seconds(n: float) -> timedelta:
+    return timedelta(seconds=n)
+
+
+def take(rnd: Round, now: datetime = NOW):
+    """The next due task, leased as the run leases it before its request."""
+    task = rnd.next_due(now)
+    rnd.start(task)
+    return task
+
+
+def failed_for_retry(rnd: Round, at: datetime):
+    task = take(rnd)
+    rnd.record_failure(task, NOW, UNAVAILABLE, task.attempts + 1)
+    rnd.retry_at(task, at)
+    return task
 
 
 def test_a_round_has_one_pending_task_per_target_in_order():
     rnd = Round.build(["a", "b", "c"], NOW)
     assert [t.target for t in rnd.tasks.values()] == ["a", "b", "c"]
     assert rnd.counts() == {PENDING: 3, PROCESSING: 0, DONE: 0, FAILED: 0}
-    assert all(t.created_at == "2026-03-02T03:47:00.000Z" for t in rnd.tasks.values())
+    assert all(t.created_at == NOW and t.round_id == rnd.id for t in rnd.tasks.values())
+    assert rnd.id == "r20260302T034700" and rnd.started_at == NOW and len(rnd) == 3
 
 
 def test_next_due_walks_the_round_and_offers_an_untaken_task_again():
@@ -17,73 +62,301 @@ def test_next_due_walks_the_round_and_offers_an_untaken_task_again():
     first = rnd.next_due(NOW)
     assert first.target == "a"
     assert rnd.next_due(NOW) is first  # not taken yet: offered again, never lost
-    first.status = DONE
+    rnd.start(first)
+    assert rnd.next_due(NOW).target == "b"  # a leased task is not offered twice
+    rnd.succeed(first, NOW)
     assert rnd.next_due(NOW).target == "b"
 
 
 def test_a_retry_waits_until_its_time_while_other_tasks_go_first():
     rnd = Round.build(["a", "b"], NOW)
-    a = rnd.next_due(NOW)
-    rnd.schedule_retry(a, NOW + timedelta(seconds=3))
+    a = failed_for_retry(rnd, NOW + seconds(3))
     assert rnd.next_due(NOW).target == "b"
-    rnd.tasks[rnd.next_due(NOW).id].status = DONE
-    assert rnd.next_due(NOW + timedelta(seconds=2.999)) is None
-    assert rnd.next_retry_at() == NOW + timedelta(seconds=3)
-    assert rnd.next_due(NOW + timedelta(seconds=3)) is a
+    rnd.succeed(take(rnd), NOW)
+    assert rnd.next_due(NOW + seconds(2.999)) is None
+    assert rnd.next_retry_at() == NOW + seconds(3)
+    assert rnd.next_due(NOW + seconds(3)) is a
+    assert rnd.next_due(NOW + seconds(4)) is a
 
 
-def test_round_survives_a_round_trip_through_its_dict():
+def test_a_due_retry_goes_before_fresh_tasks():
+    rnd = Round.build(["a", "b", "c"], NOW)
+    a = failed_for_retry(rnd, NOW + seconds(3))
+    assert rnd.next_due(NOW + seconds(3)) is a
+
+
+def test_a_due_retry_offered_but_not_taken_is_offered_again():
     rnd = Round.build(["a", "b"], NOW)
-    a = rnd.next_due(NOW)
-    a.attempts = 1
-    a.record_attempt(NOW, "transient", {"status": 503})
-    rnd.schedule_retry(a, NOW + timedelta(seconds=9))
-    again = Round.from_dict(rnd.to_dict())
-    assert again.to_dict() == rnd.to_dict()
-    assert again.next_due(NOW + timedelta(seconds=10)).target == "a"
+    a = failed_for_retry(rnd, NOW + seconds(3))
+    rnd.succeed(take(rnd), NOW)
+    later = NOW + seconds(3)
+    assert rnd.next_due(later) is a
+    assert rnd.next_due(later) is a  # not taken (no quota yet): still due, never lost
+    assert rnd.next_retry_at() == later
+    rnd.start(a)
+    rnd.succeed(a, later)
+    assert rnd.next_due(later) is None and rnd.next_retry_at() is None
+
+
+def test_a_rescheduled_retry_is_due_at_its_new_time_only():
+    rnd = Round.build(["a"], NOW)
+    a = failed_for_retry(rnd, NOW + seconds(3))
+    rnd.start(rnd.next_due(NOW + seconds(3)))
+    rnd.record_failure(a, NOW + seconds(3), UNAVAILABLE, 2)
+    rnd.retry_at(a, NOW + seconds(12))
+    assert rnd.next_retry_at() == NOW + seconds(12)  # the earlier heap entry went stale
+    assert rnd.next_due(NOW + seconds(11.999)) is None
+    assert rnd.next_due(NOW + seconds(12)) is a
+
+
+def stored_and_loaded(rnd: Round) -> Round:
+    """The round as the next run reads it back from the state."""
+    info = ROUND.decode(ROUND.encode(rnd.info))
+    return Round(info, [TASK.decode(TASK.encode(task)) for task in rnd.tasks.values()])
+
+
+def test_the_round_survives_storage_and_its_retries_stay_scheduled():
+    rnd = Round.build(["a", "b"], NOW)
+    failed_for_retry(rnd, NOW + seconds(9))
+    again = stored_and_loaded(rnd)
+    assert again.info == rnd.info and list(again.tasks.values()) == list(rnd.tasks.values())
+    assert again.counts() == rnd.counts()
+    assert again.next_due(NOW).target == "b"
+    assert again.next_retry_at() == NOW + seconds(9)
+    assert again.tasks.pending_changes() == ({}, set())  # as loaded: nothing to save
+
+
+def test_a_success_counts_the_attempt_and_ends_the_wait():
+    rnd = Round.build(["a"], NOW)
+    a = failed_for_retry(rnd, NOW + seconds(3))
+    rnd.start(rnd.next_due(NOW + seconds(3)))
+    rnd.succeed(a, NOW + seconds(3))
+    assert a.status is DONE and a.attempts == 2 and a.next_attempt_at is None
+    assert [attempt.outcome for attempt in a.history] == ["transient", "ok"]
+    assert a.history[0].error == UNAVAILABLE and a.last_error == UNAVAILABLE
+
+
+def test_a_quota_wait_counts_no_attempt():
+    rnd = Round.build(["a", "b"], NOW)
+    a = take(rnd)
+    rnd.record_quota_wait(a, NOW, QUOTA, NOW + seconds(61))
+    assert a.status is PENDING and a.attempts == 0 and a.next_attempt_at == NOW + seconds(61)
+    assert a.last_error is None  # the spreadsheet did nothing wrong
+    assert [attempt.outcome for attempt in a.history] == ["quota"]
+    assert rnd.next_due(NOW).target == "b" and rnd.next_retry_at() == NOW + seconds(61)
+
+
+def test_skipping_and_giving_up_finish_the_task_for_this_round():
+    rnd = Round.build(["muted", "guarded", "dead"], NOW)
+    muted = rnd.next_due(NOW)
+    rnd.skip(muted, NOW, "muted")
+    guarded = take(rnd)
+    rnd.record_failure(guarded, NOW, UNAVAILABLE, 3)
+    rnd.give_up_for_round(guarded)
+    dead = take(rnd)
+    rnd.record_failure(dead, NOW, UNAVAILABLE, 5)
+    rnd.fail(dead)
+    assert (muted.status, guarded.status, dead.status) == (DONE, DONE, FAILED)
+    assert muted.history[-1].outcome == "skipped_muted" and muted.attempts == 0
+    assert rnd.is_complete() and rnd.next_due(NOW) is None and rnd.next_retry_at() is None
 
 
 def test_tasks_left_processing_by_a_killed_run_are_reclaimed_then_poisoned():
     rnd = Round.build(["a"], NOW)
     task = rnd.next_due(NOW)
     for interruption in range(1, POISON_INTERRUPTIONS):
-        task.status = PROCESSING
-        reclaimed, poisoned = rnd.reclaim_abandoned()
-        assert (reclaimed, poisoned) == ([task], [])
+        rnd.start(task)
+        assert rnd.reclaim_abandoned() == ([task], [])
         assert task.status == PENDING and task.interruptions == interruption
-    task.status = PROCESSING
+        assert rnd.next_due(NOW) is task
+    rnd.start(task)
     reclaimed, poisoned = rnd.reclaim_abandoned()
-    assert poisoned == [task] and task.status == FAILED
-    assert task.last_error["error_class"] == "poison"
+    assert (reclaimed, poisoned) == ([], [task]) and task.status == FAILED
+    assert task.last_error.error_class == POISON and "3 times" in task.last_error.message
+    assert rnd.counts()[FAILED] == 1 and rnd.is_complete()
+
+
+def test_a_reclaimed_retry_keeps_its_due_time():
+    rnd = Round.build(["a", "b"], NOW)
+    failed_for_retry(rnd, NOW + seconds(3))
+    rnd.start(rnd.next_due(NOW + seconds(3)))  # the run died during the retry's request
+    rnd = stored_and_loaded(rnd)  # the next run
+    (a,), _ = rnd.reclaim_abandoned()
+    assert rnd.next_due(NOW).target == "b"
+    assert rnd.next_due(NOW + seconds(3)) is a
+
+
+def test_nothing_is_reclaimed_from_a_round_no_run_died_in():
+    rnd = Round.build(["a", "b"], NOW)
+    rnd.succeed(take(rnd), NOW)
+    assert rnd.reclaim_abandoned() == ([], [])
 
 
 def test_history_is_bounded():
     rnd = Round.build(["a"], NOW)
-    task = rnd.next_due(NOW)
+    task = take(rnd)
     for n in range(25):
-        task.record_attempt(NOW + timedelta(seconds=n), "transient")
-    assert len(task.history) == 10
-    assert task.history[-1]["at"] == "2026-03-02T03:47:24.000Z"
+        rnd.record_failure(task, NOW + seconds(n), UNAVAILABLE, n + 1)
+    assert len(task.history) == HISTORY_LIMIT
+    assert task.history[-1].at == NOW + seconds(24) and task.history[0].at == NOW + seconds(15)
 
 
 def test_dropping_removed_spreadsheets_and_requeueing():
     rnd = Round.build(["a", "b", "c"], NOW)
-    for task in rnd.tasks.values():
-        task.status = FAILED
+    for _ in range(3):
+        task = take(rnd)
+        rnd.record_failure(task, NOW, UNAVAILABLE, 5)
+        rnd.fail(task)
     assert [t.target for t in rnd.drop_targets({"b"})] == ["b"]
+    assert rnd.counts() == {PENDING: 0, PROCESSING: 0, DONE: 0, FAILED: 2}
     assert rnd.requeue_now("c") and not rnd.requeue_now("b")
     assert rnd.next_due(NOW).target == "c"
     assert rnd.is_complete() is False
 
 
-def test_a_due_retry_offered_but_not_taken_is_offered_again():
+def test_requeueing_is_a_fresh_start_even_behind_the_cursor():
+    rnd = Round.build(["a", "b", "c"], NOW)
+    for _ in range(2):  # two runs killed while reading it
+        a = take(rnd)
+        rnd.reclaim_abandoned()
+    rnd.start(a)
+    rnd.record_failure(a, NOW, UNAVAILABLE, 5)
+    rnd.fail(a)
+    rnd.succeed(take(rnd), NOW)  # the cursor is past "a" now
+    assert rnd.requeue_now("a")
+    assert (a.status, a.attempts, a.interruptions, a.next_attempt_at) == (PENDING, 0, 0, None)
+    assert rnd.next_due(NOW) is a
+
+
+def test_requeueing_a_waiting_retry_makes_it_due_now():
+    rnd = Round.build(["a"], NOW)
+    a = failed_for_retry(rnd, NOW + seconds(81))
+    rnd.requeue_now("a")
+    assert rnd.next_due(NOW) is a and rnd.next_retry_at() is None
+
+
+def test_dropping_a_task_waiting_for_a_retry_forgets_its_wait():
     rnd = Round.build(["a", "b"], NOW)
+    failed_for_retry(rnd, NOW + seconds(3))
+    rnd.drop_targets({"a"})
+    assert rnd.next_retry_at() is None and rnd.next_due(NOW).target == "b"
+
+
+def test_counts_follow_every_change_without_a_recount():
+    rnd = Round.build(["a", "b", "c", "d"], NOW)
+    a = take(rnd)
+    assert rnd.counts() == {PENDING: 3, PROCESSING: 1, DONE: 0, FAILED: 0} and rnd.finished() == 0
+    rnd.succeed(a, NOW)
+    b = take(rnd)
+    rnd.record_quota_wait(b, NOW, QUOTA, NOW + seconds(60))
+    assert rnd.counts() == {PENDING: 3, PROCESSING: 0, DONE: 1, FAILED: 0}
+    rnd.skip(rnd.next_due(NOW), NOW, "breaker_open")
+    d = take(rnd)
+    rnd.record_failure(d, NOW, UNAVAILABLE, 5)
+    rnd.fail(d)
+    assert rnd.counts() == {PENDING: 1, PROCESSING: 0, DONE: 2, FAILED: 1} and rnd.finished() == 3
+    assert not rnd.is_complete()
+
+
+def test_a_round_continues_while_unfinished_and_until_its_interval_has_passed():
+    interval = timedelta(minutes=5)
+    rnd = Round.build(["a"], NOW)
+    assert rnd.continues(NOW + timedelta(hours=3), interval)  # unfinished: whatever the time
+    rnd.succeed(take(rnd), NOW)
+    assert rnd.continues(NOW + interval - seconds(0.001), interval)
+    assert not rnd.continues(NOW + interval, interval)  # at the interval the next round starts
+    assert not rnd.continues(NOW + interval + seconds(1), interval)
+
+
+def test_the_oldest_pending_task():
+    rnd = Round.build(["a", "b"], NOW)
+    assert rnd.oldest_pending().target == "a"
+    rnd.succeed(take(rnd), NOW)
+    assert rnd.oldest_pending().target == "b"
+    rnd.succeed(take(rnd), NOW)
+    assert rnd.oldest_pending() is None
+
+
+def test_only_what_changed_since_the_last_save_is_pending():
+    rnd = Round.build(["a", "b", "c"], NOW)
+    info, changed, removed = rnd.pending_changes()
+    assert info == rnd.info and set(changed) == set(rnd.tasks) and removed == set()  # a new round
+    rnd.mark_saved()
+    assert rnd.pending_changes() == (None, {}, set())
     a = rnd.next_due(NOW)
-    rnd.schedule_retry(a, NOW + timedelta(seconds=3))
-    rnd.next_due(NOW).status = DONE
-    later = NOW + timedelta(seconds=3)
-    assert rnd.next_due(later) is a
-    assert rnd.next_due(later) is a  # not taken (no quota yet): still due, never lost
-    assert rnd.next_retry_at() == later
-    a.status = DONE
-    assert rnd.next_due(later) is None and rnd.next_retry_at() is None
+    assert rnd.pending_changes() == (None, {}, set())  # offering a task changes nothing
+    rnd.start(a)
+    rnd.drop_targets({"c"})
+    rnd.mark_behind_reported()
+    info, changed, removed = rnd.pending_changes()
+    assert info == RoundInfo(rnd.id, NOW, behind_reported=True)
+    assert set(changed) == {a.id} and removed == {f"{rnd.id}-000003"}
+
+
+# -- random lives of a round, against a plain scan ---------------------------------------------------
+
+TARGETS = [f"s{n:02d}" for n in range(8)]
+
+
+class RoundMachine(RuleBasedStateMachine):
+    @initialize(count=st.integers(min_value=1, max_value=len(TARGETS)))
+    def build(self, count):
+        self.now = NOW
+        self.rnd = Round.build(TARGETS[:count], NOW)
+
+    @rule(fate=st.sampled_from(["ok", "skip", "retry", "quota", "dead", "give_up", "killed"]),
+          delay=st.integers(min_value=0, max_value=90))
+    def work(self, fate, delay):
+        rnd, now = self.rnd, self.now
+        task = rnd.next_due(now)
+        if task is None:
+            return
+        if fate == "skip":
+            rnd.skip(task, now, "muted")
+            return
+        rnd.start(task)
+        if fate == "ok":
+            rnd.succeed(task, now)
+        elif fate == "quota":
+            rnd.record_quota_wait(task, now, QUOTA, now + seconds(delay))
+        elif fate != "killed":  # a killed run leaves the task processing
+            rnd.record_failure(task, now, UNAVAILABLE, task.attempts + 1)
+            {"retry": lambda: rnd.retry_at(task, now + seconds(delay)), "dead": lambda: rnd.fail(task),
+             "give_up": lambda: rnd.give_up_for_round(task)}[fate]()
+
+    @rule(step=st.integers(min_value=1, max_value=60))
+    def time_passes(self, step):
+        self.now += seconds(step)
+
+    @rule()
+    def next_run_reclaims(self):
+        self.rnd.reclaim_abandoned()
+
+    @rule(sheet=st.sampled_from(TARGETS))
+    def admin_requeues(self, sheet):
+        self.rnd.requeue_now(sheet)
+
+    @rule(sheet=st.sampled_from(TARGETS))
+    def config_drops(self, sheet):
+        self.rnd.drop_targets({sheet})
+
+    @invariant()
+    def counts_match_the_tasks(self):
+        by_status = Counter(task.status for task in self.rnd.tasks.values())
+        assert self.rnd.counts() == {status: by_status[status] for status in TaskStatus}
+        assert self.rnd.finished() == by_status[DONE] + by_status[FAILED]
+
+    @invariant()
+    def next_due_is_what_a_scan_would_pick(self):
+        pending = [task for task in self.rnd.tasks.values() if task.status is PENDING]
+        waits = sorted((task.next_attempt_at, task.id) for task in pending if task.next_attempt_at)
+        due = [task_id for at, task_id in waits if at <= self.now]
+        fresh = sorted(task.id for task in pending if not task.next_attempt_at)
+        expected = due[0] if due else (fresh[0] if fresh else None)
+        found = self.rnd.next_due(self.now)
+        assert (found.id if found else None) == expected
+        assert self.rnd.next_retry_at() == (waits[0][0] if waits else None)
+
+
+TestRoundLives = RoundMachine.TestCase
+TestRoundLives.settings = settings(max_examples=80, stateful_step_count=40, deadline=None)

@@ -172,8 +172,8 @@ class Outcomes:
         return stored
 
     def give_back_probe(self, plan: SheetPlan, before: breaker.BreakerState | None) -> None:
-        """A refusal for quota says nothing about the spreadsheet: a probe it used up is given back,
-        or the sheet would be skipped for another cooldown."""
+        """A refusal for quota, or cells still loading, says nothing about the spreadsheet: a probe it
+        used up is given back, or the sheet would be skipped for another cooldown."""
         if before is not None:
             self.state.breakers[plan.id] = before
 

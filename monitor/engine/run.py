@@ -175,7 +175,9 @@ class Run:
                 data = read(plan, self.reader, credential, self._request_timeout)
             results = judge(plan, data, now)
         except SheetReadError as error:
-            if error.error_class is ErrorClass.QUOTA:
+            if error.error_class in (ErrorClass.QUOTA, ErrorClass.LOADING):
+                # Neither says whether the spreadsheet can be read; a probe spent on one is given back,
+                # or the retry would find the breaker half-open and skip the sheet for a cooldown.
                 self.outcomes.give_back_probe(plan, breaker_before)
             self._failed(rnd, task, plan, credential, error, now, started)
         except Exception as exc:  # noqa: BLE001 - one odd spreadsheet must never stop the other 699

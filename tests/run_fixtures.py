@@ -1,0 +1,137 @@
+"""Runs of the engine (``monitor.engine.run.Run``) as the app starts them, for the run tests.
+
+``Bench`` opens the state the way every process does (``changing_state``: lock, load, repair), builds
+a ``Run`` over it with the session's ``save`` as its checkpoint, and saves when the run ends, so every
+run a test makes also checks that all it changed was saved (``access.VERIFY_SAVES``, on in every test
+through conftest). The state lives in memory (``MemoryLocation``) or in a state folder. The reader is
+the test's: a scripted one here, the real gspread reader against the sandbox in test_run.
+
+No asserts in this module: test modules make them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import UTC, timedelta
+from functools import partial
+from pathlib import Path
+
+from monitor.checks import FormulaErrorsCheck
+from monitor.core.clock import ManualClock
+from monitor.core.errors import ErrorClass, SheetReadError
+from monitor.engine.breaker import BreakerPolicy
+from monitor.engine.events import Event
+from monitor.engine.inspect import SheetPlan, SheetReader
+from monitor.engine.quota import QuotaPacer
+from monitor.engine.run import Run
+from monitor.engine.settings import RunSettings
+from monitor.state import State, StateSession, changing_state, read_state
+from monitor.storage import StateLocation
+
+RANGE = "Stock!A1:B2"
+ROWS = {"range": RANGE, "majorDimension": "ROWS", "values": [["SKU", 1]]}
+UNAVAILABLE = SheetReadError(ErrorClass.TRANSIENT, 503, "UNAVAILABLE", "The service is unavailable.")
+QUOTA = SheetReadError(ErrorClass.QUOTA, 429, "RESOURCE_EXHAUSTED", "Quota exceeded.")
+FORBIDDEN = SheetReadError(ErrorClass.PERMANENT, 403, "PERMISSION_DENIED", "The caller has no permission")
+
+SETTINGS = RunSettings(
+    budget=timedelta(minutes=5),
+    round_interval=timedelta(minutes=5),
+    request_timeout=2.0,
+    breaker=BreakerPolicy(3, cooldown=timedelta(minutes=15), max_cooldown=timedelta(hours=4)),
+)
+
+
+CHECKS = (FormulaErrorsCheck(range=RANGE),)
+
+
+def plans(count: int) -> list[SheetPlan]:
+    return [SheetPlan(id=f"s{n}", name=f"Store {n}", checks=CHECKS, ranges=(RANGE,), timezone=UTC)
+            for n in range(count)]
+
+
+class ScriptedReader:
+    """Answers each read with one plain row, except what is scripted per spreadsheet, in order:
+    ``script[id]`` is a count of ``error`` to raise, or a list of exceptions to raise and ValueRanges
+    to answer instead of the plain row."""
+
+    def __init__(self, script: dict[str, int | list] | None = None, error: SheetReadError = UNAVAILABLE
+                 ) -> None:
+        self.script = {sid: [error] * due if isinstance(due, int) else list(due)
+                       for sid, due in (script or {}).items()}
+        self.reads: list[str] = []
+        self.timeouts: list[float] = []
+
+    def read(self, spreadsheet_id, ranges, credential, timeout):
+        self.reads.append(spreadsheet_id)
+        self.timeouts.append(timeout)
+        answer = self.script[spreadsheet_id].pop(0) if self.script.get(spreadsheet_id) else ROWS
+        if isinstance(answer, BaseException):
+            raise answer
+        return [answer for _ in ranges]
+
+    def modified_time(self, spreadsheet_id, credential, timeout):
+        raise NotImplementedError("no check of these plans needs the file's modified time")
+
+
+class Killed(BaseException):
+    """Raised by a reader, it stands for kill -9 during a request: nothing of the run happens after
+    it, not even the session's final save; what is stored is what its checkpoints saved."""
+
+
+@dataclass
+class Bench:
+    """One place for a test's state, clock, spreadsheets and reader; each ``run`` is one cron run."""
+
+    reader: SheetReader
+    plans: list[SheetPlan]
+    location: StateLocation | Path
+    clock: ManualClock = field(default_factory=ManualClock)
+    credentials: Sequence[str] = ("sa-1.json",)
+    per_credential: int = 60
+    per_project: int = 300
+    runs: int = 0
+
+    @contextmanager
+    def session(self, actor: str = "admin-test") -> Iterator[StateSession]:
+        """The state under the run lock, saved when the block ends (as an admin command changes it)."""
+        with changing_state(self.location, actor=actor, now=self.clock.now()) as session:
+            yield session
+
+    @contextmanager
+    def opened(self, settings: RunSettings = SETTINGS, *, rng: random.Random | None = None,
+               save: Callable[[StateSession], None] | None = None, **overrides) -> Iterator[Run]:
+        """A run over the stored state, not started: the test calls begin/step/end or execute.
+        ``save``: the run's checkpoint, given the session (default: ``session.save()``)."""
+        self.runs += 1
+        run_id = f"run-{self.runs}"
+        with self.session(actor=run_id) as session:
+            pacer = QuotaPacer(list(self.credentials), per_credential=self.per_credential,
+                               per_project=self.per_project)
+            pacer.restore(session.state.quota)
+            yield Run(run_id=run_id, settings=replace(settings, **overrides), plans=self.plans,
+                      state=session.state, reader=self.reader, pacer=pacer, clock=self.clock,
+                      save=session.save if save is None else partial(save, session),
+                      rng=rng or random.Random(7))
+
+    def run(self, settings: RunSettings = SETTINGS, **overrides) -> Run:
+        with self.opened(settings, **overrides) as run:
+            run.execute()
+        return run
+
+    def stored(self) -> State:
+        """The state as the last save left it, read as the watchdog and `status` read it."""
+        return read_state(self.location)
+
+
+def kinds(events) -> list[str]:
+    """The kinds of events, in order (``events``: a state's EventLog or a list of events)."""
+    return [event.KIND for event in events]
+
+
+def of_run(run: Run) -> list[Event]:
+    """The events this run recorded."""
+    return [event for event in run.state.events if event.run_id == run.run_id]

@@ -1,0 +1,137 @@
+"""Inspecting one spreadsheet (monitor.engine.inspect): its plan, the requests ``read`` sends, ``judge``.
+
+``read`` runs the real gspread reader against the sandbox, whose request counts say what went over
+HTTP; ``judge`` is pure over what Google returned.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from config_fixtures import FULL, SHEET_A, SHEET_B, load, secrets_folder
+
+from monitor.checks import FormulaErrorsCheck, FreshnessCheck, ThresholdCheck, needs_modified_time, ranges_of
+from monitor.core.clock import ManualClock
+from monitor.core.errors import ErrorClass, SheetReadError
+from monitor.engine.inspect import SheetData, SheetPlan, judge, plans_of, read
+from monitor.google.reader import GspreadReader
+from monitor.sandbox.server import running_sandbox
+
+SHEET = "1sandboxInspect".ljust(44, "x")
+BATCH_GET = "GET /v4/spreadsheets/{id}/values:batchGet"
+DRIVE_FILE = "GET /drive/v3/files/{fileId}"
+ROWS = [["SKU", "Product", "Quantity"], ["A-1", "Tea", 10], ["A-2", "#REF!", 12]]
+ERRORS = FormulaErrorsCheck(range="Stock!A1:C3")
+LOW_STOCK = ThresholdCheck(range="Stock!C2:C3", aggregate="min", warn="< 5", fail="< 0")
+EDITED = FreshnessCheck(source="modified_time", warn="> 2h", fail="> 1d")
+
+
+def plan(*checks) -> SheetPlan:
+    return SheetPlan(SHEET, "Store", checks, tuple(ranges_of(checks)), UTC, needs_modified_time(checks))
+
+
+class Google:
+    """The sandbox with one spreadsheet, and a gspread reader for it."""
+
+    def __init__(self, sandbox, credentials) -> None:
+        self.sandbox = sandbox
+        self.credential = str(credentials[0])
+        self.reader = GspreadReader.from_credentials(credentials, endpoint=sandbox.base_url, timeout=2)
+        self.timeouts_asked = 0
+
+    def put(self, rows, modified: str = "2026-01-05T02:00:00Z") -> None:
+        self.sandbox.google.store.put_control(SHEET, {"title": "Store", "modifiedTime": modified,
+                                                      "tabs": {"Stock": rows}})
+
+    def timeout(self) -> float:
+        self.timeouts_asked += 1
+        return 2.0
+
+    def read(self, sheet_plan: SheetPlan) -> SheetData:
+        return read(sheet_plan, self.reader, self.credential, self.timeout)
+
+    def requests(self) -> dict[str, int]:
+        return self.sandbox.google.stats.snapshot()["by_endpoint"]
+
+
+@pytest.fixture
+def google(tmp_path):
+    # google-auth stamps its JWTs with the real time, so the manual clock starts at the real time.
+    with running_sandbox(clock=ManualClock(start=datetime.now(UTC)), telegram=False) as sandbox:
+        yield Google(sandbox, sandbox.write_credentials(tmp_path, 1))
+
+
+def test_every_range_of_every_check_is_read_in_one_request(google):
+    google.put(ROWS)
+    data = google.read(plan(ERRORS, LOW_STOCK))
+    assert google.requests() == {BATCH_GET: 1}  # no Drive request: no check needs the file's time
+    assert google.timeouts_asked == 1
+    assert list(data.value_ranges) == ["Stock!A1:C3", "Stock!C2:C3"]  # by the range asked for
+    assert data.value_ranges["Stock!C2:C3"]["values"] == [[10], [12]]
+    assert data.modified_time is None
+
+
+def test_a_freshness_check_on_the_file_adds_one_drive_request(google):
+    google.put(ROWS, modified="2026-01-04T00:00:00Z")
+    data = google.read(plan(ERRORS, EDITED))
+    assert google.requests() == {BATCH_GET: 1, DRIVE_FILE: 1}
+    assert google.timeouts_asked == 2  # asked again as the second request starts: the budget shrinks
+    assert data.modified_time == "2026-01-04T00:00:00.000Z"
+
+
+def test_a_plan_with_only_the_files_time_sends_no_batch_get(google):
+    google.put(ROWS)
+    data = google.read(plan(EDITED))
+    assert google.requests() == {DRIVE_FILE: 1}
+    assert data.value_ranges == {}
+
+
+def test_a_failed_read_arrives_classified(google):
+    with pytest.raises(SheetReadError) as failure:
+        google.read(plan(ERRORS))  # the spreadsheet does not exist
+    assert failure.value.error_class is ErrorClass.PERMANENT and failure.value.http_status == 404
+
+
+def test_judging_evaluates_every_check_over_what_google_returned(google):
+    google.put(ROWS, modified="2026-01-04T00:00:00Z")
+    sheet_plan = plan(ERRORS, LOW_STOCK, EDITED)
+    results = judge(sheet_plan, google.read(sheet_plan), datetime(2026, 1, 5, 3, 0, tzinfo=UTC))
+    assert [(result.kind, result.status) for result in results] == [
+        ("formula_errors", "fail"), ("threshold", "ok"), ("freshness", "fail"),
+    ]
+    assert results[0].cells == ("Stock!B3",)
+    assert "2026-01-04" in results[2].message
+
+
+def test_cells_still_loading_are_a_failed_read_to_retry_never_a_finding(google):
+    google.put([["SKU", "Product", "Quantity"], ["A-1", "Tea", "Loading..."]])
+    sheet_plan = plan(ERRORS, LOW_STOCK)
+    data = google.read(sheet_plan)
+    with pytest.raises(SheetReadError) as failure:
+        judge(sheet_plan, data, datetime(2026, 1, 5, tzinfo=UTC))
+    assert failure.value.error_class is ErrorClass.LOADING
+    assert "Stock!C2" in failure.value.message and "Loading" in failure.value.message
+
+
+def test_judging_a_date_without_an_offset_uses_the_plans_time_zone():
+    # 10:00 in Moscow is 07:00 UTC: at 08:30 UTC it is 1.5 h old (ok), not 1.5 h in the future.
+    check = FreshnessCheck(range="Log!A2:A", warn="> 2h")
+    moscow = SheetPlan(SHEET, "Store", (check,), ("Log!A2:A",), ZoneInfo("Europe/Moscow"))
+    data = SheetData({"Log!A2:A": {"range": "Log!A2:A3", "values": [["2026-01-05 10:00"]]}})
+    [result] = judge(moscow, data, datetime(2026, 1, 5, 8, 30, tzinfo=UTC))
+    assert result.status == "ok"
+    [late] = judge(moscow, data, datetime(2026, 1, 5, 8, 30, tzinfo=UTC) + timedelta(hours=1))
+    assert late.status == "warn"
+
+
+def test_the_plans_of_a_config(tmp_path):
+    config = load(secrets_folder(tmp_path), FULL)
+    stock, sales = plans_of(config)
+    assert (stock.id, stock.name, sales.id, sales.name) == (SHEET_A, "Store 014", SHEET_B, "Sales North")
+    assert stock.ranges == ("Stock!A1:H500", "Stock!A2:A", "Stock!F2:F", "Stock!E2:E")
+    assert not stock.needs_modified_time
+    assert sales.needs_modified_time and "Sales!B2:B" in sales.ranges
+    assert stock.timezone == ZoneInfo("Europe/Moscow")  # the config's [alerts] timezone
+    assert SheetPlan.of(config.sheets[0], config) == stock
