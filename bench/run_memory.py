@@ -58,7 +58,8 @@ def run_child(config: Path, budget: float) -> dict:
     first_request = None
     if reads:
         first = reads[0]
-        first_request = datetime.fromisoformat(first["ts"].replace("Z", "+00:00")).timestamp() - first["duration_ms"] / 1000
+        logged_at = datetime.fromisoformat(first["ts"].replace("Z", "+00:00")).timestamp()
+        first_request = logged_at - first["duration_ms"] / 1000
     return {
         "code": os.waitstatus_to_exitcode(status), "peak_mb": usage.ru_maxrss / 1024, "wall_s": wall,
         "reads": len(reads), "startup_s": None if first_request is None else first_request - started_at,

@@ -16,6 +16,7 @@ runs one `run` over them in this process until the whole round is done, and repo
 from __future__ import annotations
 
 import argparse
+import io
 import statistics
 import sys
 import tempfile
@@ -74,8 +75,9 @@ def measure(sheets: int, checkpoint_every: float) -> dict:
         started_at = clock.now()
         with SaveTimer() as saves:
             started = time.perf_counter()
-            result = run_once(config, budget=timedelta(minutes=30), clock=clock, reader_factory=reader_factory,
-                              checkpoint_every=checkpoint_every, messages_to=open("/dev/null", "w"))
+            result = run_once(config, budget=timedelta(minutes=30), clock=clock,
+                              reader_factory=reader_factory, checkpoint_every=checkpoint_every,
+                              messages_to=io.StringIO())
             wall = time.perf_counter() - started
         state = read_state(config.run.state_dir)
     checked = sum(1 for record in state.health.values()
@@ -102,8 +104,9 @@ def main() -> int:
     for sheets in args.sheets:
         m = measure(sheets, args.checkpoint_every)
         results.append(m)
-        print(f"{m['sheets']:>6} spreadsheets: {m['tasks']} reads, round {m['finished']}/{m['sheets']} finished, "
-              f"{m['checked']} read and judged in this run (+{m['skipped']} skipped by an open breaker); "
+        print(f"{m['sheets']:>6} spreadsheets: {m['tasks']} reads, round {m['finished']}/{m['sheets']} "
+              f"finished, {m['checked']} read and judged in this run (+{m['skipped']} skipped by an open "
+              "breaker); "
               f"wall {m['wall_s']:.1f} s, API {m['api_s']:.1f} s, slept {m['slept_s']:.1f} s", flush=True)
         print(f"        overhead {m['overhead_ms_per_task']:.2f} ms/task (target {TARGET_MS} ms: ratio "
               f"{m['overhead_ms_per_task'] / TARGET_MS:.2f}); {m['saves']} saves, median "
@@ -111,8 +114,9 @@ def main() -> int:
     if len(results) > 1:
         first, last = results[0], results[-1]
         growth = last["sheets"] / first["sheets"]
-        print(f"x{growth:.0f} spreadsheets: overhead per task x{last['overhead_ms_per_task'] / first['overhead_ms_per_task']:.2f}, "
-              f"median save x{last['save_ms_median'] / first['save_ms_median']:.2f}")
+        overhead = last["overhead_ms_per_task"] / first["overhead_ms_per_task"]
+        save = last["save_ms_median"] / first["save_ms_median"]
+        print(f"x{growth:.0f} spreadsheets: overhead per task x{overhead:.2f}, median save x{save:.2f}")
     return 0
 
 

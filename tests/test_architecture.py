@@ -18,10 +18,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(root)}
-    return subprocess.run(
-        [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports())"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120,
-    )
+    code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports())"
+    return subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=120)
 
 
 def test_the_import_contracts_hold():
@@ -34,7 +33,7 @@ def test_an_upward_import_breaks_the_layer_contract(tmp_path):
     shutil.copytree(REPO / "monitor", tmp_path / "monitor", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / ".importlinter", tmp_path / ".importlinter")
     clock = tmp_path / "monitor" / "core" / "clock.py"
-    clock.write_text(clock.read_text() + "\nfrom monitor.engine import run  # noqa: E402 - an upward import\n")
+    clock.write_text(clock.read_text() + "\nfrom monitor.engine import run  # an upward import\n")
     result = lint_imports(tmp_path)
     assert result.returncode != 0
     assert "monitor.core is not allowed to import monitor.engine" in result.stdout
@@ -43,7 +42,8 @@ def test_an_upward_import_breaks_the_layer_contract(tmp_path):
 def loaded_modules(code: str) -> set[str]:
     """The modules a fresh interpreter has loaded after running ``code``."""
     script = textwrap.dedent(code) + "\nimport sys\nprint('\\n'.join(sorted(sys.modules)))\n"
-    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
+                            timeout=60)
     assert result.returncode == 0, result.stderr
     return set(result.stdout.split())
 

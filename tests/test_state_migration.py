@@ -1,4 +1,5 @@
-"""A state written by the first release (tests/fixtures/first_release) loads, and is rewritten in today's layout."""
+"""A state written by the first release (tests/fixtures/first_release) loads and is rewritten in
+today's layout."""
 
 from __future__ import annotations
 
@@ -116,7 +117,8 @@ def test_a_damaged_entry_of_the_first_release_is_set_aside_and_the_rest_migrates
 
     with changing_state(state_dir, actor="admin-test", now=NOW) as session:
         told = [event for event in session.state.events if isinstance(event, events.StateEntryDamaged)]
-    assert sorted(event.key for event in told) == sorted([f"sheets.{damaged_id}", f"mutes.{next(iter(mutes))}"])
+    expected = [f"sheets.{damaged_id}", f"mutes.{next(iter(mutes))}"]
+    assert sorted(event.key for event in told) == sorted(expected)
     after = read_state(state_dir)
     assert damaged_id not in after.health and len(after.health) == len(sheets) - 1
     assert sorted(after.set_aside) == sorted(event.key for event in told)

@@ -63,8 +63,10 @@ def test_a_save_writes_exactly_the_documents_that_changed():
     task = state.round.next_due(T0)
     state.round.start(task)
     state.round.succeed(task, T0 + timedelta(seconds=1))
-    state.health[task.target] = SheetHealth(WARN, since=T0, findings=(Finding("c", "threshold", "warn", "min 3"),))
-    assert changed_keys(backing, lambda: repository.save(state)) == {f"task/{task.id}", f"health/{task.target}"}
+    finding = Finding("c", "threshold", "warn", "min 3")
+    state.health[task.target] = SheetHealth(WARN, since=T0, findings=(finding,))
+    written = changed_keys(backing, lambda: repository.save(state))
+    assert written == {f"task/{task.id}", f"health/{task.target}"}
     assert changed_keys(backing, lambda: repository.save(state)) == set()  # nothing changed since
 
 
@@ -105,7 +107,7 @@ DAMAGED_SHAPES = {
     "a mute whose until is not a time": ("mute/" + SHEETS[1], '{"until": "tomorrow", "reason": "x"}'),
     "a health record with an extra key": ("health/" + SHEETS[0], '{"health": "ok", "extra": 1}'),
     "a health record that is not JSON": ("health/" + SHEETS[1], "{health: ok"),
-    "a DLQ entry missing fields": ("dlq/" + SHEETS[0], '{"id": "%s", "name": "x"}' % SHEETS[0]),
+    "a DLQ entry missing fields": ("dlq/" + SHEETS[0], json.dumps({"id": SHEETS[0], "name": "x"})),
     "a heartbeat that is a string": ("heartbeat", '"running"'),
     "an event of an unknown kind": ("event/000000000001", '{"kind": "config_problem", "at": "x"}'),
     "a key no release writes": ("sheets", "{}"),
@@ -181,8 +183,12 @@ class SavedStateMachine(RuleBasedStateMachine):
             rnd.skip(task, self.now, "muted")
         else:
             rnd.record_failure(task, self.now, ERROR, task.attempts + 1)
-            {"retry": lambda: rnd.retry_at(task, self.now + timedelta(seconds=9)), "fail": lambda: rnd.fail(task),
-             "give_up": lambda: rnd.give_up_for_round(task)}[outcome]()
+            if outcome == "retry":
+                rnd.retry_at(task, self.now + timedelta(seconds=9))
+            elif outcome == "fail":
+                rnd.fail(task)
+            else:
+                rnd.give_up_for_round(task)
 
     @rule(sid=st.sampled_from(SHEETS))
     def requeue(self, sid):
@@ -227,7 +233,8 @@ class SavedStateMachine(RuleBasedStateMachine):
 
     @rule()
     def heartbeat(self):
-        self.state.heartbeat = Heartbeat(run_id=f"run-{self.now:%H%M}", started_at=self.now, budget_seconds=270)
+        self.state.heartbeat = Heartbeat(run_id=f"run-{self.now:%H%M}", started_at=self.now,
+                                         budget_seconds=270)
 
     @rule()
     def save(self):
