@@ -197,6 +197,18 @@ def test_the_failure_that_finds_google_degraded_is_logged_like_any_other(caplog)
     assert not run.state.dlq
 
 
+def test_google_degraded_is_saved_when_noticed_so_a_run_killed_then_still_leaves_a_probe_owed():
+    reader = ScriptedReader({f"s{n}": 1 for n in range(8)})
+    the_bench = bench(reader, 12)
+    with the_bench.opened(api_degraded_after=8, checkpoint_every=0) as run:
+        run.begin()
+        while run.step():
+            pass
+        stored = the_bench.stored()  # as a kill -9 before end() would leave it
+        assert stored.api.degraded and stored.api.degraded_since is not None
+        run.end()
+
+
 def test_a_run_stopped_by_a_degraded_api_reads_nothing_more():
     reader = ScriptedReader({f"s{n}": 1 for n in range(8)})
     run = bench(reader, 12).run(api_degraded_after=8)

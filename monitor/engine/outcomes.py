@@ -215,12 +215,16 @@ class Outcomes:
     def _google_answered(self, now: datetime) -> None:
         recovered = self.api.record_answer(now)
         if recovered is not None:
+            self.state.api = self.api.state  # saved with this task: a kill must not forget it
             self._emit(ApiRecovered(at=now, run_id=self.run_id, degraded_since=recovered.degraded_since))
 
     def _google_failed(self, spreadsheet_id: str, now: datetime) -> bool:
         """Feed the whole-API breaker; True when the run must stop because Google itself is failing."""
         stop, degraded = self.api.record_failure(spreadsheet_id, now)
         if degraded is not None:
+            # Stored at once, not at the end of the run: a run killed now must leave the next one
+            # starting with a single probe.
+            self.state.api = self.api.state
             failing = len(degraded.failed_spreadsheets)
             self._emit(ApiDegraded(at=now, run_id=self.run_id, failing_in_a_row=failing))
             log_event("api_degraded", logging.ERROR, failing_in_a_row=failing)

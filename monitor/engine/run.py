@@ -27,7 +27,7 @@ from monitor.engine.outcomes import Outcomes, RunReport
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.settings import RunSettings
 from monitor.engine.state import RetryFirst, RunnerState
-from monitor.engine.tasks import Round, Task
+from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round, Task
 
 _NEVER = datetime.min.replace(tzinfo=UTC)  # "last checked" of a spreadsheet never checked: first in line
 
@@ -100,7 +100,7 @@ class Run:
             tasks=report.tasks, ok=report.ok, failed=report.failed,
             retries_scheduled=report.retries_scheduled, reads_by_credential=dict(report.reads_by_credential),
             duration_seconds=report.duration_seconds, stop_reason=report.stop_reason,
-            round=RoundProgress(rnd.id, *rnd.counts().values()) if rnd else None,
+            round=_progress(rnd) if rnd else None,
         )
         heartbeat = replace(self.state.heartbeat, finished_at=now, outcome=report.outcome, stats=stats)
         self.state.heartbeat = heartbeat
@@ -220,6 +220,8 @@ class Run:
         if not targets:
             return None
         rnd = self.state.round = Round.build(targets, now)
+        if self.state.retry_first.spreadsheet_ids:
+            self.state.retry_first = RetryFirst()  # taken: it applied to this one round
         log_event("round_started", round_id=rnd.id, tasks=len(targets))
         return rnd
 
@@ -230,8 +232,6 @@ class Run:
         for plan_id in muted & self.plans.keys():
             self.state.health[plan_id] = record_skip(self.state.health.get(plan_id), "muted")
         first = set(self.state.retry_first.spreadsheet_ids)
-        if first:
-            self.state.retry_first = RetryFirst()  # taken: it applies to this one round
 
         def order(plan_id: str) -> tuple[bool, datetime]:
             record = self.state.health.get(plan_id)
@@ -303,3 +303,9 @@ class Run:
 
     def _ms_since(self, started: float) -> int:
         return int((self.clock.monotonic() - started) * 1000)
+
+
+def _progress(rnd: Round) -> RoundProgress:
+    counts = rnd.counts()
+    return RoundProgress(rnd.id, pending=counts[PENDING], processing=counts[PROCESSING], done=counts[DONE],
+                         failed=counts[FAILED])
