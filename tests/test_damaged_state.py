@@ -192,6 +192,7 @@ def test_the_operator_commands_on_a_damaged_state_exit_as_usual(config, shape):
     assert event.key == key and event.run_id == "admin-mute"
     assert json.loads(stored(state_dir(config))[DAMAGED_PREFIX + key])["value"] == raw
     assert json_of(invoke(config, "status", "--json"))["set_aside"] == [key]
+    assert f"damaged/{key}" in invoke(config, "status").output  # the table names it too
     run_readers(config, key)
 
 

@@ -94,6 +94,9 @@ def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
         ("outbox", outbox),
         ("quota, last run", f"{quota['reads']} reads" + (f" ({per_credential})" if per_credential else "")),
     ]
+    if report["set_aside"]:
+        # Entries a run could not read and kept aside for inspection (docs/operations.md, Runbook).
+        fields.append(("set aside", ", ".join(f"damaged/{key}" for key in report["set_aside"])))
     return fields
 
 

@@ -1,0 +1,1 @@
+"""Telling people: events rendered into grouped messages, the durable outbox, delivery to Telegram."""
