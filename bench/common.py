@@ -12,6 +12,8 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+from monitor.core.clock import SystemClock
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -88,24 +90,12 @@ class TimedReader:
             self.calls += 1
 
 
-class SleepCountingClock:
+class SleepCountingClock(SystemClock):
     """The system clock, adding up the time the run chose to sleep."""
 
     def __init__(self) -> None:
-        from monitor.core.clock import SystemClock
-
-        self.inner = SystemClock()
         self.slept = 0.0
-
-    def now(self):
-        return self.inner.now()
-
-    def time(self):
-        return self.inner.time()
-
-    def monotonic(self):
-        return self.inner.monotonic()
 
     def sleep(self, seconds: float) -> None:
         self.slept += max(seconds, 0.0)
-        self.inner.sleep(seconds)
+        super().sleep(seconds)

@@ -8,21 +8,7 @@ import pytest
 from notify_helpers import FINDING, NASTY, NOW, came_back, formula_errors, health_changed, went_bad
 
 from monitor.core.errors import ErrorInfo
-from monitor.engine.events import (
-    EVENT_TYPES,
-    ApiDegraded,
-    ApiRecovered,
-    BreakerClosed,
-    BreakerOpened,
-    CrashRecovered,
-    DeadLettered,
-    DeliveryHalted,
-    Event,
-    FallingBehind,
-    ReadableAgain,
-    StateEntryDamaged,
-    StateRestored,
-)
+from monitor.engine import events as ev
 from monitor.engine.health import ERROR, FAIL, OK, UNKNOWN, WARN, SheetHealth
 from monitor.notify import render
 from monitor.notify.alerts import compose_alert
@@ -37,31 +23,32 @@ def sheet(sid: str, name: str | None = None) -> dict:
     return {**SHEET, "spreadsheet_id": sid, "name": name or sid}
 
 
-def damaged(key: str, problem: str = "target: Field required") -> StateEntryDamaged:
-    return StateEntryDamaged(**SHEET, key=key, problem=problem, set_aside_as=f"damaged/{key}")
+def damaged(key: str, problem: str = "target: Field required") -> ev.StateEntryDamaged:
+    return ev.StateEntryDamaged(**SHEET, key=key, problem=problem, set_aside_as=f"damaged/{key}")
 
 
-def one_of_each() -> list[Event]:
+def one_of_each() -> list[ev.Event]:
     """One event of every kind, with names and texts that need escaping."""
     error = ErrorInfo("permanent", "Requested entity <was> not found", 404, None, "A1")
     return [
         went_bad("a"),
         came_back("b"),
-        DeadLettered(**sheet("c", NASTY), error=error, attempts=3),
-        ReadableAgain(**sheet("d"), down_for_seconds=600, health=WARN),
-        BreakerOpened(**sheet("e"), opened_at=NOW, consecutive_failures=3, cooldown_seconds=60, probe_at=NOW),
-        BreakerClosed(**sheet("f"), down_seconds=3600),
-        ApiDegraded(**SHEET, failing_in_a_row=8),
-        ApiRecovered(**SHEET, degraded_since=NOW - timedelta(minutes=30)),
-        FallingBehind(**SHEET, round_id="r1", round_started_at=NOW, done=5, total=9),
-        CrashRecovered(**SHEET, previous_run_id="x", reclaimed=2, poisoned=1),
-        StateRestored(**SHEET, reason="the main file is torn"),
+        ev.DeadLettered(**sheet("c", NASTY), error=error, attempts=3),
+        ev.ReadableAgain(**sheet("d"), down_for_seconds=600, health=WARN),
+        ev.BreakerOpened(**sheet("e"), opened_at=NOW, consecutive_failures=3, cooldown_seconds=60,
+                         probe_at=NOW),
+        ev.BreakerClosed(**sheet("f"), down_seconds=3600),
+        ev.ApiDegraded(**SHEET, failing_in_a_row=8),
+        ev.ApiRecovered(**SHEET, degraded_since=NOW - timedelta(minutes=30)),
+        ev.FallingBehind(**SHEET, round_id="r1", round_started_at=NOW, done=5, total=9),
+        ev.CrashRecovered(**SHEET, previous_run_id="x", reclaimed=2, poisoned=1),
+        ev.StateRestored(**SHEET, reason="the main file is torn"),
         damaged("health/<s&1>", "health: Input should be 'ok', 'warn' or <fail>"),
-        DeliveryHalted(**SHEET, since=NOW, status=403, description="Forbidden: <bot> was blocked"),
+        ev.DeliveryHalted(**SHEET, since=NOW, status=403, description="Forbidden: <bot> was blocked"),
     ]
 
 
-def lines_of(events: list[Event], **settings) -> list[str]:
+def lines_of(events: list[ev.Event], **settings) -> list[str]:
     [message] = compose_alert(events, {}, AlertSettings(**settings))
     return message.text.split("\n")
 
@@ -78,7 +65,7 @@ def test_names_and_values_are_escaped_and_linked():
 def test_one_run_gives_one_message_with_counts_first_items_and_the_rest_counted():
     events = [went_bad(f"s{n}") for n in range(30)] + [
         came_back("r1"),
-        ApiDegraded(**SHEET, failing_in_a_row=8),
+        ev.ApiDegraded(**SHEET, failing_in_a_row=8),
     ]
     lines = lines_of(events, max_items=10)
     assert lines[0] == "<b>sheet-monitor: 1 API degraded, 30 failing, 1 recovered</b>"
@@ -115,14 +102,14 @@ def test_a_spreadsheet_that_failed_and_came_back_within_a_run_is_told_once_as_re
 
 
 def test_a_breaker_is_its_own_topic_beside_the_spreadsheets_health():
-    opened = BreakerOpened(
+    opened = ev.BreakerOpened(
         **sheet("s1"), opened_at=NOW, consecutive_failures=3, cooldown_seconds=60, probe_at=NOW
     )
     assert lines_of([went_bad("s1"), opened])[0] == "<b>sheet-monitor: 1 failing, 1 paused</b>"
 
 
 def test_system_events_are_told_once_per_kind_but_every_damaged_entry_is_told():
-    events = [ApiDegraded(**SHEET, failing_in_a_row=n) for n in (5, 9)] + [
+    events = [ev.ApiDegraded(**SHEET, failing_in_a_row=n) for n in (5, 9)] + [
         damaged("breaker/a"),
         damaged("dlq/b"),
     ]
@@ -148,7 +135,8 @@ def test_the_same_events_compose_the_same_key_and_other_events_another():
 
 
 def test_every_event_kind_has_its_own_renderer():
-    assert all(render.render.dispatch(kind) is not render.render.dispatch(Event) for kind in EVENT_TYPES)
+    fallback = render.render.dispatch(ev.Event)
+    assert all(render.render.dispatch(kind) is not fallback for kind in ev.EVENT_TYPES)
 
 
 def test_every_event_kind_renders_as_valid_telegram_html():
@@ -167,9 +155,9 @@ def test_every_event_kind_renders_as_valid_telegram_html():
 
 
 def test_api_recovery_says_since_when_google_was_degraded():
-    line = lines_of([ApiRecovered(**SHEET, degraded_since=NOW - timedelta(minutes=30))])[3]
+    line = lines_of([ev.ApiRecovered(**SHEET, degraded_since=NOW - timedelta(minutes=30))])[3]
     assert line == "✅ Google API answers again (degraded since 2026-03-02 11:30 UTC)"
-    assert lines_of([ApiRecovered(**SHEET)])[3].endswith("(degraded since an unknown time)")
+    assert lines_of([ev.ApiRecovered(**SHEET)])[3].endswith("(degraded since an unknown time)")
 
 
 def test_a_damaged_state_entry_is_told_with_its_key_its_problem_and_where_it_was_kept():
@@ -183,7 +171,7 @@ def test_a_damaged_state_entry_is_told_with_its_key_its_problem_and_where_it_was
 
 
 def test_problems_with_the_monitor_rank_above_spreadsheets_and_recoveries_last():
-    events = [came_back("r"), went_bad("f"), damaged("task/x"), ApiDegraded(**SHEET, failing_in_a_row=3)]
+    events = [came_back("r"), went_bad("f"), damaged("task/x"), ev.ApiDegraded(**SHEET, failing_in_a_row=3)]
     ranked = lines_of(events)[3:]
     assert [
         "Google API" in ranked[0],
@@ -195,7 +183,7 @@ def test_problems_with_the_monitor_rank_above_spreadsheets_and_recoveries_last()
 
 def test_readable_again_is_failing_warning_or_recovered_by_what_its_checks_say():
     back = {
-        health: ReadableAgain(**sheet("s1"), down_for_seconds=600, health=health, findings=(FINDING,))
+        health: ev.ReadableAgain(**sheet("s1"), down_for_seconds=600, health=health, findings=(FINDING,))
         for health in (FAIL, WARN, OK)
     }
     assert lines_of([back[FAIL]])[3].endswith(

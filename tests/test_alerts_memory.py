@@ -13,18 +13,9 @@ from monitor.engine.events import BreakerOpened, ReadableAgain
 from monitor.engine.health import ERROR, FAIL, OK, WARN, SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunStats
 from monitor.engine.tasks import Task
+from monitor.notify import memory as told
 from monitor.notify.digest import compose_reminder
 from monitor.notify.documents import Alerted, AlertMemory, RoundChanges
-from monitor.notify.memory import (
-    count_reads,
-    count_round_changes,
-    due_reminders,
-    forget_healthy,
-    known_names,
-    mark_reminded,
-    note_alerts,
-    reads_known,
-)
 from monitor.notify.settings import AlertSettings
 from monitor.sandbox.telegram_html import parse_html
 
@@ -33,12 +24,12 @@ EVERY = timedelta(hours=4)
 
 def test_a_reminder_is_due_exactly_every_interval_after_the_last_alert():
     health = {"s1": bad_since(NOW - timedelta(hours=10))}
-    memory, _ = note_alerts(AlertMemory(), [went_bad("s1")], NOW)
-    assert due_reminders(health, memory, NOW + EVERY - timedelta(seconds=1), EVERY) == []
-    assert due_reminders(health, memory, NOW + EVERY, EVERY) == ["s1"]
-    memory = mark_reminded(memory, ["s1"], {}, NOW + EVERY)
-    assert due_reminders(health, memory, NOW + EVERY + timedelta(hours=3), EVERY) == []
-    assert due_reminders(health, memory, NOW + 2 * EVERY, EVERY) == ["s1"]
+    memory, _ = told.note_alerts(AlertMemory(), [went_bad("s1")], NOW)
+    assert told.due_reminders(health, memory, NOW + EVERY - timedelta(seconds=1), EVERY) == []
+    assert told.due_reminders(health, memory, NOW + EVERY, EVERY) == ["s1"]
+    memory = told.mark_reminded(memory, ["s1"], {}, NOW + EVERY)
+    assert told.due_reminders(health, memory, NOW + EVERY + timedelta(hours=3), EVERY) == []
+    assert told.due_reminders(health, memory, NOW + 2 * EVERY, EVERY) == ["s1"]
 
 
 def test_reminders_skip_muted_and_healthy_spreadsheets_and_count_from_going_bad_when_never_told():
@@ -50,7 +41,7 @@ def test_reminders_skip_muted_and_healthy_spreadsheets_and_count_from_going_bad_
         "unreadable": bad_since(NOW - timedelta(hours=4), ERROR),
         "no start known": SheetHealth(FAIL),
     }
-    assert due_reminders(health, AlertMemory(), NOW, EVERY, muted={"muted"}) == [
+    assert told.due_reminders(health, AlertMemory(), NOW, EVERY, muted={"muted"}) == [
         "bad",
         "no start known",
         "unreadable",
@@ -58,14 +49,14 @@ def test_reminders_skip_muted_and_healthy_spreadsheets_and_count_from_going_bad_
 
 
 def test_alerting_remembers_the_name_people_were_told_and_recovery_forgets_it():
-    memory, worthy = note_alerts(AlertMemory(), [went_bad("s1", NASTY)], NOW)
+    memory, worthy = told.note_alerts(AlertMemory(), [went_bad("s1", NASTY)], NOW)
     assert memory.alerted == {"s1": Alerted(NOW, NASTY)} and worthy == 1
-    memory, worthy = note_alerts(memory, [came_back("s1")], NOW)
+    memory, worthy = told.note_alerts(memory, [came_back("s1")], NOW)
     assert memory.alerted == {} and worthy == 1
 
 
 def test_what_is_not_a_failure_or_a_recovery_leaves_the_memory_as_it_was():
-    memory, _ = note_alerts(AlertMemory(), [went_bad("s1")], NOW)
+    memory, _ = told.note_alerts(AlertMemory(), [went_bad("s1")], NOW)
     opened = BreakerOpened(
         at=NOW,
         run_id="r",
@@ -77,12 +68,12 @@ def test_what_is_not_a_failure_or_a_recovery_leaves_the_memory_as_it_was():
         probe_at=NOW,
     )
     warned = replace(went_bad("s2"), current=WARN)
-    again, worthy = note_alerts(memory, [opened, warned], NOW + timedelta(hours=1))
+    again, worthy = told.note_alerts(memory, [opened, warned], NOW + timedelta(hours=1))
     assert again is memory and worthy == 2  # both were told, neither changes who is bad
 
 
 def test_muted_spreadsheets_are_neither_remembered_nor_counted():
-    memory, worthy = note_alerts(AlertMemory(), [went_bad("m"), went_bad("s")], NOW, muted={"m"})
+    memory, worthy = told.note_alerts(AlertMemory(), [went_bad("m"), went_bad("s")], NOW, muted={"m"})
     assert set(memory.alerted) == {"s"} and worthy == 1
 
 
@@ -96,22 +87,23 @@ def test_readable_again_but_failing_is_still_a_failure_and_stays_remembered():
         health=FAIL,
         findings=(FINDING,),
     )
-    memory, _ = note_alerts(AlertMemory(), [went_bad("s1")], NOW)
-    memory, _ = note_alerts(memory, [back_but_bad], NOW)
+    memory, _ = told.note_alerts(AlertMemory(), [went_bad("s1")], NOW)
+    memory, _ = told.note_alerts(memory, [back_but_bad], NOW)
     assert "s1" in memory.alerted
 
 
 def test_spreadsheets_no_longer_bad_or_configured_are_forgotten():
-    memory, _ = note_alerts(AlertMemory(), [went_bad("bad"), went_bad("fixed"), went_bad("gone")], NOW)
+    memory, _ = told.note_alerts(AlertMemory(), [went_bad("bad"), went_bad("fixed"), went_bad("gone")], NOW)
     health = {"bad": bad_since(NOW), "fixed": SheetHealth(OK)}
-    assert set(forget_healthy(memory, health).alerted) == {"bad"}
-    kept = forget_healthy(forget_healthy(memory, health), health)
-    assert forget_healthy(kept, health) is kept  # nothing more to forget: the same value, nothing to save
+    assert set(told.forget_healthy(memory, health).alerted) == {"bad"}
+    kept = told.forget_healthy(told.forget_healthy(memory, health), health)
+    # Nothing more to forget: the same value, so nothing to save.
+    assert told.forget_healthy(kept, health) is kept
 
 
 def test_a_reminder_keeps_the_name_it_was_told_by_when_the_config_no_longer_has_one():
-    memory, _ = note_alerts(AlertMemory(), [went_bad("s1", "Stock")], NOW)
-    memory = mark_reminded(memory, ["s1", "s2"], {"s2": "Sales"}, NOW + EVERY)
+    memory, _ = told.note_alerts(AlertMemory(), [went_bad("s1", "Stock")], NOW)
+    memory = told.mark_reminded(memory, ["s1", "s2"], {"s2": "Sales"}, NOW + EVERY)
     assert memory.alerted == {"s1": Alerted(NOW + EVERY, "Stock"), "s2": Alerted(NOW + EVERY, "Sales")}
     assert stored(memory) == memory  # what the state file keeps
 
@@ -131,11 +123,11 @@ def test_a_long_reminder_lists_max_items_and_counts_the_rest():
 
 
 def test_alert_worthy_events_are_counted_per_round():
-    memory = count_round_changes(AlertMemory(), "r1", 2)
-    memory = count_round_changes(memory, "r1", 1)
+    memory = told.count_round_changes(AlertMemory(), "r1", 2)
+    memory = told.count_round_changes(memory, "r1", 1)
     assert memory.round == RoundChanges("r1", 3)
-    assert count_round_changes(memory, "r1", 0) is memory
-    assert count_round_changes(memory, "r2", 0).round == RoundChanges("r2", 0)
+    assert told.count_round_changes(memory, "r1", 0) is memory
+    assert told.count_round_changes(memory, "r2", 0).round == RoundChanges("r2", 0)
 
 
 def heartbeat(run_id: str, reads: dict[str, int], finished: bool = True) -> Heartbeat:
@@ -149,18 +141,18 @@ def heartbeat(run_id: str, reads: dict[str, int], finished: bool = True) -> Hear
 
 
 def test_google_reads_are_counted_once_per_finished_run():
-    memory = count_reads(AlertMemory(), None)
-    assert reads_known(memory) is None  # no run counted yet: the digest does not guess
-    memory = count_reads(memory, heartbeat("run1", {"a": 40, "b": 2}))
-    assert count_reads(memory, heartbeat("run1", {"a": 40, "b": 2})) is memory
-    assert count_reads(memory, heartbeat("run2", {"a": 5}, finished=False)) is memory
-    memory = count_reads(memory, heartbeat("run2", {"a": 5}))
-    assert reads_known(memory) == 47 and memory.counted_run == "run2"
+    memory = told.count_reads(AlertMemory(), None)
+    assert told.reads_known(memory) is None  # no run counted yet: the digest does not guess
+    memory = told.count_reads(memory, heartbeat("run1", {"a": 40, "b": 2}))
+    assert told.count_reads(memory, heartbeat("run1", {"a": 40, "b": 2})) is memory
+    assert told.count_reads(memory, heartbeat("run2", {"a": 5}, finished=False)) is memory
+    memory = told.count_reads(memory, heartbeat("run2", {"a": 5}))
+    assert told.reads_known(memory) == 47 and memory.counted_run == "run2"
 
 
 def test_names_come_from_the_config_then_the_dead_letters_then_what_people_were_told():
-    memory, _ = note_alerts(AlertMemory(), [went_bad("a", "told a"), went_bad("b", "told b")], NOW)
+    memory, _ = told.note_alerts(AlertMemory(), [went_bad("a", "told a"), went_bad("b", "told b")], NOW)
     task = Task(id="t", target="b", round_id="r", created_at=NOW)
     letter = DeadLetter("b", "dlq b", task, ErrorInfo("permanent", "gone"), NOW, NOW)
-    names = known_names(memory, {"b": letter, "c": letter}, {"c": "config c"})
+    names = told.known_names(memory, {"b": letter, "c": letter}, {"c": "config c"})
     assert names == {"a": "told a", "b": "dlq b", "c": "config c"}

@@ -7,15 +7,7 @@ from datetime import timedelta
 import pytest
 from pydantic import ValidationError
 
-from monitor.checks import (
-    CHECK_KINDS,
-    Condition,
-    FormulaErrorsCheck,
-    FreshnessCheck,
-    NotEmptyCheck,
-    RowCountCheck,
-    ThresholdCheck,
-)
+from monitor import checks
 from monitor.core.invalid import InvalidValue
 
 
@@ -30,69 +22,72 @@ def invalid(build) -> InvalidValue:
 
 
 def test_a_check_without_a_name_is_named_by_kind_aggregate_and_range_or_source():
-    assert FormulaErrorsCheck(range="Stock!A1:H500").name == "formula_errors Stock!A1:H500"
-    assert ThresholdCheck(range="Stock!F2:F", aggregate="min", fail="< 0").name == (
+    assert checks.FormulaErrorsCheck(range="Stock!A1:H500").name == "formula_errors Stock!A1:H500"
+    assert checks.ThresholdCheck(range="Stock!F2:F", aggregate="min", fail="< 0").name == (
         "threshold min Stock!F2:F")
-    assert FreshnessCheck(source="modified_time", fail="> 1d").name == "freshness modified_time"
-    assert NotEmptyCheck(range="A!A:A", name="rows").name == "rows"
+    assert checks.FreshnessCheck(source="modified_time", fail="> 1d").name == "freshness modified_time"
+    assert checks.NotEmptyCheck(range="A!A:A", name="rows").name == "rows"
     # The same rule whether the kind is given (the config) or implied by the model (Python).
-    assert NotEmptyCheck.model_validate({"kind": "not_empty", "range": "A!A:A"}).name == "not_empty A!A:A"
+    given = checks.NotEmptyCheck.model_validate({"kind": "not_empty", "range": "A!A:A"})
+    assert given.name == "not_empty A!A:A"
 
 
 def test_conditions_are_parsed_when_the_check_is_built():
-    check = ThresholdCheck(range="S!A1:A", aggregate="max", warn="> 10", fail=Condition(">=", 100))
+    check = checks.ThresholdCheck(range="S!A1:A", aggregate="max", warn="> 10",
+                                  fail=checks.Condition(">=", 100))
     assert (check.warn.op, check.warn.value, str(check.fail)) == (">", 10, ">= 100")
-    fresh = FreshnessCheck(range="Log!E2:E", warn="2h", fail=">= 1d")
+    fresh = checks.FreshnessCheck(range="Log!E2:E", warn="2h", fail=">= 1d")
     assert (str(fresh.warn), fresh.warn_age, fresh.fail_age) == ("> 2h", timedelta(hours=2),
                                                                  timedelta(days=1))
 
 
 def test_model_validators_say_what_is_wrong_and_how_to_fix_it():
-    bounds = invalid(lambda: RowCountCheck(range="S!A:A", min=9, max=5))
+    bounds = invalid(lambda: checks.RowCountCheck(range="S!A:A", min=9, max=5))
     assert (bounds.problem, bounds.fix) == ("min (9) is greater than max (5)", "swap them")
-    assert invalid(lambda: ThresholdCheck(range="S!A:A", aggregate="min")).problem == (
+    assert invalid(lambda: checks.ThresholdCheck(range="S!A:A", aggregate="min")).problem == (
         "threshold needs a condition")
-    both = invalid(lambda: FreshnessCheck(range="S!A:A", source="modified_time", fail="> 1d"))
+    both = invalid(lambda: checks.FreshnessCheck(range="S!A:A", source="modified_time", fail="> 1d"))
     assert "takes no range" in both.problem and "remove range" in both.fix
-    tabless = invalid(lambda: NotEmptyCheck(range="A2:A"))
+    tabless = invalid(lambda: checks.NotEmptyCheck(range="A2:A"))
     assert tabless.problem == "range 'A2:A' does not name a tab"
-    assert invalid(lambda: ThresholdCheck(range="S!A:A", aggregate="min", warn=5)).problem == (
+    assert invalid(lambda: checks.ThresholdCheck(range="S!A:A", aggregate="min", warn=5)).problem == (
         "5 is a number, not a condition")
-    assert invalid(lambda: FreshnessCheck(range="S!A:A", warn="< 2h")).problem == (
+    assert invalid(lambda: checks.FreshnessCheck(range="S!A:A", warn="< 2h")).problem == (
         "bad age condition '< 2h'")
 
 
 def test_unknown_parameters_and_aggregates_are_refused():
     with pytest.raises(ValidationError, match="avg"):
-        ThresholdCheck(range="S!A1", aggregate="avg", fail="< 0")
+        checks.ThresholdCheck(range="S!A1", aggregate="avg", fail="< 0")
     with pytest.raises(ValidationError, match="extra"):
-        NotEmptyCheck(range="S!A1", rnage="S!B1")
+        checks.NotEmptyCheck(range="S!A1", rnage="S!B1")
 
 
 def test_checks_are_frozen_and_hashable():
-    check = NotEmptyCheck(range="S!A:A")
+    check = checks.NotEmptyCheck(range="S!A:A")
     with pytest.raises(ValidationError):
         check.min_rows = 3  # type: ignore[misc]
-    assert len({check, NotEmptyCheck(range="S!A:A")}) == 1
+    assert len({check, checks.NotEmptyCheck(range="S!A:A")}) == 1
 
 
 @pytest.mark.parametrize("check", [
-    FormulaErrorsCheck(range="Stock!A1:H500"),
-    NotEmptyCheck(range="Stock!A2:A", min_rows=3),
-    RowCountCheck(range="'Sales 2026'!A2:A", max=499, name="not too long"),
-    ThresholdCheck(range="Stock!F2:F", aggregate="min", warn="< 5", fail="< 0"),
-    FreshnessCheck(range="Stock!E2:E", warn="> 2h", fail="> 1d"),
-    FreshnessCheck(source="modified_time", fail="> 1d"),
+    checks.FormulaErrorsCheck(range="Stock!A1:H500"),
+    checks.NotEmptyCheck(range="Stock!A2:A", min_rows=3),
+    checks.RowCountCheck(range="'Sales 2026'!A2:A", max=499, name="not too long"),
+    checks.ThresholdCheck(range="Stock!F2:F", aggregate="min", warn="< 5", fail="< 0"),
+    checks.FreshnessCheck(range="Stock!E2:E", warn="> 2h", fail="> 1d"),
+    checks.FreshnessCheck(source="modified_time", fail="> 1d"),
 ])
 def test_the_written_form_builds_the_same_check_again(check):
     written = check.as_written()
     assert next(iter(written)) == "kind"
-    assert CHECK_KINDS[written["kind"]].model_validate(written) == check
+    assert checks.CHECK_KINDS[written["kind"]].model_validate(written) == check
 
 
 def test_the_written_form_omits_defaults_and_the_default_name():
-    assert NotEmptyCheck(range="S!A:A", min_rows=1).as_written() == {"kind": "not_empty", "range": "S!A:A"}
-    assert FreshnessCheck(range="L!E:E", warn="> 2h").as_written() == {
+    written = checks.NotEmptyCheck(range="S!A:A", min_rows=1).as_written()
+    assert written == {"kind": "not_empty", "range": "S!A:A"}
+    assert checks.FreshnessCheck(range="L!E:E", warn="> 2h").as_written() == {
         "kind": "freshness", "range": "L!E:E", "warn": "> 2h"}
-    assert RowCountCheck(range="S!A:A", min=0, name="rows").as_written() == {
+    assert checks.RowCountCheck(range="S!A:A", min=0, name="rows").as_written() == {
         "kind": "row_count", "range": "S!A:A", "min": 0, "name": "rows"}

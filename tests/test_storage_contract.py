@@ -16,14 +16,7 @@ from datetime import UTC, datetime
 import pytest
 
 from monitor.core.clock import ManualClock
-from monitor.storage import (
-    FileStore,
-    LockHeld,
-    MemoryBacking,
-    MemoryStore,
-    PropertyStore,
-    StateError,
-)
+from monitor.storage import FileStore, LockHeld, MemoryBacking, MemoryStore, PropertyStore, StateError
 
 CLOCK_START = datetime(2026, 1, 5, 3, 47, 12, tzinfo=UTC)
 

@@ -22,14 +22,7 @@ from tinydb import TinyDB
 from tinydb.storages import JSONStorage
 
 from monitor.core.clock import ManualClock
-from monitor.storage import (
-    FileStore,
-    FlockLock,
-    StateError,
-    StatePaths,
-    StateUnreadable,
-    StateVersionError,
-)
+from monitor.storage import FileStore, FlockLock, StateError, StatePaths, StateUnreadable, StateVersionError
 from monitor.storage.format import parse_state
 from monitor.storage.journal import frame, header, parse_journal
 

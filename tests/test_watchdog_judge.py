@@ -11,26 +11,16 @@ import pytest
 from watchdog_helpers import SETTINGS, T0, heartbeat, runs_every_5_minutes, settings
 
 from monitor.engine.heartbeat import Heartbeat, Outcome, RunSummary
-from monitor.watchdog.judge import (
-    FAILING,
-    HEALTHY,
-    SILENT,
-    STATE_MISSING,
-    STATE_UNREADABLE,
-    STUCK,
-    RunnerReading,
-    Verdict,
-    evaluate,
-)
+from monitor.watchdog import judge as wd
 from monitor.watchdog.memory import WatchdogMemory, advance
 
 
-def reading(hb: Heartbeat | None, runs: list[RunSummary] = ()) -> RunnerReading:
-    return RunnerReading(exists=True, heartbeat=hb, runs=tuple(runs))
+def reading(hb: Heartbeat | None, runs: list[RunSummary] = ()) -> wd.RunnerReading:
+    return wd.RunnerReading(exists=True, heartbeat=hb, runs=tuple(runs))
 
 
-def judge(hb: Heartbeat | None, runs: list[RunSummary], now: datetime, chosen=SETTINGS) -> Verdict:
-    return evaluate(reading(hb, runs), now, chosen)
+def judge(hb: Heartbeat | None, runs: list[RunSummary], now: datetime, chosen=SETTINGS) -> wd.Verdict:
+    return wd.evaluate(reading(hb, runs), now, chosen)
 
 
 # ---- verdicts ----------------------------------------------------------------------------------------
@@ -39,9 +29,9 @@ def judge(hb: Heartbeat | None, runs: list[RunSummary], now: datetime, chosen=SE
 @pytest.mark.parametrize(
     ("age", "expected"),
     [
-        (timedelta(minutes=15) - timedelta(seconds=1), HEALTHY),
-        (timedelta(minutes=15), HEALTHY),  # "at" max_silence is still within the allowed silence
-        (timedelta(minutes=15) + timedelta(seconds=1), SILENT),
+        (timedelta(minutes=15) - timedelta(seconds=1), wd.HEALTHY),
+        (timedelta(minutes=15), wd.HEALTHY),  # "at" max_silence is still within the allowed silence
+        (timedelta(minutes=15) + timedelta(seconds=1), wd.SILENT),
     ],
     ids=["just-before", "at", "just-after"],
 )
@@ -52,17 +42,17 @@ def test_silence_boundary_is_inclusive_of_max_silence(age, expected):
 def test_the_newest_finish_counts_whether_it_is_in_runs_or_the_heartbeat():
     runs = runs_every_5_minutes(T0 - timedelta(hours=1), 3)
     running_now = heartbeat(None, started_at=T0 - timedelta(minutes=1))
-    assert judge(running_now, runs, T0).status == SILENT  # the latest finish is 50 min old
+    assert judge(running_now, runs, T0).status == wd.SILENT  # the latest finish is 50 min old
     runs.append(RunSummary("x", T0 - timedelta(minutes=3), T0 - timedelta(minutes=2), Outcome.OK))
-    assert judge(running_now, runs, T0).status == HEALTHY
+    assert judge(running_now, runs, T0).status == wd.HEALTHY
 
 
 @pytest.mark.parametrize(
     ("running_for", "expected"),
     [
-        (timedelta(minutes=8) - timedelta(seconds=1), HEALTHY),
-        (timedelta(minutes=8), HEALTHY),
-        (timedelta(minutes=8) + timedelta(seconds=1), STUCK),
+        (timedelta(minutes=8) - timedelta(seconds=1), wd.HEALTHY),
+        (timedelta(minutes=8), wd.HEALTHY),
+        (timedelta(minutes=8) + timedelta(seconds=1), wd.STUCK),
     ],
     ids=["just-before", "at", "just-after"],
 )
@@ -73,23 +63,23 @@ def test_a_run_past_budget_plus_grace_is_stuck(running_for, expected):
     hb = heartbeat(None, started_at=started, budget=360)
     verdict = judge(hb, runs, T0, settings(max_silence=timedelta(minutes=30)))
     assert verdict.status == expected
-    if expected == STUCK:
+    if expected == wd.STUCK:
         assert "run-1" in verdict.reason and "6m" in verdict.reason
         assert verdict.began_at == started
 
 
 def test_a_stuck_run_is_named_before_the_silence_it_causes():
     started = T0 - timedelta(minutes=40)
-    assert judge(heartbeat(None, started_at=started), runs_every_5_minutes(started, 1), T0).status == STUCK
+    assert judge(heartbeat(None, started_at=started), runs_every_5_minutes(started, 1), T0).status == wd.STUCK
 
 
 @pytest.mark.parametrize(
     ("outcomes", "expected"),
     [
-        (["ok", "degraded", "degraded", "degraded"], FAILING),
-        (["ok", "ok", "degraded", "degraded"], HEALTHY),
-        (["degraded", "degraded", "degraded", "ok"], HEALTHY),
-        (["degraded", "degraded", "nothing_to_do"], HEALTHY),
+        (["ok", "degraded", "degraded", "degraded"], wd.FAILING),
+        (["ok", "ok", "degraded", "degraded"], wd.HEALTHY),
+        (["degraded", "degraded", "degraded", "ok"], wd.HEALTHY),
+        (["degraded", "degraded", "nothing_to_do"], wd.HEALTHY),
     ],
 )
 def test_the_last_n_runs_failing_is_an_outage(outcomes, expected):
@@ -98,23 +88,23 @@ def test_the_last_n_runs_failing_is_an_outage(outcomes, expected):
     last = runs[-1]
     verdict = judge(heartbeat(last.finished_at, outcome=last.outcome), runs, T0)
     assert verdict.status == expected
-    if expected == FAILING:
+    if expected == wd.FAILING:
         assert "3 runs" in verdict.reason and "degraded" in verdict.reason
         assert verdict.began_at == runs[1].started_at  # the first run of the failing streak
 
 
 def test_missing_and_unreadable_state_are_verdicts_of_their_own():
-    assert evaluate(RunnerReading(exists=False), T0, SETTINGS).status == STATE_MISSING
-    torn = RunnerReading(exists=True, readable=False, error="not JSON at line 1")
-    unreadable = evaluate(torn, T0, SETTINGS)
-    assert unreadable.status == STATE_UNREADABLE and "not JSON at line 1" in unreadable.reason
+    assert wd.evaluate(wd.RunnerReading(exists=False), T0, SETTINGS).status == wd.STATE_MISSING
+    torn = wd.RunnerReading(exists=True, readable=False, error="not JSON at line 1")
+    unreadable = wd.evaluate(torn, T0, SETTINGS)
+    assert unreadable.status == wd.STATE_UNREADABLE and "not JSON at line 1" in unreadable.reason
     never = judge(None, [], T0)  # a state no run ever wrote a heartbeat into
-    assert never.status == SILENT and "no run has ever finished" in never.reason
+    assert never.status == wd.SILENT and "no run has ever finished" in never.reason
 
 
 def test_naive_now_is_refused():
     with pytest.raises(ValueError, match="naive"):
-        evaluate(reading(None), datetime(2026, 1, 1), SETTINGS)
+        wd.evaluate(reading(None), datetime(2026, 1, 1), SETTINGS)
 
 
 # ---- transitions -------------------------------------------------------------------------------------
@@ -125,7 +115,7 @@ def test_one_alert_per_outage_reminders_at_the_slow_interval_then_one_recovery()
     last_run = T0 - timedelta(minutes=20)
     first = advance(WatchdogMemory(), judge(heartbeat(last_run), [], T0, chosen), T0, chosen)
     assert first.kind == "alert" and len(first.messages) == 1
-    assert first.memory.status == SILENT and first.memory.since == last_run
+    assert first.memory.status == wd.SILENT and first.memory.since == last_run
 
     memory = first.memory
     for minutes in (15, 30, 4 * 60 - 1):
@@ -142,12 +132,12 @@ def test_one_alert_per_outage_reminders_at_the_slow_interval_then_one_recovery()
 def test_a_change_of_kind_within_an_outage_sends_nothing_until_the_reminder():
     stuck = judge(heartbeat(None, started_at=T0 - timedelta(minutes=9)),
                   runs_every_5_minutes(T0 - timedelta(minutes=10), 1), T0)
-    assert stuck.status == STUCK
+    assert stuck.status == wd.STUCK
     alerted = advance(WatchdogMemory(), stuck, T0, SETTINGS)
     later = T0 + timedelta(minutes=15)
     silent = judge(heartbeat(T0 - timedelta(minutes=10)), [], later)
     decision = advance(alerted.memory, silent, later, SETTINGS)
-    assert decision.messages == () and decision.memory.status == SILENT
+    assert decision.messages == () and decision.memory.status == wd.SILENT
     assert decision.memory.since == alerted.memory.since
 
 
@@ -159,11 +149,11 @@ def test_recovery_reports_the_outage_from_the_last_good_run_to_the_first_good_on
     runs += runs_every_5_minutes(resumed_at, 3)
     now = resumed_at + timedelta(minutes=12)
     healthy = judge(heartbeat(resumed_at + timedelta(minutes=10)), runs, now)
-    assert healthy.status == HEALTHY and healthy.healthy_since == resumed_at
+    assert healthy.status == wd.HEALTHY and healthy.healthy_since == resumed_at
     decision = advance(alerted.memory, healthy, now, SETTINGS)
     assert decision.kind == "recovered" and len(decision.messages) == 1
     assert "lasted 45m" in decision.messages[0].text  # 20 min before T0 to 25 min after
-    assert decision.memory.status == HEALTHY
+    assert decision.memory.status == wd.HEALTHY
     again = advance(decision.memory, healthy, now + timedelta(minutes=15), SETTINGS)
     assert again.messages == ()
 

@@ -32,14 +32,7 @@ from monitor.core.timefmt import format_utc, parse_utc
 from .cells import Cell, cells_of, is_number
 from .conditions import Condition, format_number
 from .dates import MAX_SERIAL, date_of
-from .models import (
-    Check,
-    FormulaErrorsCheck,
-    FreshnessCheck,
-    NotEmptyCheck,
-    RowCountCheck,
-    ThresholdCheck,
-)
+from .models import Check, FormulaErrorsCheck, FreshnessCheck, NotEmptyCheck, RowCountCheck, ThresholdCheck
 from .result import MAX_CELLS, CheckResult, Status
 
 FORMULA_ERRORS = ("#REF!", "#N/A", "#DIV/0!", "#VALUE!", "#NAME?", "#NUM!", "#NULL!", "#ERROR!")

@@ -9,28 +9,16 @@ from pathlib import Path
 import click
 
 from monitor import admin
-from monitor.cli.common import admin_call, clock, quiet_logs, sheet_names
-from monitor.cli.output import (
-    config_option,
-    echo_table,
-    emit_json,
-    json_option,
-    short_time,
-)
-from monitor.cli.state_access import (
-    changing_or_exit,
-    load_or_exit,
-    read_or_exit,
-    wait_option,
-)
+from monitor.cli.common import admin_call, changing_options, clock, quiet_logs, reading_options, sheet_names
+from monitor.cli.output import echo_table, emit_json, short_time
+from monitor.cli.state_access import changing_or_exit, load_or_exit, read_or_exit
 from monitor.core.durations import format_duration
 from monitor.core.logs import log_event
 from monitor.state import State
 
 
 @click.group(invoke_without_command=True)
-@config_option
-@json_option
+@reading_options
 @click.pass_context
 def breakers(ctx: click.Context, config_path: Path | None, as_json: bool) -> None:
     """Per-spreadsheet circuit breakers (`breakers` alone lists them, like `breakers list`)."""
@@ -47,8 +35,7 @@ def breakers(ctx: click.Context, config_path: Path | None, as_json: bool) -> Non
 
 
 @breakers.command("list")
-@config_option
-@json_option
+@reading_options
 def breakers_list(config_path: Path | None = None, as_json: bool = False) -> None:
     """Every stored breaker, open ones first: failures in a row, when it opened, when it probes next."""
     quiet_logs()
@@ -74,9 +61,7 @@ def format_duration_seconds(seconds: float | None) -> str:
 
 
 @breakers.command("reset")
-@config_option
-@json_option
-@wait_option
+@changing_options
 @click.argument("spreadsheet_id", metavar="ID")
 def breakers_reset(config_path: Path | None, as_json: bool, wait: float, spreadsheet_id: str) -> None:
     """Close a spreadsheet's breaker now; it is read again in its next turn."""

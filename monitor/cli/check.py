@@ -17,16 +17,8 @@ import click
 from monitor import admin
 from monitor.admin.reports import error_dict
 from monitor.checks import health_of
-from monitor.cli.common import clock
-from monitor.cli.output import (
-    config_option,
-    echo_fields,
-    echo_table,
-    emit_json,
-    fail,
-    json_option,
-    styled_status,
-)
+from monitor.cli.common import clock, reading_options
+from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit
 from monitor.config import Config, Sheet
 from monitor.core.durations import format_duration
@@ -40,8 +32,7 @@ from monitor.storage import StateError
 
 
 @click.command("check-config")
-@config_option
-@json_option
+@reading_options
 def check_config(config_path: Path | None, as_json: bool) -> None:
     """Validate the config (credential files included) and print the plan: spreadsheets, reads per
     round, the quota arithmetic and warnings. Exit 2 with every problem listed if it is invalid."""
@@ -77,8 +68,7 @@ def _runs(plan: dict[str, Any], config) -> str:
 
 
 @click.command()
-@config_option
-@json_option
+@reading_options
 @click.argument("spreadsheet_id", metavar="ID")
 def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     """Read one spreadsheet now and print each check's result and the cells involved. Changes no

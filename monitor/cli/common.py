@@ -8,14 +8,24 @@ from typing import Any
 
 from monitor import admin
 from monitor.admin import AdminError
-from monitor.cli.output import fail
-from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE
+from monitor.cli.output import config_option, fail, json_option
+from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, wait_option
 from monitor.config import Config, Sheet
 from monitor.core.clock import SystemClock
 from monitor.core.logs import configure_logging
 from monitor.state import State
 
 clock = SystemClock()
+
+
+def reading_options(command: Callable) -> Callable:
+    """``--config`` and ``--json``: what every command that reads the state takes."""
+    return config_option(json_option(command))
+
+
+def changing_options(command: Callable) -> Callable:
+    """``--config``, ``--json`` and ``--wait``: what every command that changes the state takes."""
+    return config_option(json_option(wait_option(command)))
 
 
 def admin_call(function: Callable[..., Any], *args: Any) -> Any:

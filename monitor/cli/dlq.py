@@ -8,24 +8,9 @@ from pathlib import Path
 import click
 
 from monitor import admin
-from monitor.cli.common import admin_call, clock, quiet_logs
-from monitor.cli.output import (
-    config_option,
-    echo_fields,
-    echo_table,
-    emit_json,
-    fail,
-    json_option,
-    short_time,
-    when,
-)
-from monitor.cli.state_access import (
-    EXIT_USAGE,
-    changing_or_exit,
-    load_or_exit,
-    read_or_exit,
-    wait_option,
-)
+from monitor.cli.common import admin_call, changing_options, clock, quiet_logs, reading_options
+from monitor.cli.output import echo_fields, echo_table, emit_json, fail, short_time, when
+from monitor.cli.state_access import EXIT_USAGE, changing_or_exit, load_or_exit, read_or_exit
 from monitor.core.logs import log_event
 from monitor.notify.messages import sheet_url
 from monitor.state import State
@@ -38,8 +23,7 @@ def dlq() -> None:
 
 
 @dlq.command("list")
-@config_option
-@json_option
+@reading_options
 def dlq_list(config_path: Path | None, as_json: bool) -> None:
     """Every entry: the last error, first and last failure, occurrences; the latest first."""
     quiet_logs()
@@ -64,8 +48,7 @@ def _error(row: dict) -> str:
 
 
 @dlq.command("show")
-@config_option
-@json_option
+@reading_options
 @click.argument("spreadsheet_id", metavar="ID")
 def dlq_show(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     """One entry in full: the error, the task and its attempt history."""
@@ -102,9 +85,7 @@ def dlq_show(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> No
 
 
 @dlq.command("retry")
-@config_option
-@json_option
-@wait_option
+@changing_options
 @click.option("--all", "retry_all", is_flag=True, help="Retry every entry.")
 @click.argument("spreadsheet_id", metavar="[ID]", required=False)
 def dlq_retry(config_path: Path | None, as_json: bool, wait: float, retry_all: bool,
@@ -140,9 +121,7 @@ def dlq_retry(config_path: Path | None, as_json: bool, wait: float, retry_all: b
 
 
 @dlq.command("purge")
-@config_option
-@json_option
-@wait_option
+@changing_options
 @click.argument("spreadsheet_id", metavar="[ID]", required=False)
 def dlq_purge(config_path: Path | None, as_json: bool, wait: float, spreadsheet_id: str | None) -> None:
     """Forget one entry, or every entry when no ID is given. The spreadsheet stays monitored: if it

@@ -9,21 +9,9 @@ from pathlib import Path
 import click
 
 from monitor import admin
-from monitor.cli.common import admin_call, clock, quiet_logs, sheet_or_exit
-from monitor.cli.output import (
-    config_option,
-    emit_json,
-    fail,
-    json_option,
-    short_time,
-    when,
-)
-from monitor.cli.state_access import (
-    EXIT_USAGE,
-    changing_or_exit,
-    load_or_exit,
-    wait_option,
-)
+from monitor.cli.common import admin_call, changing_options, clock, quiet_logs, sheet_or_exit
+from monitor.cli.output import emit_json, fail, short_time, when
+from monitor.cli.state_access import EXIT_USAGE, changing_or_exit, load_or_exit
 from monitor.core.durations import parse_positive_duration
 from monitor.core.invalid import InvalidValue
 from monitor.core.logs import log_event
@@ -37,9 +25,7 @@ def _duration(ctx, param, value: str):
 
 
 @click.command()
-@config_option
-@json_option
-@wait_option
+@changing_options
 @click.argument("spreadsheet_id", metavar="ID")
 @click.option("--for", "duration", required=True, callback=_duration, metavar="DURATION",
               help='How long, e.g. "2h", "1d", "90m". The mute ends by itself.')
@@ -63,9 +49,7 @@ def mute(
 
 
 @click.command()
-@config_option
-@json_option
-@wait_option
+@changing_options
 @click.argument("spreadsheet_id", metavar="ID")
 def unmute(config_path: Path | None, as_json: bool, wait: float, spreadsheet_id: str) -> None:
     """End a mute now; the spreadsheet joins the next round and alerts again."""

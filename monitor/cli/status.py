@@ -9,7 +9,7 @@ import click
 
 from monitor import admin
 from monitor.checks import format_age
-from monitor.cli.common import clock, quiet_logs
+from monitor.cli.common import clock, quiet_logs, reading_options
 from monitor.cli.output import (
     config_option,
     echo_fields,
@@ -19,17 +19,12 @@ from monitor.cli.output import (
     short_time,
     when,
 )
-from monitor.cli.state_access import (
-    load_or_exit,
-    read_or_exit,
-    state_file,
-)
+from monitor.cli.state_access import load_or_exit, read_or_exit, state_file
 from monitor.state import State
 
 
 @click.command()
-@config_option
-@json_option
+@reading_options
 def status(config_path: Path | None, as_json: bool) -> None:
     """Last run, current round, queue counts, oldest pending task, next retry, DLQ, breakers, outbox,
     quota used. Reads the state without the lock: safe while a run works."""

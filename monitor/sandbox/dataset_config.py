@@ -13,14 +13,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from monitor.checks import (
-    Check,
-    FormulaErrorsCheck,
-    FreshnessCheck,
-    NotEmptyCheck,
-    RowCountCheck,
-    ThresholdCheck,
-)
+from monitor import checks
 
 from .dataset_generate import CHECKED_LAST_ROW, STOCK_TAB, Dataset, SheetEntry
 
@@ -28,16 +21,16 @@ SHEETS_CSV = "sheets.csv"
 PROFILE = "stock"
 
 
-def stock_profile() -> list[Check]:
+def stock_profile() -> list[checks.Check]:
     """The checks every generated spreadsheet is configured with."""
     last = CHECKED_LAST_ROW
     return [
-        FormulaErrorsCheck(range=f"{STOCK_TAB}!A1:H{last}"),
-        NotEmptyCheck(range=f"{STOCK_TAB}!A2:A{last}", min_rows=1),
-        ThresholdCheck(range=f"{STOCK_TAB}!F2:F{last}", aggregate="min", warn="< 5", fail="< 0"),
-        FreshnessCheck(range=f"{STOCK_TAB}!E2:E{last}", warn="> 2h", fail="> 1d"),
+        checks.FormulaErrorsCheck(range=f"{STOCK_TAB}!A1:H{last}"),
+        checks.NotEmptyCheck(range=f"{STOCK_TAB}!A2:A{last}", min_rows=1),
+        checks.ThresholdCheck(range=f"{STOCK_TAB}!F2:F{last}", aggregate="min", warn="< 5", fail="< 0"),
+        checks.FreshnessCheck(range=f"{STOCK_TAB}!E2:E{last}", warn="> 2h", fail="> 1d"),
         # A Stock tab that outgrew the checked rows would hide its newest rows from every check.
-        RowCountCheck(range=f"{STOCK_TAB}!A2:A", max=last - 1),
+        checks.RowCountCheck(range=f"{STOCK_TAB}!A2:A", max=last - 1),
     ]
 
 

@@ -6,13 +6,7 @@ Callers import from here; the submodules are the backends' parts.
 from monitor.storage.contract import RUN_LOCK, PropertyStore, StoreLock
 from monitor.storage.errors import LockHeld, StateError, StateUnreadable, StateVersionError
 from monitor.storage.file_store import FileStore
-from monitor.storage.location import (
-    PROPERTIES,
-    FileLocation,
-    MemoryLocation,
-    StateLocation,
-    location_of,
-)
+from monitor.storage.location import PROPERTIES, FileLocation, MemoryLocation, StateLocation, location_of
 from monitor.storage.lock import FlockLock
 from monitor.storage.memory import MemoryBacking, MemoryLock, MemoryStore
 from monitor.storage.paths import STATE_FILE_NAME, StatePaths
