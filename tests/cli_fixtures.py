@@ -14,7 +14,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 from config_fixtures import pem_key
 
-from monitor import admin
+from monitor.cli import output
 from monitor.cli.main import cli
 from monitor.core.errors import ErrorInfo
 from monitor.engine.breaker import OPEN, BreakerState
@@ -78,7 +78,7 @@ def invoke(config: Path, *args: str) -> Result:
 
 def json_of(result: Result) -> dict:
     data = json.loads(result.stdout)
-    assert data["version"] == admin.JSON_VERSION
+    assert data["version"] == output.JSON_VERSION
     return data
 
 

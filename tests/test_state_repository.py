@@ -70,18 +70,25 @@ def test_a_save_writes_exactly_the_documents_that_changed():
     assert changed_keys(backing, lambda: repository.save(state)) == set()  # nothing changed since
 
 
-def test_a_new_round_replaces_every_task_document_of_the_old_one():
+def test_a_new_round_is_one_document_and_replaces_every_task_of_the_old_one():
     backing = MemoryBacking()
     repository, state = fresh(backing)
     state.round = Round.build(SHEETS, T0)
+    for task in list(state.round.tasks.values()):
+        state.round.start(task)
+        state.round.succeed(task, T0)
     repository.save(state)
-    old_keys = {f"task/{id}" for id in state.round.tasks}
+    assert sum(key.startswith("task/") for key in backing.copy()) == len(SHEETS)
 
-    state.round = Round.build(SHEETS[:3], T0 + timedelta(minutes=5))
-    repository.save(state)
-    task_keys = {key for key in backing.copy() if key.startswith("task/")}
-    assert task_keys == {f"task/{id}" for id in state.round.tasks}
-    assert not task_keys & old_keys
+    new_round = Round.build(SHEETS[:3], T0 + timedelta(minutes=5))
+    state.round = new_round
+    written = changed_keys(backing, lambda: repository.save(state))
+    # Its fresh tasks are implied by the round's list of targets: only that document is written.
+    assert {key for key in written if key in backing.copy()} == {"round"}
+    assert not any(key.startswith("task/") for key in backing.copy())
+    reloaded = StateRepository(MemoryStore(backing)).load()
+    assert list(reloaded.round.tasks) == list(new_round.tasks)
+    assert [task.target for task in reloaded.round.tasks.values()] == SHEETS[:3]
 
 
 def test_saving_costs_what_changed_whatever_the_number_of_spreadsheets():

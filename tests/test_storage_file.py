@@ -714,3 +714,13 @@ def test_a_reader_needs_no_lock_while_a_writer_holds_it(state_dir):
     with FlockLock.in_dir(state_dir):
         open_store(state_dir).set_property("heartbeat", "started")
         assert open_store(state_dir, read_only=True).get_property("heartbeat") == "started"
+
+
+def test_a_snapshot_written_in_pieces_is_the_same_json_as_one_written_whole():
+    from monitor.storage import format as snapshot_format
+
+    properties = {f"task/{n:06d}": json.dumps({"n": n, "text": "é \" \\n" * (n % 70)}) for n in range(8000)}
+    pieces = list(snapshot_format.snapshot_chunks(properties, generation=4, version=2))
+    assert len(pieces) > 1  # more than a megabyte: written in several pieces
+    whole = {"meta": {"1": {"schema_version": 2, "generation": 4}}, "properties": {"1": properties}}
+    assert b"".join(pieces) == json.dumps(whole, ensure_ascii=False, separators=(",", ":")).encode()

@@ -280,7 +280,8 @@ def test_the_oldest_pending_task():
 def test_only_what_changed_since_the_last_save_is_pending():
     rnd = Round.build(["a", "b", "c"], NOW)
     info, changed, removed = rnd.pending_changes()
-    assert info == rnd.info and set(changed) == set(rnd.tasks) and removed == set()  # a new round
+    # A new round is its own document: its fresh tasks are implied by its targets.
+    assert info == rnd.info and info.targets == ("a", "b", "c") and changed == {} and removed == set()
     rnd.mark_saved()
     assert rnd.pending_changes() == (None, {}, set())
     a = rnd.next_due(NOW)
@@ -289,7 +290,7 @@ def test_only_what_changed_since_the_last_save_is_pending():
     rnd.drop_targets({"c"})
     rnd.mark_behind_reported()
     info, changed, removed = rnd.pending_changes()
-    assert info == RoundInfo(rnd.id, NOW, behind_reported=True)
+    assert info == RoundInfo(rnd.id, NOW, targets=("a", "b", None), behind_reported=True)
     assert set(changed) == {a.id} and removed == {f"{rnd.id}-000003"}
 
 

@@ -19,10 +19,8 @@ from monitor.admin.reports import (
     status_report,
 )
 
-JSON_VERSION = 1  # bump when a --json key changes meaning or goes away; adding keys keeps it
-
 __all__ = [
-    "JSON_VERSION", "MUTED", "SHOWN_ORDER", "AdminError", "breaker_reset", "breakers_list", "config_plan",
+    "MUTED", "SHOWN_ORDER", "AdminError", "breaker_reset", "breakers_list", "config_plan",
     "dlq_list", "dlq_show", "dlq_purge", "dlq_retry", "mute", "sheets_report", "shown_health",
     "status_report", "unknown_id_message", "unmute",
 ]

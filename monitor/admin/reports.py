@@ -1,7 +1,7 @@
 """What `status`, `sheets`, `dlq list/show` and `breakers list` report, as pure functions of the state.
 
 Reports are JSON-ready dicts and lists (times as ISO-8601 UTC text): the CLI prints them as tables,
-or as they are under ``--json`` inside ``{"version": JSON_VERSION, ...}``. ``now`` comes in.
+or as they are under ``--json`` (``monitor.cli.output.emit_json``). ``now`` comes in.
 """
 
 from __future__ import annotations

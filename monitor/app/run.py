@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import IO
 
-from monitor.app.notify_step import notify_after_run
 from monitor.config import Config
 from monitor.core.clock import SystemClock
 from monitor.core.logs import log_event
@@ -25,7 +24,6 @@ from monitor.engine.quota import QuotaPacer
 from monitor.engine.run import Run
 from monitor.engine.settings import RunSettings
 from monitor.google.reader import GspreadReader
-from monitor.notify.heartbeat_ping import ping_heartbeat
 from monitor.state import changing_state
 
 RUN_PING_TIMEOUT_SECONDS = 2.0
@@ -75,8 +73,14 @@ def run_once(
                   reader=reader, pacer=pacer, clock=clock, save=session.save)
         report = run.execute()
         new_events = tuple(event for event in session.state.events if event.run_id == run_id)
+        # The notifier (httpx and its TLS stack) loads only now that the reads are done: it is a
+        # tenth of a second of start-up, before the first read, that a run need not wait for.
+        from monitor.app.notify_step import notify_after_run
+
         notify_after_run(config, session, run_id, run.deadline, clock, messages_to or sys.stdout)
     if config.watchdog.heartbeat_url and report.outcome in GOOD_OUTCOMES:
+        from monitor.notify.heartbeat_ping import ping_heartbeat
+
         # The external dead-man's switch hears from good runs only; bounded so the run still ends
         # within budget + 5 s (ping services answer in milliseconds).
         ping_heartbeat(config.watchdog.heartbeat_url, timeout=RUN_PING_TIMEOUT_SECONDS)

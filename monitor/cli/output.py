@@ -18,9 +18,10 @@ from typing import Any, NoReturn
 
 import click
 
-from monitor.admin import JSON_VERSION
 from monitor.checks import format_age
 from monitor.core.timefmt import parse_utc
+
+JSON_VERSION = 1  # bump when a --json key changes meaning or goes away; adding keys keeps it
 
 config_option = click.option(  # every sheet-monitor command's; sheet-watchdog keeps its own (its imports)
     "--config",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, BeforeValidator, PlainSerializer
+from pydantic import AwareDatetime, PlainSerializer
 
 
 def format_utc(moment: datetime) -> str:
@@ -25,18 +25,7 @@ def parse_utc(text: str) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-def _as_utc(moment: datetime) -> datetime:
-    if moment.tzinfo is None:
-        raise ValueError("naive datetime: stored times must be aware UTC")
-    return moment.astimezone(UTC)
-
-
-# A stored time inside a typed document: read as an aware UTC datetime (text without an offset is
-# UTC, as parse_utc says), written as format_utc writes it, so documents keep the millisecond "Z"
-# form the state file has always used.
-UtcTime = Annotated[
-    datetime,
-    BeforeValidator(lambda value: parse_utc(value) if isinstance(value, str) else value),
-    AfterValidator(_as_utc),
-    PlainSerializer(format_utc, return_type=str),
-]
+# A stored time inside a typed document: read back by pydantic's own (compiled) parser, which must find
+# an offset (every stored time is written with its "Z": a time without one is damage, not a guess),
+# and written as format_utc writes it, so documents keep the millisecond "Z" form of the state file.
+UtcTime = Annotated[AwareDatetime, PlainSerializer(format_utc, return_type=str)]

@@ -1,11 +1,13 @@
 """Task records and rounds: what is queued, what is in flight, what is done.
 
-A *round* is one pass over every configured spreadsheet: one task each, least recently checked first.
-Each task is stored as a document of its own (and the round's :class:`RoundInfo` beside them), so a
-checkpoint writes the tasks that changed, not the round. A run killed at any instant leaves tasks that
-are ``pending`` (never taken), ``processing`` (taken by the dead run: the next run reclaims the lease)
-or finished. Every change of a task goes through a :class:`Round` method, which records it for the
-next save. Nothing here does I/O or reads a clock: ``now`` comes in.
+A *round* is one pass over every configured spreadsheet: one task each, in the order the round was
+built (least recently checked first). The round's :class:`RoundInfo` lists that order; a task that is
+still *fresh* (pending, never tried) is implied by it and not stored at all, so starting a round of
+20,000 spreadsheets writes one document, not 20,000. A task is stored, as a document of its own, once
+it changes, so a checkpoint writes the tasks that changed. A run killed at any instant leaves tasks
+that are ``pending``, ``processing`` (taken by the dead run: the next run reclaims the lease) or
+finished. Every change of a task goes through a :class:`Round` method, which records it for the next
+save. Nothing here does I/O or reads a clock: ``now`` comes in.
 """
 
 from __future__ import annotations
@@ -63,11 +65,32 @@ class Task:
     history: tuple[Attempt, ...] = ()
 
 
+    @property
+    def fresh(self) -> bool:
+        """Pending and never tried: what the round's list of targets implies, so it need not be stored."""
+        return (self.status is PENDING and not self.attempts and self.last_error is None
+                and self.next_attempt_at is None and not self.interruptions and not self.history)
+
+
 @document
 class RoundInfo:
     id: str
     started_at: UtcTime
+    # The round's spreadsheets in order; task n (1-based) checks targets[n - 1]. A spreadsheet removed
+    # from the config leaves its place empty (None), so the others' task ids do not change.
+    targets: tuple[str | None, ...] = ()
     behind_reported: bool = False  # "falling behind" was told for this round (once per round)
+
+
+def task_id(round_id: str, number: int) -> str:
+    """The id of the ``number``-th task (1-based) of a round."""
+    return f"{round_id}-{number:06d}"
+
+
+def task_number(task_id_: str) -> int | None:
+    """The inverse of :func:`task_id`; None for an id of another shape."""
+    _, _, number = task_id_.rpartition("-")
+    return int(number) if number.isdigit() else None
 
 
 class Round:
@@ -78,11 +101,19 @@ class Round:
     step is O(log n) or better, which keeps the runner's overhead flat at 20,000 spreadsheets.
     """
 
-    def __init__(self, info: RoundInfo, tasks: Iterable[Task]) -> None:
+    def __init__(self, info: RoundInfo, stored: Iterable[Task] = ()) -> None:
+        """The round ``info`` describes: its fresh tasks, with the ``stored`` ones (tasks that changed
+        since the round began, already checked to belong to it) in their places."""
         self.info = info
-        self.tasks: Documents[Task] = Documents({task.id: task for task in tasks})
+        tasks = {
+            task_id(info.id, number): Task(task_id(info.id, number), target, info.id, info.started_at)
+            for number, target in enumerate(info.targets, start=1)
+            if target is not None
+        }
+        tasks.update((task.id, task) for task in stored)
+        self.tasks: Documents[Task] = Documents(tasks)
         self._info_changed = False
-        self._order = sorted(self.tasks)  # ids are "<round id>-<n, zero-padded>": sorted is round order
+        self._order = list(self.tasks)  # built in target order: the round's order
         self._cursor = 0
         self._waiting: list[tuple[datetime, str]] = []  # (next_attempt_at, task id)
         self._counts = dict.fromkeys(TaskStatus, 0)
@@ -93,14 +124,8 @@ class Round:
 
     @classmethod
     def build(cls, targets: Iterable[str], now: datetime) -> Round:
-        round_id = "r" + now.strftime("%Y%m%dT%H%M%S")
-        tasks = [
-            Task(id=f"{round_id}-{n:06d}", target=target, round_id=round_id, created_at=now)
-            for n, target in enumerate(targets, start=1)
-        ]
-        rnd = cls(RoundInfo(round_id, now), tasks)
-        rnd.tasks.mark_all_changed()
-        rnd._info_changed = True
+        rnd = cls(RoundInfo("r" + now.strftime("%Y%m%dT%H%M%S"), now, tuple(targets)))
+        rnd._info_changed = True  # the one document a new round writes: its fresh tasks are implied
         return rnd
 
     @property
@@ -221,6 +246,9 @@ class Round:
         for task in dropped:
             del self.tasks[task.id]
             self._counts[task.status] -= 1
+        self.info = replace(self.info, targets=tuple(None if target in targets else target
+                                                     for target in self.info.targets))
+        self._info_changed = True
         self._order = [task_id for task_id in self._order if task_id in self.tasks]
         self._cursor = 0
         self._waiting = [(due, task_id) for due, task_id in self._waiting if task_id in self.tasks]

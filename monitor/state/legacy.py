@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from monitor.engine.state import RetryFirst
-from monitor.engine.tasks import Round
+from monitor.engine.tasks import Round, task_id
 from monitor.state.schema import (
     ALERTS,
     API,
@@ -128,17 +129,22 @@ def _round(value: Any, flags: dict, damaged: list[Damage]) -> Round | None:
     if not isinstance(value, dict) or not isinstance(value.get("tasks"), list):
         damaged.append(Damage("round", "expected a round with a list of tasks", json.dumps(value)))
         return None
-    behind = flags.get("behind_round") == value.get("id")
-    info = _convert(ROUND, {"id": value.get("id"), "started_at": value.get("started_at"),
-                            "behind_reported": behind}, "round", damaged)
-    if info is None:
-        return None
+    round_id = value.get("id")
     tasks = []
     for index, task in enumerate(value["tasks"]):
         converted = _convert(TASK, _task(task), f"round.tasks[{index}]", damaged)
         if converted is not None:
             tasks.append(converted)
-    return Round(info, tasks)
+    # Layout 1 stored every task; today a round lists its targets and stores only tasks that changed,
+    # each named by its place in that list.
+    targets = tuple(task.target for task in tasks)
+    behind = flags.get("behind_round") == round_id
+    info = _convert(ROUND, {"id": round_id, "started_at": value.get("started_at"), "targets": targets,
+                            "behind_reported": behind}, "round", damaged)
+    if info is None:
+        return None
+    renamed = [replace(task, id=task_id(info.id, number)) for number, task in enumerate(tasks, start=1)]
+    return Round(info, [task for task in renamed if not task.fresh])
 
 
 # Layout 1 kept an event's own fields in a "details" object, and one kind for two meanings.

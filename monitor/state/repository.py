@@ -17,7 +17,7 @@ from typing import Any
 
 from monitor.core.timefmt import format_utc
 from monitor.core.tracking import Documents
-from monitor.engine.tasks import Round, RoundInfo, Task
+from monitor.engine.tasks import Round, RoundInfo, Task, task_number
 from monitor.state import legacy
 from monitor.state.schema import (
     DAMAGED_PREFIX,
@@ -141,21 +141,25 @@ class StateRepository:
 
     def _round(self, info: RoundInfo | None, tasks: dict[str, Task], properties: dict[str, str],
                damaged: list[Damage]) -> Round | None:
-        if info is None and tasks:
-            # The round's own document is lost but its tasks say which round they belong to.
-            first = min(tasks.values(), key=lambda task: task.id)
-            info = RoundInfo(first.round_id, first.created_at)
         if info is None:
+            # Without its own document a round's fresh tasks are unknown: the round is lost (the next
+            # one checks every spreadsheet), and its stored tasks go with it (a full save, which the
+            # round's damage asks for, removes them).
+            if tasks and not any(damage.key == ROUND.key() for damage in damaged):
+                damaged.append(Damage(ROUND.key(), f"missing; the {len(tasks)} stored tasks of its round "
+                                                   "are dropped", ""))
             return None
         kept = []
         for id, task in tasks.items():
-            key = TASK.key(id)
-            if task.id != id or task.round_id != info.id:
-                damaged.append(Damage(key, f"task {task.id} of round {task.round_id} is not part of the "
-                                           f"current round {info.id}", properties[key]))
-            else:
+            key, number = TASK.key(id), task_number(id)
+            belongs = (task.id == id and task.round_id == info.id and number is not None
+                       and 0 < number <= len(info.targets) and info.targets[number - 1] == task.target)
+            if belongs:
                 kept.append(task)
                 self._task_keys.add(key)
+            else:
+                problem = f"task {task.id} (of {task.target}) is not part of round {info.id}"
+                damaged.append(Damage(key, problem, properties[key]))
         return Round(info, kept)
 
     # -- saving ------------------------------------------------------------------------------------
@@ -171,15 +175,19 @@ class StateRepository:
             if rnd is None:
                 deleted.add(ROUND.key())
             else:
-                rnd.tasks.mark_all_changed()
+                rnd.tasks.mark_all_changed()  # only those not fresh are written: see below
                 values[ROUND.key()] = ROUND.encode(rnd.info)
         if rnd is not None:
             info, tasks, removed = rnd.pending_changes()
             if info is not None:
                 values[ROUND.key()] = ROUND.encode(info)
             for id, task in tasks.items():
-                values[TASK.key(id)] = TASK.encode(task)
-                written_tasks.add(TASK.key(id))
+                key = TASK.key(id)
+                if not task.fresh:
+                    values[key] = TASK.encode(task)
+                    written_tasks.add(key)
+                elif key in self._task_keys:  # fresh again (never, today): its round implies it
+                    deleted.add(key)
             deleted |= {TASK.key(id) for id in removed}
         for attribute, kind in FAMILIES.items():
             _collect(kind, getattr(state, attribute), values, deleted)
@@ -276,7 +284,8 @@ def encode_all(state: State) -> dict[str, str]:
     encoded = {}
     if state.round is not None:
         encoded[ROUND.key()] = ROUND.encode(state.round.info)
-        encoded.update({TASK.key(id): TASK.encode(task) for id, task in state.round.tasks.items()})
+        encoded.update({TASK.key(id): TASK.encode(task) for id, task in state.round.tasks.items()
+                        if not task.fresh})
     for attribute, kind in FAMILIES.items():
         encoded.update({kind.key(id): kind.encode(doc) for id, doc in getattr(state, attribute).items()})
     encoded.update({EVENT.key(id): EVENT.encode(doc) for id, doc in state.events.documents.items()})

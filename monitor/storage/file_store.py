@@ -38,7 +38,7 @@ from monitor.core.clock import SystemClock
 from monitor.storage.contract import PropertyStore
 from monitor.storage.errors import StateError
 from monitor.storage.files import ensure_private_dir, remove_stale_temp_files
-from monitor.storage.format import MIGRATIONS, SCHEMA_VERSION, Migration, encode_snapshot
+from monitor.storage.format import MIGRATIONS, SCHEMA_VERSION, Migration, snapshot_chunks
 from monitor.storage.journal import JournalWriter, record
 from monitor.storage.lock import FlockLock
 from monitor.storage.paths import StatePaths
@@ -191,10 +191,10 @@ class FileStore(PropertyStore):
         self._drop_journal()
         # Until this compaction completes, the journal file may no longer follow the snapshot.
         self._journal_bridges = False
-        payload = encode_snapshot(properties, generation, self.schema_version)
-        self._snapshot.write(payload)
+        self._snapshot_size = self._snapshot.write(
+            lambda: snapshot_chunks(properties, generation, self.schema_version)
+        )
         self.generation, self._has_snapshot = generation, True
-        self._snapshot_size = len(payload)
         if bridges and self.paths.journal.exists():
             os.replace(self.paths.journal, self.paths.journal_backup)
         else:

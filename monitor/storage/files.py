@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
@@ -49,9 +49,10 @@ def _temp_prefix(target: Path) -> str:
 
 
 def atomic_write_bytes(
-    target: Path, data: bytes, *, before_replace: Callable[[], object] | None = None
+    target: Path, data: bytes | Iterable[bytes], *, before_replace: Callable[[], object] | None = None
 ) -> os.stat_result:
-    """Replace ``target`` with ``data`` atomically; return the new file's stat (its identity).
+    """Replace ``target`` with ``data`` (bytes, or pieces written one after the other) atomically;
+    return the new file's stat (its identity).
 
     The temp file lives in the target's directory because ``os.replace`` is atomic only within one
     filesystem. ``before_replace`` runs once the new data is safely on disk, just before the rename.
@@ -64,7 +65,8 @@ def atomic_write_bytes(
         # mkstemp already creates 0600; set it explicitly so the guarantee does not hide in a default.
         os.fchmod(fd, PRIVATE_FILE_MODE)
         with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
+            for piece in (data,) if isinstance(data, bytes) else data:
+                stream.write(piece)
             stream.flush()
             os.fsync(stream.fileno())
             identity = os.fstat(stream.fileno())

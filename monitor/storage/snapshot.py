@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from monitor.storage.files import (
@@ -44,18 +45,21 @@ class SnapshotFile:
         current = stat_or_none(self.path)
         return current is None if self._identity is None else same_file(current, self._identity)
 
-    def write(self, payload: bytes) -> None:
-        """Replace the snapshot with ``payload``; on failure the snapshot and backup are unchanged,
-        except that the backup may already have been rotated (it then holds the current snapshot)."""
+    def write(self, payload: Callable[[], Iterable[bytes]]) -> int:
+        """Replace the snapshot with the bytes ``payload()`` yields (called again if the backup must be
+        written as a copy); return the new snapshot's size. On failure the snapshot and backup are
+        unchanged, except that the backup may already have been rotated (it then holds the current
+        snapshot)."""
         rotated = []
         # Rotate only once the new data is on disk: a failed write (disk full) changes no file.
         self._identity = atomic_write_bytes(
-            self.path, payload, before_replace=lambda: rotated.append(self._rotate_backup())
+            self.path, payload(), before_replace=lambda: rotated.append(self._rotate_backup())
         )
         self.writes += 1
         if not rotated[0]:
             # The change is already durable; an error here (only the copy failed) still propagates.
-            atomic_write_bytes(self.backup_path, payload)
+            atomic_write_bytes(self.backup_path, payload())
+        return self._identity.st_size
 
     def _rotate_backup(self) -> bool:
         """Make the current snapshot the backup; False if that is impossible or not known to be safe."""
