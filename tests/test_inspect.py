@@ -38,7 +38,7 @@ class Google:
     def __init__(self, sandbox, credentials) -> None:
         self.sandbox = sandbox
         self.credential = str(credentials[0])
-        self.reader = GspreadReader.from_credentials(credentials, endpoint=sandbox.base_url, timeout=2)
+        self.reader = GspreadReader.from_credentials(endpoint=sandbox.base_url, timeout=2)
         self.timeouts_asked = 0
 
     def put(self, rows, modified: str = "2026-01-05T02:00:00Z") -> None:

@@ -71,9 +71,7 @@ def finished_round(tmp_path_factory):
         reads: Counter = Counter()
 
         def reader_factory(cfg, timeout):
-            inner = GspreadReader.from_credentials(
-                cfg.google.credentials, endpoint=served.sandbox.base_url, timeout=timeout
-            )
+            inner = GspreadReader.from_credentials(endpoint=served.sandbox.base_url, timeout=timeout)
             return CountingReader(inner, reads)
 
         reports, emitted = [], []

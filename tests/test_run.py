@@ -69,7 +69,7 @@ class World(Bench):
 
     def use_credentials(self, paths) -> None:
         self.credentials = [str(path) for path in paths]
-        self.reader = GspreadReader.from_credentials(paths, endpoint=self.sandbox.base_url, timeout=2)
+        self.reader = GspreadReader.from_credentials(endpoint=self.sandbox.base_url, timeout=2)
 
     def fault(self, spreadsheet: str, **spec) -> None:
         self.sandbox.google.faults.add({"spreadsheet": spreadsheet, **spec})

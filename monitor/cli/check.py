@@ -85,7 +85,7 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     plan = SheetPlan.of(sheet, config)
     credential = _credential(config)
     timeout = config.google.request_timeout.total_seconds()
-    reader = GspreadReader.for_config(config, timeout, credentials=[credential])
+    reader = GspreadReader.for_config(config, timeout)
     now = clock.now()
     # Sheets reads count against the quota the runs pace; a Drive read (freshness on the file's
     # modified time) counts against Drive's own quota.

@@ -105,12 +105,12 @@ class Round:
         """The round ``info`` describes: its fresh tasks, with the ``stored`` ones (tasks that changed
         since the round began, already checked to belong to it) in their places."""
         self.info = info
-        tasks = {
-            task_id(info.id, number): Task(task_id(info.id, number), target, info.id, info.started_at)
-            for number, target in enumerate(info.targets, start=1)
-            if target is not None
-        }
-        tasks.update((task.id, task) for task in stored)
+        known = {task.id: task for task in stored}
+        tasks = {}
+        for number, target in enumerate(info.targets, start=1):
+            if target is not None:
+                id = task_id(info.id, number)
+                tasks[id] = known.get(id) or Task(id, target, info.id, info.started_at)
         self.tasks: Documents[Task] = Documents(tasks)
         self._info_changed = False
         self._order = list(self.tasks)  # built in target order: the round's order

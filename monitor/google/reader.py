@@ -7,8 +7,7 @@ a library's exception. Implements ``monitor.engine.inspect.SheetReader``.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import google.auth.exceptions
@@ -32,29 +31,26 @@ _BAD_RANGE_PREFIX = "Unable to parse range: "
 
 
 class GspreadReader:
-    """Reads spreadsheets with one gspread client per credential."""
+    """Reads spreadsheets with one gspread client per credential, built when it is first used.
 
-    def __init__(self, clients: Mapping[str, gspread.Client]) -> None:
-        self.clients = dict(clients)
+    Building a client loads its service-account key, which costs tens of milliseconds (the RSA key
+    is checked): a run with three credentials would pay for all three before its first read.
+    """
+
+    def __init__(self, make_client: Callable[[str], gspread.Client]) -> None:
+        self._make_client = make_client
+        self.clients: dict[str, gspread.Client] = {}
 
     @classmethod
-    def for_config(cls, config: Config, timeout: float, credentials: Iterable[str | os.PathLike] | None = None
-                   ) -> GspreadReader:
-        """A reader with the config's endpoint, for its credentials (or the given subset of them)."""
+    def for_config(cls, config: Config, timeout: float) -> GspreadReader:
+        """A reader for the config's credentials and endpoint."""
         endpoint = str(config.google.api_endpoint).rstrip("/") if config.google.api_endpoint else None
-        files = config.google.credentials if credentials is None else credentials
-        return cls.from_credentials(files, endpoint=endpoint, timeout=timeout)
+        return cls.from_credentials(endpoint=endpoint, timeout=timeout)
 
     @classmethod
-    def from_credentials(
-        cls, credential_files: Iterable[str | os.PathLike], *, endpoint: str | None, timeout: float
-    ) -> GspreadReader:
-        return cls(
-            {
-                os.fspath(path): build_gspread_client(path, endpoint=endpoint, timeout=timeout)
-                for path in credential_files
-            }
-        )
+    def from_credentials(cls, *, endpoint: str | None, timeout: float) -> GspreadReader:
+        """A reader whose credentials are service-account files, named by their paths."""
+        return cls(lambda path: build_gspread_client(path, endpoint=endpoint, timeout=timeout))
 
     def read(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float) -> list[dict]:
         """Every range in one request; raises SheetReadError, never a requests/gspread/google-auth error."""
@@ -82,7 +78,9 @@ class GspreadReader:
             return response.json()["modifiedTime"]
 
     def _client(self, credential: str, timeout: float) -> gspread.Client:
-        client = self.clients[credential]
+        client = self.clients.get(credential)
+        if client is None:
+            client = self.clients[credential] = self._make_client(credential)
         client.set_timeout(max(timeout, 0.1))  # bounded by the run's remaining budget on every call
         return client
 
