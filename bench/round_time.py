@@ -1,6 +1,6 @@
 """Round time against the quota: one full round of N spreadsheets, with 1 and with 3 credentials.
 
-SPEC 13: a round of 700 spreadsheets finishes in the time the quota allows, 700 / (total reads per
+Target: a round of 700 spreadsheets finishes in the time the quota allows, 700 / (total reads per
 minute), plus at most 10 %, with zero 429s. Total reads per minute is min(credentials x per-user
 quota, project quota).
 
