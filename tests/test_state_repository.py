@@ -118,6 +118,7 @@ DAMAGED_SHAPES = {
     "a heartbeat that is a string": ("heartbeat", '"running"'),
     "an event of an unknown kind": ("event/000000000001", '{"kind": "config_problem", "at": "x"}'),
     "a key no release writes": ("sheets", "{}"),
+    "a schema whose versions are not numbers": ("schema", '{"layout": "2", "documents": {"task": "1"}}'),
 }
 
 
@@ -140,7 +141,8 @@ def test_a_damaged_entry_is_set_aside_with_one_event_and_the_rest_loads(shape):
     for damage, target in repository.set_aside(state.damaged, T0):
         state.events.add(StateEntryDamaged(at=T0, run_id="r", key=damage.key, problem=damage.problem,
                                            set_aside_as=target))
-    repository.save(state)
+    # As a state session saves: whole when a single document had to be replaced.
+    repository.save_all(state) if state.needs_full_save else repository.save(state)
     stored = backing.copy()
     assert stored.get(key) != raw  # gone (an event's number may be taken again by the next event)
     kept = json.loads(stored[DAMAGED_PREFIX + key])
@@ -148,6 +150,20 @@ def test_a_damaged_entry_is_set_aside_with_one_event_and_the_rest_loads(shape):
     reloaded = StateRepository(MemoryStore(backing)).load()
     assert reloaded.damaged == [] and reloaded.set_aside == [key]
     assert [event.key for event in reloaded.events] == [key]
+
+
+def test_a_state_that_lost_its_schema_document_loads_whole_and_is_saved_whole_again():
+    backing = MemoryBacking()
+    repository, state = fresh(backing)
+    state.health[SHEETS[0]] = SheetHealth(FAIL, since=T0)
+    repository.save(state)
+    MemoryStore(backing).delete_property(SCHEMA_KEY)  # not the first release's layout for all that
+
+    repository = StateRepository(MemoryStore(backing))
+    state = repository.load()
+    assert state.damaged == [] and state.health[SHEETS[0]].health is FAIL and state.needs_full_save
+    repository.save_all(state)
+    assert SCHEMA_KEY in backing.copy()
 
 
 def test_a_state_from_a_newer_release_is_refused_untouched():

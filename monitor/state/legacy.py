@@ -40,6 +40,12 @@ from monitor.state.state import Damage, State
 _DROPPED_TASK_FIELDS = ("type", "max_attempts")
 
 
+def written_by_first_release(properties: dict[str, str]) -> bool:
+    """The first release wrote all thirteen of its keys at every save, among them these, which no later
+    layout uses (later layouts also write a ``schema`` key)."""
+    return "schema" not in properties and bool(_FIRST_RELEASE_ONLY & properties.keys())
+
+
 def load(properties: dict[str, str]) -> State:
     damaged: list[Damage] = []
     values = {key: _json(key, raw, damaged) for key, raw in properties.items()}
@@ -191,3 +197,4 @@ _KNOWN = frozenset({
     "round", "sheets", "breakers", "dlq", "events", "heartbeat", "runs", "api", "quota", "mutes",
     "flags", "outbox", "alerts",
 })
+_FIRST_RELEASE_ONLY = frozenset({"sheets", "breakers", "dlq", "events", "mutes", "flags"})

@@ -59,7 +59,7 @@ class StateRepository:
         ``state.damaged``."""
         properties = self.store.get_properties()
         wanted = None if only is None else set(only)
-        if properties and SCHEMA_KEY not in properties:
+        if legacy.written_by_first_release(properties):
             state = legacy.load(properties)
             state.needs_full_save = True
             return state
@@ -97,6 +97,8 @@ class StateRepository:
         try:
             schema = json.loads(raw)
             layout, versions = schema["layout"], dict(schema["documents"])
+            if not all(isinstance(number, int) for number in (layout, *versions.values())):
+                raise TypeError("versions are whole numbers")
         except (ValueError, KeyError, TypeError):
             # Every other key says what it is; a lost schema only loses the versions: assume ours.
             damaged.append(Damage(SCHEMA_KEY, "not a schema document", raw))
