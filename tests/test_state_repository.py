@@ -141,8 +141,7 @@ def test_a_damaged_entry_is_set_aside_with_one_event_and_the_rest_loads(shape):
     for damage, target in repository.set_aside(state.damaged, T0):
         state.events.add(StateEntryDamaged(at=T0, run_id="r", key=damage.key, problem=damage.problem,
                                            set_aside_as=target))
-    # As a state session saves: whole when a single document had to be replaced.
-    repository.save_all(state) if state.needs_full_save else repository.save(state)
+    repository.save(state)  # whole, when a single document had to be replaced
     stored = backing.copy()
     assert stored.get(key) != raw  # gone (an event's number may be taken again by the next event)
     kept = json.loads(stored[DAMAGED_PREFIX + key])
@@ -162,7 +161,7 @@ def test_a_state_that_lost_its_schema_document_loads_whole_and_is_saved_whole_ag
     repository = StateRepository(MemoryStore(backing))
     state = repository.load()
     assert state.damaged == [] and state.health[SHEETS[0]].health is FAIL and state.needs_full_save
-    repository.save_all(state)
+    repository.save(state)
     assert SCHEMA_KEY in backing.copy()
 
 

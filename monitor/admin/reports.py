@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -19,8 +20,9 @@ from monitor.engine.health import ERROR, FAIL, OK, SKIPPED, UNKNOWN, WARN, Sheet
 from monitor.engine.heartbeat import Heartbeat
 from monitor.engine.mutes import Mute
 from monitor.engine.retry import DEFAULT_POLICIES
-from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Task
+from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING
 from monitor.state import State
+from monitor.state.schema import DLQ
 
 MUTED = "muted"
 # What `sheets --status` accepts and the order tables list them in: the worst first.
@@ -188,50 +190,17 @@ def dlq_show(state: State, spreadsheet_id: str) -> dict[str, Any]:
 
 
 def _dlq_entry(entry: DeadLetter) -> dict[str, Any]:
-    return {
-        "id": entry.id,
-        "name": entry.name,
-        "task": _task(entry.task),
-        "last_error": error_dict(entry.last_error),
-        "first_failed_at": _iso(entry.first_failed_at),
-        "last_failed_at": _iso(entry.last_failed_at),
-        "occurrences": entry.occurrences,
-        "history": [_attempt(attempt) for attempt in entry.history],
-        "error_class": entry.last_error.error_class,
-    }
-
-
-def error_dict(error: ErrorInfo | None) -> dict[str, Any] | None:
-    if error is None:
-        return None
-    return {"error_class": error.error_class, "http_status": error.http_status,
-            "google_status": error.google_status, "message": error.message, "range": error.range}
-
-
-def _attempt(attempt) -> dict[str, Any]:
-    shown = {"at": _iso(attempt.at), "outcome": attempt.outcome}
-    if attempt.error is not None:
-        shown["error"] = error_dict(attempt.error)
+    shown = DLQ.adapter.dump_python(entry, mode="json")  # the entry as it is stored
+    policy = DEFAULT_POLICIES.get(entry.task.last_error.error_class) if entry.task.last_error else None
+    # The task's type, and the limit of attempts its last error's class allows (the first release
+    # stored both in every task, the limit always 5).
+    shown["task"].update(type="check_spreadsheet", max_attempts=policy.max_attempts if policy else None)
+    shown["error_class"] = entry.last_error.error_class
     return shown
 
 
-def _task(task: Task) -> dict[str, Any]:
-    policy = DEFAULT_POLICIES.get(task.last_error.error_class) if task.last_error else None
-    return {
-        "id": task.id,
-        "target": task.target,
-        "round_id": task.round_id,
-        "created_at": _iso(task.created_at),
-        "type": "check_spreadsheet",
-        "status": task.status.value,
-        "attempts": task.attempts,
-        # The limit its last error's class allows (the first release stored a fixed 5 here).
-        "max_attempts": policy.max_attempts if policy else None,
-        "last_error": error_dict(task.last_error),
-        "next_attempt_at": _iso(task.next_attempt_at),
-        "interruptions": task.interruptions,
-        "history": [_attempt(attempt) for attempt in task.history],
-    }
+def error_dict(error: ErrorInfo | None) -> dict[str, Any] | None:
+    return None if error is None else asdict(error)
 
 
 # -- breakers ----------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from enum import StrEnum
 
 from monitor.checks import CheckResult, health_of
 from monitor.core.errors import ErrorClass, ErrorInfo, SheetReadError
@@ -38,6 +39,16 @@ from monitor.engine.state import RunnerState
 from monitor.engine.tasks import Round, Task
 
 FINDINGS_TOLD = 5  # findings an event carries: enough for a message, which shows two anyway
+
+
+class Fate(StrEnum):
+    """What became of a task whose read failed."""
+
+    QUOTA_WAIT = "quota_wait"  # refused for quota: waits for the pacer, no attempt counted
+    RETRY = "retry"  # tried again after a backoff
+    DEAD_LETTERED = "dead_lettered"
+    PAUSED = "paused"  # its breaker opened: the next round probes it
+    API_DEGRADED = "api_degraded"  # Google itself is failing: kept for later, and the run stops
 
 
 @dataclass
@@ -110,14 +121,13 @@ class Outcomes:
     # -- a read that failed ------------------------------------------------------------------------
 
     def failed(self, rnd: Round, task: Task, plan: SheetPlan, credential: str, error: SheetReadError,
-               now: datetime) -> str:
-        """Record the failure; return what became of the task: "quota_wait", "retry", "dead_lettered",
-        "paused" (its breaker opened) or "api_degraded" (the run must stop)."""
+               now: datetime) -> Fate:
+        """Record the failure; return what became of the task (a :class:`Fate`)."""
         info = error.info()
         if error.error_class is ErrorClass.QUOTA:
             wait = self.pacer.record_quota_error(credential, self._epoch_seconds())
             rnd.record_quota_wait(task, now, info, now + timedelta(seconds=wait))
-            return "quota_wait"
+            return Fate.QUOTA_WAIT
         decision = retry.decide(error.error_class, task.attempts, now, self.rng)
         rnd.record_failure(task, now, info, decision.attempts)
         opened = stop = False
@@ -129,19 +139,19 @@ class Outcomes:
         if stop:
             # Google itself is failing: this task is not the spreadsheet's fault; keep it for later.
             rnd.retry_at(task, decision.next_attempt_at or now)
-            return "api_degraded"
+            return Fate.API_DEGRADED
         if not decision.retry:
             self.dead_letter(rnd, task, plan, info, now)
-            return "dead_lettered"
+            return Fate.DEAD_LETTERED
         if not opened:
             rnd.retry_at(task, decision.next_attempt_at)
             self.report.retries_scheduled += 1
-            return "retry"
+            return Fate.RETRY
         # Attempts remain but the breaker now guards the spreadsheet: the next round probes it after
         # the cooldown.
         rnd.give_up_for_round(task)
         self.state.health[plan.id] = record_skip(self.state.health.get(plan.id), "breaker_open")
-        return "paused"
+        return Fate.PAUSED
 
     def dead_letter(self, rnd: Round, task: Task, plan: SheetPlan, error: ErrorInfo, now: datetime) -> None:
         self.report.failed += 1

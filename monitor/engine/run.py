@@ -23,7 +23,7 @@ from monitor.engine.events import CrashRecovered, Event, FallingBehind
 from monitor.engine.health import record_skip
 from monitor.engine.heartbeat import Heartbeat, Outcome, RoundProgress, RunStats, RunSummary
 from monitor.engine.inspect import SheetPlan, SheetReader, judge, read
-from monitor.engine.outcomes import Outcomes, RunReport
+from monitor.engine.outcomes import Fate, Outcomes, RunReport
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.settings import RunSettings
 from monitor.engine.state import RetryFirst, RunnerState
@@ -198,15 +198,15 @@ class Run:
             "task_id": task.id, "spreadsheet_id": task.target, "attempt": task.attempts,
             "status": error.http_status, "error": error.message, "duration_ms": self._ms_since(started),
         }
-        if fate == "quota_wait":
+        if fate is Fate.QUOTA_WAIT:
             retry_in = (task.next_attempt_at - now).total_seconds()
             log_event("task_quota_wait", logging.WARNING, **fields, retry_in_s=round(retry_in, 1))
-        elif fate == "api_degraded":
+        elif fate is Fate.API_DEGRADED:
             log_event("task_retry", logging.WARNING, **fields, reason="api_degraded")
             self._stop("api_degraded")
-        elif fate == "dead_lettered":
+        elif fate is Fate.DEAD_LETTERED:
             log_event("task_failed", logging.ERROR, **fields)
-        elif fate == "retry":
+        elif fate is Fate.RETRY:
             retry_in = (task.next_attempt_at - now).total_seconds()
             log_event("task_retry", logging.WARNING, **fields, retry_in_s=round(retry_in, 1))
 

@@ -31,10 +31,6 @@ Place = StateLocation | str | Path  # a location, or the path of a state folder
 VERIFY_SAVES = False
 
 
-def state_exists(place: Place) -> bool:
-    return location_of(place).exists()
-
-
 def read_state(place: Place, only: Iterable[str] | None = None) -> State | None:
     """The state as the last save left it; None when no run has written one yet. ``only`` names the
     kinds of document to load (e.g. ``("heartbeat", "runs")``), the rest is left empty. Raises the
@@ -62,12 +58,8 @@ class StateSession:
         return self.store.restore_report
 
     def save(self) -> None:
-        """Write what changed since the last save (a checkpoint); the whole state while the store
-        has yet to be written in the current layout (a fresh one: see ``_repair``)."""
-        if self.state.needs_full_save:
-            self.repository.save_all(self.state)
-        else:
-            self.repository.save(self.state)
+        """Write what changed since the last save (a checkpoint)."""
+        self.repository.save(self.state)
 
 
 @contextmanager
@@ -113,12 +105,9 @@ def _repair(repository: StateRepository, state: State, restored: RestoreReport |
         state.events.add(StateEntryDamaged(at=now, run_id=actor, key=damage.key, problem=damage.problem,
                                            set_aside_as=target))
     state.damaged = []
-    if restored is None and not repository.store.get_keys():
+    if restored is None and repository.found_empty:
         # A fresh store: nothing to tell, so nothing is written before the block ends normally. A
         # command refused on a fresh install leaves no state behind (`status` still says "No run
         # yet", the watchdog "state missing").
         return
-    if state.needs_full_save:
-        repository.save_all(state)
-    else:
-        repository.save(state)
+    repository.save(state)

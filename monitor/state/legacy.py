@@ -4,7 +4,7 @@ Layout 1 kept the round with all its tasks under ``round``, every health record 
 and so on, as untyped JSON. Each entry is converted to its typed document on its own, so one damaged
 entry (a task missing its target, a mute whose ``until`` is "tomorrow") is set aside like any damaged
 document while the rest loads. The writer that opens such a state saves it in the current layout at
-once (``StateRepository.save_all``).
+once (a whole save: ``StateRepository.save_all``).
 """
 
 from __future__ import annotations

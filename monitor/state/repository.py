@@ -49,6 +49,7 @@ class StateRepository:
         # Entries set aside: written (and their keys removed) by the next save, in the same update.
         self._staged: dict[str, str] = {}
         self._staged_removals: set[str] = set()
+        self.found_empty = False  # the last load found nothing stored: a fresh state
 
     # -- loading -----------------------------------------------------------------------------------
 
@@ -58,6 +59,7 @@ class StateRepository:
         StateVersionError for a state written by a newer sheet-monitor; anything else wrong is in
         ``state.damaged``."""
         properties = self.store.get_properties()
+        self.found_empty = not properties
         wanted = None if only is None else set(only)
         if legacy.written_by_first_release(properties):
             state = legacy.load(properties)
@@ -167,7 +169,11 @@ class StateRepository:
     # -- saving ------------------------------------------------------------------------------------
 
     def save(self, state: State) -> None:
-        """Write what changed since the last save, atomically; nothing when nothing changed."""
+        """Write what changed since the last save, atomically; nothing when nothing changed. A state
+        that must first be written whole (``needs_full_save``) is written whole."""
+        if state.needs_full_save:
+            self.save_all(state)
+            return
         values: dict[str, str] = {}
         deleted: set[str] = set()
         written_tasks: set[str] = set()

@@ -26,7 +26,7 @@ from monitor.notify.documents import Outbox
 from monitor.notify.heartbeat_ping import ping_heartbeat
 from monitor.notify.outbox import DeliveryResult, deliver, enqueue
 from monitor.notify.telegram import Sender
-from monitor.state import read_state, state_exists
+from monitor.state import read_state
 from monitor.storage import StateError, location_of
 from monitor.watchdog import store as watchdog_store
 from monitor.watchdog.judge import RunnerReading, Verdict, WatchdogSettings, evaluate
@@ -56,12 +56,12 @@ class PassReport:
 
 def read_runner(state_dir: Path) -> RunnerReading:
     """What the runner's state says of the runs, read without any lock."""
-    if not state_exists(state_dir):
-        return RunnerReading(exists=False)
     try:
         state = read_state(state_dir, only=("heartbeat", "runs", "outbox"))
     except StateError as exc:
         return RunnerReading(exists=True, readable=False, error=str(exc))
+    if state is None:
+        return RunnerReading(exists=False)
     return RunnerReading(True, True, state.heartbeat, state.runs.runs, None, dict(state.outbox.migrations))
 
 
