@@ -55,7 +55,8 @@ class StateRepository:
 
     def load(self, only: Iterable[str] | None = None) -> State:
         """The state; a store with nothing in it is a fresh state. ``only``: the kinds of document to
-        read (see ``schema.KINDS``), for readers that need a few; the rest stays empty. Raises
+        read (see ``schema.KINDS``), for readers that need a few; the rest stays empty (a "round"
+        read without "task" shows every task fresh: ask for both). Raises
         StateVersionError for a state written by a newer sheet-monitor; anything else wrong is in
         ``state.damaged``."""
         properties = self.store.get_properties()
