@@ -11,6 +11,7 @@ No asserts in this module: test modules make them.
 
 from __future__ import annotations
 
+import heapq
 import random
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -24,7 +25,8 @@ from monitor.core.clock import ManualClock
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.engine.breaker import BreakerPolicy
 from monitor.engine.events import Event
-from monitor.engine.inspect import SheetPlan, SheetReader
+from monitor.engine.inflight import ReadDone, ReadJob, Reads
+from monitor.engine.inspect import SheetPlan, SheetReader, read
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.run import Run
 from monitor.engine.settings import RunSettings
@@ -77,6 +79,83 @@ class ScriptedReader:
         raise NotImplementedError("no check of these plans needs the file's modified time")
 
 
+class InlineReads:
+    """Each read happens as it starts, on the test's thread, one at a time: deterministic with a
+    scripted reader that moves the ManualClock, and a ``Killed`` raised by the reader leaves the run
+    at once, as a kill -9 during the request would."""
+
+    def __init__(self, reader: SheetReader, clock: ManualClock) -> None:
+        self.reader = reader
+        self.clock = clock
+        self._done: list[ReadDone] = []
+
+    def start(self, job: ReadJob, timeout: Callable[[], float]) -> None:
+        data = error = None
+        try:
+            data = read(job.plan, self.reader, job.credential, timeout)
+        except Exception as exc:  # noqa: BLE001 - handed to the run, as a worker would
+            error = exc
+        self._done.append(ReadDone(job, data, error, self.clock.monotonic()))
+
+    def collect(self, wait_seconds: float) -> list[ReadDone]:
+        done, self._done = self._done, []
+        return done
+
+    def in_flight(self) -> int:
+        return len(self._done)
+
+    def close(self) -> None:
+        pass
+
+
+class SimulatedReads:
+    """Reads that overlap in time on the ManualClock: a read of spreadsheet ``s`` lasts ``latency(s)``
+    seconds, or its timeout when that is shorter (it then fails as a timeout does), and reads finish
+    in the order their time is up. The answer itself comes from ``reader``. Deterministic: no threads."""
+
+    def __init__(self, reader: SheetReader, clock: ManualClock, latency: Callable[[str], float]) -> None:
+        self.reader = reader
+        self.clock = clock
+        self.latency = latency
+        self._out: list[tuple[float, int, ReadDone]] = []  # heap of (ends at, order, result)
+        self._sequence = 0
+        self.started: list[tuple[str, float]] = []  # (spreadsheet id, start in epoch seconds, as the pacer)
+
+    def start(self, job: ReadJob, timeout: Callable[[], float]) -> None:
+        limit, seconds = timeout(), self.latency(job.plan.id)
+        self.started.append((job.plan.id, self.clock.time()))
+        data = error = None
+        if seconds > limit:
+            seconds, error = limit, SheetReadError(ErrorClass.TRANSIENT, None, None,
+                                                   f"no answer within {limit:.1f} s")
+        else:
+            try:
+                data = read(job.plan, self.reader, job.credential, lambda: limit)
+            except Exception as exc:  # noqa: BLE001 - handed to the run, as a worker would
+                error = exc
+        ends = self.clock.monotonic() + seconds
+        self._sequence += 1
+        heapq.heappush(self._out, (ends, self._sequence, ReadDone(job, data, error, ends)))
+
+    def collect(self, wait_seconds: float) -> list[ReadDone]:
+        now = self.clock.monotonic()
+        if not self._out or self._out[0][0] > now + wait_seconds:
+            if self._out or wait_seconds != float("inf"):
+                self.clock.advance(wait_seconds)
+            return []
+        self.clock.advance(max(0.0, self._out[0][0] - now))
+        done = []
+        while self._out and self._out[0][0] <= self.clock.monotonic():
+            done.append(heapq.heappop(self._out)[2])
+        return done
+
+    def in_flight(self) -> int:
+        return len(self._out)
+
+    def close(self) -> None:
+        pass
+
+
 class Killed(BaseException):
     """Raised by a reader, it stands for kill -9 during a request: nothing of the run happens after
     it, not even the session's final save; what is stored is what its checkpoints saved."""
@@ -94,6 +173,8 @@ class Bench:
     per_credential: int = 60
     per_project: int = 300
     runs: int = 0
+    # Builds each run's reads from the clock (default: one read at a time, inline).
+    reads: Callable[[ManualClock], Reads] | None = None
 
     @contextmanager
     def session(self, actor: str = "admin-test") -> Iterator[StateSession]:
@@ -112,8 +193,9 @@ class Bench:
             pacer = QuotaPacer(list(self.credentials), per_credential=self.per_credential,
                                per_project=self.per_project)
             pacer.restore(session.state.quota)
+            reads = self.reads(self.clock) if self.reads else InlineReads(self.reader, self.clock)
             yield Run(run_id=run_id, settings=replace(settings, **overrides), plans=self.plans,
-                      state=session.state, reader=self.reader, pacer=pacer, clock=self.clock,
+                      state=session.state, reads=reads, pacer=pacer, clock=self.clock,
                       save=session.save if save is None else partial(save, session),
                       rng=rng or random.Random(7))
 

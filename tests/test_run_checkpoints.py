@@ -1,16 +1,13 @@
-"""Merged checkpoints in a run: a task's lease still reaches the store before any request that lasts.
+"""Checkpoints in a run: every read's lease reaches the store before its request; results are merged.
 
 What each save left in the store is read back as the watchdog reads it (``read_state``, no lock), so
-"saved" means stored. The merge window is measured on the run's ManualClock, which only the run's
-waits move; the lease timer waits in real time, so the slow reader here sleeps a tenth of a second.
+"saved" means stored. Reads overlap on the run's ManualClock (``SimulatedReads``): no real waiting.
 """
 
 from __future__ import annotations
 
-import time
-
 import pytest
-from run_fixtures import ROWS, Bench, plans
+from run_fixtures import ROWS, Bench, SimulatedReads, plans
 
 from monitor.engine.tasks import PROCESSING
 from monitor.state import StateSession
@@ -18,17 +15,24 @@ from monitor.storage import MemoryLocation
 
 
 class Reader:
-    """Answers every read with one plain row after ``seconds`` of real time (a slow network)."""
+    """Answers every read with one plain row, noting which tasks the store shows processing as each
+    request goes out."""
 
-    def __init__(self, seconds: float = 0.0) -> None:
-        self.seconds = seconds
+    def __init__(self) -> None:
+        self.bench: Bench | None = None
+        self.stored_at_request: list[tuple[str, list[str]]] = []
 
     def read(self, spreadsheet_id, ranges, credential, timeout):
-        time.sleep(self.seconds)
+        self.stored_at_request.append((spreadsheet_id, processing(self.bench)))
         return [ROWS for _ in ranges]
 
     def modified_time(self, spreadsheet_id, credential, timeout):
         raise NotImplementedError("no check needs it")
+
+
+def processing(bench: Bench) -> list[str]:
+    stored = bench.stored().round
+    return sorted(task.target for task in stored.tasks.values() if task.status is PROCESSING) if stored else []
 
 
 class Saves:
@@ -43,38 +47,44 @@ class Saves:
         if self.fail_on is not None and len(self.processing) == self.fail_on:
             raise OSError(28, "No space left on device")
         session.save()
-        stored = self.bench.stored().round
-        tasks = stored.tasks.values() if stored else ()
-        self.processing.append(sorted(task.target for task in tasks if task.status is PROCESSING))
+        self.processing.append(processing(self.bench))
 
 
-def run(reader: Reader, checkpoint_every: float, fail_on: int | None = None) -> tuple[Bench, Saves]:
-    bench = Bench(reader, plans(3), MemoryLocation(), per_credential=1000, per_project=1000)
+def run(checkpoint_every: float, *, seconds: dict[str, float] | None = None, sheets: int = 3,
+        max_in_flight: int = 3, fail_on: int | None = None) -> tuple[Bench, Saves, Reader]:
+    """A run over ``sheets`` spreadsheets whose reads last ``seconds[id]`` (default 0.5 s) and overlap."""
+    reader = Reader()
+    bench = Bench(reader, plans(sheets), MemoryLocation(), per_credential=1000, per_project=1000,
+                  reads=lambda clock: SimulatedReads(reader, clock, lambda sheet: (seconds or {}).get(sheet, 0.5)))
+    reader.bench = bench
     saves = Saves(bench, fail_on)
-    with bench.opened(save=saves, checkpoint_every=checkpoint_every) as the_run:
+    with bench.opened(save=saves, checkpoint_every=checkpoint_every, max_in_flight=max_in_flight) as the_run:
         the_run.execute()
-    return bench, saves
+    return bench, saves, reader
 
 
-def test_without_merging_every_lease_is_saved_before_its_request():
-    _, saves = run(Reader(), checkpoint_every=0.0)
-    assert [held for held in saves.processing if held] == [["s0"], ["s1"], ["s2"]]
+def test_every_read_in_flight_is_stored_as_processing_before_its_request_even_when_merging():
+    _, _, reader = run(checkpoint_every=60.0)
+    assert reader.stored_at_request == [("s0", ["s0"]), ("s1", ["s0", "s1"]), ("s2", ["s0", "s1", "s2"])]
+
+
+def test_results_closer_than_the_window_are_merged_and_the_last_save_holds_them_all():
+    bench, saves, _ = run(checkpoint_every=60.0)
+    # The start, one lease per read, the end: the three results arrive together and cost no save.
+    assert len(saves.processing) == 5
     assert saves.processing[-1] == []
+    assert bench.stored().round.is_complete()
 
 
-def test_fast_requests_inside_the_merge_window_cost_no_save():
-    bench, saves = run(Reader(), checkpoint_every=60.0)
-    assert len(saves.processing) == 2  # the run's first and last checkpoints
+def test_a_merged_result_is_saved_once_its_window_passes_while_another_read_is_still_in_flight():
+    # s0 answers 0.1 s after both leases were saved: its result is merged (owed), and saved at 0.2 s,
+    # while s1 is still out (it answers at 5 s).
+    bench, saves, _ = run(checkpoint_every=0.2, seconds={"s0": 0.1, "s1": 5.0}, sheets=2, max_in_flight=2)
+    assert saves.processing[:4] == [[], ["s0"], ["s0", "s1"], ["s1"]]
     assert saves.processing[-1] == []
-    assert bench.stored().round.is_complete()  # the last one saved every task's result
-
-
-def test_a_request_outlasting_the_merge_window_has_its_lease_saved_while_it_waits():
-    _, saves = run(Reader(seconds=0.12), checkpoint_every=0.05)
-    assert ["s0"] in saves.processing  # saved by the timer, while the read was in flight
-    assert saves.processing[-1] == []
+    assert bench.stored().round.is_complete()
 
 
 def test_a_failed_lease_save_stops_the_run_instead_of_failing_the_task():
     with pytest.raises(OSError, match="No space left"):
-        run(Reader(seconds=0.12), checkpoint_every=0.05, fail_on=1)  # the first save after the start
+        run(checkpoint_every=0.05, fail_on=1)  # the first save after the start: s0's lease

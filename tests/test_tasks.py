@@ -165,10 +165,10 @@ def test_tasks_left_processing_by_a_killed_run_are_reclaimed_then_poisoned():
     rnd = Round.build(["a"], NOW)
     task = rnd.next_due(NOW)
     for interruption in range(1, POISON_INTERRUPTIONS):
-        rnd.start(task)
+        rnd.start(task)  # the only read in flight when the run was killed
         assert rnd.reclaim_abandoned() == ([task], [])
-        assert task.status == PENDING and task.interruptions == interruption
-        assert rnd.next_due(NOW) is task
+        assert task.status == PENDING and task.interruptions == interruption and task.quarantined
+        assert rnd.next_due(NOW) is None and rnd.next_quarantined() is task
     rnd.start(task)
     reclaimed, poisoned = rnd.reclaim_abandoned()
     assert (reclaimed, poisoned) == ([], [task]) and task.status == FAILED
@@ -176,14 +176,44 @@ def test_tasks_left_processing_by_a_killed_run_are_reclaimed_then_poisoned():
     assert rnd.counts()[FAILED] == 1 and rnd.is_complete()
 
 
-def test_a_reclaimed_retry_keeps_its_due_time():
+def test_tasks_killed_in_flight_together_are_not_blamed_but_quarantined_behind_the_due_work():
+    rnd = Round.build(["a", "b", "c", "d"], NOW)
+    a, b = take(rnd), take(rnd)  # two reads in flight when the run was killed
+    rnd = stored_and_loaded(rnd)  # the next run
+    reclaimed, poisoned = rnd.reclaim_abandoned()
+    assert ({task.target for task in reclaimed}, poisoned) == ({"a", "b"}, [])
+    tasks = {task.target: task for task in rnd.tasks.values()}
+    assert all(tasks[t].interruptions == 0 and tasks[t].quarantined for t in "ab")
+    assert [take(rnd).target, take(rnd).target] == ["c", "d"]  # the fresh ones first
+    assert rnd.next_due(NOW) is None
+    first = rnd.next_quarantined()
+    assert first.target == "a"
+    rnd.start(first)
+    rnd.succeed(first, NOW)  # read alone, and the run lived: no longer a suspect
+    assert not first.quarantined and rnd.next_quarantined().target == "b"
+
+
+def test_a_reclaimed_retry_waits_its_turn_alone_after_the_due_work():
     rnd = Round.build(["a", "b"], NOW)
     failed_for_retry(rnd, NOW + seconds(3))
     rnd.start(rnd.next_due(NOW + seconds(3)))  # the run died during the retry's request
     rnd = stored_and_loaded(rnd)  # the next run
     (a,), _ = rnd.reclaim_abandoned()
-    assert rnd.next_due(NOW).target == "b"
-    assert rnd.next_due(NOW + seconds(3)) is a
+    assert a.next_attempt_at is None and a.quarantined
+    assert rnd.next_due(NOW + seconds(3)).target == "b"
+    assert rnd.next_quarantined() is a
+
+
+def test_a_task_given_back_at_the_end_of_a_run_is_offered_again_as_it_was():
+    rnd = Round.build(["a", "b"], NOW)
+    a = take(rnd)
+    rnd.release(a)  # still in flight when the budget ended: no interruption, no quarantine
+    assert (a.status, a.interruptions, a.quarantined) == (PENDING, 0, False)
+    assert rnd.next_due(NOW) is a
+    retry = failed_for_retry(rnd, NOW + seconds(3))
+    rnd.start(retry)
+    rnd.release(retry)
+    assert rnd.next_retry_at() == NOW + seconds(3)
 
 
 def test_nothing_is_reclaimed_from_a_round_no_run_died_in():
@@ -216,8 +246,9 @@ def test_dropping_removed_spreadsheets_and_requeueing():
 
 def test_requeueing_is_a_fresh_start_even_behind_the_cursor():
     rnd = Round.build(["a", "b", "c"], NOW)
-    for _ in range(2):  # two runs killed while reading it
-        a = take(rnd)
+    a = rnd.next_due(NOW)
+    for _ in range(2):  # two runs killed while reading it alone
+        rnd.start(a)
         rnd.reclaim_abandoned()
     rnd.start(a)
     rnd.record_failure(a, NOW, UNAVAILABLE, 5)
@@ -305,22 +336,24 @@ class RoundMachine(RuleBasedStateMachine):
         self.now = NOW
         self.rnd = Round.build(TARGETS[:count], NOW)
 
-    @rule(fate=st.sampled_from(["ok", "skip", "retry", "quota", "dead", "give_up", "killed"]),
+    @rule(fate=st.sampled_from(["ok", "skip", "retry", "quota", "dead", "give_up", "killed", "released"]),
           delay=st.integers(min_value=0, max_value=90))
     def work(self, fate, delay):
         rnd, now = self.rnd, self.now
-        task = rnd.next_due(now)
+        task = rnd.next_due(now) or rnd.next_quarantined()
         if task is None:
             return
         if fate == "skip":
             rnd.skip(task, now, "muted")
             return
         rnd.start(task)
-        if fate == "ok":
+        if fate == "released":  # still in flight when the run's budget ended
+            rnd.release(task)
+        elif fate == "ok":
             rnd.succeed(task, now)
         elif fate == "quota":
             rnd.record_quota_wait(task, now, QUOTA, now + seconds(delay))
-        elif fate != "killed":  # a killed run leaves the task processing
+        elif fate != "killed":  # a killed run leaves the task processing (with any others in flight)
             rnd.record_failure(task, now, UNAVAILABLE, task.attempts + 1)
             {"retry": lambda: rnd.retry_at(task, now + seconds(delay)), "dead": lambda: rnd.fail(task),
              "give_up": lambda: rnd.give_up_for_round(task)}[fate]()
@@ -352,11 +385,18 @@ class RoundMachine(RuleBasedStateMachine):
         pending = [task for task in self.rnd.tasks.values() if task.status is PENDING]
         waits = sorted((task.next_attempt_at, task.id) for task in pending if task.next_attempt_at)
         due = [task_id for at, task_id in waits if at <= self.now]
-        fresh = sorted(task.id for task in pending if not task.next_attempt_at)
+        fresh = sorted(task.id for task in pending if not task.next_attempt_at and not task.quarantined)
         expected = due[0] if due else (fresh[0] if fresh else None)
         found = self.rnd.next_due(self.now)
         assert (found.id if found else None) == expected
         assert self.rnd.next_retry_at() == (waits[0][0] if waits else None)
+
+    @invariant()
+    def next_quarantined_is_a_quarantined_task_while_there_is_one(self):
+        quarantined = {task.id for task in self.rnd.tasks.values()
+                       if task.status is PENDING and task.quarantined and not task.next_attempt_at}
+        found = self.rnd.next_quarantined()
+        assert (found.id if found else None) in (quarantined or {None})
 
 
 TestRoundLives = RoundMachine.TestCase

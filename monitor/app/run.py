@@ -18,11 +18,13 @@ from monitor.core.clock import SystemClock
 from monitor.core.logs import log_event
 from monitor.engine.events import Event
 from monitor.engine.heartbeat import GOOD_OUTCOMES
+from monitor.engine.inflight import ThreadedReads
 from monitor.engine.inspect import SheetReader, plans_of
 from monitor.engine.outcomes import RunReport
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.run import Run
 from monitor.engine.settings import RunSettings
+from monitor.google.client import CredentialCache
 from monitor.google.reader import GspreadReader
 from monitor.state import changing_state
 
@@ -46,7 +48,7 @@ def run_once(
     budget: timedelta | None = None,
     clock=None,
     run_id: str | None = None,
-    reader_factory: Callable[[Config, float], SheetReader] | None = None,
+    reader_factory: Callable[[Config, float], SheetReader] | None = None,  # called once per worker
     checkpoint_every: float | None = None,
     messages_to: IO[str] | None = None,
 ) -> RunResult:
@@ -68,10 +70,14 @@ def run_once(
             settings = replace(settings, checkpoint_every=checkpoint_every)
         pacer = QuotaPacer.from_config(config)
         pacer.restore(session.state.quota)
-        reader = (reader_factory or _gspread_reader)(config, settings.request_timeout)
+        reads = ThreadedReads(_reader_maker(config, settings.request_timeout, reader_factory),
+                              workers=settings.max_in_flight, monotonic=clock.monotonic)
         run = Run(run_id=run_id, settings=settings, plans=plans_of(config), state=session.state,
-                  reader=reader, pacer=pacer, clock=clock, save=session.save)
-        report = run.execute()
+                  reads=reads, pacer=pacer, clock=clock, save=session.save)
+        try:
+            report = run.execute()
+        finally:
+            reads.close()
         new_events = tuple(event for event in session.state.events if event.run_id == run_id)
         # The notifier (httpx and its TLS stack) loads only now that the reads are done: it is a
         # tenth of a second of start-up, before the first read, that a run need not wait for.
@@ -87,5 +93,11 @@ def run_once(
     return RunResult(report=report, new_events=new_events)
 
 
-def _gspread_reader(config: Config, timeout: float) -> SheetReader:
-    return GspreadReader.for_config(config, timeout)
+def _reader_maker(config: Config, timeout: float,
+                  reader_factory: Callable[[Config, float], SheetReader] | None) -> Callable[[], SheetReader]:
+    """What each read worker calls once to get its own reader; gspread readers share one credential
+    cache, so a service account is loaded and tokened once, not once per worker."""
+    if reader_factory is not None:
+        return lambda: reader_factory(config, timeout)
+    credentials = CredentialCache()
+    return lambda: GspreadReader.for_config(config, timeout, credentials)

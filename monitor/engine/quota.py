@@ -113,6 +113,10 @@ class QuotaPacer:
         self._totals[chosen] += 1
         return chosen, 0.0
 
+    def reads_per_second(self) -> float:
+        """The rate the limits sustain (what the run sizes its reads in flight for)."""
+        return min(len(self.credentials) * self._credential_limit, self._project_limit) / self.window_seconds
+
     def next_ready_in(self, now: float) -> float:
         """Seconds until :meth:`acquire` would grant a slot (0.0 if now); takes nothing."""
         now = self._advance(now)

@@ -1,10 +1,12 @@
-"""The time-boxed run: recover, maybe start a round, then one task per step until the budget is spent.
+"""The time-boxed run: recover, maybe start a round, then keep reads in flight until the budget is spent.
 
-``Run`` is the whole algorithm over injected parts: a clock, a reader of spreadsheets, a quota pacer,
-the state, and a ``save`` callback that writes what changed atomically. It never prints, never exits
-and never sleeps while another task is due; it sleeps only until the earliest due time, and never
-past the point where enough budget is left to save and hand events over. What a task's result does to
-the state is ``monitor.engine.outcomes``; when saves happen is ``monitor.engine.checkpoints``.
+``Run`` is the whole algorithm over injected parts: a clock, the reads in flight
+(``monitor.engine.inflight``), a quota pacer, the state, and a ``save`` callback that writes what
+changed atomically. It keeps as many reads in flight as the quota can use at the latency it observes
+(``monitor.engine.concurrency``), and changes the state on its own thread only: a read's result is
+applied when it is collected, with the time it is applied. It never prints, never exits, and never
+waits past the point where enough budget is left to save and hand events over. What a task's result
+does to the state is ``monitor.engine.outcomes``; when saves happen is ``monitor.engine.checkpoints``.
 """
 
 from __future__ import annotations
@@ -12,17 +14,20 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.logs import log_event
 from monitor.engine.api_health import ApiHealth
+from monitor.engine.breaker import BreakerState
 from monitor.engine.checkpoints import Checkpoints
+from monitor.engine.concurrency import LatencyEstimate, reads_in_flight
 from monitor.engine.events import CrashRecovered, Event, FallingBehind
 from monitor.engine.health import record_skip
 from monitor.engine.heartbeat import Heartbeat, Outcome, RoundProgress, RunStats, RunSummary
-from monitor.engine.inspect import SheetPlan, SheetReader, judge, read
+from monitor.engine.inflight import ReadDone, ReadJob, Reads
+from monitor.engine.inspect import SheetPlan, judge
 from monitor.engine.outcomes import Fate, Outcomes, RunReport
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.settings import RunSettings
@@ -30,6 +35,22 @@ from monitor.engine.state import RetryFirst, RunnerState
 from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round, Task
 
 _NEVER = datetime.min.replace(tzinfo=UTC)  # "last checked" of a spreadsheet never checked: first in line
+# A read out this many times the usual latency (and at least this many seconds) is taken for hanging:
+# it keeps its worker, but no longer counts among the reads that keep the quota busy.
+_STUCK_AFTER_TIMES = 5
+_STUCK_AFTER_SECONDS = 2.0
+
+
+@dataclass(slots=True)
+class InFlight:
+    """A task whose read is out: what applying its result needs besides the result."""
+
+    task: Task
+    plan: SheetPlan
+    credential: str
+    breaker_before: BreakerState | None  # its breaker before this read (a probe may be given back)
+    alone: bool  # a quarantined task, read with nothing else in flight
+    started: float = 0.0  # monotonic
 
 
 class Run:
@@ -40,7 +61,7 @@ class Run:
         settings: RunSettings,
         plans: Sequence[SheetPlan],
         state: RunnerState,
-        reader: SheetReader,
+        reads: Reads,
         pacer: QuotaPacer,
         clock,
         save: Callable[[], None],
@@ -50,7 +71,9 @@ class Run:
         self.settings = settings
         self.plans = {plan.id: plan for plan in plans}
         self.state = state
-        self.reader = reader
+        self.reads = reads
+        self.in_flight: dict[str, InFlight] = {}
+        self.peak_in_flight = 0
         self.pacer = pacer
         self.clock = clock
         self.started_monotonic = clock.monotonic()
@@ -62,6 +85,8 @@ class Run:
             api=ApiHealth(state.api, threshold=settings.api_degraded_after), report=self.report,
             emit=self.emit, epoch_seconds=clock.time, rng=rng or random.Random(),
         )
+        last = state.heartbeat.stats if state.heartbeat else None
+        self.latency = LatencyEstimate(last.mean_read_seconds if last else None)
 
     # -- the whole run ---------------------------------------------------------------------------
 
@@ -69,6 +94,7 @@ class Run:
         self.begin()
         while self.step():
             pass
+        self.drain()
         self.end()
         return self.report
 
@@ -118,7 +144,9 @@ class Run:
     # -- one step ----------------------------------------------------------------------------------
 
     def step(self) -> bool:
-        """Do one unit of progress (a task, a skip, or a wait); False when the run should end."""
+        """Apply finished reads, then start one read, skip one task, or wait; False when the run should
+        stop starting reads (:meth:`drain` then collects those still in flight)."""
+        self._apply(self.reads.collect(0))
         if self.report.stop_reason:
             return False
         now = self.clock.now()
@@ -132,13 +160,17 @@ class Run:
                 self.report.outcome = Outcome.NOTHING_TO_DO
             return self._stop("round_done")
         self._watch_progress(rnd, now)
+        if self._busy() or self._alone_in_flight():
+            return self._wait(None, usable)
 
-        task = rnd.next_due(now)
+        task, alone = rnd.next_due(now), False
+        if task is None and not self.in_flight:
+            task, alone = rnd.next_quarantined(), True
         if task is None:
             due = rnd.next_retry_at()
-            if due is None:
+            if due is None and not self.in_flight:
                 return self._stop("round_done")
-            return self._wait((due - now).total_seconds(), usable)
+            return self._wait((due - now).total_seconds() if due else None, usable)
 
         plan = self.plans[task.target]
         if self.state.is_muted(plan.id, now):
@@ -155,48 +187,81 @@ class Run:
             return self._wait(wait, usable)
         # Only now, with a request certain to go out, may an open breaker's probe be spent.
         breaker_before = self.outcomes.breaker_let_through(plan, now)
-        self._process(rnd, task, plan, credential, breaker_before)
+        self._start(rnd, InFlight(task, plan, credential, breaker_before, alone))
         return True
+
+    def drain(self) -> None:
+        """Collect the reads still in flight. Each had its timeout cut to the usable budget when it
+        started, so they end in time; one that has not (a server dripping its answer) is given back."""
+        until = self.deadline - self.settings.reserve_seconds
+        while self.in_flight and (left := until - self.clock.monotonic()) > 0:
+            self._apply(self.reads.collect(left))
+        for flight in self.in_flight.values():
+            self.state.round.release(flight.task)
+            log_event("task_released", logging.WARNING, task_id=flight.task.id,
+                      spreadsheet_id=flight.plan.id, reason="still in flight at the end of the budget")
+        self.in_flight.clear()
+
+    def _start(self, rnd: Round, flight: InFlight) -> None:
+        task = flight.task
+        rnd.start(task)
+        self.report.tasks += 1
+        by_credential = self.report.reads_by_credential
+        by_credential[flight.credential] = by_credential.get(flight.credential, 0) + 1
+        # The lease is on disk before the request goes out: if the process dies during it, the next
+        # run must know which reads were in flight (how many, for the poison guard).
+        self.checkpoints.save(force=True)
+        flight.started = self.clock.monotonic()
+        self.in_flight[task.id] = flight
+        self.peak_in_flight = max(self.peak_in_flight, len(self.in_flight))
+        self.reads.start(ReadJob(task.id, flight.plan, flight.credential, self.clock.monotonic()),
+                         self._request_timeout)
+        self._apply(self.reads.collect(0))  # whatever has finished meanwhile (this read, if it was quick)
 
     def _skip(self, rnd: Round, task: Task, plan: SheetPlan, now: datetime, reason: str) -> None:
         rnd.skip(task, now, reason)
         self.state.health[plan.id] = record_skip(self.state.health.get(plan.id), reason)
 
-    def _process(self, rnd: Round, task: Task, plan: SheetPlan, credential: str, breaker_before) -> None:
-        """Read and judge one spreadsheet; ``breaker_before`` is its breaker before this request."""
-        rnd.start(task)
-        started = self.clock.monotonic()
+    def _apply(self, finished: list[ReadDone]) -> None:
+        """Judge each finished read and record what it means, at the time it is applied: a retry's
+        backoff counts from when the failure became known, not from when the request started."""
+        for done in finished:
+            flight = self.in_flight.pop(done.job.task_id)
+            self.latency.add(done.seconds)
+            self._settle(flight, done)
+        if finished:
+            self.checkpoints.save()
+
+    def _settle(self, flight: InFlight, done: ReadDone) -> None:
+        task, plan, rnd = flight.task, flight.plan, self.state.round
         now = self.clock.now()
-        report = self.report
-        report.tasks += 1
-        report.reads_by_credential[credential] = report.reads_by_credential.get(credential, 0) + 1
         try:
-            with self.checkpoints.lease_saved():
-                data = read(plan, self.reader, credential, self._request_timeout)
-            results = judge(plan, data, now)
+            if done.error is not None:
+                raise done.error
+            results = judge(plan, done.data, now)
         except SheetReadError as error:
             if error.error_class in (ErrorClass.QUOTA, ErrorClass.LOADING):
                 # Neither says whether the spreadsheet can be read; a probe spent on one is given back,
                 # or the retry would find the breaker half-open and skip the sheet for a cooldown.
-                self.outcomes.give_back_probe(plan, breaker_before)
-            self._failed(rnd, task, plan, credential, error, now, started)
+                self.outcomes.give_back_probe(plan, flight.breaker_before)
+            self._failed(rnd, flight, error, now, done.seconds)
         except Exception as exc:  # noqa: BLE001 - one odd spreadsheet must never stop the other 699
-            log_event("task_crashed", logging.ERROR, exc_info=True, task_id=task.id, spreadsheet_id=plan.id)
+            log_event("task_crashed", logging.ERROR, exc_info=exc, task_id=task.id, spreadsheet_id=plan.id)
             error = SheetReadError(ErrorClass.UNCERTAIN, None, None, f"could not evaluate: {exc!r}"[:300])
-            self._failed(rnd, task, plan, credential, error, now, started)
+            self._failed(rnd, flight, error, now, done.seconds)
         else:
             verdict = self.outcomes.succeeded(rnd, task, plan, results, now)
             findings = sum(1 for result in results if result.is_finding)
             log_event("task_done", task_id=task.id, spreadsheet_id=plan.id, attempt=task.attempts,
-                      status=verdict, findings=findings, duration_ms=self._ms_since(started))
-        self.checkpoints.save()
+                      status=verdict, findings=findings, duration_ms=int(done.seconds * 1000))
 
-    def _failed(self, rnd: Round, task: Task, plan: SheetPlan, credential: str, error: SheetReadError,
-                now: datetime, started: float) -> None:
-        fate = self.outcomes.failed(rnd, task, plan, credential, error, now)
+    def _failed(self, rnd: Round, flight: InFlight, error: SheetReadError, now: datetime, seconds: float
+                ) -> None:
+        task = flight.task
+        fate = self.outcomes.failed(rnd, task, flight.plan, flight.credential, error, now)
         fields = {
             "task_id": task.id, "spreadsheet_id": task.target, "attempt": task.attempts,
-            "status": error.http_status, "error": error.message, "duration_ms": self._ms_since(started),
+            "status": error.http_status, "error": error.message, "duration_ms": int(seconds * 1000),
         }
         if fate is Fate.QUOTA_WAIT:
             retry_in = (task.next_attempt_at - now).total_seconds()
@@ -209,6 +274,22 @@ class Run:
         elif fate is Fate.RETRY:
             retry_in = (task.next_attempt_at - now).total_seconds()
             log_event("task_retry", logging.WARNING, **fields, retry_in_s=round(retry_in, 1))
+
+    def _busy(self) -> bool:
+        """Are enough reads in flight? Reads out far longer than usual (hanging, most likely, until
+        their timeout) do not count, so a few hanging spreadsheets cannot starve the others; the
+        ceiling counts every read."""
+        if len(self.in_flight) >= self.settings.max_in_flight:
+            return True
+        if self.outcomes.api.probe_required:
+            return bool(self.in_flight)  # Google was failing when last seen: one probe first, alone
+        stuck_after = self.clock.monotonic() - max(_STUCK_AFTER_SECONDS, _STUCK_AFTER_TIMES * self.latency.value)
+        moving = sum(1 for flight in self.in_flight.values() if flight.started > stuck_after)
+        wanted = reads_in_flight(self.pacer.reads_per_second(), self.latency.value, self.settings.max_in_flight)
+        return moving >= wanted
+
+    def _alone_in_flight(self) -> bool:
+        return any(flight.alone for flight in self.in_flight.values())
 
     # -- rounds, recovery, progress ----------------------------------------------------------------
 
@@ -288,21 +369,25 @@ class Run:
         reader's floor may add a fraction of a second, which the reserve absorbs)."""
         return max(0.0, min(self.settings.request_timeout, self._usable_seconds()))
 
-    def _wait(self, seconds: float, usable: float) -> bool:
-        """Sleep until work is due, but never past the usable budget."""
+    def _wait(self, seconds: float | None, usable: float) -> bool:
+        """Wait until work may be due (``seconds``; None: until a read finishes), never past the usable
+        budget. With reads in flight, a read that finishes ends the wait early."""
+        limit = usable if seconds is None else min(max(seconds, 0.0), usable)
+        if self.in_flight:
+            self.checkpoints.save_owed()
+            self._apply(self.reads.collect(min(limit, self.checkpoints.owed_in())))
+            return True
         self.checkpoints.save(force=True)  # nothing happens while asleep: make the progress durable first
-        if seconds >= usable:
+        if seconds is None or seconds >= usable:
             self.clock.sleep(max(usable, 0))
             return self._stop("budget")
-        self.clock.sleep(max(seconds, 0.0))
+        self.clock.sleep(limit)
         return True
 
     def _stop(self, reason: str) -> bool:
         self.report.stop_reason = self.report.stop_reason or reason
         return False
 
-    def _ms_since(self, started: float) -> int:
-        return int((self.clock.monotonic() - started) * 1000)
 
 
 def _progress(rnd: Round) -> RoundProgress:

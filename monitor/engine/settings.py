@@ -30,9 +30,12 @@ class RunSettings:
     behind_after_intervals: int = 3
     # Checkpoints closer together than this are merged (docs/architecture.md, "Checkpoints"): a
     # save now costs what changed, about a millisecond, but the fsync behind it is the disk's to
-    # decide. 0.2 s is one read at the project quota's most (300/min): at production pace every task
-    # is saved on its own; only faster-than-quota runs (benchmarks) merge.
+    # decide. 0.2 s is one read at a project quota's most (300/min): at production pace most results
+    # are saved on their own; only faster-than-quota runs (benchmarks) merge.
     checkpoint_every: float = 0.2
+    # Reads in flight at most: the config's ceiling (the run sizes itself below it from the quota and
+    # the latency it observes). 1 reads one spreadsheet at a time.
+    max_in_flight: int = 1
 
     @classmethod
     def from_config(cls, config: Config, budget: timedelta | None = None) -> RunSettings:
@@ -40,6 +43,7 @@ class RunSettings:
             budget=budget or config.run.budget,
             round_interval=config.run.round_interval,
             request_timeout=config.google.request_timeout.total_seconds(),
+            max_in_flight=config.google.max_concurrent_reads,
             breaker=BreakerPolicy(
                 failure_threshold=config.breaker.failure_threshold,
                 cooldown=config.breaker.cooldown,

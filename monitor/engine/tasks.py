@@ -8,11 +8,18 @@ it changes, so a checkpoint writes the tasks that changed. A run killed at any i
 that are ``pending``, ``processing`` (taken by the dead run: the next run reclaims the lease) or
 finished. Every change of a task goes through a :class:`Round` method, which records it for the next
 save. Nothing here does I/O or reads a clock: ``now`` comes in.
+
+The poison guard: a task the run was killed *alone* with (the only read in flight)
+POISON_INTERRUPTIONS times is dead-lettered, so it cannot wedge every following run. A kill with
+several reads in flight blames none of them: each goes back to the queue *quarantined*, and is read
+later on its own, after the round's other due work, where a second kill does point at it. Reading it
+last also keeps a merely slow spreadsheet from being the one in flight whenever a run is cut short.
 """
 
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -33,8 +40,8 @@ class TaskStatus(StrEnum):
 PENDING, PROCESSING, DONE, FAILED = TaskStatus
 FINISHED = frozenset({DONE, FAILED})
 
-# A task whose run was killed this many times while holding it is "poison": it goes to the DLQ so it
-# cannot wedge every following run (a spreadsheet so large it always exhausts memory, say).
+# A task whose run was killed this many times while it alone was in flight is "poison": it goes to the
+# DLQ so it cannot wedge every following run (a spreadsheet so large it always exhausts memory, say).
 POISON_INTERRUPTIONS = 3
 # Attempt history kept per task: enough to tell "503, 503, ok" without letting a flapping sheet grow it.
 HISTORY_LIMIT = 10
@@ -61,15 +68,16 @@ class Task:
     attempts: int = 0  # counted tries, the last success included (quota waits do not count)
     last_error: ErrorInfo | None = None
     next_attempt_at: UtcTime | None = None  # set while waiting for a retry
-    interruptions: int = 0  # runs that died while this task was processing
+    interruptions: int = 0  # runs that died while this task alone was processing
+    quarantined: bool = False  # a run died with it in flight: read it alone, after the other due work
     history: tuple[Attempt, ...] = ()
-
 
     @property
     def fresh(self) -> bool:
         """Pending and never tried: what the round's list of targets implies, so it need not be stored."""
         return (self.status is PENDING and not self.attempts and self.last_error is None
-                and self.next_attempt_at is None and not self.interruptions and not self.history)
+                and self.next_attempt_at is None and not self.interruptions and not self.quarantined
+                and not self.history)
 
 
 @document
@@ -116,11 +124,14 @@ class Round:
         self._order = list(self.tasks)  # built in target order: the round's order
         self._cursor = 0
         self._waiting: list[tuple[datetime, str]] = []  # (next_attempt_at, task id)
+        self._quarantine: deque[str] = deque()  # quarantined task ids, read one at a time in this order
         self._counts = dict.fromkeys(TaskStatus, 0)
         for task in self.tasks.values():
             self._counts[task.status] += 1
             if task.status is PENDING and task.next_attempt_at:
                 heapq.heappush(self._waiting, (task.next_attempt_at, task.id))
+            elif task.status is PENDING and task.quarantined:
+                self._quarantine.append(task.id)
 
     @classmethod
     def build(cls, targets: Iterable[str], now: datetime) -> Round:
@@ -164,7 +175,8 @@ class Round:
         return self._waiting[0][0] if self._waiting else None
 
     def next_due(self, now: datetime) -> Task | None:
-        """The next pending task that may run at ``now``: retries that came due first, then fresh ones.
+        """The next pending task that may run at ``now``: retries that came due first, then fresh ones
+        (quarantined tasks are offered by :meth:`next_quarantined` only).
 
         Nothing changes until the caller takes the task (:meth:`start` or :meth:`skip`): a task it
         leaves (no quota yet) is offered again on the next call.
@@ -180,9 +192,18 @@ class Round:
             self._cursor += 1
         return self.tasks[order[self._cursor]] if self._cursor < len(order) else None
 
+    def next_quarantined(self) -> Task | None:
+        """The next quarantined task, for the caller to read with nothing else in flight."""
+        while self._quarantine:
+            task = self.tasks.get(self._quarantine[0])
+            if task is not None and task.status is PENDING and task.quarantined and not task.next_attempt_at:
+                return task
+            self._quarantine.popleft()  # stale: finished, rescheduled or dropped since it was queued
+        return None
+
     @staticmethod
     def _is_fresh(task: Task) -> bool:
-        return task.status is PENDING and not task.next_attempt_at
+        return task.status is PENDING and not task.next_attempt_at and not task.quarantined
 
     # -- a task's life -------------------------------------------------------------------------------
 
@@ -218,6 +239,17 @@ class Round:
         self._set_status(task, PENDING)
         heapq.heappush(self._waiting, (at, task.id))
 
+    def release(self, task: Task) -> None:
+        """Give back a task whose read was still in flight when the run had to end: it is pending
+        again, as it was, and no interruption is counted (the run was not killed)."""
+        self._set_status(task, PENDING)
+        if task.next_attempt_at:  # a retry: back in line by its due time
+            heapq.heappush(self._waiting, (task.next_attempt_at, task.id))
+        elif task.quarantined:
+            self._quarantine.append(task.id)
+        else:  # fresh again, and perhaps behind the cursor
+            self._cursor = min(self._cursor, self._order.index(task.id))
+
     def fail(self, task: Task) -> None:
         """Dead-lettered: finished for this round."""
         task.next_attempt_at = None
@@ -234,6 +266,7 @@ class Round:
             if task.target == target:
                 task.attempts = 0
                 task.interruptions = 0  # an admin's retry is a fresh start for the poison guard too
+                task.quarantined = False
                 task.next_attempt_at = None
                 self._set_status(task, PENDING)
                 self._cursor = min(self._cursor, self._order.index(task.id))
@@ -262,25 +295,31 @@ class Round:
     # -- crash recovery ----------------------------------------------------------------------------
 
     def reclaim_abandoned(self) -> tuple[list[Task], list[Task]]:
-        """Tasks left ``processing`` by a killed run go back to ``pending`` (their lease is void).
+        """Tasks left ``processing`` by a killed run go back to ``pending``, quarantined (their lease
+        is void).
 
-        Returns (reclaimed, poisoned): a task interrupted POISON_INTERRUPTIONS times is poisoned and
-        marked failed; the caller dead-letters it.
+        Only a task that was alone in flight counts the interruption against it; at
+        POISON_INTERRUPTIONS it is poisoned and marked failed, and the caller dead-letters it.
+        Returns (reclaimed, poisoned).
         """
+        abandoned = [task for task in self.tasks.values() if task.status is PROCESSING]
         reclaimed, poisoned = [], []
-        for task in [task for task in self.tasks.values() if task.status is PROCESSING]:
-            task.interruptions += 1
+        for task in abandoned:
+            if len(abandoned) == 1:
+                task.interruptions += 1
             if task.interruptions >= POISON_INTERRUPTIONS:
                 task.last_error = ErrorInfo(
-                    POISON, f"the run was killed {task.interruptions} times while checking it"
+                    POISON, f"the run was killed {task.interruptions} times while checking it alone"
                 )
+                task.quarantined = False
                 self._set_status(task, FAILED)
                 poisoned.append(task)
-            else:
-                self._set_status(task, PENDING)
-                reclaimed.append(task)
-                if task.next_attempt_at:
-                    heapq.heappush(self._waiting, (task.next_attempt_at, task.id))
+                continue
+            task.quarantined = True
+            task.next_attempt_at = None  # a retry that was in flight was due: now it waits its turn alone
+            self._set_status(task, PENDING)
+            self._quarantine.append(task.id)
+            reclaimed.append(task)
         self._cursor = 0
         return reclaimed, poisoned
 
@@ -304,6 +343,7 @@ class Round:
         self.tasks.touch(task.id)
 
     def _record(self, task: Task, at: datetime, outcome: str, error: ErrorInfo | None = None) -> None:
+        task.quarantined = False  # it was read and the run lived: whatever comes next, it is not poison
         task.history = (*task.history, Attempt(at, outcome, error))[-HISTORY_LIMIT:]
         self.tasks.touch(task.id)
 

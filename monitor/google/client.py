@@ -1,15 +1,19 @@
 """The gspread client and its endpoint seam: how the monitor reaches Google (or the sandbox standing in).
 
-XX
+The sandbox must see the very requests gspread would send to Google. Rather than wrapping gspread or
 patching them, a ``requests`` transport adapter mounted on the client's session rewrites the scheme
 and host of every Sheets/Drive request to the configured endpoint. Everything above the socket, from
 google-auth's token flow to gspread's error handling, runs exactly as in production, which uses the
 same function with ``endpoint=None``.
-"""
+
+Several workers read at once, each with its own client (a ``requests`` session is not thread-safe),
+but one service account has one token: :class:`CredentialCache` loads each key file once and hands
+every worker the same :class:`SharedServiceAccount`, which refreshes its token on one thread at a time."""
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable
 from urllib.parse import urlsplit, urlunsplit
 
@@ -51,14 +55,55 @@ class EndpointAdapter(HTTPAdapter):
         return super().send(redirected, *args, **kwargs)
 
 
+class SharedServiceAccount(service_account.Credentials):
+    """Service-account credentials used by several threads: one refreshes the token, the others wait.
+
+    google-auth refreshes inside ``before_request`` without a lock, so two workers finding the token
+    expired would both fetch one and could each see the other's token half written.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._refresh_lock = threading.RLock()  # re-entered: before_request calls refresh
+
+    def before_request(self, request, method, url, headers) -> None:
+        # Held for a validity check (microseconds), or for the one token request all others wait for.
+        with self._refresh_lock:
+            super().before_request(request, method, url, headers)
+
+    def refresh(self, request) -> None:
+        with self._refresh_lock:
+            super().refresh(request)
+
+
+class CredentialCache:
+    """Each service-account file loaded once (checking its RSA key costs tens of milliseconds), for
+    every worker of a run. Thread-safe."""
+
+    def __init__(self, scopes: Iterable[str] = READONLY_SCOPES) -> None:
+        self._scopes = list(scopes)
+        self._loaded: dict[str, SharedServiceAccount] = {}
+        self._lock = threading.Lock()
+
+    def get(self, path: str | os.PathLike) -> SharedServiceAccount:
+        key = os.fspath(path)
+        with self._lock:
+            credentials = self._loaded.get(key)
+            if credentials is None:
+                credentials = SharedServiceAccount.from_service_account_file(key, scopes=self._scopes)
+                self._loaded[key] = credentials
+            return credentials
+
+
 def build_gspread_client(
-    credentials_file: str | os.PathLike,
+    credentials: str | os.PathLike | SharedServiceAccount,
     *,
     endpoint: str | None = None,
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     scopes: Iterable[str] = READONLY_SCOPES,
 ) -> gspread.Client:
-    """A gspread client for one service-account file, with a timeout on every request.
+    """A gspread client for one service account (its key file, or credentials already loaded), with a
+    timeout on every request.
 
     Uses gspread's plain ``HTTPClient`` (never ``BackOffHTTPClient``, whose retries would stack with
     the monitor's). With ``endpoint`` set, Sheets and Drive traffic goes there instead of Google and
@@ -68,9 +113,8 @@ def build_gspread_client(
     """
     if timeout is None or timeout <= 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    credentials = service_account.Credentials.from_service_account_file(
-        os.fspath(credentials_file), scopes=list(scopes)
-    )
+    if not isinstance(credentials, service_account.Credentials):
+        credentials = CredentialCache(scopes).get(credentials)
     auth_request = None
     if endpoint is not None:
         token_session = requests.Session()

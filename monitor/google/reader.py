@@ -18,7 +18,7 @@ from gspread.urls import DRIVE_FILES_API_V3_URL
 
 from monitor.config import Config
 from monitor.core.errors import ErrorClass, SheetReadError, classify
-from monitor.google.client import build_gspread_client
+from monitor.google.client import CredentialCache, build_gspread_client
 
 # Numbers as numbers and dates as serial numbers: the checks compare values, not their display.
 READ_PARAMS = {
@@ -33,8 +33,9 @@ _BAD_RANGE_PREFIX = "Unable to parse range: "
 class GspreadReader:
     """Reads spreadsheets with one gspread client per credential, built when it is first used.
 
-    Building a client loads its service-account key, which costs tens of milliseconds (the RSA key
-    is checked): a run with three credentials would pay for all three before its first read.
+    One reader per worker thread: its clients hold ``requests`` sessions, which are not thread-safe.
+    Readers of one run share a :class:`CredentialCache`, so each service account is loaded once and
+    has one token, whatever the number of workers.
     """
 
     def __init__(self, make_client: Callable[[str], gspread.Client]) -> None:
@@ -42,15 +43,18 @@ class GspreadReader:
         self.clients: dict[str, gspread.Client] = {}
 
     @classmethod
-    def for_config(cls, config: Config, timeout: float) -> GspreadReader:
+    def for_config(cls, config: Config, timeout: float, credentials: CredentialCache | None = None
+                   ) -> GspreadReader:
         """A reader for the config's credentials and endpoint."""
         endpoint = str(config.google.api_endpoint).rstrip("/") if config.google.api_endpoint else None
-        return cls.from_credentials(endpoint=endpoint, timeout=timeout)
+        return cls.from_credentials(endpoint=endpoint, timeout=timeout, credentials=credentials)
 
     @classmethod
-    def from_credentials(cls, *, endpoint: str | None, timeout: float) -> GspreadReader:
+    def from_credentials(cls, *, endpoint: str | None, timeout: float,
+                         credentials: CredentialCache | None = None) -> GspreadReader:
         """A reader whose credentials are service-account files, named by their paths."""
-        return cls(lambda path: build_gspread_client(path, endpoint=endpoint, timeout=timeout))
+        cache = credentials or CredentialCache()
+        return cls(lambda path: build_gspread_client(cache.get(path), endpoint=endpoint, timeout=timeout))
 
     def read(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float) -> list[dict]:
         """Every range in one request; raises SheetReadError, never a requests/gspread/google-auth error."""

@@ -114,7 +114,8 @@ def _adapter(document_type: Any) -> TypeAdapter:
 
 
 ROUND = Kind("round", RoundInfo)
-TASK = Kind("task", Task, prefix="task/")
+# Version 2 added ``quarantined`` (read alone after a run died with it in flight among others).
+TASK = Kind("task", Task, version=2, prefix="task/")
 HEALTH = Kind("health", SheetHealth, prefix="health/")
 BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
 DLQ = Kind("dlq", DeadLetter, prefix="dlq/")
@@ -140,7 +141,9 @@ KINDS: Mapping[str, Kind] = {
 BY_PREFIX: Mapping[str, Kind] = {kind.prefix: kind for kind in KINDS.values() if kind.prefix}
 
 # UPGRADES[(kind name, n)] turns the JSON value of a version-n document into version n + 1.
-UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {}
+UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
+    ("task", 1): lambda task: {**task, "quarantined": False},
+}
 
 
 def schema_document() -> str:

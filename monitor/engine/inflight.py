@@ -1,0 +1,127 @@
+"""Reads in flight: the run hands reads to workers and collects what they bring back, in any order.
+
+The run (``monitor.engine.run``) owns the state and changes it on its own thread only; a read
+(``monitor.engine.inspect.read``: one spreadsheet's requests) is the only thing that happens
+elsewhere. :class:`ThreadedReads` runs reads on worker threads, each with its own reader, because a
+reader holds HTTP sessions and ``requests`` sessions are not thread-safe. The run never waits on a
+thread's timing to decide anything: it asks :meth:`Reads.collect` for whatever has finished, and
+applies the results in the order they arrive, with the time at which it applies them.
+
+Anything that implements :class:`Reads` can stand in: the tests drive the run with reads that
+finish on an injected clock, so no test depends on how threads are scheduled.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from monitor.engine.inspect import SheetData, SheetPlan, SheetReader, read
+
+
+@dataclass(frozen=True, slots=True)
+class ReadJob:
+    """One task's read, as handed out: which spreadsheet, with which credential, started when."""
+
+    task_id: str
+    plan: SheetPlan
+    credential: str
+    started: float  # the run clock's monotonic reading when the read was handed out
+
+
+@dataclass(frozen=True, slots=True)
+class ReadDone:
+    """A finished read: what Google returned, or the exception the read raised."""
+
+    job: ReadJob
+    data: SheetData | None
+    error: Exception | None
+    finished: float  # monotonic, on the run's clock
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, self.finished - self.job.started)
+
+
+class Reads(Protocol):
+    """Where the run's reads happen. ``timeout()`` is asked as each request starts (the budget shrinks)."""
+
+    def start(self, job: ReadJob, timeout: Callable[[], float]) -> None: ...
+
+    def collect(self, wait_seconds: float) -> list[ReadDone]:
+        """The reads finished since the last call; waits up to ``wait_seconds`` for the first one."""
+        ...
+
+    def in_flight(self) -> int:
+        """Reads started and not yet collected."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class ThreadedReads:
+    """Reads on up to ``workers`` daemon threads, started as the run needs them.
+
+    Each worker builds its own reader with ``make_reader`` the first time it works. The threads are
+    daemons: a request that hangs past the run's end must not keep the process alive, and the run
+    has already given its task back by then (``Run`` never waits past its budget).
+    """
+
+    def __init__(self, make_reader: Callable[[], SheetReader], workers: int, monotonic: Callable[[], float]
+                 ) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self._make_reader = make_reader
+        self._workers = workers
+        self._monotonic = monotonic
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[ReadDone] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._in_flight = 0
+
+    def start(self, job: ReadJob, timeout: Callable[[], float]) -> None:
+        self._in_flight += 1
+        if self._in_flight > len(self._threads) and len(self._threads) < self._workers:
+            thread = threading.Thread(target=self._work, name=f"read-{len(self._threads) + 1}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+        self._jobs.put((job, timeout))
+
+    def collect(self, wait_seconds: float) -> list[ReadDone]:
+        finished = []
+        try:
+            finished.append(self._done.get(timeout=wait_seconds) if wait_seconds > 0
+                            else self._done.get_nowait())
+            while True:
+                finished.append(self._done.get_nowait())
+        except queue.Empty:
+            pass
+        self._in_flight -= len(finished)
+        return finished
+
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    def close(self) -> None:
+        """Let idle workers end; a worker still in a request ends with it (or with the process)."""
+        for _ in self._threads:
+            self._jobs.put(None)
+
+    @property
+    def workers_started(self) -> int:
+        return len(self._threads)
+
+    def _work(self) -> None:
+        reader = None
+        while (item := self._jobs.get()) is not None:
+            job, timeout = item
+            data = error = None
+            try:
+                reader = reader or self._make_reader()
+                data = read(job.plan, reader, job.credential, timeout)
+            except Exception as exc:  # noqa: BLE001 - the run classifies it; a worker must live on
+                error = exc
+            self._done.put(ReadDone(job, data, error, self._monotonic()))

@@ -1,0 +1,189 @@
+"""Several reads in flight: the run keeps the quota busy at Google's latency, and nothing else changes.
+
+Reads overlap on the run's ManualClock (``SimulatedReads``): each lasts the time the test gives its
+spreadsheet and lands in order of its end, so every test here is deterministic and waits for nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from run_fixtures import FORBIDDEN, QUOTA, UNAVAILABLE, Bench, Killed, ScriptedReader, SimulatedReads, kinds, plans
+
+from monitor.engine.api_health import ApiState
+from monitor.engine.events import CrashRecovered
+from monitor.engine.tasks import DONE, FAILED, PENDING, POISON_INTERRUPTIONS
+from monitor.storage import MemoryLocation
+
+LATENCY = 0.4
+
+
+def bench(reader, count: int, seconds=lambda sheet: LATENCY, **fields) -> tuple[Bench, list[SimulatedReads]]:
+    """A bench whose runs read through SimulatedReads; the list collects each run's reads."""
+    made: list[SimulatedReads] = []
+
+    def reads(clock):
+        made.append(SimulatedReads(reader, clock, seconds))
+        return made[-1]
+
+    return Bench(reader, plans(count), MemoryLocation(), reads=reads, **fields), made
+
+
+def peak_in_flight(reads: SimulatedReads, seconds=lambda sheet: LATENCY) -> int:
+    spans = [(start, start + seconds(sheet)) for sheet, start in reads.started]
+    return max(sum(1 for other in spans if other[0] <= start < other[1]) for start, _ in spans)
+
+
+def test_three_credentials_keep_three_reads_in_flight_and_the_round_takes_a_third_of_the_time():
+    sequential, _ = bench(ScriptedReader(), 60, credentials=("a", "b", "c"))
+    concurrent, made = bench(ScriptedReader(), 60, credentials=("a", "b", "c"))
+    one_at_a_time = sequential.run(max_in_flight=1)
+    together = concurrent.run(max_in_flight=16)
+    assert one_at_a_time.state.round.is_complete() and together.state.round.is_complete()
+    # 3 reads a second at 0.4 s each: 3 x 0.4 + 1 spare = 3 in flight (Little's law), never more.
+    assert peak_in_flight(made[0]) == 3
+    took = together.report.duration_seconds
+    assert one_at_a_time.report.duration_seconds == pytest.approx(60 * LATENCY)
+    assert took == pytest.approx(60 * LATENCY / 3, rel=0.05)
+
+
+def test_reads_in_flight_never_exceed_the_quota_in_any_rolling_minute():
+    # 1 credential at 60/min, 150 spreadsheets, 2.5 minutes of reads: the pacer, not the workers, decides.
+    the_bench, made = bench(ScriptedReader(), 150)
+    run = the_bench.run(max_in_flight=16, budget=timedelta(minutes=4))
+    assert run.state.round.is_complete()
+    starts = sorted(start for _, start in made[0].started)
+    # The pacer's window is 61 s (60 s and a 1 s margin): at most 60 sends in any 61 s.
+    assert max(sum(1 for other in starts if start <= other < start + 61) for start in starts) == 60
+
+
+def test_a_hanging_spreadsheet_holds_one_worker_and_the_others_go_on():
+    hanging = {"s3", "s7"}
+    seconds = lambda sheet: float("inf") if sheet in hanging else LATENCY  # noqa: E731
+    the_bench, _ = bench(ScriptedReader(), 30, seconds, credentials=("a", "b", "c", "d", "e"))
+    run = the_bench.run(max_in_flight=16, request_timeout=10.0)
+    health = run.state.health
+    assert all(health[f"s{n}"].last_checked_at for n in range(30) if f"s{n}" not in hanging)
+    # Every healthy sheet was read while the first two timeouts were still running.
+    healthy_done = max(health[f"s{n}"].last_checked_at for n in range(30) if f"s{n}" not in hanging)
+    assert (healthy_done - run.state.heartbeat.started_at).total_seconds() < 10.0
+
+
+def test_a_retry_waits_its_backoff_from_when_the_failure_became_known_not_from_when_the_read_started():
+    seconds = lambda sheet: float("inf")  # noqa: E731 - every read times out
+    the_bench, made = bench(ScriptedReader(), 1, seconds)
+    the_bench.run(max_in_flight=4, request_timeout=10.0, budget=timedelta(seconds=40))
+    starts = [start for _, start in made[0].started]
+    # Each read times out after 10 s; the retries wait 3 s, then 9 s (and jitter) from then.
+    assert len(starts) == 3
+    assert starts[1] - starts[0] >= 10.0 + 3.0 and starts[2] - starts[1] >= 10.0 + 9.0
+
+
+def test_with_every_request_hanging_the_run_ends_within_its_budget_and_gives_its_tasks_back():
+    seconds = lambda sheet: float("inf")  # noqa: E731
+    the_bench, _ = bench(ScriptedReader(), 10, seconds, credentials=("a", "b", "c"))
+    run = the_bench.run(max_in_flight=8, request_timeout=30.0, budget=timedelta(seconds=20))
+    assert the_bench.clock.monotonic() - run.started_monotonic <= 20.0
+    stored = the_bench.stored().round.tasks.values()
+    assert all(task.status is not FAILED and task.interruptions == 0 for task in stored)
+    assert not any(task.quarantined for task in stored)
+
+
+def outcomes_of(run) -> tuple:
+    state = run.state
+    return (
+        {sid: record.health for sid, record in state.health.items()},
+        sorted(state.dlq.keys()),
+        {sid: (breaker.state, breaker.consecutive_failures) for sid, breaker in state.breakers.items()},
+        Counter(kinds(state.events)),
+        {task.target: (task.status, task.attempts) for task in state.round.tasks.values()},
+    )
+
+
+def test_breakers_the_dlq_and_the_events_see_the_same_outcomes_as_reading_one_at_a_time():
+    def script():
+        return ScriptedReader({"s1": 2, "s4": [FORBIDDEN], "s6": 6, "s8": [QUOTA], "s9": 1})
+
+    sequential, _ = bench(script(), 12)
+    concurrent, _ = bench(script(), 12, credentials=("a", "b", "c", "d"))
+    one_at_a_time = sequential.run(max_in_flight=1)
+    together = concurrent.run(max_in_flight=16)
+    assert outcomes_of(together) == outcomes_of(one_at_a_time)
+    assert together.report.duration_seconds < one_at_a_time.report.duration_seconds
+
+
+def test_a_run_that_finds_google_degraded_sends_one_probe_alone_before_anything_else():
+    the_bench, made = bench(ScriptedReader({"s0": [UNAVAILABLE]}), 10, credentials=("a", "b", "c"))
+    with the_bench.session() as session:
+        session.state.api = ApiState(degraded=True, degraded_since=the_bench.clock.now())
+    run = the_bench.run(max_in_flight=16)
+    assert run.report.stop_reason == "api_degraded"
+    assert [sheet for sheet, _ in made[0].started] == ["s0"]  # the probe failed: nothing else went out
+
+
+def killed_with_in_flight(the_bench: Bench, reader: ScriptedReader, after: int, **overrides) -> None:
+    """A run killed (kill -9) as its ``after + 1``-th read goes out, with ``after`` reads in flight."""
+    reader.kill_on = after
+    with pytest.raises(Killed):
+        the_bench.run(checkpoint_every=0.0, **overrides)
+    reader.kill_on = None
+
+
+class KillingReader(ScriptedReader):
+    """A scripted reader that stands for kill -9 when its ``kill_on``-th read (0-based) goes out."""
+
+    kill_on: int | None = None
+
+    def read(self, spreadsheet_id, ranges, credential, timeout):
+        if self.kill_on is not None and len(self.reads) == self.kill_on:
+            raise Killed()
+        return super().read(spreadsheet_id, ranges, credential, timeout)
+
+
+def test_a_kill_with_several_reads_in_flight_blames_none_and_reads_them_alone_after_the_rest():
+    reader = KillingReader()
+    the_bench, made = bench(reader, 10, credentials=("a", "b", "c", "d", "e"))
+    killed_with_in_flight(the_bench, reader, 2, max_in_flight=16)
+    run = the_bench.run(max_in_flight=16)
+    [event] = [e for e in run.state.events if isinstance(e, CrashRecovered)]
+    assert (event.reclaimed, event.poisoned) == (3, 0)  # two reads out and the third's lease
+    tasks = {task.target: task for task in run.state.round.tasks.values()}
+    assert all(task.status is DONE and task.interruptions == 0 for task in tasks.values())
+    second = made[1].started
+    assert sorted(sheet for sheet, _ in second[-3:]) == ["s0", "s1", "s2"]  # after every fresh one
+    # Each reclaimed read went out alone: the one before it had landed (0.4 s reads) when it started.
+    starts = [start for _, start in second[-4:]]
+    assert all(b - a >= LATENCY for a, b in zip(starts, starts[1:], strict=False))
+
+
+def test_a_spreadsheet_that_kills_every_run_it_is_read_alone_in_is_dead_lettered_as_poison():
+    class PoisonReader(ScriptedReader):
+        def read(self, spreadsheet_id, ranges, credential, timeout):
+            if spreadsheet_id == "s2":
+                self.reads.append(spreadsheet_id)
+                raise Killed()
+            return super().read(spreadsheet_id, ranges, credential, timeout)
+
+    reader = PoisonReader()
+    the_bench, _ = bench(reader, 6, credentials=("a", "b", "c"))
+    for _ in range(POISON_INTERRUPTIONS + 1):  # killed in flight with others once, then alone 3 times
+        with pytest.raises(Killed):
+            the_bench.run(max_in_flight=16, checkpoint_every=0.0)
+    run = the_bench.run(max_in_flight=16)
+    tasks = {task.target: task for task in run.state.round.tasks.values()}
+    assert tasks["s2"].status is FAILED and "s2" in run.state.dlq
+    assert all(task.status is DONE for sheet, task in tasks.items() if sheet != "s2")
+    assert reader.reads.count("s2") == POISON_INTERRUPTIONS + 1
+
+
+def test_a_task_given_back_at_the_end_of_the_budget_is_read_by_the_next_run_not_lost():
+    seconds = lambda sheet: 50.0 if sheet == "s0" else LATENCY  # noqa: E731
+    the_bench, _ = bench(ScriptedReader(), 3, seconds)
+    first = the_bench.run(max_in_flight=4, request_timeout=60.0, budget=timedelta(seconds=30))
+    stored = {task.target: task for task in the_bench.stored().round.tasks.values()}
+    assert stored["s0"].status is PENDING and stored["s0"].interruptions == 0
+    assert first.report.tasks == 3
+    second = the_bench.run(max_in_flight=4, request_timeout=60.0, budget=timedelta(minutes=2))
+    assert second.state.round.is_complete()
