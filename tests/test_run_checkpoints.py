@@ -32,7 +32,8 @@ class Reader:
 
 def processing(bench: Bench) -> list[str]:
     stored = bench.stored().round
-    return sorted(task.target for task in stored.tasks.values() if task.status is PROCESSING) if stored else []
+    tasks = stored.tasks.values() if stored else ()
+    return sorted(task.target for task in tasks if task.status is PROCESSING)
 
 
 class Saves:
@@ -53,9 +54,9 @@ class Saves:
 def run(checkpoint_every: float, *, seconds: dict[str, float] | None = None, sheets: int = 3,
         max_in_flight: int = 3, fail_on: int | None = None) -> tuple[Bench, Saves, Reader]:
     """A run over ``sheets`` spreadsheets whose reads last ``seconds[id]`` (default 0.5 s) and overlap."""
-    reader = Reader()
+    reader, lasts = Reader(), seconds or {}
     bench = Bench(reader, plans(sheets), MemoryLocation(), per_credential=1000, per_project=1000,
-                  reads=lambda clock: SimulatedReads(reader, clock, lambda sheet: (seconds or {}).get(sheet, 0.5)))
+                  reads=lambda clock: SimulatedReads(reader, clock, lambda sheet: lasts.get(sheet, 0.5)))
     reader.bench = bench
     saves = Saves(bench, fail_on)
     with bench.opened(save=saves, checkpoint_every=checkpoint_every, max_in_flight=max_in_flight) as the_run:

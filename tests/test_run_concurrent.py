@@ -10,7 +10,17 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from run_fixtures import FORBIDDEN, QUOTA, UNAVAILABLE, Bench, Killed, ScriptedReader, SimulatedReads, kinds, plans
+from run_fixtures import (
+    FORBIDDEN,
+    QUOTA,
+    UNAVAILABLE,
+    Bench,
+    Killed,
+    ScriptedReader,
+    SimulatedReads,
+    kinds,
+    plans,
+)
 
 from monitor.engine.api_health import ApiState
 from monitor.engine.events import CrashRecovered

@@ -178,7 +178,7 @@ def test_tasks_left_processing_by_a_killed_run_are_reclaimed_then_poisoned():
 
 def test_tasks_killed_in_flight_together_are_not_blamed_but_quarantined_behind_the_due_work():
     rnd = Round.build(["a", "b", "c", "d"], NOW)
-    a, b = take(rnd), take(rnd)  # two reads in flight when the run was killed
+    take(rnd), take(rnd)  # two reads in flight when the run was killed
     rnd = stored_and_loaded(rnd)  # the next run
     reclaimed, poisoned = rnd.reclaim_abandoned()
     assert ({task.target for task in reclaimed}, poisoned) == ({"a", "b"}, [])

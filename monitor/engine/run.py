@@ -283,10 +283,10 @@ class Run:
             return True
         if self.outcomes.api.probe_required:
             return bool(self.in_flight)  # Google was failing when last seen: one probe first, alone
-        stuck_after = self.clock.monotonic() - max(_STUCK_AFTER_SECONDS, _STUCK_AFTER_TIMES * self.latency.value)
-        moving = sum(1 for flight in self.in_flight.values() if flight.started > stuck_after)
-        wanted = reads_in_flight(self.pacer.reads_per_second(), self.latency.value, self.settings.max_in_flight)
-        return moving >= wanted
+        latency = self.latency.value
+        stuck_since = self.clock.monotonic() - max(_STUCK_AFTER_SECONDS, _STUCK_AFTER_TIMES * latency)
+        moving = sum(1 for flight in self.in_flight.values() if flight.started > stuck_since)
+        return moving >= reads_in_flight(self.pacer.reads_per_second(), latency, self.settings.max_in_flight)
 
     def _alone_in_flight(self) -> bool:
         return any(flight.alone for flight in self.in_flight.values())
