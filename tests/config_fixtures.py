@@ -30,7 +30,8 @@ def pem_key() -> str:
                              serialization.NoEncryption()).decode()
 
 
-def secrets_folder(tmp_path: Path, projects: tuple[str | None, ...] = ("monitor-proj", "monitor-proj")) -> Path:
+def secrets_folder(tmp_path: Path,
+                   projects: tuple[str | None, ...] = ("monitor-proj", "monitor-proj")) -> Path:
     """``tmp_path`` with secrets/sa-1.json, secrets/sa-2.json...: distinct service accounts, one per
     entry of ``projects``, each key naming that project (None: a key naming no project, as some older
     keys are)."""

@@ -48,7 +48,8 @@ def test_an_older_key_without_project_id_joins_the_project_its_address_names(tmp
 def test_a_key_naming_no_project_is_paced_alone_and_check_config_says_so(tmp_path):
     folder = secrets_folder(tmp_path, ("shop-east", None))
     config = load(folder, FULL)
-    assert config.google.projects == {"shop-east": paths(folder, 1), "(no project: sa-2.json)": paths(folder, 2)}
+    assert config.google.projects == {"shop-east": paths(folder, 1),
+                                      "(no project: sa-2.json)": paths(folder, 2)}
     (warning,) = config.warnings
     assert warning.startswith("sa-2.json names no Google Cloud project") and "new JSON key" in warning
 
@@ -58,7 +59,8 @@ def test_a_project_id_that_is_not_text_is_an_error_naming_the_file_and_not_the_k
     broken = folder / "secrets/sa-2.json"
     broken.write_text(json.dumps({**json.loads(broken.read_text()), "project_id": 42}))
     message = error_of(folder, FULL)
-    assert "google.credentials[1]:" in message and "sa-2.json has a project_id that is not a project's id" in message
+    assert "google.credentials[1]:" in message
+    assert "sa-2.json has a project_id that is not a project's id" in message
     assert "PRIVATE KEY" not in message and pem_key()[40:80] not in message
 
 
@@ -71,7 +73,8 @@ def test_without_reading_the_key_files_every_credential_counts_as_one_project(tm
 
 def test_the_projects_are_not_a_key_of_the_file(tmp_path):
     folder = secrets_folder(tmp_path)
-    message = error_of(folder, FULL.replace("request_timeout =", 'credential_projects = {}\nrequest_timeout ='))
+    text = FULL.replace("request_timeout =", 'credential_projects = {}\nrequest_timeout =')
+    message = error_of(folder, text)
     assert "google.credential_projects: unknown key 'credential_projects'" in message
     assert "credential_projects" not in message.split("allowed keys:")[1]
 
