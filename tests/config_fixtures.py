@@ -30,15 +30,22 @@ def pem_key() -> str:
                              serialization.NoEncryption()).decode()
 
 
-def secrets_folder(tmp_path: Path) -> Path:
-    """``tmp_path`` with secrets/sa-1.json and secrets/sa-2.json, two distinct service accounts."""
+def secrets_folder(tmp_path: Path,
+                   projects: tuple[str | None, ...] = ("monitor-proj", "monitor-proj")) -> Path:
+    """``tmp_path`` with secrets/sa-1.json, secrets/sa-2.json...: distinct service accounts, one per
+    entry of ``projects``, each key naming that project (None: a key naming no project, as some older
+    keys are)."""
     pem = pem_key()
     secrets = tmp_path / "secrets"
     secrets.mkdir()
-    for n in (1, 2):
-        (secrets / f"sa-{n}.json").write_text(json.dumps({
-            "type": "service_account", "client_email": f"sa-{n}@proj.iam.gserviceaccount.com",
-            "private_key": pem, "token_uri": "https://oauth2.googleapis.com/token"}))
+    for n, project in enumerate(projects, start=1):
+        key = {"type": "service_account", "private_key": pem,
+               "token_uri": "https://oauth2.googleapis.com/token"}
+        if project is None:
+            key["client_email"] = f"sa-{n}@developer.gserviceaccount.com"
+        else:
+            key.update(project_id=project, client_email=f"sa-{n}@{project}.iam.gserviceaccount.com")
+        (secrets / f"sa-{n}.json").write_text(json.dumps(key))
     return tmp_path
 
 

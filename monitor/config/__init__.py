@@ -19,7 +19,15 @@ from .explain import key_path
 from .issues import MAX_REPORTED_ISSUES, ConfigError, ConfigIssue
 from .loader import load_config, resolve_config_path
 from .model import Config, Profile, Sheet, checks_fingerprint
-from .sections import AlertsConfig, BreakerConfig, GoogleConfig, RunConfig, TelegramConfig, WatchdogConfig
+from .sections import (
+    UNREAD_PROJECT,
+    AlertsConfig,
+    BreakerConfig,
+    GoogleConfig,
+    RunConfig,
+    TelegramConfig,
+    WatchdogConfig,
+)
 from .sheets_csv import CSV_TAG_SEPARATOR
 
 __all__ = [
@@ -30,6 +38,7 @@ __all__ = [
     "MAX_REPORTED_ISSUES",
     "TOKEN_ENV",
     "TOKEN_FILE_ENV",
+    "UNREAD_PROJECT",
     "AlertsConfig",
     "BreakerConfig",
     "Config",

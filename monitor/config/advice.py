@@ -9,7 +9,7 @@ from typing import Any
 from monitor.core.durations import format_duration
 
 from .model import Sheet
-from .sections import RunConfig, TelegramConfig
+from .sections import GoogleConfig, RunConfig, TelegramConfig
 
 
 def warnings_for(sections: Mapping[str, Any], sheets: Sequence[Sheet],
@@ -31,6 +31,19 @@ def warnings_for(sections: Mapping[str, Any], sheets: Sequence[Sheet],
     unused = [name for name in profiles if name not in used]
     if unused:
         warnings.append(f"profiles not used by any spreadsheet: {', '.join(unused)}")
+    warnings += _keys_without_project(sections["google"])
     if not telegram.enabled:
         warnings.append("Telegram is not configured: messages will be printed to stdout")
     return tuple(warnings)
+
+
+def _keys_without_project(google: GoogleConfig) -> list[str]:
+    nameless = [path for path, project in google.credential_projects.items() if project is None]
+    if not nameless or len(google.credentials) < 2:
+        return []
+    names = ", ".join(path.name for path in nameless)
+    return [f"{names} name{'s' if len(nameless) == 1 else ''} no Google Cloud project (no project_id, and "
+            "the client_email is not a project's address): each is paced as the only credential of its "
+            "project; if it shares a project with another credential, together they may exceed "
+            "project_read_requests_per_minute. Download a new JSON key for it (new keys name their "
+            "project)"]

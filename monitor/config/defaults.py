@@ -32,7 +32,11 @@ DEFAULTS: Mapping[str, Default] = {
     "google.read_requests_per_minute": Default(
         60, "Google's default per-user read quota for the Sheets API"),
     "google.project_read_requests_per_minute": Default(
-        300, "Google's default per-project read quota for the Sheets API"),
+        300, "Google's default per-project read quota for the Sheets API; it applies to each Google "
+        "Cloud project the credentials belong to"),
+    "google.max_concurrent_reads": Default(
+        16, "one project at 300 reads/min with reads of 3 s needs 16 in flight; more would only wait "
+        "on the quota while each holds a thread and a connection"),
     "google.request_timeout": Default(
         "30s", "long enough for a large batchGet, short enough that a hang costs little budget"),
     "google.api_endpoint": Default(None, "talk to Google itself; set it for the sandbox"),

@@ -43,6 +43,17 @@ def choices_fix(given: str, choices: Sequence[str], what: str = "key") -> str:
     return f"{hint}allowed {what}s: {', '.join(choices)}"
 
 
+def filled_by_loader(model: type[BaseModel]) -> set[str]:
+    """Fields the loader fills (the bot token, each credential's project), marked ``exclude``: they
+    are never written in the file."""
+    return {name for name, field in model.model_fields.items() if field.exclude}
+
+
+def written_keys(model: type[BaseModel]) -> tuple[str, ...]:
+    """The keys an admin may write in the model's table, in declaration order."""
+    return tuple(f.alias or n for n, f in model.model_fields.items() if not f.exclude)
+
+
 def explain(model: type[BaseModel], error: Mapping[str, Any]) -> tuple[str, str]:
     """A pydantic error -> (problem, fix) worded for an admin editing TOML."""
     kind = error["type"]
@@ -50,7 +61,7 @@ def explain(model: type[BaseModel], error: Mapping[str, Any]) -> tuple[str, str]
     original = (error.get("ctx") or {}).get("error")
     if isinstance(original, InvalidValue):
         return original.problem, original.fix
-    allowed = tuple(f.alias or n for n, f in model.model_fields.items() if n != "bot_token")
+    allowed = written_keys(model)
     if kind == "extra_forbidden":
         if name in TOP_KEYS and len(error["loc"]) == 1:
             return (f"{name!r} ended up inside this section",
@@ -72,6 +83,9 @@ def _type_fix(kind: str, error: Mapping[str, Any]) -> str:
     if kind in ("greater_than", "greater_than_equal"):
         least = ctx["gt"] + 1 if "gt" in ctx else ctx.get("ge")
         return f"write a whole number of at least {least}"
+    if kind in ("less_than", "less_than_equal"):
+        most = ctx["lt"] - 1 if "lt" in ctx else ctx.get("le")
+        return f"write a whole number of at most {most}"
     if kind.startswith("int"):
         return "write a whole number without quotes, e.g. 60"
     if kind.startswith("string"):

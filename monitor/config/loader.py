@@ -20,7 +20,7 @@ from monitor.checks import CHECK_KINDS, Check
 
 from .advice import warnings_for
 from .defaults import CONFIG_ENV, DEFAULT_CONFIG_NAME, TOKEN_ENV, TOKEN_FILE_ENV
-from .explain import choices_fix, explain, key_path
+from .explain import choices_fix, explain, filled_by_loader, key_path, written_keys
 from .issues import ConfigError, ConfigIssue, Loc, reading_order
 from .model import Config, Profile, config_fingerprint
 from .positions import TomlPositions
@@ -130,7 +130,8 @@ class _Builder:
             sections["telegram"] = with_token(sections["telegram"], self.environ, self.require_secrets,
                                               self.add, self.issues)
         if sections["google"] is not None and self.require_secrets:
-            check_credentials(sections["google"], self.add)
+            projects = check_credentials(sections["google"], self.add)
+            sections["google"] = sections["google"].model_copy(update={"credential_projects": projects})
         if self.issues:
             raise ConfigError(sorted(self.issues, key=reading_order))
         # Everything below was validated above: constructed, not validated again.
@@ -155,7 +156,11 @@ class _Builder:
                              f"remove {secret} and export {TOKEN_ENV} (or {TOKEN_FILE_ENV} with the "
                              "path of a file holding it) in the environment of cron and your shell")
             raw = {k: v for k, v in raw.items() if k not in _SECRET_KEYS}
-        return self.validate(SECTIONS[name], raw, (name,))
+        model = SECTIONS[name]
+        for key in filled_by_loader(model) & raw.keys():
+            self.add((name, key), f"unknown key {key!r}", choices_fix(key, written_keys(model)))
+        raw = {k: v for k, v in raw.items() if k not in filled_by_loader(model)}
+        return self.validate(model, raw, (name,))
 
     # -- checks and profiles
 

@@ -7,8 +7,10 @@ file only its path, its size, its JSON error position or the names of missing fi
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import SecretStr
 
@@ -73,59 +75,78 @@ def read_token(environ: Mapping[str, str], issues: list[ConfigIssue]) -> str | N
 _SA_FIELDS = ("client_email", "private_key", "token_uri")
 _SA_FIX = ("download a JSON key of a service account: Google Cloud console > IAM & Admin > "
            "Service accounts > Keys > Add key > JSON")
+# A user-managed service account's address names the project that owns it (Google's IAM reference:
+# "IAM uses these values", the account's name and its project's id, "to create an email address").
+_PROJECT_IN_EMAIL = re.compile(r"[^@]+@([a-z][a-z0-9-]{4,28}[a-z0-9])\.iam\.gserviceaccount\.com")
 
 
-def credential_problem(path: Path) -> tuple[str, str] | None:
-    """What is wrong with a service-account file, never quoting its contents; None if usable."""
+def _read_key(path: Path) -> tuple[dict | None, tuple[str, str] | None]:
+    """(the key's JSON, None) for a usable key; (None, (problem, fix)) otherwise: what is wrong with
+    it, never quoting its contents."""
     shown = str(path)
     try:
         if path.stat().st_size > _MAX_SECRET_FILE_BYTES:
-            return f"{shown} is too large to be a service-account key", _SA_FIX
+            return None, (f"{shown} is too large to be a service-account key", _SA_FIX)
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return (f"credentials file {shown} not found",
-                "check the path: relative paths are resolved from the config file's folder")
+        return None, (f"credentials file {shown} not found",
+                      "check the path: relative paths are resolved from the config file's folder")
     except IsADirectoryError:
-        return f"credentials path {shown} is a folder", "point it at the JSON key file itself"
+        return None, (f"credentials path {shown} is a folder", "point it at the JSON key file itself")
     except PermissionError:
-        return (f"credentials file {shown} is not readable by this user",
-                "let the user that runs cron read it (chmod 600, owned by that user)")
+        return None, (f"credentials file {shown} is not readable by this user",
+                      "let the user that runs cron read it (chmod 600, owned by that user)")
     except (OSError, UnicodeDecodeError) as exc:
-        return f"credentials file {shown} is unreadable ({type(exc).__name__})", _SA_FIX
+        return None, (f"credentials file {shown} is unreadable ({type(exc).__name__})", _SA_FIX)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         # exc.msg and the position only; the document itself may hold key material.
-        return (f"{shown} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
-                _SA_FIX)
+        return None, (f"{shown} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
+                      _SA_FIX)
     if not isinstance(data, dict) or data.get("type") != "service_account":
         kind = data.get("type") if isinstance(data, dict) else None
         what = f"a {kind!r} credential" if isinstance(kind, str) else "not a service-account key"
-        return f"{shown} is {what}, not a service-account key", _SA_FIX
+        return None, (f"{shown} is {what}, not a service-account key", _SA_FIX)
     missing = [f for f in _SA_FIELDS if not isinstance(data.get(f), str) or not data.get(f)]
     if missing:
-        return f"{shown} lacks {', '.join(missing)}", _SA_FIX
+        return None, (f"{shown} lacks {', '.join(missing)}", _SA_FIX)
     if "PRIVATE KEY" not in data["private_key"]:
-        return f"{shown} has a private_key that is not a PEM key", _SA_FIX
-    return None
+        return None, (f"{shown} has a private_key that is not a PEM key", _SA_FIX)
+    if "project_id" in data and not (isinstance(data["project_id"], str) and data["project_id"].strip()):
+        return None, (f"{shown} has a project_id that is not a project's id", _SA_FIX)
+    return data, None
 
 
-def check_credentials(google: GoogleConfig, add: AddIssue) -> None:
-    """Reports a missing, unusable or repeated service-account file, each at its list element."""
+def project_of_key(key: Mapping[str, Any]) -> str | None:
+    """The Google Cloud project a usable key belongs to: its ``project_id``; for an older key
+    without one, the project its ``client_email`` names; None when neither says."""
+    if isinstance(key.get("project_id"), str):
+        return key["project_id"].strip()
+    match = _PROJECT_IN_EMAIL.fullmatch(key["client_email"])
+    return match.group(1) if match else None
+
+
+def check_credentials(google: GoogleConfig, add: AddIssue) -> dict[Path, str | None]:
+    """Reports a missing, unusable or repeated service-account file, each at its list element;
+    returns the project of each usable one (``project_of_key``)."""
     if not google.credentials:
         add(("google", "credentials"), "no service-account credentials configured",
             'add credentials = ["secrets/sa-1.json"] under [google] (paths relative to '
             "the config file)")
     seen: dict[str, int] = {}
+    projects: dict[Path, str | None] = {}
     for index, path in enumerate(google.credentials):
         loc: Loc = ("google", "credentials", index)
-        problem = credential_problem(path)
-        if problem:
-            add(loc, problem[0], problem[1])
+        key, problem = _read_key(path)
+        if key is None:
+            add(loc, *problem)
             continue
-        email = json.loads(path.read_text(encoding="utf-8"))["client_email"]
+        email = key["client_email"]
         if email in seen:
             add(loc, f"{path.name} is the same service account as credentials[{seen[email]}]",
                 "each credential must be a different service account: quotas are per "
                 "account, so a duplicate would break the pacing arithmetic")
         seen.setdefault(email, index)
+        projects[path] = project_of_key(key)
+    return projects

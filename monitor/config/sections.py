@@ -37,6 +37,16 @@ class RunConfig(_Section):
         return relative_to_config(value, info)
 
 
+# The group of credentials whose key files were not read (read-only commands do not open them):
+# counted as one project, the reading that can never pace faster than Google allows.
+UNREAD_PROJECT = "(key files not read)"
+
+
+def alone_in_project(credential: Path) -> str:
+    """The group of a key that names no project: it is paced as the only credential of its own."""
+    return f"(no project: {credential.name})"
+
+
 class GoogleConfig(_Section):
     credentials: tuple[Path, ...] = Field(
         default=(), description="service-account JSON files; reads are spread across them")
@@ -44,8 +54,13 @@ class GoogleConfig(_Section):
         default=DEFAULTS["google.read_requests_per_minute"].value, gt=0)
     project_read_requests_per_minute: int = Field(
         default=DEFAULTS["google.project_read_requests_per_minute"].value, gt=0)
+    max_concurrent_reads: int = Field(default=DEFAULTS["google.max_concurrent_reads"].value, ge=1, le=64)
     request_timeout: Duration = default("google.request_timeout")
     api_endpoint: HttpUrl | None = default("google.api_endpoint")
+    # Filled by the loader from the key files, never written in the file (``exclude`` marks such
+    # fields): each credential's Google Cloud project, None for a key that names none. Empty when
+    # the key files were not opened (read-only commands).
+    credential_projects: Mapping[Path, str | None] = Field(default_factory=dict, repr=False, exclude=True)
 
     @field_validator("credentials", mode="before")
     @classmethod
@@ -59,11 +74,27 @@ class GoogleConfig(_Section):
                                'write credentials = ["secrets/sa-1.json", "secrets/sa-2.json"]')
         return tuple(relative_to_config(v, info) for v in value)
 
+    def project_of(self, credential: Path) -> str:
+        """The project ``credential`` is paced in: its key's project id, else a group of its own
+        (a key naming no project), else UNREAD_PROJECT (the key files were not read)."""
+        if credential not in self.credential_projects:
+            return UNREAD_PROJECT
+        return self.credential_projects[credential] or alone_in_project(credential)
+
+    @property
+    def projects(self) -> dict[str, tuple[Path, ...]]:
+        """Project -> its credentials, both in the configured order."""
+        groups: dict[str, list[Path]] = {}
+        for credential in self.credentials:
+            groups.setdefault(self.project_of(credential), []).append(credential)
+        return {project: tuple(members) for project, members in groups.items()}
+
     @property
     def reads_per_minute(self) -> int:
-        """Reads per minute all credentials together may make: the slower of the two quotas."""
-        return min(len(self.credentials) * self.read_requests_per_minute,
-                   self.project_read_requests_per_minute)
+        """Reads per minute all credentials together may make: per project the slower of its two
+        quotas, summed over the projects."""
+        return sum(min(len(members) * self.read_requests_per_minute, self.project_read_requests_per_minute)
+                   for members in self.projects.values())
 
 
 class BreakerConfig(_Section):
