@@ -174,7 +174,7 @@ class Bench:
     per_project: int = 300
     runs: int = 0
     # Builds each run's reads from the clock (default: one read at a time, inline).
-    reads: Callable[[ManualClock], Reads] | None = None
+    make_reads: Callable[[ManualClock], Reads] | None = None
 
     @contextmanager
     def session(self, actor: str = "admin-test") -> Iterator[StateSession]:
@@ -193,7 +193,7 @@ class Bench:
             pacer = QuotaPacer(list(self.credentials), per_credential=self.per_credential,
                                per_project=self.per_project)
             pacer.restore(session.state.quota)
-            reads = self.reads(self.clock) if self.reads else InlineReads(self.reader, self.clock)
+            reads = self.make_reads(self.clock) if self.make_reads else InlineReads(self.reader, self.clock)
             yield Run(run_id=run_id, settings=replace(settings, **overrides), plans=self.plans,
                       state=session.state, reads=reads, pacer=pacer, clock=self.clock,
                       save=session.save if save is None else partial(save, session),

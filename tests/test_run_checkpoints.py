@@ -56,7 +56,7 @@ def run(checkpoint_every: float, *, seconds: dict[str, float] | None = None, she
     """A run over ``sheets`` spreadsheets whose reads last ``seconds[id]`` (default 0.5 s) and overlap."""
     reader, lasts = Reader(), seconds or {}
     bench = Bench(reader, plans(sheets), MemoryLocation(), per_credential=1000, per_project=1000,
-                  reads=lambda clock: SimulatedReads(reader, clock, lambda sheet: lasts.get(sheet, 0.5)))
+                  make_reads=lambda clock: SimulatedReads(reader, clock, lambda sheet: lasts.get(sheet, 0.5)))
     reader.bench = bench
     saves = Saves(bench, fail_on)
     with bench.opened(save=saves, checkpoint_every=checkpoint_every, max_in_flight=max_in_flight) as the_run:

@@ -38,7 +38,7 @@ def bench(reader, count: int, seconds=lambda sheet: LATENCY, **fields) -> tuple[
         made.append(SimulatedReads(reader, clock, seconds))
         return made[-1]
 
-    return Bench(reader, plans(count), MemoryLocation(), reads=reads, **fields), made
+    return Bench(reader, plans(count), MemoryLocation(), make_reads=reads, **fields), made
 
 
 def peak_in_flight(reads: SimulatedReads, seconds=lambda sheet: LATENCY) -> int:
