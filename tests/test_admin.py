@@ -426,3 +426,10 @@ def test_plan_at_the_last_runs_read_time_counts_the_reads_in_flight(plan_config)
 def test_plan_boundary_a_round_exactly_as_long_as_the_interval_fits(plan_config):
     assert admin.config_plan(plan_config(300, one_project(1)))["fits"] is True  # 300 reads at 60/min
     assert admin.config_plan(plan_config(301, one_project(1)))["fits"] is False
+
+
+def test_plan_never_adds_credentials_to_a_key_that_names_no_project(plan_config):
+    plan = admin.config_plan(plan_config(1000, ("shop-east", None)))
+    # 200 reads/min needed, 120 now: sa-2.json is a group of its own, so shop-east takes the rest.
+    assert [project["project"] for project in plan["projects"]] == ["shop-east", "(no project: sa-2.json)"]
+    assert plan["to_add"] == {"credentials": {"shop-east": 2}, "new_projects": []}

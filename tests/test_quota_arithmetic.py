@@ -88,3 +88,9 @@ def test_the_round_at_a_latency_is_the_quotas_unless_the_reads_in_flight_cannot_
     assert round_time_at_latency(300, 300, 0.4, 16) == 60.0  # 3 in flight: the quota sets the pace
     assert round_time_at_latency(300, 300, 2.5, 2) == 375.0  # 300 x 2.5 / 2
     assert round_time_at_latency(300, 300, 2.5, 16) == 60.0  # 14 in flight keep up
+
+
+def test_credentials_needed_are_never_added_to_a_group_that_is_no_known_project():
+    alone = "(no project: sa-8.json)"
+    growth = credentials_needed(3600, 300, {"east": 5, alone: 1}, closed=[alone])
+    assert growth == Growth({}, (5, 1))  # 720/min: 360 now, 360 more in new projects

@@ -91,8 +91,11 @@ def _add_round(plan: dict[str, Any], config: Config, sizes: dict[str, int]) -> N
     interval = plan["round_interval_seconds"]
     at_quota = count * 60 / rate
     at_latency = round_time_at_latency(count, rate, latency, google.max_concurrent_reads)
+    # A key naming no project, or not read, is a group of its own: nothing can be added to it.
+    known = set(google.credential_projects.values())
     growth = credentials_needed(count, interval, sizes, google.read_requests_per_minute,
-                                google.project_read_requests_per_minute)
+                                google.project_read_requests_per_minute,
+                                closed=[project for project in sizes if project not in known])
     fits = at_latency <= interval
     plan.update(
         reads_in_flight=reads_in_flight(rate / 60, latency, google.max_concurrent_reads),

@@ -317,11 +317,13 @@ def credentials_needed(
     per_credential: int = 60,
     per_project: int = 300,
     *,
+    closed: Iterable[str] = (),
     window_seconds: float = WINDOW_SECONDS,
 ) -> Growth:
     """Which credentials to add so that a round finishes within ``within_seconds``, given the
-    credentials each project has now: first to projects whose quota has room (in their order), then
-    in new projects, each filled up to its quota. Nothing to add: an empty Growth.
+    credentials each project has now: first to projects whose quota has room (in their order; not to
+    those ``closed``, groups that are no known project), then in new projects, each filled up to its
+    quota. Nothing to add: an empty Growth.
 
     The fewest credentials when the project quota is a multiple of the per-credential quota (Google's
     defaults, 300 and 60); otherwise a project's last credential uses only part of its quota, and the
@@ -333,9 +335,10 @@ def credentials_needed(
     deficit = round(spreadsheets * window_seconds / within_seconds
                     - sum(min(n * per_credential, per_project) for n in projects.values()), 6)
     added: dict[str, int] = {}
+    closed = set(closed)
     for name, size in projects.items():
         room = per_project - min(size * per_credential, per_project)
-        if deficit <= 0 or room <= 0:
+        if deficit <= 0 or room <= 0 or name in closed:
             continue
         count = min(math.ceil(room / per_credential), math.ceil(deficit / per_credential))
         added[name] = count
