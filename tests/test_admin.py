@@ -429,7 +429,7 @@ def test_plan_boundary_a_round_exactly_as_long_as_the_interval_fits(plan_config)
 
 
 def test_plan_never_adds_credentials_to_a_key_that_names_no_project(plan_config):
-    plan = admin.config_plan(plan_config(1000, ("shop-east", None)))
-    # 200 reads/min needed, 120 now: sa-2.json is a group of its own, so shop-east takes the rest.
-    assert [project["project"] for project in plan["projects"]] == ["shop-east", "(no project: sa-2.json)"]
+    plan = admin.config_plan(plan_config(1000, (None, "shop-east")))
+    # 200 reads/min needed, 120 now: sa-1.json is a group of its own, so shop-east takes the rest.
+    assert [project["project"] for project in plan["projects"]] == ["(no project: sa-1.json)", "shop-east"]
     assert plan["to_add"] == {"credentials": {"shop-east": 2}, "new_projects": []}
