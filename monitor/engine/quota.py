@@ -250,8 +250,9 @@ ProjectSizes = Mapping[str, int] | Sequence[int] | int  # credentials per projec
 
 def _sizes(projects: ProjectSizes) -> list[int]:
     if isinstance(projects, int):
-        return [projects]
-    sizes = list(projects.values()) if isinstance(projects, Mapping) else list(projects)
+        sizes = [projects]
+    else:
+        sizes = list(projects.values()) if isinstance(projects, Mapping) else list(projects)
     if not sizes or min(sizes) < 1:
         raise ValueError("at least one credential is needed, and every project needs one")
     return sizes
@@ -278,8 +279,6 @@ def round_estimate(
     projects are not (70 s). The first window's burst makes a real round up to one window shorter;
     this is the figure to plan with.
     """
-    if isinstance(projects, int) and projects < 1:
-        raise ValueError("at least one credential is needed")
     return spreadsheets * window_seconds / sustained_rate(projects, per_credential, per_project)
 
 
