@@ -37,7 +37,7 @@ def secrets_folder(tmp_path: Path,
     keys are)."""
     pem = pem_key()
     secrets = tmp_path / "secrets"
-    secrets.mkdir()
+    secrets.mkdir(parents=True)
     for n, project in enumerate(projects, start=1):
         key = {"type": "service_account", "private_key": pem,
                "token_uri": "https://oauth2.googleapis.com/token"}

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from config_fixtures import secrets_folder
 
 from monitor import admin
 from monitor.config import Config, load_config
@@ -101,7 +102,9 @@ def test_status_reports_the_last_run_dlq_breakers_outbox_mutes_and_quota():
         run_id="run-1", started_at=NOW - timedelta(minutes=4), budget_seconds=270,
         finished_at=NOW - timedelta(minutes=3), outcome=Outcome.OK,
         stats=RunStats(duration_seconds=61.5, stop_reason="round_done", tasks=3,
-                       reads_by_credential={"/s/sa-1.json": 2, "/s/sa-2.json": 1}))
+                       reads_by_credential={"/s/sa-1.json": 2, "/s/sa-2.json": 1},
+                       reads_by_project={"shop-east": 2, "shop-west": 1}, mean_read_seconds=0.42,
+                       concurrency=3))
     dead_letter(state, "s2", NOW - timedelta(hours=1))
     state.breakers["s3"] = opened_breaker()
     state.breakers["s4"] = BreakerState(consecutive_failures=1)
@@ -114,7 +117,9 @@ def test_status_reports_the_last_run_dlq_breakers_outbox_mutes_and_quota():
     assert report["open_breakers"] == ["s3"]  # s4's breaker only counts failures: closed
     assert report["outbox_size"] == 2 and report["outbox_halted"] is None
     assert report["muted"] == ["s1"]  # s4's mute expired
-    assert report["quota_last_run"] == {"reads": 3, "by_credential": {"/s/sa-1.json": 2, "/s/sa-2.json": 1}}
+    assert report["quota_last_run"] == {
+        "reads": 3, "by_credential": {"/s/sa-1.json": 2, "/s/sa-2.json": 1},
+        "by_project": {"shop-east": 2, "shop-west": 1}, "mean_read_seconds": 0.42, "concurrency": 3}
     assert report["health"]["muted"] == 1 and report["health"]["unknown"] == 3
     assert report["set_aside"] == []
 
@@ -124,6 +129,14 @@ def test_status_of_a_run_that_has_not_finished_counts_its_duration_so_far():
     last = admin.status_report(state, NOW)["last_run"]
     assert last["finished_at"] is None and last["duration_seconds"] == 90.0
     assert last["outcome"] == "running"
+
+
+def test_status_of_a_run_that_measured_no_reads_shows_none_for_what_it_lacks():
+    state = State(heartbeat=Heartbeat(run_id="r", started_at=NOW, budget_seconds=270,
+                                      stats=RunStats(reads_by_credential={"a": 1})))
+    quota = admin.status_report(state, NOW)["quota_last_run"]
+    assert quota == {"reads": 1, "by_credential": {"a": 1}, "by_project": {}, "mean_read_seconds": None,
+                     "concurrency": None}
 
 
 def test_status_of_an_empty_state_has_no_run_and_no_round():
@@ -323,49 +336,100 @@ def test_unmute_ends_a_mute_and_unmuted_is_no_error():
 
 @pytest.fixture
 def plan_config(tmp_path):
-    def write(sheets: int, credentials: int, interval: str = "5m", budget: str = "4m30s") -> Config:
-        folder = tmp_path / f"{sheets}-{credentials}-{interval}-{budget}"
+    """A config of ``sheets`` spreadsheets and one key file per entry of ``projects`` (its project)."""
+    def write(sheets: int, projects: tuple[str, ...], interval: str = "5m", budget: str = "4m30s",
+              google: str = "") -> Config:
+        folder = tmp_path / f"{sheets}-{len(projects)}-{interval}-{budget}"
         folder.mkdir()
+        secrets_folder(folder, projects)
         rows = ["id,name,profile"] + [f"1planSheet{n:05d}".ljust(44, "x") + f",Store {n},stock"
                                       for n in range(sheets)]
         (folder / "sheets.csv").write_text("\n".join(rows) + "\n")
-        names = ", ".join(f'"sa-{n}.json"' for n in range(credentials))
+        names = ", ".join(f'"secrets/sa-{n}.json"' for n in range(1, len(projects) + 1))
         (folder / "monitor.toml").write_text(
             f'sheets_file = "sheets.csv"\n[run]\nround_interval = "{interval}"\nbudget = "{budget}"\n'
-            f'[google]\ncredentials = [{names}]\n'
+            f'[google]\ncredentials = [{names}]\n{google}\n'
             '[profiles.stock]\nchecks = [{ kind = "formula_errors", range = "Stock!A1:C9" }]\n')
-        return load_config(Path(folder / "monitor.toml"), {}, require_secrets=False)
+        return load_config(Path(folder / "monitor.toml"), {})
     return write
 
 
+def one_project(credentials: int) -> tuple[str, ...]:
+    return ("shop-east",) * credentials
+
+
 def test_plan_says_750_spreadsheets_on_3_credentials_fit_a_5_minute_round(plan_config):
-    config = plan_config(750, 3)
+    config = plan_config(750, one_project(3))
     plan = admin.config_plan(config)
     assert plan["summary"] == ("750 spreadsheets, 3 credentials at 60/min: a full round needs at least "
                                "4.2 min of quota; round_interval 5m: fits")
     assert plan["fits"] is True and plan["credentials_needed"] == 3
+    assert plan["to_add"] == {"credentials": {}, "new_projects": []}
     assert plan["warnings"] == list(config.warnings)  # the quota adds none of its own
     assert plan["reads_per_round"] == 750 and plan["ranges"] == 750
 
 
 def test_plan_warns_when_a_round_does_not_fit_and_says_how_many_credentials_would(plan_config):
-    config = plan_config(700, 1, budget="5m")
+    config = plan_config(700, one_project(1), budget="5m")
     plan = admin.config_plan(config)
     assert plan["fits"] is False and plan["round_seconds"] == 700.0
-    assert plan["credentials_needed"] == 3
+    assert plan["credentials_needed"] == 3 and plan["to_add"]["credentials"] == {"shop-east": 2}
     assert plan["warnings"][: len(config.warnings)] == list(config.warnings)  # the config's come first
     assert 'set budget = "4m30s"' in plan["warnings"][0]
     assert "11.7 min" in plan["warnings"][-1]
-    assert "3 credentials would fit it (you have 1)" in plan["warnings"][-1]
+    warning = plan["warnings"][-1]
+    assert "2 more credentials (2 in shop-east) would fit it (you have 1 in 1 project)" in warning
 
 
-def test_plan_says_when_only_a_larger_project_quota_or_interval_helps(plan_config):
-    plan = admin.config_plan(plan_config(5000, 10))
-    assert plan["credentials_needed"] is None and plan["fits"] is False
+def test_plan_says_when_a_full_project_needs_another_project(plan_config):
+    plan = admin.config_plan(plan_config(5000, one_project(10)))
+    assert plan["fits"] is False and plan["projects_needed"] == 4  # 1000 reads/min: 300 per project
+    assert plan["to_add"] == {"credentials": {}, "new_projects": [5, 5, 2]}
     assert "capped by the project quota of 300/min" in plan["summary"]
-    assert "set round_interval to at least 17m" in plan["warnings"][-1]
+    warning = plan["warnings"][-1]
+    assert "12 more credentials (12 in 3 new Google Cloud projects (at most 5 each))" in warning
+    assert "or set round_interval to at least 17m" in warning
+
+
+def test_plan_adds_up_the_quotas_of_two_projects(plan_config):
+    plan = admin.config_plan(plan_config(1200, ("shop-east",) * 5 + ("shop-west",) * 5))
+    assert plan["reads_per_minute"] == 600 and plan["round_seconds"] == 120.0
+    east, west = plan["projects"]
+    assert east["project"] == "shop-east" and len(east["credentials"]) == 5
+    assert (east["reads_per_minute"], east["round_seconds_alone"]) == (300, 240.0)
+    assert west["project"] == "shop-west" and west["reads_per_minute"] == 300
+    assert plan["summary"].startswith("1200 spreadsheets, 10 credentials at 60/min in 2 projects: ")
+    assert plan["fits"] is True
+
+
+def test_plan_fills_a_project_with_room_before_asking_for_a_new_one(plan_config):
+    plan = admin.config_plan(plan_config(3600, ("shop-east",) * 5 + ("shop-west",) * 2))
+    # 420 reads/min now, 720 needed: 3 more fill shop-west (180), 120 more in a new project.
+    assert plan["to_add"] == {"credentials": {"shop-west": 3}, "new_projects": [2]}
+    assert plan["credentials_needed"] == 12 and plan["projects_needed"] == 3
+    assert "5 more credentials (3 in shop-west; 2 in 1 new Google Cloud project" in plan["warnings"][-1]
+
+
+def test_plan_at_the_last_runs_read_time_counts_the_reads_in_flight(plan_config):
+    config = plan_config(300, one_project(5), google="max_concurrent_reads = 2")
+    typical = admin.config_plan(config)  # 300/min = 5 reads/s; at 0.4 s: ceil(2) + 1 = 3 > 2 allowed
+    assert (typical["read_seconds"], typical["read_seconds_source"]) == (0.4, "typical")
+    assert typical["reads_in_flight"] == 2 and typical["round_seconds"] == 60.0
+    assert typical["round_seconds_at_latency"] == 60.0  # 300 x 0.4 / 2 = 60: as fast as the quota
+    slow = admin.config_plan(config, read_seconds=2.5)
+    assert slow["read_seconds_source"] == "last_run" and slow["reads_in_flight"] == 2
+    assert slow["round_seconds_at_latency"] == 375.0 and slow["fits"] is False
+    assert "6.2 min at 2.50 s a read; round_interval 5m: does not fit" in slow["summary"]
+    assert slow["warnings"][-1].endswith("raise max_concurrent_reads to 3")  # 300 x 2.5 s / 3 = 250 s
 
 
 def test_plan_boundary_a_round_exactly_as_long_as_the_interval_fits(plan_config):
-    assert admin.config_plan(plan_config(300, 1))["fits"] is True  # 300 reads at 60/min = 5 min
-    assert admin.config_plan(plan_config(301, 1))["fits"] is False
+    assert admin.config_plan(plan_config(300, one_project(1)))["fits"] is True  # 300 reads at 60/min
+    assert admin.config_plan(plan_config(301, one_project(1)))["fits"] is False
+
+
+def test_plan_never_adds_credentials_to_a_key_that_names_no_project(plan_config):
+    plan = admin.config_plan(plan_config(1000, (None, "shop-east")))
+    # 200 reads/min needed, 120 now: sa-1.json is a group of its own, so shop-east takes the rest.
+    assert [project["project"] for project in plan["projects"]] == ["(no project: sa-1.json)", "shop-east"]
+    assert plan["to_add"] == {"credentials": {"shop-east": 2}, "new_projects": []}

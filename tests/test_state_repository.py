@@ -291,3 +291,46 @@ def _documents(state: State) -> dict:
 TestSavedState = SavedStateMachine.TestCase
 TestSavedState.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
 
+
+
+# -- documents of an older version -----------------------------------------------------------------
+
+
+def older_documents() -> MemoryBacking:
+    """A state whose quota log and heartbeat are the first version of each (one project's log; run
+    stats without reads per project, read time or concurrency)."""
+    versions = {name: 1 for name in ("round", "task", "heartbeat", "quota")}
+    return MemoryBacking({
+        SCHEMA_KEY: json.dumps({"layout": 2, "documents": versions}),
+        "quota": json.dumps({"window_seconds": 61.0, "sent": {"sa-1": [5.0, 6.0]}, "project": [5.0, 6.0],
+                             "paused_until": {"sa-1": 70.0}}),
+        "heartbeat": json.dumps({"run_id": "r1", "started_at": "2026-11-30T03:00:00Z",
+                                 "budget_seconds": 270.0, "finished_at": "2026-11-30T03:04:00Z",
+                                 "outcome": "ok",
+                                 "stats": {"tasks": 2, "reads_by_credential": {"sa-1": 2}}}),
+    })
+
+
+def test_documents_of_an_older_version_are_read_in_todays_shape_and_saved_in_it():
+    backing = older_documents()
+    repository, state = reload(backing)
+    assert state.damaged == []
+    assert state.quota.every_project == (5.0, 6.0) and state.quota.projects == {}
+    assert state.quota.sent == {"sa-1": (5.0, 6.0)} and state.quota.paused_until == {"sa-1": 70.0}
+    stats = state.heartbeat.stats
+    assert (stats.reads_by_project, stats.mean_read_seconds, stats.concurrency) == ({}, None, None)
+    assert stats.reads_by_credential == {"sa-1": 2}
+    assert state.needs_full_save  # so that the schema and the documents agree again
+    repository.save(state)
+    stored = backing.copy()
+    assert json.loads(stored[SCHEMA_KEY])["documents"]["quota"] == 2
+    assert "project" not in json.loads(stored["quota"])
+    assert reload(backing)[1].quota == state.quota and not reload(backing)[1].needs_full_save
+
+
+def test_a_document_already_in_the_newer_shape_under_an_older_schema_reads_the_same():
+    backing = older_documents()
+    repository, state = reload(backing)
+    MemoryStore(backing).update({"quota": json.dumps({"window_seconds": 61.0, "sent": {}, "projects":
+                                                      {"east": [9.0]}, "paused_until": {}})}, [])
+    assert reload(backing)[1].quota.projects == {"east": (9.0,)}

@@ -1,4 +1,10 @@
-"""What `check-config` prints: the plan for a config, with the quota arithmetic of a round."""
+"""What `check-config` prints: the plan for a config, with the quota arithmetic of a round.
+
+Quotas are per Google Cloud project: each project's credentials together may read at most
+``project_read_requests_per_minute``, and the projects add up. How long a round takes also depends on
+how long a read takes: with ``W`` reads in flight (``reads_in_flight``, at most
+``max_concurrent_reads``) a round of N reads of L seconds cannot be shorter than N x L / W.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +12,26 @@ import math
 from datetime import timedelta
 from typing import Any
 
-from monitor.config import Config
+from monitor.config import MAX_CONCURRENT_READS, Config
 from monitor.core.durations import format_duration
-from monitor.engine.quota import credentials_needed, round_estimate
+from monitor.engine.quota import Growth, credentials_needed, reads_in_flight, round_time_at_latency
+
+# The read time assumed before a run has measured one: a values:batchGet of a few ranges, as Google
+# usually answers it.
+TYPICAL_READ_SECONDS = 0.4
+MEASURED, TYPICAL = "the last run's mean", "typical of Google; no run has measured one yet"
 
 
-def config_plan(config: Config) -> dict[str, Any]:
-    """The plan for a Config: spreadsheets, reads per round, the quota arithmetic and warnings."""
+def config_plan(config: Config, read_seconds: float | None = None) -> dict[str, Any]:
+    """The plan for a Config: spreadsheets, reads per round, the quota arithmetic per project, the
+    round time at the quota and at ``read_seconds`` (the last run's mean read time; None: typical)."""
     google, run = config.google, config.run
     count = len(config.sheets)
-    credentials = len(google.credentials)
-    per, project = google.read_requests_per_minute, google.project_read_requests_per_minute
     interval = run.round_interval.total_seconds()
-    budget = run.budget.total_seconds()
+    projects = _projects(config, count)
+    rate = sum(project["reads_per_minute"] for project in projects)
+    sizes = {project["project"]: len(project["credentials"]) for project in projects}
+    latency = read_seconds if read_seconds else TYPICAL_READ_SECONDS
     plan: dict[str, Any] = {
         "config": str(config.path),
         "state_dir": str(run.state_dir),
@@ -27,46 +40,127 @@ def config_plan(config: Config) -> dict[str, Any]:
         "ranges": sum(len(sheet.ranges) for sheet in config.sheets),
         "reads_per_round": count,  # one values:batchGet per spreadsheet, whatever its ranges
         "drive_reads_per_round": sum(1 for sheet in config.sheets if sheet.needs_modified_time),
-        "credentials": credentials,
-        "read_requests_per_minute": per,
-        "project_read_requests_per_minute": project,
-        "reads_per_minute": min(credentials * per, project),
+        "credentials": len(google.credentials),
+        "read_requests_per_minute": google.read_requests_per_minute,
+        "project_read_requests_per_minute": google.project_read_requests_per_minute,
+        "projects": projects,
+        "reads_per_minute": rate,
+        "max_concurrent_reads": google.max_concurrent_reads,
+        "read_seconds": latency,
+        "read_seconds_source": "last_run" if read_seconds else "typical",
+        "reads_in_flight": None,
         "round_interval_seconds": interval,
-        "budget_seconds": budget,
+        "budget_seconds": run.budget.total_seconds(),
         "round_seconds": None,
+        "round_seconds_at_latency": None,
         "fits": None,
-        "credentials_needed": credentials_needed(count, interval, per, project) if count else 0,
+        "credentials_needed": None,
+        "projects_needed": None,
+        "to_add": None,
         "runs_per_round": None,
     }
     warnings = list(config.warnings)
-    if credentials == 0:
+    if not rate:
         plan["summary"] = f"{count} spreadsheets, no credentials: nothing can be read"
         plan["warnings"] = warnings
         return plan
-    seconds = round_estimate(count, credentials, per, project)
-    fits = seconds <= interval
-    plan.update(round_seconds=round(seconds, 1), fits=fits,
-                runs_per_round=max(1, math.ceil(seconds / budget)) if count else 0)
-    accounts = f"{credentials} credential{'s' if credentials != 1 else ''} at {per}/min"
-    capped = f" (capped by the project quota of {project}/min)" if credentials * per > project else ""
-    plan["summary"] = (
-        f"{count} spreadsheets, {accounts}{capped}: a full round needs at least "
-        f"{seconds / 60:.1f} min of quota; round_interval {format_duration(run.round_interval)}: "
-        f"{'fits' if fits else 'does not fit'}"
-    )
-    if not fits:
-        warnings.append(_quota_warning(count, credentials, seconds, plan["credentials_needed"], config))
+    _add_round(plan, config, sizes)
+    if not plan["fits"]:
+        warnings.append(_round_warning(plan, config))
     plan["warnings"] = warnings
     return plan
 
 
-def _quota_warning(count: int, credentials: int, seconds: float, needed: int | None, config: Config) -> str:
+def _projects(config: Config, count: int) -> list[dict[str, Any]]:
+    """Each project: its credentials, the reads per minute it allows, and the round it reads alone."""
+    google = config.google
+    rows = []
+    for project, members in google.projects.items():
+        could = len(members) * google.read_requests_per_minute
+        rate = min(could, google.project_read_requests_per_minute)
+        rows.append({"project": project, "credentials": [str(path) for path in members],
+                     "reads_per_minute": rate, "capped": could > rate,
+                     "round_seconds_alone": round(count * 60 / rate, 1)})
+    return rows
+
+
+def _add_round(plan: dict[str, Any], config: Config, sizes: dict[str, int]) -> None:
+    """The round's times, whether it fits, what would make it fit, and the summary line."""
+    google = config.google
+    count, rate, latency = plan["spreadsheets"], plan["reads_per_minute"], plan["read_seconds"]
+    interval = plan["round_interval_seconds"]
+    at_quota = count * 60 / rate
+    at_latency = round_time_at_latency(count, rate, latency, google.max_concurrent_reads)
+    # A key naming no project, or not read, is a group of its own: nothing can be added to it.
+    known = set(google.credential_projects.values())
+    growth = credentials_needed(count, interval, sizes, google.read_requests_per_minute,
+                                google.project_read_requests_per_minute,
+                                closed=[project for project in sizes if project not in known])
+    fits = at_latency <= interval
+    plan.update(
+        reads_in_flight=reads_in_flight(rate / 60, latency, google.max_concurrent_reads),
+        round_seconds=round(at_quota, 1), round_seconds_at_latency=round(at_latency, 1), fits=fits,
+        credentials_needed=plan["credentials"] + growth.credentials,
+        projects_needed=len(sizes) + len(growth.new_projects),
+        to_add={"credentials": dict(growth.added), "new_projects": list(growth.new_projects)},
+        runs_per_round=max(1, math.ceil(at_latency / plan["budget_seconds"])) if count else 0,
+    )
+    plan["summary"] = _summary(plan, config, at_quota, at_latency)
+
+
+def _summary(plan: dict[str, Any], config: Config, at_quota: float, at_latency: float) -> str:
+    google = config.google
+    credentials, projects = plan["credentials"], len(plan["projects"])
+    accounts = f"{credentials} credential{_s(credentials)} at {google.read_requests_per_minute}/min"
+    if projects > 1:
+        accounts += f" in {projects} projects"
+    capped = [project["project"] for project in plan["projects"] if project["capped"]]
+    if capped:
+        which = "" if projects == 1 else f" of {', '.join(capped)}"
+        accounts += f" (capped by the project quota{which} of {google.project_read_requests_per_minute}/min)"
+    slower = ""
+    if at_latency > at_quota:
+        slower = f", {at_latency / 60:.1f} min at {plan['read_seconds']:.2f} s a read"
+    return (f"{plan['spreadsheets']} spreadsheets, {accounts}: a full round needs at least "
+            f"{at_quota / 60:.1f} min of quota{slower}; round_interval "
+            f"{format_duration(config.run.round_interval)}: {'fits' if plan['fits'] else 'does not fit'}")
+
+
+def _round_warning(plan: dict[str, Any], config: Config) -> str:
     interval = format_duration(config.run.round_interval)
-    head = (f"a full round of {count} spreadsheets needs {seconds / 60:.1f} min of quota but "
+    count, latency = plan["spreadsheets"], plan["read_seconds"]
+    if plan["round_seconds_at_latency"] > plan["round_interval_seconds"] >= plan["round_seconds"]:
+        ceiling = config.google.max_concurrent_reads
+        wanted = math.ceil(count * latency / plan["round_interval_seconds"])  # in flight for the interval
+        fix = (f"raise max_concurrent_reads to {wanted}" if ceiling < wanted <= MAX_CONCURRENT_READS
+               else f"set round_interval to at least {_minutes(plan['round_seconds_at_latency'])}")
+        return (f"a full round of {count} spreadsheets at {latency:.2f} s a read with at most {ceiling} "
+                f"reads in flight takes {plan['round_seconds_at_latency'] / 60:.1f} min but round_interval "
+                f"is {interval}: {fix}")
+    head = (f"a full round of {count} spreadsheets needs {plan['round_seconds'] / 60:.1f} min of quota but "
             f"round_interval is {interval}: rounds run back to back and each takes longer than planned")
-    if needed is None:
-        project = config.google.project_read_requests_per_minute
-        least = format_duration(timedelta(minutes=math.ceil(count / project)))
-        return (f"{head}; the project quota ({project}/min) alone cannot read them within {interval}: "
-                f"ask Google for a higher project quota or set round_interval to at least {least}")
-    return f"{head}; {needed} credentials would fit it (you have {credentials})"
+    to_add = plan["to_add"]
+    growth = Growth(to_add["credentials"], tuple(to_add["new_projects"]))
+    have = f"you have {plan['credentials']} in {len(plan['projects'])} project{_s(len(plan['projects']))}"
+    advice = f"{head}; {_growth_text(growth)} would fit it ({have})"
+    if growth.new_projects:
+        least = _minutes(plan["round_seconds"])
+        advice += (f"; or ask Google for a higher project quota, or set round_interval to at least {least}")
+    return advice
+
+
+def _growth_text(growth: Growth) -> str:
+    parts = [f"{n} in {project}" for project, n in growth.added.items()]
+    if growth.new_projects:
+        new = len(growth.new_projects)
+        each = f" (at most {max(growth.new_projects)} each)" if new > 1 else ""
+        parts.append(f"{sum(growth.new_projects)} in {new} new Google Cloud project{_s(new)}{each}")
+    return f"{growth.credentials} more credential{_s(growth.credentials)} ({'; '.join(parts)})"
+
+
+def _minutes(seconds: float) -> str:
+    return format_duration(timedelta(minutes=math.ceil(seconds / 60)))
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"

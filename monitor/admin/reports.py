@@ -17,7 +17,7 @@ from monitor.core.errors import ErrorInfo
 from monitor.core.timefmt import format_utc
 from monitor.engine.dlq import DeadLetter
 from monitor.engine.health import ERROR, FAIL, OK, SKIPPED, UNKNOWN, WARN, SheetHealth
-from monitor.engine.heartbeat import Heartbeat
+from monitor.engine.heartbeat import Heartbeat, RunStats
 from monitor.engine.mutes import Mute
 from monitor.engine.retry import DEFAULT_POLICIES
 from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING
@@ -63,7 +63,6 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] = ())
     counts = rnd.counts() if rnd else dict.fromkeys((PENDING, PROCESSING, DONE, FAILED), 0)
     oldest = rnd.oldest_pending() if rnd else None
     stats = state.heartbeat.stats if state.heartbeat else None
-    reads = dict(stats.reads_by_credential) if stats else {}
     mutes = state.active_mutes(now)
     halted = state.outbox.halted
     return {
@@ -93,9 +92,22 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] = ())
         },
         "muted": sorted(mutes),
         "api_degraded": state.api.degraded,
-        "quota_last_run": {"reads": sum(reads.values()), "by_credential": reads},
+        "quota_last_run": _quota_last_run(stats),
         "health": _health_counts(state, sheets, mutes) if sheets else None,
         "set_aside": list(state.set_aside),
+    }
+
+
+def _quota_last_run(stats: RunStats | None) -> dict[str, Any]:
+    """The last run's reads per credential and per project, its mean read time and the most reads
+    it had in flight (None for what it did not measure)."""
+    reads = dict(stats.reads_by_credential) if stats else {}
+    return {
+        "reads": sum(reads.values()),
+        "by_credential": reads,
+        "by_project": dict(stats.reads_by_project) if stats else {},
+        "mean_read_seconds": stats.mean_read_seconds if stats else None,
+        "concurrency": stats.concurrency if stats else None,
     }
 
 

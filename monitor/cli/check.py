@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 import click
 
 from monitor import admin
+from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
 from monitor.checks import health_of
 from monitor.cli.common import clock, reading_options
@@ -35,10 +36,11 @@ from monitor.storage import StateError
 @reading_options
 def check_config(config_path: Path | None, as_json: bool) -> None:
     """Validate the config (credential files included) and print the plan: spreadsheets, reads per
-    round, the quota arithmetic and warnings. Exit 2 with every problem listed if it is invalid."""
+    round, the quota arithmetic per Google Cloud project, the round time at the quota and at the last
+    run's read time, and warnings. Exit 2 with every problem listed if it is invalid."""
     configure_logging(level=logging.WARNING)
     config = load_or_exit(config_path, require_secrets=True)
-    plan = admin.config_plan(config)
+    plan = admin.config_plan(config, _last_read_seconds(config))
     if as_json:
         emit_json({"valid": True, **plan})
         return
@@ -48,7 +50,9 @@ def check_config(config_path: Path | None, as_json: bool) -> None:
     echo_fields([
         ("spreadsheets", f"{plan['spreadsheets']} ({plan['checks']} checks over {plan['ranges']} ranges)"),
         ("reads per round", per_round),
+        *_project_fields(plan),
         ("quota", plan["summary"]),
+        ("read time", _read_time(plan)),
         ("runs per round", _runs(plan, config)),
         ("state", plan["state_dir"]),
         ("telegram", "enabled" if config.telegram.enabled else "not configured: messages go to stdout"),
@@ -57,6 +61,39 @@ def check_config(config_path: Path | None, as_json: bool) -> None:
         click.echo(f"\nWarnings ({len(plan['warnings'])}):")
         for warning in plan["warnings"]:
             click.echo(f"  - {click.style(warning, fg='yellow')}")
+
+
+def _last_read_seconds(config: Config) -> float | None:
+    """The last run's mean read time, if a run measured one; the plan's hint, so an unreadable state
+    (`status`'s business) is no reason to fail."""
+    try:
+        state = read_state(config.run.state_dir, only=("heartbeat",))
+    except StateError:
+        return None
+    stats = state.heartbeat.stats if state is not None and state.heartbeat is not None else None
+    return stats.mean_read_seconds if stats is not None else None
+
+
+def _project_fields(plan: dict[str, Any]) -> list[tuple[str, str]]:
+    projects = plan["projects"]
+    head = (f"{len(projects)} ({plan['read_requests_per_minute']}/min per credential, "
+            f"{plan['project_read_requests_per_minute']}/min per project)")
+    fields = [("projects", head)]
+    for project in projects:
+        names = ", ".join(Path(path).name for path in project["credentials"])
+        fields.append((f"  {project['project']}",
+                       f"{names}: {project['reads_per_minute']} reads/min; alone, a round in "
+                       f"{project['round_seconds_alone'] / 60:.1f} min"))
+    return fields
+
+
+def _read_time(plan: dict[str, Any]) -> str:
+    if plan["round_seconds_at_latency"] is None:
+        return "-"
+    source = MEASURED if plan["read_seconds_source"] == "last_run" else TYPICAL
+    return (f"{plan['read_seconds']:.2f} s a read ({source}): {plan['reads_in_flight']} reads in flight "
+            f"(max_concurrent_reads {plan['max_concurrent_reads']}), a round in "
+            f"{plan['round_seconds_at_latency'] / 60:.1f} min")
 
 
 def _runs(plan: dict[str, Any], config) -> str:

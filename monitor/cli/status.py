@@ -79,19 +79,36 @@ def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
     if halted:
         outbox += (f"; Telegram refuses the chat since {short_time(halted.get('at'))}: "
                    f"{halted.get('status')} {halted.get('description')}")
-    quota = report["quota_last_run"]
-    per_credential = ", ".join(f"{Path(name).name} {count}" for name, count in quota["by_credential"].items())
     fields += [
         ("dead letters", f"{report['dlq_size']}" + (" (dlq list)" if report["dlq_size"] else "")),
         ("open breakers", f"{len(breakers)}" + (" (breakers list)" if breakers else "")),
         ("muted", len(report["muted"])),
         ("Google API", "degraded (the next run starts with one probe)" if report["api_degraded"] else "ok"),
         ("outbox", outbox),
-        ("quota, last run", f"{quota['reads']} reads" + (f" ({per_credential})" if per_credential else "")),
+        *_quota_fields(report["quota_last_run"]),
     ]
     if report["set_aside"]:
         # Entries a run could not read and kept aside for inspection (docs/operations.md, Runbook).
         fields.append(("set aside", ", ".join(f"damaged/{key}" for key in report["set_aside"])))
+    return fields
+
+
+def _quota_fields(quota: dict) -> list[tuple[str, str]]:
+    """The last run's reads per credential, then (when the run recorded them) per project, and its
+    mean read time and most reads in flight."""
+    per_credential = ", ".join(f"{Path(name).name} {count}" for name, count in quota["by_credential"].items())
+    reads = f"{quota['reads']} reads" + (f" ({per_credential})" if per_credential else "")
+    fields = [("quota, last run", reads)]
+    if quota["by_project"]:
+        per_project = ", ".join(f"{name} {count}" for name, count in quota["by_project"].items())
+        fields.append(("  by project", per_project))
+    measured = []
+    if quota["mean_read_seconds"] is not None:
+        measured.append(f"{quota['mean_read_seconds']:.2f} s a read on average")
+    if quota["concurrency"] is not None:
+        measured.append(f"at most {quota['concurrency']} in flight")
+    if measured:
+        fields.append(("  reads", ", ".join(measured)))
     return fields
 
 

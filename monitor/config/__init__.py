@@ -20,6 +20,7 @@ from .issues import MAX_REPORTED_ISSUES, ConfigError, ConfigIssue
 from .loader import load_config, resolve_config_path
 from .model import Config, Profile, Sheet, checks_fingerprint
 from .sections import (
+    MAX_CONCURRENT_READS,
     UNREAD_PROJECT,
     AlertsConfig,
     BreakerConfig,
@@ -35,6 +36,7 @@ __all__ = [
     "CSV_TAG_SEPARATOR",
     "DEFAULTS",
     "DEFAULT_CONFIG_NAME",
+    "MAX_CONCURRENT_READS",
     "MAX_REPORTED_ISSUES",
     "TOKEN_ENV",
     "TOKEN_FILE_ENV",

@@ -42,8 +42,9 @@ def _keys_without_project(google: GoogleConfig) -> list[str]:
     if not nameless or len(google.credentials) < 2:
         return []
     names = ", ".join(path.name for path in nameless)
-    return [f"{names} name{'s' if len(nameless) == 1 else ''} no Google Cloud project (no project_id, and "
-            "the client_email is not a project's address): each is paced as the only credential of its "
-            "project; if it shares a project with another credential, together they may exceed "
-            "project_read_requests_per_minute. Download a new JSON key for it (new keys name their "
+    one = len(nameless) == 1
+    return [f"{names} name{'s' if one else ''} no Google Cloud project (no project_id, and the "
+            f"client_email is not a project's address): {'it is' if one else 'each is'} paced as the only "
+            "credential of its project; if it shares a project with another credential, together they may "
+            "exceed project_read_requests_per_minute. Download a new JSON key for it (new keys name their "
             "project)"]

@@ -42,6 +42,9 @@ class RunStats:
     failed: int = 0  # dead-lettered
     retries_scheduled: int = 0
     reads_by_credential: dict[str, int] = field(default_factory=dict)
+    reads_by_project: dict[str, int] = field(default_factory=dict)  # by Google Cloud project
+    mean_read_seconds: float | None = None  # a read's mean time, request to answer; None: no read
+    concurrency: int | None = None  # the most reads in flight at once; None: not measured
     duration_seconds: float = 0.0
     stop_reason: str = ""
     round: RoundProgress | None = None

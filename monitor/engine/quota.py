@@ -1,11 +1,13 @@
 """Client-side pacing of read requests, so that a healthy run sees no 429 at all.
 
-Google (and the sandbox) count reads per credential and per project over a *rolling* 60-second
-window. We therefore keep a sliding log of send times per credential and for the project, and let
-a request go only if fewer than the limit were sent in the last window. That bound holds for every
-rolling window by construction. A token bucket would not: with a burst of N and a refill of N/60 per
-second, N requests at t=0 and N-1 more by t=59 put 2N-1 in one window; it is only safe with a burst
-of 1, which wastes the first minute. The log costs one float per request in the window (<= limit).
+Google (and the sandbox) count reads per credential and per Google Cloud project over a *rolling*
+60-second window. We therefore keep a sliding log of send times per credential and per project (the
+credentials are grouped by the project their key files name), and let a request go only if fewer
+than the limit were sent in the last window, both for the credential and for its project. That bound
+holds for every rolling window by construction. A token bucket would not: with a burst of N and a
+refill of N/60 per second, N requests at t=0 and N-1 more by t=59 put 2N-1 in one window; it is only
+safe with a burst of 1, which wastes the first minute. The logs cost one float per request in the
+window (<= limit).
 
 The server counts a request when it *arrives*, we record it when we *send*; if an old request
 arrived late and a new one early, the server could see two requests closer together than we did.
@@ -13,17 +15,18 @@ arrived late and a new one early, the server could see two requests closer toget
 per window free for anything else using the same credential (an admin's ``check ID``).
 
 Pure over time: every call takes ``now`` as float seconds. Any steady timeline works; use epoch
-seconds (``clock.time()``) if you persist the log between runs with :meth:`QuotaPacer.snapshot`,
+seconds (``clock.time()``) if you persist the logs between runs with :meth:`QuotaPacer.snapshot`,
 because the previous run's last minute of requests still counts at the server. A clock that steps
-back is treated as standing still. Not thread-safe: one runner thread owns it.
+back is treated as standing still. Not thread-safe: callers that read concurrently serialise their
+calls to it.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter, deque
-from collections.abc import Sequence
-from dataclasses import field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from monitor.config import Config
@@ -31,6 +34,7 @@ from monitor.core.tracking import document
 
 WINDOW_SECONDS = 60.0
 DEFAULT_MARGIN_SECONDS = 1.0
+ONE_PROJECT = "project"  # the project of every credential of a pacer told of no projects
 
 
 @document
@@ -38,18 +42,25 @@ class QuotaLog:
     """The recent sends (epoch seconds) a run leaves for the next, whose first minute they still fill."""
 
     window_seconds: float = WINDOW_SECONDS + DEFAULT_MARGIN_SECONDS
-    sent: dict[str, tuple[float, ...]] = field(default_factory=dict)
-    project: tuple[float, ...] = ()
-    paused_until: dict[str, float] = field(default_factory=dict)
+    sent: dict[str, tuple[float, ...]] = field(default_factory=dict)  # by credential
+    projects: dict[str, tuple[float, ...]] = field(default_factory=dict)  # by Google Cloud project
+    paused_until: dict[str, float] = field(default_factory=dict)  # by credential
+    # Sends whose project is not known (a log written before quotas were paced per project): each
+    # counts against every project, the reading that cannot underestimate any project's window.
+    every_project: tuple[float, ...] = ()
 
 
 class QuotaPacer:
     """Chooses which credential sends the next read, and when.
 
     ``acquire(now)`` returns ``(credential, 0.0)`` and counts the send, or ``(None, wait)`` when
-    nothing may be sent for ``wait`` seconds. Among credentials free now it picks the one with the
-    fewest sends in the window, then the fewest overall, then the configured order, so N
-    credentials each carry about 1/N of the reads.
+    nothing may be sent for ``wait`` seconds. A credential may send when it is under its own limit,
+    not paused, and its project is under the project limit. Among those it picks the one with the
+    fewest sends in the window, then the fewest overall, then the configured order, so N credentials
+    each carry about 1/N of the reads (as far as their projects' limits let them).
+
+    ``credential_projects`` maps each credential to its Google Cloud project; without it all
+    credentials share one project (``ONE_PROJECT``), the reading that never paces too fast.
     """
 
     def __init__(
@@ -58,6 +69,7 @@ class QuotaPacer:
         per_credential: int = 60,
         per_project: int = 300,
         *,
+        credential_projects: Mapping[str, str] | None = None,
         window_seconds: float = WINDOW_SECONDS,
         margin_seconds: float = DEFAULT_MARGIN_SECONDS,
         reserve: int = 0,
@@ -73,17 +85,26 @@ class QuotaPacer:
                 f"limits (per credential {per_credential}, per project {per_project}) must exceed "
                 f"the reserve ({reserve})"
             )
+        if credential_projects is not None and not set(credentials) <= credential_projects.keys():
+            missing = sorted(set(credentials) - credential_projects.keys())
+            raise ValueError(f"no project given for {', '.join(missing)}")
         self.credentials = tuple(credentials)
         self.per_credential = per_credential
         self.per_project = per_project
         self.window_seconds = window_seconds
         self.margin_seconds = margin_seconds
         self.reserve = reserve
+        self._project_of = {c: credential_projects[c] if credential_projects else ONE_PROJECT
+                            for c in self.credentials}
+        groups: dict[str, list[str]] = {}
+        for credential in self.credentials:
+            groups.setdefault(self._project_of[credential], []).append(credential)
+        self.projects: Mapping[str, tuple[str, ...]] = {p: tuple(cs) for p, cs in groups.items()}
         self._window = window_seconds + margin_seconds
         self._credential_limit = per_credential - reserve
         self._project_limit = per_project - reserve
         self._sent: dict[str, deque[float]] = {c: deque() for c in self.credentials}
-        self._project: deque[float] = deque()
+        self._project_sent: dict[str, deque[float]] = {p: deque() for p in self.projects}
         self._paused_until: dict[str, float] = {}
         self._totals: Counter[str] = Counter()
         self._quota_errors: Counter[str] = Counter()
@@ -91,25 +112,31 @@ class QuotaPacer:
 
     @classmethod
     def from_config(cls, config: Config) -> QuotaPacer:
-        """The pacer for the config's credentials and read quotas."""
+        """The pacer for the config's credentials, grouped by their projects, and read quotas."""
+        google = config.google
         return cls(
-            [str(path) for path in config.google.credentials],
-            per_credential=config.google.read_requests_per_minute,
-            per_project=config.google.project_read_requests_per_minute,
+            [str(path) for path in google.credentials],
+            per_credential=google.read_requests_per_minute,
+            per_project=google.project_read_requests_per_minute,
+            credential_projects={str(path): google.project_of(path) for path in google.credentials},
         )
+
+    def project_of(self, credential: str) -> str:
+        """The project whose quota ``credential``'s reads count against (KeyError if unknown)."""
+        return self._project_of[credential]
 
     def acquire(self, now: float) -> tuple[str | None, float]:
         """Take a send slot at ``now`` if any credential has one; else say how long to wait."""
         now = self._advance(now)
-        ready = {c: self._credential_ready_at(c, now) for c in self.credentials}
-        soonest = max(self._project_ready_at(now), min(ready.values()))
+        ready = self._ready_at_by_credential(now)
+        soonest = min(ready.values())
         if soonest > now:
             return None, soonest - now
         order = {c: i for i, c in enumerate(self.credentials)}
         free = [c for c in self.credentials if ready[c] <= now]
         chosen = min(free, key=lambda c: (len(self._sent[c]), self._totals[c], order[c]))
         self._sent[chosen].append(now)
-        self._project.append(now)
+        self._project_sent[self._project_of[chosen]].append(now)
         self._totals[chosen] += 1
         return chosen, 0.0
 
@@ -120,17 +147,15 @@ class QuotaPacer:
     def next_ready_in(self, now: float) -> float:
         """Seconds until :meth:`acquire` would grant a slot (0.0 if now); takes nothing."""
         now = self._advance(now)
-        soonest = max(
-            self._project_ready_at(now),
-            min(self._credential_ready_at(c, now) for c in self.credentials),
-        )
-        return max(0.0, soonest - now)
+        return max(0.0, min(self._ready_at_by_credential(now).values()) - now)
 
     def record_quota_error(self, credential: str, now: float, project_wide: bool = False) -> float:
-        """A 429 came back: pause ``credential`` (or all, for the project quota) for a full window.
+        """A 429 came back: pause ``credential`` (or, for the project quota, every credential of its
+        project) for a full window.
 
         A full window because requests we do not know about (another process, a previous run not
-        persisted) may be what filled it; after one window nothing older can still count.
+        persisted) may be what filled it; after one window nothing older can still count. Other
+        projects' credentials carry on: their quotas are their own.
         Returns :meth:`next_ready_in`: how long until this credential (or another) may send again.
         """
         if credential not in self._sent:
@@ -138,7 +163,8 @@ class QuotaPacer:
         now = self._advance(now)
         until = now + self._window
         self._quota_errors[credential] += 1
-        for name in self.credentials if project_wide else (credential,):
+        paused = self.projects[self._project_of[credential]] if project_wide else (credential,)
+        for name in paused:
             self._paused_until[name] = max(self._paused_until.get(name, -math.inf), until)
         return self.next_ready_in(now)
 
@@ -149,11 +175,17 @@ class QuotaPacer:
             "quota_errors": sum(self._quota_errors.values()),
             "credentials": {
                 c: {
+                    "project": self._project_of[c],
                     "sent": self._totals[c],
                     "quota_errors": self._quota_errors[c],
                     "paused_until": self._paused_until.get(c),
                 }
                 for c in self.credentials
+            },
+            "projects": {
+                p: {"sent": sum(self._totals[c] for c in members),
+                    "quota_errors": sum(self._quota_errors[c] for c in members)}
+                for p, members in self.projects.items()
             },
         }
 
@@ -163,40 +195,49 @@ class QuotaPacer:
         return QuotaLog(
             window_seconds=self._window,
             sent={c: tuple(self._sent[c]) for c in self.credentials},
-            project=tuple(self._project),
+            projects={p: tuple(log) for p, log in self._project_sent.items()},
             paused_until={c: t for c, t in self._paused_until.items() if t > now},
         )
 
     def restore(self, log: QuotaLog | None) -> None:
         """Load what :meth:`snapshot` saved (same time base). Unknown credentials are ignored for
-        per-credential limits; their sends still count against the project."""
+        per-credential limits; their sends still count against their project when it is one of
+        ours (the project's own log holds them). Sends of projects no longer configured are
+        ignored: that quota is not ours. Sends of no known project count against every project."""
         if log is None:
             return
         for c, times in log.sent.items():
             if c in self._sent:
                 self._sent[c] = deque(sorted(times))
-        self._project = deque(sorted(log.project))
+        for p in self._project_sent:
+            self._project_sent[p] = deque(sorted((*log.projects.get(p, ()), *log.every_project)))
         for c, until in log.paused_until.items():
             if c in self._sent:
                 self._paused_until[c] = until
-        latest = [t for sent in (*self._sent.values(), self._project) for t in sent]
+        latest = [t for sent in self._logs() for t in sent]
         self._latest = max(latest, default=self._latest)
+
+    def _logs(self) -> Iterable[deque[float]]:
+        return (*self._sent.values(), *self._project_sent.values())
 
     def _advance(self, now: float) -> float:
         now = max(float(now), self._latest)
         self._latest = now
-        for log in (*self._sent.values(), self._project):
+        for log in self._logs():
             # Same expression as _ready_at, so float rounding cannot disagree about the boundary.
             while log and log[0] + self._window <= now:
                 log.popleft()
         return now
 
+    def _ready_at_by_credential(self, now: float) -> dict[str, float]:
+        """When each credential may send: its own window and pause, and its project's window."""
+        projects = {p: self._ready_at(log, self._project_limit, now) for p, log in self._project_sent.items()}
+        return {c: max(self._credential_ready_at(c, now), projects[self._project_of[c]])
+                for c in self.credentials}
+
     def _credential_ready_at(self, credential: str, now: float) -> float:
         ready = self._ready_at(self._sent[credential], self._credential_limit, now)
         return max(ready, self._paused_until.get(credential, -math.inf))
-
-    def _project_ready_at(self, now: float) -> float:
-        return self._ready_at(self._project, self._project_limit, now)
 
     def _ready_at(self, log: deque[float], limit: int, now: float) -> float:
         # A send at s stops counting at s + window; a slot frees when the count drops below limit.
@@ -206,9 +247,30 @@ class QuotaPacer:
         return log[excess] + self._window
 
 
+# -- the arithmetic of a round (check-config's plan) --------------------------------------------------
+
+ProjectSizes = Mapping[str, int] | Sequence[int] | int  # credentials per project; an int: one project
+
+
+def _sizes(projects: ProjectSizes) -> list[int]:
+    if isinstance(projects, int):
+        sizes = [projects]
+    else:
+        sizes = list(projects.values()) if isinstance(projects, Mapping) else list(projects)
+    if not sizes or min(sizes) < 1:
+        raise ValueError("at least one credential is needed, and every project needs one")
+    return sizes
+
+
+def sustained_rate(projects: ProjectSizes, per_credential: int = 60, per_project: int = 300) -> int:
+    """Reads per window the credentials sustain: for each project the lower of its credentials'
+    quotas together and its own quota, summed over the projects."""
+    return sum(min(size * per_credential, per_project) for size in _sizes(projects))
+
+
 def round_estimate(
     spreadsheets: int,
-    credentials: int,
+    projects: ProjectSizes,
     per_credential: int = 60,
     per_project: int = 300,
     *,
@@ -216,27 +278,78 @@ def round_estimate(
 ) -> float:
     """Seconds a round of one read per spreadsheet needs at the sustained quota rate.
 
-    The rate is ``min(credentials * per_credential, per_project)`` reads per window: 700 sheets
-    with one credential at 60/min take 700 s (11.7 min), with three 233 s (3.9 min). The first
-    window's burst makes a real round up to one window shorter; this is the figure to plan with.
+    700 sheets with one credential at 60/min take 700 s (11.7 min), with three in one project 233 s
+    (3.9 min); ten credentials in one project are capped at 300/min (140 s), five in each of two
+    projects are not (70 s). The first window's burst makes a real round up to one window shorter;
+    this is the figure to plan with.
     """
-    if credentials < 1:
-        raise ValueError("at least one credential is needed")
-    per_window = min(credentials * per_credential, per_project)
-    return spreadsheets * window_seconds / per_window
+    return spreadsheets * window_seconds / sustained_rate(projects, per_credential, per_project)
+
+
+def reads_in_flight(rate_per_second: float, read_seconds: float, ceiling: int) -> int:
+    """How many reads to keep in flight: enough that the quota, not the wait for answers, sets the
+    pace (rate x latency, plus one so that a slow answer does not leave a slot idle), never above
+    ``ceiling`` (``[google] max_concurrent_reads``)."""
+    return max(1, min(ceiling, math.ceil(rate_per_second * read_seconds) + 1))
+
+
+def round_time_at_latency(spreadsheets: int, rate_per_minute: int, read_seconds: float,
+                          ceiling: int) -> float:
+    """Seconds a round takes when each read takes ``read_seconds``: the quota's bound, or the reads'
+    own if ``reads_in_flight`` at that latency cannot keep up with the quota."""
+    in_flight = reads_in_flight(rate_per_minute / 60.0, read_seconds, ceiling)
+    return max(spreadsheets * 60.0 / rate_per_minute, spreadsheets * read_seconds / in_flight)
+
+
+@dataclass(frozen=True)
+class Growth:
+    """Credentials to add so that a round fits: to existing projects, and in new projects."""
+
+    added: Mapping[str, int]  # existing project -> credentials to add to it
+    new_projects: tuple[int, ...] = ()  # the credentials of each new project
+
+    @property
+    def credentials(self) -> int:
+        return sum(self.added.values()) + sum(self.new_projects)
 
 
 def credentials_needed(
     spreadsheets: int,
     within_seconds: float,
+    projects: Mapping[str, int],
     per_credential: int = 60,
     per_project: int = 300,
     *,
+    closed: Iterable[str] = (),
     window_seconds: float = WINDOW_SECONDS,
-) -> int | None:
-    """How many credentials let a round finish within ``within_seconds``; None if the project
-    quota alone makes it impossible (more credentials would not help)."""
-    needed_per_window = spreadsheets * window_seconds / within_seconds
-    if needed_per_window > per_project:
-        return None
-    return max(1, math.ceil(needed_per_window / per_credential))
+) -> Growth:
+    """Which credentials to add so that a round finishes within ``within_seconds``, given the
+    credentials each project has now: first to projects whose quota has room (in their order; not to
+    those ``closed``, groups that are no known project), then in new projects, each filled up to its
+    quota. Nothing to add: an empty Growth.
+
+    The fewest credentials when the project quota is a multiple of the per-credential quota (Google's
+    defaults, 300 and 60); otherwise a project's last credential uses only part of its quota, and the
+    answer may be a credential or two above the least.
+    """
+    if within_seconds <= 0:
+        raise ValueError("within_seconds must be > 0")
+    # Reads per window still missing; rounded so that float noise cannot ask for one more credential.
+    deficit = round(spreadsheets * window_seconds / within_seconds
+                    - sum(min(n * per_credential, per_project) for n in projects.values()), 6)
+    added: dict[str, int] = {}
+    closed = set(closed)
+    for name, size in projects.items():
+        room = per_project - min(size * per_credential, per_project)
+        if deficit <= 0 or room <= 0 or name in closed:
+            continue
+        count = min(math.ceil(room / per_credential), math.ceil(deficit / per_credential))
+        added[name] = count
+        deficit -= min(count * per_credential, room)
+    if deficit <= 0:
+        return Growth(added)
+    full, rest = divmod(deficit, per_project)
+    new = [math.ceil(per_project / per_credential)] * int(full)
+    if rest > 0:
+        new.append(math.ceil(rest / per_credential))
+    return Growth(added, tuple(new))

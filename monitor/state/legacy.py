@@ -32,6 +32,7 @@ from monitor.state.schema import (
     TASK,
     DocumentError,
     Kind,
+    upgraded,
 )
 from monitor.state.state import Damage, State
 
@@ -84,7 +85,8 @@ def _json(key: str, raw: str, damaged: list[Damage]) -> Any:
 
 def _convert(kind: Kind, value: Any, where: str, damaged: list[Damage]) -> Any:
     try:
-        return kind.validate(value)
+        # The first release's documents are the first version of each kind.
+        return kind.validate(upgraded(kind, value, 1))
     except DocumentError as exc:
         damaged.append(Damage(where, str(exc), json.dumps(value, ensure_ascii=False)))
         return None

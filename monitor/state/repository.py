@@ -34,6 +34,7 @@ from monitor.state.schema import (
     Kind,
     kind_of,
     schema_document,
+    upgraded,
 )
 from monitor.state.state import Damage, State
 from monitor.storage import PropertyStore, StateVersionError
@@ -88,7 +89,10 @@ class StateRepository:
         # A damaged single document (the heartbeat, the outbox, the round's own...) is replaced in
         # memory by a fresh or rebuilt one that no change marks to be saved: the writer that sets the
         # entry aside writes the whole state, so the store holds what the state holds again.
-        state.needs_full_save = SCHEMA_KEY not in properties or any(
+        # Documents of an older version are read upgraded, and written in today's shape with today's
+        # schema by the next writer (a save of changes only would leave the schema saying "older").
+        older = any(versions.get(name, kind.version) < kind.version for name, kind in KINDS.items())
+        state.needs_full_save = SCHEMA_KEY not in properties or older or any(
             damage.key in _WHOLE_SAVE_KEYS for damage in damaged
         )
         return state
@@ -261,15 +265,11 @@ def set_aside_value(damage: Damage, now: datetime) -> str:
 def _decode(kind: Kind, raw: str, stored_version: int) -> Any:
     if stored_version == kind.version:
         return kind.decode(raw)
-    from monitor.state.schema import UPGRADES
-
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise DocumentError(f"not JSON ({exc.msg})") from None
-    for version in range(stored_version, kind.version):
-        value = UPGRADES[(kind.name, version)](value)
-    return kind.validate(value)
+    return kind.validate(upgraded(kind, value, stored_version))
 
 
 def _collect(kind: Kind, documents: Documents, values: dict[str, str], deleted: set[str]) -> None:

@@ -121,10 +121,10 @@ BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
 DLQ = Kind("dlq", DeadLetter, prefix="dlq/")
 MUTE = Kind("mute", Mute, prefix="mute/")
 EVENT = EventKind("event", Event, prefix="event/")
-HEARTBEAT = Kind("heartbeat", Heartbeat)
+HEARTBEAT = Kind("heartbeat", Heartbeat, version=2)
 RUNS = Kind("runs", RunHistory)
 API = Kind("api", ApiState)
-QUOTA = Kind("quota", QuotaLog)
+QUOTA = Kind("quota", QuotaLog, version=2)
 RETRY_FIRST = Kind("retry_first", RetryFirst)
 OUTBOX = Kind("outbox", Outbox)
 ALERTS = Kind("alerts", AlertMemory)
@@ -140,10 +140,47 @@ KINDS: Mapping[str, Kind] = {
 }
 BY_PREFIX: Mapping[str, Kind] = {kind.prefix: kind for kind in KINDS.values() if kind.prefix}
 
-# UPGRADES[(kind name, n)] turns the JSON value of a version-n document into version n + 1.
+
+
+def _task_quarantine(value: Any) -> Any:
+    """task 1 -> 2 added ``quarantined``: no task of a run before it was read alone after a crash."""
+    return {"quarantined": False, **value} if isinstance(value, dict) else value
+
+
+def _quota_per_project(value: Any) -> Any:
+    """quota 1 -> 2: one log for "the project" became one per Google Cloud project. Which project
+    each old send went to is not known, so each counts against every project."""
+    if not isinstance(value, dict) or "project" not in value:
+        return value  # not the expected shape: validation says what is wrong
+    upgraded = {name: item for name, item in value.items() if name != "project"}
+    return {**upgraded, "projects": {}, "every_project": value["project"]}
+
+
+def _heartbeat_read_measures(value: Any) -> Any:
+    """heartbeat 2 added to the run's stats its reads per project, mean read time and peak reads in
+    flight; a run before them measured none."""
+    stats = value.get("stats") if isinstance(value, dict) else None
+    if not isinstance(stats, dict):
+        return value
+    measures = {"reads_by_project": {}, "mean_read_seconds": None, "concurrency": None}
+    return {**value, "stats": {**measures, **stats}}
+
+
+# UPGRADES[(kind name, n)] turns the JSON value of a version-n document into version n + 1. Each step
+# leaves a value already in the newer shape as it is, so a document saved in it under a schema that
+# still said n (saved before the next whole save rewrote the schema) reads the same.
 UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
-    ("task", 1): lambda task: {**task, "quarantined": False},
+    ("task", 1): _task_quarantine,
+    ("quota", 1): _quota_per_project,
+    ("heartbeat", 1): _heartbeat_read_measures,
 }
+
+
+def upgraded(kind: Kind, value: Any, version: int) -> Any:
+    """The JSON value of a version-``version`` document of ``kind`` in today's shape."""
+    for step in range(version, kind.version):
+        value = UPGRADES[(kind.name, step)](value)
+    return value
 
 
 def schema_document() -> str:
