@@ -172,6 +172,7 @@ class Bench:
     credentials: Sequence[str] = ("sa-1.json",)
     per_credential: int = 60
     per_project: int = 300
+    projects: dict[str, str] | None = None  # credential -> Cloud project (default: one for all)
     runs: int = 0
     # Builds each run's reads from the clock (default: one read at a time, inline).
     make_reads: Callable[[ManualClock], Reads] | None = None
@@ -191,7 +192,7 @@ class Bench:
         run_id = f"run-{self.runs}"
         with self.session(actor=run_id) as session:
             pacer = QuotaPacer(list(self.credentials), per_credential=self.per_credential,
-                               per_project=self.per_project)
+                               per_project=self.per_project, credential_projects=self.projects)
             pacer.restore(session.state.quota)
             reads = self.make_reads(self.clock) if self.make_reads else InlineReads(self.reader, self.clock)
             yield Run(run_id=run_id, settings=replace(settings, **overrides), plans=self.plans,

@@ -5,14 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from monitor.engine.quota import (
-    Growth,
-    credentials_needed,
-    reads_in_flight,
-    round_estimate,
-    round_time_at_latency,
-    sustained_rate,
-)
+from monitor.engine.concurrency import reads_in_flight, round_time_at_latency
+from monitor.engine.quota import Growth, credentials_needed, round_estimate, sustained_rate
 
 
 def test_the_sustained_rate_is_each_projects_lesser_quota_summed():

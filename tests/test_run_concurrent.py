@@ -197,3 +197,21 @@ def test_a_task_given_back_at_the_end_of_the_budget_is_read_by_the_next_run_not_
     assert first.report.tasks == 3
     second = the_bench.run(max_in_flight=4, request_timeout=60.0, budget=timedelta(minutes=2))
     assert second.state.round.is_complete()
+
+
+def test_a_run_reports_reads_per_project_mean_read_time_and_peak_in_flight_and_the_next_starts_there():
+    seconds = lambda sheet: 2.0  # noqa: E731 - a slow day at Google
+    projects = {"a": "alpha", "b": "alpha", "c": "beta"}
+    the_bench, made = bench(ScriptedReader(), 30, seconds, credentials=tuple(projects), projects=projects)
+    first = the_bench.run(max_in_flight=16)
+    stats = the_bench.stored().heartbeat.stats
+    assert sum(stats.reads_by_project.values()) == 30 and set(stats.reads_by_project) == {"alpha", "beta"}
+    assert stats.reads_by_project["alpha"] == stats.reads_by_credential["a"] + stats.reads_by_credential["b"]
+    assert stats.mean_read_seconds == 2.0
+    assert stats.concurrency == first.peak_in_flight
+    # 3 reads a second at the typical 0.4 s start with 3 in flight; at 2 s a read it takes 7.
+    assert peak_in_flight(made[0], seconds) == 7
+    later = Bench(ScriptedReader(), plans(30), the_bench.location, clock=the_bench.clock,
+                  credentials=tuple(projects), projects=projects)
+    with later.opened(max_in_flight=16) as run:
+        assert run.latency.value == 2.0  # the next run sizes itself from the last one's mean at once

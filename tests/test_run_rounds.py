@@ -19,6 +19,7 @@ from monitor.engine.health import ERROR, OK, SheetHealth
 from monitor.engine.heartbeat import Outcome, RoundProgress, RunStats
 from monitor.engine.mutes import Mute
 from monitor.engine.state import RetryFirst
+from monitor.engine.quota import ONE_PROJECT
 from monitor.engine.tasks import DONE, FAILED, POISON_INTERRUPTIONS, PROCESSING
 from monitor.state.repository import encode_all
 from monitor.storage import MemoryLocation
@@ -208,6 +209,7 @@ def test_the_heartbeat_says_running_while_the_run_works_then_its_outcome_and_sta
         tasks=3, ok=2, failed=0, retries_scheduled=1, reads_by_credential={"sa-1.json": 3},
         duration_seconds=run.report.duration_seconds, stop_reason="round_done",
         round=RoundProgress(run.state.round.id, pending=0, processing=0, done=2, failed=0),
+        reads_by_project={ONE_PROJECT: 3}, mean_read_seconds=0.0, concurrency=1,
     )
     later(the_bench, INTERVAL)
     the_bench.run()

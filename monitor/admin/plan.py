@@ -14,11 +14,9 @@ from typing import Any
 
 from monitor.config import MAX_CONCURRENT_READS, Config
 from monitor.core.durations import format_duration
-from monitor.engine.quota import Growth, credentials_needed, reads_in_flight, round_time_at_latency
+from monitor.engine.concurrency import TYPICAL_READ_SECONDS, reads_in_flight, round_time_at_latency
+from monitor.engine.quota import Growth, credentials_needed
 
-# The read time assumed before a run has measured one: a values:batchGet of a few ranges, as Google
-# usually answers it.
-TYPICAL_READ_SECONDS = 0.4
 MEASURED, TYPICAL = "the last run's mean", "typical of Google; no run has measured one yet"
 
 

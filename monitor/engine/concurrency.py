@@ -14,23 +14,32 @@ import math
 
 # Until a run has measured its own: the median time of one request to real Google in gspread's
 # recorded traffic (docs/sandbox.md, "Latency"). A run starts from the previous run's mean instead.
-TYPICAL_LATENCY_SECONDS = 0.4
+TYPICAL_READ_SECONDS = 0.4
 # Weight of each new read in the running estimate: about the last ten reads decide it, so it
 # follows a change within seconds without jumping at one slow answer.
 _WEIGHT = 0.2
 
 
-def reads_in_flight(reads_per_second: float, latency_seconds: float, ceiling: int) -> int:
-    """The reads to keep in flight at ``reads_per_second`` and ``latency_seconds``, within [1, ceiling]."""
-    wanted = math.ceil(reads_per_second * latency_seconds) + 1
-    return max(1, min(ceiling, wanted))
+def reads_in_flight(reads_per_second: float, read_seconds: float, ceiling: int) -> int:
+    """The reads to keep in flight at ``reads_per_second`` when each takes ``read_seconds``: enough
+    that the quota, not the wait for answers, sets the pace, never above ``ceiling``
+    (``[google] max_concurrent_reads``)."""
+    return max(1, min(ceiling, math.ceil(reads_per_second * read_seconds) + 1))
+
+
+def round_time_at_latency(spreadsheets: int, rate_per_minute: float, read_seconds: float,
+                          ceiling: int) -> float:
+    """Seconds a round takes when each read takes ``read_seconds``: the quota's bound, or the reads'
+    own if ``reads_in_flight`` at that latency cannot keep up with the quota."""
+    in_flight = reads_in_flight(rate_per_minute / 60.0, read_seconds, ceiling)
+    return max(spreadsheets * 60.0 / rate_per_minute, spreadsheets * read_seconds / in_flight)
 
 
 class LatencyEstimate:
     """A running estimate of one read's duration, and this run's own mean for its stats."""
 
     def __init__(self, initial: float | None = None) -> None:
-        self.value = initial if initial is not None and initial > 0 else TYPICAL_LATENCY_SECONDS
+        self.value = initial if initial is not None and initial > 0 else TYPICAL_READ_SECONDS
         self.count = 0
         self.total = 0.0
 

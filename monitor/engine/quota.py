@@ -141,8 +141,10 @@ class QuotaPacer:
         return chosen, 0.0
 
     def reads_per_second(self) -> float:
-        """The rate the limits sustain (what the run sizes its reads in flight for)."""
-        return min(len(self.credentials) * self._credential_limit, self._project_limit) / self.window_seconds
+        """The rate the limits sustain, summed over the projects (what the run sizes its reads in
+        flight for)."""
+        sizes = [len(members) for members in self.projects.values()]
+        return sustained_rate(sizes, self._credential_limit, self._project_limit) / self.window_seconds
 
     def next_ready_in(self, now: float) -> float:
         """Seconds until :meth:`acquire` would grant a slot (0.0 if now); takes nothing."""
@@ -284,21 +286,6 @@ def round_estimate(
     this is the figure to plan with.
     """
     return spreadsheets * window_seconds / sustained_rate(projects, per_credential, per_project)
-
-
-def reads_in_flight(rate_per_second: float, read_seconds: float, ceiling: int) -> int:
-    """How many reads to keep in flight: enough that the quota, not the wait for answers, sets the
-    pace (rate x latency, plus one so that a slow answer does not leave a slot idle), never above
-    ``ceiling`` (``[google] max_concurrent_reads``)."""
-    return max(1, min(ceiling, math.ceil(rate_per_second * read_seconds) + 1))
-
-
-def round_time_at_latency(spreadsheets: int, rate_per_minute: int, read_seconds: float,
-                          ceiling: int) -> float:
-    """Seconds a round takes when each read takes ``read_seconds``: the quota's bound, or the reads'
-    own if ``reads_in_flight`` at that latency cannot keep up with the quota."""
-    in_flight = reads_in_flight(rate_per_minute / 60.0, read_seconds, ceiling)
-    return max(spreadsheets * 60.0 / rate_per_minute, spreadsheets * read_seconds / in_flight)
 
 
 @dataclass(frozen=True)

@@ -122,11 +122,18 @@ class Run:
             report.outcome = Outcome.DEGRADED
         self.state.dlq.prune(now)
         rnd = self.state.round
+        by_project: dict[str, int] = {}
+        for credential, reads in report.reads_by_credential.items():
+            project = self.pacer.project_of(credential)
+            by_project[project] = by_project.get(project, 0) + reads
+        mean = self.latency.mean
         stats = RunStats(
             tasks=report.tasks, ok=report.ok, failed=report.failed,
             retries_scheduled=report.retries_scheduled, reads_by_credential=dict(report.reads_by_credential),
             duration_seconds=report.duration_seconds, stop_reason=report.stop_reason,
-            round=_progress(rnd) if rnd else None,
+            round=_progress(rnd) if rnd else None, reads_by_project=by_project,
+            mean_read_seconds=round(mean, 3) if mean is not None else None,
+            concurrency=self.peak_in_flight or None,
         )
         heartbeat = replace(self.state.heartbeat, finished_at=now, outcome=report.outcome, stats=stats)
         self.state.heartbeat = heartbeat
