@@ -18,8 +18,8 @@ from monitor.engine.events import ApiRecovered, CrashRecovered, DeadLettered, Fa
 from monitor.engine.health import ERROR, OK, SheetHealth
 from monitor.engine.heartbeat import Outcome, RoundProgress, RunStats
 from monitor.engine.mutes import Mute
-from monitor.engine.state import RetryFirst
 from monitor.engine.quota import ONE_PROJECT
+from monitor.engine.state import RetryFirst
 from monitor.engine.tasks import DONE, FAILED, POISON_INTERRUPTIONS, PROCESSING
 from monitor.state.repository import encode_all
 from monitor.storage import MemoryLocation
