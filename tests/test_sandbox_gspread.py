@@ -102,7 +102,7 @@ STOCK = {"title": "Stock", "tabs": {"Sheet1": [["item", "qty"], ["apple", 3], ["
 @pytest.fixture(scope="module")
 def sandbox():
     # google-auth stamps its JWT from the real clock, so the manual clock starts at real time.
-    with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False) as handle:
+    with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False, latency="off") as handle:
         yield handle
 
 
@@ -237,7 +237,7 @@ def test_requests_without_a_token_get_googles_401(sandbox, google):
 
 def test_gspread_drives_the_data_endpoints_like_google(tmp_path):
     """gspread's own worksheet API, over the seam and google-auth's real token flow."""
-    with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False) as handle:
+    with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False, latency="off") as handle:
         (path,) = handle.write_credentials(tmp_path, 1)
         client = build_gspread_client(path, endpoint=handle.base_url, timeout=5,
                                       scopes=DEFAULT_SCOPES)

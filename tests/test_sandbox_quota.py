@@ -7,6 +7,7 @@ import json
 import pytest
 
 from monitor.core.clock import ManualClock
+from monitor.sandbox.projects import DEFAULT_PROJECT_ID
 from monitor.sandbox.quota import QuotaMeter
 from monitor.sandbox.stats import Stats
 
@@ -125,10 +126,10 @@ def test_usage_reports_the_current_window(clock):
     admit_many(meter, "a", "read", 2)
     meter.admit("b", "write")
     usage = meter.usage()
-    assert usage["read"] == {"project": 2, "users": {"a": 2}}
-    assert usage["write"] == {"project": 1, "users": {"b": 1}}
+    assert usage["read"] == {"projects": {DEFAULT_PROJECT_ID: 2}, "users": {"a": 2}}
+    assert usage["write"] == {"projects": {DEFAULT_PROJECT_ID: 1}, "users": {"b": 1}}
     clock.advance(60)
-    assert meter.usage()["read"] == {"project": 0, "users": {}}
+    assert meter.usage()["read"] == {"projects": {}, "users": {}}
 
 
 def test_unknown_kinds_are_a_programming_error(clock):

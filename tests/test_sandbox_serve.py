@@ -26,13 +26,14 @@ STARTUP_SECONDS = 20  # importing and generating take about a second; a slow CI 
 
 
 @contextmanager
-def served(*args: str):
+def served(*args: str, latency: tuple[str, ...] = ("--latency", "off")):
     """Run ``python -m monitor.cli sandbox serve ARGS``; yield (process, stdout lines so far).
 
-    Waits for the "serving" line, so every file the command writes exists when the block starts.
-    Leaving the block sends SIGTERM and insists that the process exits 0 on its own.
+    Latency is off unless ``latency`` gives other flags. Waits for the "serving" line, so every file
+    the command writes exists when the block starts. Leaving the block sends SIGTERM and insists
+    that the process exits 0 on its own.
     """
-    command = [sys.executable, "-m", "monitor.cli", "sandbox", "serve", *args]
+    command = [sys.executable, "-m", "monitor.cli", "sandbox", "serve", *latency, *args]
     process = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -150,8 +151,8 @@ def test_a_port_in_use_exits_1_and_says_how_to_fix_it():
 
 def test_ctrl_c_right_after_the_url_line_still_stops_cleanly(tmp_path):
     """The signal lands while credentials are still being written: exit 0, no traceback."""
-    command = [sys.executable, "-m", "monitor.cli", "sandbox", "serve", "--generate", "20",
-               "--write-credentials", str(tmp_path), "--credentials", "3"]
+    command = [sys.executable, "-m", "monitor.cli", "sandbox", "serve", "--latency", "off",
+               "--generate", "20", "--write-credentials", str(tmp_path), "--credentials", "3"]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     try:
