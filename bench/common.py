@@ -20,11 +20,15 @@ ROOT = Path(__file__).resolve().parents[1]
 @contextmanager
 def served_dataset(folder: Path, *, sheets: int, credentials: int, per_user: int, per_project: int,
                    seed: int = 7, request_timeout: str = "2s", faults: bool = True,
-                   run: dict[str, str] | None = None):
+                   run: dict[str, str] | None = None, latency: str = "google",
+                   latency_scale: float | None = None):
     """Start the sandbox with ``sheets`` generated spreadsheets; yield the written config's path.
 
-    ``faults=False`` removes the dataset's injected faults (slow, hanging, flaky spreadsheets; its
-    missing ones and renamed tabs stay, they are data), so that a round is not spent waiting on them.
+    ``latency`` is the sandbox's answer-time model: "google" (real Google's, the default: a bench
+    measures what a run meets) or "off" for a bench that measures the monitor's own costs;
+    ``latency_scale`` multiplies Google's draws. ``faults=False`` removes the dataset's injected
+    faults (slow, hanging, flaky spreadsheets; its missing ones and renamed tabs stay, they are
+    data), so that a round is not spent waiting on them.
     ``run`` adds keys to the config's [run] table, e.g. ``{"round_interval": "24h"}``.
     """
     config = folder / "monitor.toml"
@@ -34,7 +38,10 @@ def served_dataset(folder: Path, *, sheets: int, credentials: int, per_user: int
         "--write-credentials", str(folder / "secrets"), "--credentials", str(credentials),
         "--write-config", str(config),
         "--read-per-user", str(per_user), "--read-per-project", str(per_project),
+        "--latency", latency,
     ]
+    if latency_scale is not None:
+        command += ["--latency-scale", str(latency_scale)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         for line in process.stdout:

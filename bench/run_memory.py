@@ -70,7 +70,7 @@ def run_child(config: Path, budget: float) -> dict:
 def measure(sheets: int, budget: int) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp, served_dataset(
         Path(tmp), sheets=sheets, credentials=1, per_user=HUGE_QUOTA, per_project=HUGE_QUOTA, faults=False,
-        run={"round_interval": "24h"},
+        run={"round_interval": "24h"}, latency="off",
     ) as config:
         first = run_child(config, budget)
         first["label"] = "first run (fresh state)"

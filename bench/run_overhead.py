@@ -65,7 +65,8 @@ class SaveTimer:
 
 def measure(sheets: int, checkpoint_every: float) -> dict:
     with tempfile.TemporaryDirectory() as tmp, served_dataset(
-        Path(tmp), sheets=sheets, credentials=1, per_user=10**8, per_project=10**8, faults=False
+        Path(tmp), sheets=sheets, credentials=1, per_user=10**8, per_project=10**8, faults=False,
+        latency="off",
     ) as config_path:
         config = load_config(config_path)
         timed: list[TimedReader] = []

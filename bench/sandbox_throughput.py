@@ -58,7 +58,7 @@ def start_server(folder: Path) -> tuple[subprocess.Popen, str]:
     command = [
         sys.executable, "-m", "monitor.cli", "sandbox", "serve", "--no-telegram",
         "--write-credentials", str(folder), "--credentials", "1",
-        "--read-per-user", HUGE_QUOTA, "--read-per-project", HUGE_QUOTA,
+        "--read-per-user", HUGE_QUOTA, "--read-per-project", HUGE_QUOTA, "--latency", "off",
     ]
     server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     lines: queue.Queue[str] = queue.Queue()

@@ -110,17 +110,21 @@ def served_dataset(
     config_read_per_project: int | None = None,
     request_timeout: str | None = None,
     run_section: dict[str, str] | None = None,
+    latency: object = "off",
 ) -> Iterator[ServedDataset]:
     """Serve ``generate(count, seed)`` and write ``folder/monitor.toml`` (state in ``folder/state``).
 
     ``faults=False`` drops the dataset's injected faults (missing spreadsheets still answer 404 and
     renamed tabs 400, since those are data, not faults). ``latency_scale`` multiplies the "slow"
-    spreadsheets' latencies. The config paces at ``config_read_per_*`` (default: the sandbox's quota);
-    ``run_section`` adds duration keys to its ``[run]`` table, e.g. ``{"round_interval": "1h"}``.
+    spreadsheets' latencies; ``latency`` is the sandbox's own answer-time model, off unless a test
+    asks for Google's ("google", or a scale of it). The config paces at ``config_read_per_*``
+    (default: the sandbox's quota); ``run_section`` adds duration keys to its ``[run]`` table, e.g.
+    ``{"round_interval": "1h"}``.
     """
     kwargs = {"clock": clock} if clock is not None else {}
     with running_sandbox(
-        read_per_user=read_per_user, read_per_project=read_per_project, telegram=False, **kwargs
+        read_per_user=read_per_user, read_per_project=read_per_project, telegram=False,
+        latency=latency, **kwargs
     ) as sandbox:
         data = datasets.generate(count, seed, now=sandbox.clock.now())
         if not faults:

@@ -2,7 +2,7 @@
 (test_sandbox_reads, _writes, _batch_update, _drive, _control_format).
 
 tests/conftest.py registers the fixtures: ``google_clock`` (a ManualClock at 2026-01-05 03:00 UTC),
-``sandbox`` (a GoogleSandbox on that clock, no auth, no quota to speak of, holding
+``sandbox`` (a GoogleSandbox on that clock, no auth, no latency, no quota to speak of, holding
 :data:`SPREADSHEET_ID`) and ``api`` (a :class:`SheetsApi` talking to it through ``requests``).
 """
 
@@ -29,7 +29,7 @@ def google_clock():
 
 @pytest.fixture
 def sandbox(google_clock):
-    sandbox = GoogleSandbox(clock=google_clock, require_auth=False, read_per_user=BIG,
+    sandbox = GoogleSandbox(clock=google_clock, require_auth=False, latency="off", read_per_user=BIG,
                             read_per_project=BIG, write_per_user=BIG, write_per_project=BIG)
     sandbox.store.put_control(SPREADSHEET_ID, {
         "title": "Store 7",

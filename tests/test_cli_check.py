@@ -66,7 +66,7 @@ def stock(quantity: float = 10, formula_error: bool = False) -> dict:
 def sandbox_site(tmp_path):
     # google-auth stamps its JWTs with the real time, so the manual clock starts at the real time.
     clock = ManualClock(start=datetime.now(UTC))
-    with running_sandbox(clock=clock, telegram=False) as sandbox:
+    with running_sandbox(clock=clock, telegram=False, latency="off") as sandbox:
         credentials = sandbox.write_credentials(tmp_path / "secrets", 1)
         sandbox.google.store.put_control(A, stock())
         sandbox.google.store.put_control(B, stock(quantity=-3, formula_error=True))

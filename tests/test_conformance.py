@@ -196,6 +196,7 @@ def replay_all() -> tuple[list[Outcome], list[str]]:
         read_per_project=10**9,
         write_per_user=10**9,
         write_per_project=10**9,
+        latency="off",
     )
     sandbox.faults.add({"spreadsheet": PRIVATE_SPREADSHEET, "statuses": [403], "repeat": True})
     outcomes: list[Outcome] = []

@@ -112,7 +112,7 @@ def site(tmp_path):
     # google-auth stamps its JWTs with the real time, so the manual clock starts at the real time (in
     # whole seconds: stored times keep milliseconds, and the test compares them with the clock's).
     clock = ManualClock(start=datetime.now(UTC).replace(microsecond=0))
-    with running_sandbox(clock=clock, telegram=False) as sandbox:
+    with running_sandbox(clock=clock, telegram=False, latency="off") as sandbox:
         for sid in (A, B, C):
             sandbox.google.store.put_control(sid, stock())
         sandbox.google.faults.add({"spreadsheet": A, "statuses": [403], "repeat": True})

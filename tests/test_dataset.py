@@ -253,7 +253,7 @@ def test_applied_dataset_answers_the_monitor_the_way_the_manifest_says(tmp_path)
     data = ds.generate(110, 3, now)
     checks = ds.stock_profile()
     params = {"valueRenderOption": "UNFORMATTED_VALUE", "dateTimeRenderOption": "SERIAL_NUMBER"}
-    with running_sandbox(telegram=False) as sandbox:
+    with running_sandbox(telegram=False, latency="off") as sandbox:
         ds.apply(data, sandbox.google)
         assert set(sandbox.google.store.ids()) == set(data.payloads)
         (credentials,) = sandbox.write_credentials(tmp_path, 1)

@@ -59,7 +59,9 @@ class Google:
 @pytest.fixture
 def google(tmp_path):
     # google-auth stamps its JWTs with the real time, so the manual clock starts at the real time.
-    with running_sandbox(clock=ManualClock(start=datetime.now(UTC)), telegram=False) as sandbox:
+    with running_sandbox(
+        clock=ManualClock(start=datetime.now(UTC)), telegram=False, latency="off"
+    ) as sandbox:
         yield Google(sandbox, sandbox.write_credentials(tmp_path, 1))
 
 

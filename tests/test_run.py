@@ -82,7 +82,7 @@ class World(Bench):
 def world(tmp_path):
     # google-auth stamps its JWTs with the real time, so the manual clock starts at the real time.
     clock = ManualClock(start=datetime.now(UTC))
-    with running_sandbox(clock=clock, telegram=False) as sandbox:
+    with running_sandbox(clock=clock, telegram=False, latency="off") as sandbox:
         the_world = World(None, [], tmp_path / "state", clock=clock, sandbox=sandbox)
         the_world.use_credentials(sandbox.write_credentials(tmp_path / "secrets", 1))
         yield the_world

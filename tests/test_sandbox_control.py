@@ -16,7 +16,7 @@ SPREADSHEET = {"title": "Stock", "tabs": {"Sheet1": [["item", "qty"], ["apple", 
 
 @pytest.fixture(scope="module")
 def sandbox():
-    with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False) as handle:
+    with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False, latency="off") as handle:
         yield handle
 
 
@@ -108,7 +108,7 @@ def test_stats_count_requests_by_status_and_user(url, token):
     assert stats["by_status"] == {"200": 1, "401": 1, "404": 1}
     assert stats["by_user"] == {"tester@sheet-monitor-sandbox.iam.gserviceaccount.com": 2, "anonymous": 1}
     assert stats["quota_exceeded"] == 0
-    assert stats["quota"]["read"]["project"] == 2
+    assert stats["quota"]["read"]["projects"] == {"sheet-monitor-sandbox": 2}
 
 
 def test_quota_limits_change_at_runtime(url, token):
@@ -157,7 +157,7 @@ def test_unknown_paths_and_wrong_methods_get_google_errors(url, method, path, co
 
 
 def test_the_real_clock_cannot_be_advanced():
-    with running_sandbox(telegram=False) as handle:
+    with running_sandbox(telegram=False, latency="off") as handle:
         answer = requests.post(f"{handle.base_url}/_sandbox/clock", json={"advance_seconds": 5}, timeout=5)
         error = google_error(answer, 400)
         assert "manual clock" in error["message"]
@@ -165,7 +165,7 @@ def test_the_real_clock_cannot_be_advanced():
 
 def test_the_handle_starts_both_fakes_and_leaves_no_thread_behind(tmp_path):
     before = set(threading.enumerate())
-    with running_sandbox() as handle:
+    with running_sandbox(latency="off") as handle:
         assert requests.get(f"{handle.base_url}/_sandbox/stats", timeout=5).status_code == 200
         assert handle.telegram_url and handle.telegram_url != handle.base_url
         assert requests.post(f"{handle.telegram_url}/botX/getMe", timeout=5).status_code in (401, 404)

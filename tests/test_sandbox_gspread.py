@@ -16,6 +16,7 @@ from monitor.google.client import EndpointAdapter, build_gspread_client
 from monitor.sandbox import running_sandbox
 from monitor.sandbox.auth import TokenAuthority
 from monitor.sandbox.http import HTTPServerThread, Response
+from monitor.sandbox.projects import project_number
 
 # -- the seam alone, against a recording endpoint ----------------------------------------------
 
@@ -102,7 +103,7 @@ STOCK = {"title": "Stock", "tabs": {"Sheet1": [["item", "qty"], ["apple", 3], ["
 @pytest.fixture(scope="module")
 def sandbox():
     # google-auth stamps its JWT from the real clock, so the manual clock starts at real time.
-    with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False) as handle:
+    with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False, latency="off") as handle:
         yield handle
 
 
@@ -173,6 +174,25 @@ def test_the_61st_read_in_a_minute_is_refused_until_the_window_refills(sandbox, 
     assert spreadsheet.values_batch_get(["Sheet1!A1"])["valueRanges"]
 
 
+def test_each_project_has_its_own_read_quota_and_one_exhausted_does_not_refuse_the_other(
+        sandbox, google, tmp_path):
+    google.quota.set_limits(read_per_user=100, read_per_project=3)
+    first, second = sandbox.write_credentials(tmp_path, 2, projects=2)
+    in_first = client_for(sandbox, first).open_by_key("s1")  # read 1 of project -1
+    for _ in range(2):
+        in_first.values_batch_get(["Sheet1!A1"])
+    with pytest.raises(gspread.exceptions.APIError) as caught:
+        in_first.values_batch_get(["Sheet1!A1"])
+    error = caught.value.error
+    assert caught.value.code == 429 and "per minute per project" in error["message"]
+    assert f"project_number:{project_number('sheet-monitor-sandbox-1')}'" in error["message"]
+    in_second = client_for(sandbox, second).open_by_key("s1")  # project -2 still has its 3
+    for _ in range(2):
+        assert in_second.values_batch_get(["Sheet1!A1"])["valueRanges"]
+    usage = requests.get(f"{sandbox.base_url}/_sandbox/quota", timeout=5).json()["read"]["projects"]
+    assert usage == {"sheet-monitor-sandbox-1": 3, "sheet-monitor-sandbox-2": 3}
+
+
 def test_a_hang_holds_only_its_own_request_until_the_client_times_out(sandbox, credentials, google):
     hung = client_for(sandbox, credentials[0], timeout=0.5).open_by_key("s1")
     healthy = client_for(sandbox, credentials[1]).open_by_key("s2")
@@ -237,7 +257,7 @@ def test_requests_without_a_token_get_googles_401(sandbox, google):
 
 def test_gspread_drives_the_data_endpoints_like_google(tmp_path):
     """gspread's own worksheet API, over the seam and google-auth's real token flow."""
-    with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False) as handle:
+    with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False, latency="off") as handle:
         (path,) = handle.write_credentials(tmp_path, 1)
         client = build_gspread_client(path, endpoint=handle.base_url, timeout=5,
                                       scopes=DEFAULT_SCOPES)

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from monitor.core.clock import ManualClock
+from monitor.sandbox.projects import DEFAULT_PROJECT_ID, project_ids, project_number, project_of, spread
 from monitor.sandbox.quota import QuotaMeter
 from monitor.sandbox.stats import Stats
 
@@ -37,8 +38,9 @@ def clock():
     return ManualClock()
 
 
-def admit_many(meter: QuotaMeter, user: str, kind: str, count: int) -> list:
-    return [meter.admit(user, kind) for _ in range(count)]
+def admit_many(meter: QuotaMeter, user: str, kind: str, count: int,
+               project: str = DEFAULT_PROJECT_ID) -> list:
+    return [meter.admit(user, kind, project) for _ in range(count)]
 
 
 def test_the_61st_read_in_a_minute_gets_googles_429(clock):
@@ -90,6 +92,69 @@ def test_each_user_has_its_own_quota_and_the_project_caps_them_all(clock):
     assert body["details"][0]["metadata"]["quota_limit_value"] == "5"
 
 
+def test_two_projects_each_get_their_own_300_reads_a_minute(clock):
+    meter = QuotaMeter(clock, read_per_user=1000)
+    assert admit_many(meter, "a@one", "read", 300, project="one") == [None] * 300
+    assert admit_many(meter, "b@two", "read", 300, project="two") == [None] * 300
+    for user, project in (("a@one", "one"), ("c@one", "one"), ("b@two", "two")):
+        refusal = meter.admit(user, "read", project)
+        assert refusal is not None
+        assert "per minute per project" in json.loads(refusal.body)["error"]["message"]
+    assert meter.usage()["read"]["projects"] == {"one": 300, "two": 300}
+
+
+def test_one_projects_exhaustion_does_not_refuse_the_other(clock):
+    meter = QuotaMeter(clock, read_per_user=1000, read_per_project=5)
+    admit_many(meter, "a", "read", 5, project="busy")
+    assert meter.admit("a", "read", "busy") is not None
+    assert meter.admit("b", "read", "idle") is None
+    clock.advance(60)
+    assert meter.admit("a", "read", "busy") is None  # its own window refilled on its own clock
+
+
+def test_a_429_names_the_number_of_the_callers_project_and_keeps_googles_shape(clock):
+    meter = QuotaMeter(clock)
+    admit_many(meter, "a", "read", 60, project="sheet-monitor-sandbox-2")
+    body = json.loads(meter.admit("a", "read", "sheet-monitor-sandbox-2").body)
+    number = project_number("sheet-monitor-sandbox-2")
+    assert number != "603366585132"
+    assert body == json.loads(json.dumps(GOOGLE_READ_429).replace("603366585132", number))
+
+
+@pytest.mark.parametrize(("user", "project"), [
+    ("monitor-3@sheet-monitor-sandbox-2.iam.gserviceaccount.com", "sheet-monitor-sandbox-2"),
+    ("monitor-1@sheet-monitor-sandbox.iam.gserviceaccount.com", DEFAULT_PROJECT_ID),
+    ("tester@example.com", DEFAULT_PROJECT_ID),
+    ("odd@.iam.gserviceaccount.com", DEFAULT_PROJECT_ID),
+    (None, DEFAULT_PROJECT_ID),
+])
+def test_a_requests_project_is_the_one_in_its_service_accounts_email(user, project):
+    assert project_of(user) == project
+
+
+def test_project_numbers_are_stable_twelve_digits_and_the_default_is_the_recorded_one():
+    assert project_number(DEFAULT_PROJECT_ID) == "603366585132"
+    numbers = {project_number(f"sheet-monitor-sandbox-{n}") for n in range(1, 50)}
+    assert len(numbers) == 49 and all(len(n) == 12 and n.isdigit() for n in numbers)
+    assert project_number("sheet-monitor-sandbox-1") == project_number("sheet-monitor-sandbox-1")
+
+
+@pytest.mark.parametrize(("credentials", "projects", "sizes"), [
+    (10, 2, [5, 5]), (7, 3, [3, 2, 2]), (1, 1, [1]), (4, 4, [1, 1, 1, 1]),
+])
+def test_credentials_are_spread_over_projects_in_contiguous_blocks(credentials, projects, sizes):
+    owners = spread(credentials, projects)
+    names = project_ids(projects)
+    assert owners == [name for name, size in zip(names, sizes, strict=True) for _ in range(size)]
+    assert names == (["sheet-monitor-sandbox"] if projects == 1
+                     else [f"sheet-monitor-sandbox-{n}" for n in range(1, projects + 1)])
+
+
+def test_more_projects_than_credentials_is_refused():
+    with pytest.raises(ValueError, match="every project needs at least one account"):
+        spread(2, 3)
+
+
 def test_reads_and_writes_are_counted_apart(clock):
     meter = QuotaMeter(clock, read_per_user=1, write_per_user=1)
     assert meter.admit("u", "read") is None
@@ -125,10 +190,10 @@ def test_usage_reports_the_current_window(clock):
     admit_many(meter, "a", "read", 2)
     meter.admit("b", "write")
     usage = meter.usage()
-    assert usage["read"] == {"project": 2, "users": {"a": 2}}
-    assert usage["write"] == {"project": 1, "users": {"b": 1}}
+    assert usage["read"] == {"projects": {DEFAULT_PROJECT_ID: 2}, "users": {"a": 2}}
+    assert usage["write"] == {"projects": {DEFAULT_PROJECT_ID: 1}, "users": {"b": 1}}
     clock.advance(60)
-    assert meter.usage()["read"] == {"project": 0, "users": {}}
+    assert meter.usage()["read"] == {"projects": {}, "users": {}}
 
 
 def test_unknown_kinds_are_a_programming_error(clock):

@@ -13,6 +13,7 @@ import tomllib
 from contextlib import contextmanager
 from pathlib import Path
 
+import gspread
 import pytest
 import requests
 from click.testing import CliRunner
@@ -26,13 +27,14 @@ STARTUP_SECONDS = 20  # importing and generating take about a second; a slow CI 
 
 
 @contextmanager
-def served(*args: str):
+def served(*args: str, latency: tuple[str, ...] = ("--latency", "off")):
     """Run ``python -m monitor.cli sandbox serve ARGS``; yield (process, stdout lines so far).
 
-    Waits for the "serving" line, so every file the command writes exists when the block starts.
-    Leaving the block sends SIGTERM and insists that the process exits 0 on its own.
+    Latency is off unless ``latency`` gives other flags. Waits for the "serving" line, so every file
+    the command writes exists when the block starts. Leaving the block sends SIGTERM and insists
+    that the process exits 0 on its own.
     """
-    command = [sys.executable, "-m", "monitor.cli", "sandbox", "serve", *args]
+    command = [sys.executable, "-m", "monitor.cli", "sandbox", "serve", *latency, *args]
     process = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -98,13 +100,38 @@ def test_serve_loads_a_dataset_folder_with_its_faults(tmp_path):
     store = {"title": "Store 1", "tabs": {"Stock": [["SKU", "Quantity"], ["A-1", 3]]}}
     (folder / "store-1.json").write_text(json.dumps(store))
     (folder / "faults.json").write_text(json.dumps([{"spreadsheet": "store-1", "statuses": [503]}]))
-    with served("--dataset", str(folder), "--no-telegram") as (_, lines):
+    # Only the control API is used here, which latency never holds: Google's latency stays on.
+    with served("--dataset", str(folder), "--no-telegram", latency=()) as (_, lines):
         base_url = lines[0]
         assert not any(line.startswith("telegram") for line in lines)
+        assert "latency: Google latency model at full scale: median 380 ms" in lines
+        latency = requests.get(f"{base_url}/_sandbox/latency", timeout=5).json()
+        assert (latency["model"], latency["scale"], latency["seed"]) == ("google", 1.0, 0)
         stored = requests.get(f"{base_url}/_sandbox/spreadsheets/store-1", timeout=5).json()
         assert stored["tabs"] == store["tabs"]
         faults = requests.get(f"{base_url}/_sandbox/faults", timeout=5).json()["faults"]
         assert [(f["spreadsheet"], f["statuses"]) for f in faults] == [("store-1", [503])]
+
+
+def test_serve_spreads_credentials_over_projects_and_delays_answers_as_its_flags_say(tmp_path):
+    creds = tmp_path / "creds"
+    with served("--no-telegram", "--seed", "3", "--write-credentials", str(creds), "--credentials", "3",
+                "--projects", "2", latency=("--latency-scale", "0.05")) as (_, lines):
+        base_url = lines[0]
+        assert "latency: Google latency model at 1/20 scale: median 19 ms" in lines
+        assert "projects: sheet-monitor-sandbox-1 (2), sheet-monitor-sandbox-2 (1)" in lines
+        files = [json.loads(path.read_text()) for path in sorted(creds.glob("sa-*.json"))]
+        projects = [f["project_id"] for f in files]
+        assert projects == ["sheet-monitor-sandbox-1"] * 2 + ["sheet-monitor-sandbox-2"]
+        assert files[2]["client_email"].endswith("@sheet-monitor-sandbox-2.iam.gserviceaccount.com")
+
+        client = build_gspread_client(creds / "sa-3.json", endpoint=base_url, timeout=5)
+        with pytest.raises(gspread.exceptions.SpreadsheetNotFound):
+            client.open_by_key("no-such-sheet")  # a token, then a read: two answers, both delayed
+        stats = requests.get(f"{base_url}/_sandbox/stats", timeout=5).json()
+        assert stats["latency"]["delayed"] == 2 and stats["latency"]["total_seconds"] > 0
+        assert (stats["latency"]["scale"], stats["latency"]["seed"]) == (0.05, 3)
+        assert stats["quota"]["read"]["projects"] == {"sheet-monitor-sandbox-2": 1}
 
 
 @pytest.mark.parametrize(
@@ -116,6 +143,12 @@ def test_serve_loads_a_dataset_folder_with_its_faults(tmp_path):
         (["--write-credentials", "c", "--write-config", "x.toml"], "needs a dataset"),
         (["--generate", "0"], "--generate"),
         (["--port", "70000"], "--port"),
+        (["--latency", "slow"], "--latency"),
+        (["--latency", "off", "--latency-scale", "0.5"], "--latency-scale applies to --latency google"),
+        (["--latency-scale", "-1"], "--latency-scale"),
+        (["--projects", "2"], "--projects P needs --write-credentials"),
+        (["--write-credentials", "c", "--credentials", "1", "--projects", "2"],
+         "every project needs at least one account"),
     ],
 )
 def test_bad_flags_exit_2_with_a_message_that_names_the_flag(args, message):
@@ -150,8 +183,8 @@ def test_a_port_in_use_exits_1_and_says_how_to_fix_it():
 
 def test_ctrl_c_right_after_the_url_line_still_stops_cleanly(tmp_path):
     """The signal lands while credentials are still being written: exit 0, no traceback."""
-    command = [sys.executable, "-m", "monitor.cli", "sandbox", "serve", "--generate", "20",
-               "--write-credentials", str(tmp_path), "--credentials", "3"]
+    command = [sys.executable, "-m", "monitor.cli", "sandbox", "serve", "--latency", "off",
+               "--generate", "20", "--write-credentials", str(tmp_path), "--credentials", "3"]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     try:

@@ -26,6 +26,12 @@ from monitor.state import read_state
 # so that a round fits in about a minute, and says so.
 DEMO_READS_PER_MINUTE = 600
 DEMO_CREDENTIALS = 3
+# The sandbox holds each answer as long as Google would (~0.5 s for a monitor read, see
+# monitor/sandbox/latency.py). The run reads one spreadsheet at a time, so every draw adds to the
+# round: at full scale ~6.5 minutes for 750 spreadsheets, at 1/10 ~40 s more than without latency,
+# at 1/50 ~8 s (measured: 71 s against 62 s without). Reads running side by side would let this
+# come closer to 1.
+DEMO_LATENCY_SCALE = 0.02
 DEMO_REQUEST_TIMEOUT = "5s"  # above the slowest generated spreadsheet (3 s)
 DEMO_CHAT_ID = -1001234567890
 DEMO_TOKEN = "1000000001:demo-token-for-the-sandbox-only"
@@ -39,7 +45,8 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str]) -> 
     project_quota = DEMO_READS_PER_MINUTE * DEMO_CREDENTIALS
     with (
         tempfile.TemporaryDirectory(prefix="sheet-monitor-demo-") as tmp,
-        running_sandbox(read_per_user=DEMO_READS_PER_MINUTE, read_per_project=project_quota) as sandbox,
+        running_sandbox(read_per_user=DEMO_READS_PER_MINUTE, read_per_project=project_quota,
+                        latency=DEMO_LATENCY_SCALE) as sandbox,
     ):
         folder = Path(tmp)
         datasets.apply(dataset, sandbox.google)
@@ -64,6 +71,7 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str]) -> 
             f"  Shortened for the demo: quota raised to {DEMO_READS_PER_MINUTE} reads/min per account "
             f"(Google allows 60) with {DEMO_CREDENTIALS} accounts, request timeout {DEMO_REQUEST_TIMEOUT}."
         )
+        say(f"  Answers are delayed by the {sandbox.google.latency.describe()} (Google: ~0.4 s).")
         say(f"  With Google's real quota this round would take {sheets / (60 * DEMO_CREDENTIALS):.1f} min.")
         say()
 

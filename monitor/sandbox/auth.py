@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from .http import Request, Response
+from .projects import DEFAULT_PROJECT_ID, spread
 
 JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 ACCESS_TOKEN_SECONDS = 3599  # what Google answers in expires_in
@@ -70,7 +71,7 @@ class TokenAuthority:
 
     # -- credentials -------------------------------------------------------------------------
 
-    def issue_service_account(self, token_uri: str, project_id: str = "sheet-monitor-sandbox") -> dict:
+    def issue_service_account(self, token_uri: str, project_id: str = DEFAULT_PROJECT_ID) -> dict:
         """A complete service-account JSON dict with a fresh key, whose public half is registered."""
         private_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         pem = private_key.private_bytes(
@@ -100,22 +101,26 @@ class TokenAuthority:
             "universe_domain": "googleapis.com",
         }
 
-    def write_credentials(self, directory: str | os.PathLike, count: int, token_uri: str) -> list[Path]:
+    def write_credentials(self, directory: str | os.PathLike, count: int, token_uri: str,
+                          projects: int = 1) -> list[Path]:
         """Write ``count`` new service-account files ``sa-1.json``... (mode 0600) into ``directory``.
 
-        Numbering continues after files already there, so a second call never overwrites a key.
+        The accounts are spread over ``projects`` projects in contiguous blocks (see
+        ``projects.spread``). Numbering continues after files already there, so a second call never
+        overwrites a key. Raises ValueError for a count below 1 or more projects than accounts.
         """
         if count < 1:
             raise ValueError(f"credential count must be at least 1, got {count}")
+        owners = spread(count, projects)
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
         paths = []
         number = 1
-        for _ in range(count):
+        for project_id in owners:
             while (folder / f"sa-{number}.json").exists():
                 number += 1
             path = folder / f"sa-{number}.json"
-            info = self.issue_service_account(token_uri)
+            info = self.issue_service_account(token_uri, project_id)
             # Created 0600 from the start: the private key is never readable by others, even briefly.
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:

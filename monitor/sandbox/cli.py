@@ -25,6 +25,8 @@ from monitor.core.clock import SystemClock
 from . import dataset as datasets
 from .google import GoogleSandbox
 from .http import HTTPServerThread
+from .latency import GOOGLE, MAX_SCALE, MODELS, OFF
+from .projects import project_ids, spread
 from .server import SandboxHandle
 
 # The chat the fake Telegram knows and written configs send to: a supergroup-shaped id.
@@ -46,7 +48,7 @@ def sandbox() -> None:
 @click.option("--generate", "generate_count", type=click.IntRange(min=1), metavar="N",
               help="Generate N store spreadsheets, some broken on purpose.")
 @click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the generated dataset and of random faults.")
+              help="Seed of the generated dataset, of random faults and of the latency draws.")
 @click.option("--dataset", "dataset_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Load spreadsheets from a dataset folder (see docs/sandbox.md).")
 @click.option("--write-credentials", "credentials_dir",
@@ -54,12 +56,24 @@ def sandbox() -> None:
               help="Write service-account files for this sandbox into this folder.")
 @click.option("--credentials", "credential_count", type=click.IntRange(min=1), metavar="N",
               help="How many service-account files to write (default 1).")
+@click.option("--projects", "project_count", type=click.IntRange(min=1), metavar="P",
+              help="Spread the credentials over P Google Cloud projects, each with its own "
+                   "per-project quota (default 1: sheet-monitor-sandbox). Contiguous blocks, larger "
+                   "first: 10 credentials over 2 projects are sa-1..sa-5 in sheet-monitor-sandbox-1 "
+                   "and sa-6..sa-10 in sheet-monitor-sandbox-2.")
 @click.option("--write-config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a monitor config that checks the dataset (needs --write-credentials).")
 @click.option("--read-per-user", type=click.IntRange(min=1), default=60, show_default=True,
               help="Read requests per minute per service account.")
 @click.option("--read-per-project", type=click.IntRange(min=1), default=300, show_default=True,
-              help="Read requests per minute for the whole project.")
+              help="Read requests per minute for each project.")
+@click.option("--latency", "latency_model", type=click.Choice(MODELS), default=GOOGLE,
+              show_default=True,
+              help="google: hold every Google API answer as long as real Google takes (median "
+                   "0.38 s, a few answers of several seconds, larger answers slower); off: answer "
+                   "at once.")
+@click.option("--latency-scale", type=click.FloatRange(0, MAX_SCALE), metavar="F",
+              help="Multiply every latency draw by F (0.1: a tenth; 0: off). Default 1.")
 def serve(
     port: int,
     telegram_port: int,
@@ -69,12 +83,18 @@ def serve(
     dataset_dir: Path | None,
     credentials_dir: Path | None,
     credential_count: int | None,
+    project_count: int | None,
     config_path: Path | None,
     read_per_user: int,
     read_per_project: int,
+    latency_model: str,
+    latency_scale: float | None,
 ) -> None:
     """Serve the sandbox until Ctrl-C; print its base URL as the first line."""
     _check_flags(generate_count, dataset_dir, credentials_dir, credential_count, config_path)
+    credential_count = credential_count or 1
+    _check_projects(credentials_dir, credential_count, project_count)
+    latency = _latency_setting(latency_model, latency_scale)
     # The written config paces reads with the same quotas the sandbox enforces.
     quotas = {"read_per_user": read_per_user, "read_per_project": read_per_project}
     # Signals are caught from the start: one that arrives while the dataset loads or files are
@@ -82,10 +102,13 @@ def serve(
     with _stop_signals() as stop, ExitStack() as stack:
         data = _dataset(generate_count, seed, dataset_dir)
         clock = SystemClock()
-        handle = _start_google(stack, _seeded_google(data, clock, seed, quotas), clock, port)
+        google = _seeded_google(data, clock, seed, quotas, latency)
+        handle = _start_google(stack, google, clock, port)
         token = None if no_telegram else _start_telegram(stack, handle, clock, telegram_port)
         _describe(handle, data, token)
-        _write_files(handle, data, credentials_dir, credential_count or 1, config_path, quotas)
+        click.echo(f"latency: {google.latency.describe()}")
+        _write_files(handle, data, credentials_dir, (credential_count, project_count or 1),
+                     config_path, quotas)
         click.echo("serving; Ctrl-C or SIGTERM stops")
         _flush()
         while not stop.wait(0.5):  # a timed wait keeps the main thread responsive to signals
@@ -107,9 +130,33 @@ def _check_flags(generate_count: int | None, dataset_dir: Path | None,
         raise click.UsageError("--write-config FILE needs a dataset: --generate N or --dataset DIR")
 
 
-def _seeded_google(data: datasets.Dataset | None, clock, seed: int, quotas: dict) -> GoogleSandbox:
+def _check_projects(credentials_dir: Path | None, credential_count: int,
+                    project_count: int | None) -> None:
+    if project_count is None:
+        return
+    if credentials_dir is None:
+        raise click.UsageError("--projects P needs --write-credentials DIR (it spreads the "
+                               "credentials written there over P projects)")
+    try:
+        spread(credential_count, project_count)
+    except ValueError as exc:
+        raise click.UsageError(f"--projects {project_count}: {exc}; give --credentials "
+                               f"{project_count} or more") from None
+
+
+def _latency_setting(model: str, scale: float | None) -> object:
+    """The ``GoogleSandbox(latency=...)`` value for the flags; a scale for "off" is a usage error."""
+    if model == OFF:
+        if scale is not None:
+            raise click.UsageError("--latency-scale applies to --latency google, not to --latency off")
+        return OFF
+    return GOOGLE if scale is None else scale
+
+
+def _seeded_google(data: datasets.Dataset | None, clock, seed: int, quotas: dict,
+                   latency: object) -> GoogleSandbox:
     """The fake Google API holding the dataset; seed data it refuses is a usage error (exit 2)."""
-    google = GoogleSandbox(clock=clock, seed=seed, **quotas)
+    google = GoogleSandbox(clock=clock, seed=seed, latency=latency, **quotas)
     if data is not None:
         try:
             datasets.apply(data, google)
@@ -129,13 +176,19 @@ def _start_google(stack: ExitStack, google: GoogleSandbox, clock, port: int) -> 
 
 
 def _write_files(handle: SandboxHandle, data: datasets.Dataset | None,
-                 credentials_dir: Path | None, credential_count: int, config_path: Path | None,
+                 credentials_dir: Path | None, counts: tuple[int, int], config_path: Path | None,
                  quotas: dict) -> None:
-    """The service-account files and the monitor config asked for, each named once written."""
+    """The service-account files (``counts``: how many, over how many projects) and the monitor
+    config asked for, each named once written."""
     credentials = []
     if credentials_dir is not None:
-        credentials = handle.write_credentials(credentials_dir, credential_count)
+        credential_count, project_count = counts
+        credentials = handle.write_credentials(credentials_dir, credential_count, project_count)
         click.echo(f"credentials: {', '.join(str(p) for p in credentials)}")
+        if project_count > 1:
+            owners = spread(credential_count, project_count)
+            click.echo("projects: " + ", ".join(
+                f"{name} ({owners.count(name)})" for name in project_ids(project_count)))
     if config_path is not None:
         datasets.write_config(
             data, config_path, credentials=credentials, endpoint=handle.base_url,

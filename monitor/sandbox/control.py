@@ -1,4 +1,4 @@
-"""The sandbox's own control API under ``/_sandbox/``: seed data, faults, quotas, stats, reset, clock.
+"""The sandbox's own control API under ``/_sandbox/``: data, faults, quotas, latency, stats, clock.
 
 Not part of Google's API, so it needs no token and meets no quota or fault. Every answer is JSON;
 bad input gets a Google-shaped 400 naming the problem, an unknown path 404, a wrong method 405.
@@ -10,10 +10,13 @@ bad input gets a Google-shaped 400 naming the problem, an unknown path 404, a wr
     GET    /_sandbox/faults                  the faults in force
     POST   /_sandbox/faults                  one fault spec or a list of them (all or none are added)
     DELETE /_sandbox/faults[?spreadsheet=ID] all faults, or one target's
-    GET    /_sandbox/stats                   requests by endpoint/status/user, 429s, quota windows
+    GET    /_sandbox/stats                   requests by endpoint/status/user, 429s, quota windows,
+                                             delayed answers
     POST   /_sandbox/reset                   forget data, faults, quota windows, stats
     GET    /_sandbox/quota                   limits and current usage
     PUT    /_sandbox/quota                   {"read_per_user": 10, ...} change limits at runtime
+    GET    /_sandbox/latency                 the latency model in force and what it delayed
+    PUT    /_sandbox/latency                 {"model": "google"|"off", "scale": 0.1, "seed": 3}
     GET    /_sandbox/clock                   the sandbox's time
     POST   /_sandbox/clock                   {"advance_seconds": N}, only on a ManualClock
 """
@@ -117,7 +120,11 @@ def _clear_faults(sandbox, request: Request, item: None) -> Response:
 
 
 def _stats(sandbox, request: Request, item: None) -> Response:
-    return Response.json(200, {**sandbox.stats.snapshot(), "quota": sandbox.quota.usage()})
+    return Response.json(200, {
+        **sandbox.stats.snapshot(),
+        "quota": sandbox.quota.usage(),
+        "latency": sandbox.latency.snapshot(),
+    })
 
 
 def _reset(sandbox, request: Request, item: None) -> Response:
@@ -136,6 +143,26 @@ def _put_quota(sandbox, request: Request, item: None) -> Response:
                          "write_per_user, write_per_project")
     sandbox.quota.set_limits(**limits)
     return Response.json(200, sandbox.quota.usage())
+
+
+_LATENCY_KEYS = ("model", "scale", "seed")
+
+
+def _get_latency(sandbox, request: Request, item: None) -> Response:
+    return Response.json(200, sandbox.latency.snapshot())
+
+
+def _put_latency(sandbox, request: Request, item: None) -> Response:
+    settings = _json_object(request, "latency settings")
+    unknown = sorted(set(settings) - set(_LATENCY_KEYS))
+    if unknown:
+        raise ValueError(f"unknown latency key {unknown[0]!r}; allowed: {', '.join(_LATENCY_KEYS)}")
+    if not settings:
+        raise ValueError(f"give at least one of {', '.join(_LATENCY_KEYS)}")
+    if any(value is None for value in settings.values()):
+        raise ValueError("latency settings must not be null; leave a key out to keep it as it is")
+    sandbox.latency.configure(**settings)
+    return Response.json(200, sandbox.latency.snapshot())
 
 
 def _get_clock(sandbox, request: Request, item: None) -> Response:
@@ -174,5 +201,6 @@ _ROUTES: dict[tuple[str, bool], dict[str, _Handler]] = {
     ("stats", False): {"GET": _stats},
     ("reset", False): {"POST": _reset},
     ("quota", False): {"GET": _get_quota, "PUT": _put_quota},
+    ("latency", False): {"GET": _get_latency, "PUT": _put_latency},
     ("clock", False): {"GET": _get_clock, "POST": _advance_clock},
 }

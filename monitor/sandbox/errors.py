@@ -7,8 +7,7 @@ Bodies are always ``{"error": {"code", "message", "status"[, "details"]}}``.
 from __future__ import annotations
 
 from .http import Response
-
-PROJECT_NUMBER = "603366585132"  # the sandbox's one Google Cloud project
+from .projects import DEFAULT_PROJECT_NUMBER
 
 _STATUS_NAMES = {
     400: "INVALID_ARGUMENT",
@@ -78,14 +77,18 @@ def invalid_argument(message: str) -> Response:
     return google_error(400, message)
 
 
-def quota_exceeded(kind: str, scope: str, limit: int) -> Response:
-    """429 for ``kind`` "Read"/"Write" and ``scope`` "user"/"project"; no Retry-After, like Google."""
+def quota_exceeded(kind: str, scope: str, limit: int,
+                   project_number: str = DEFAULT_PROJECT_NUMBER) -> Response:
+    """429 for ``kind`` "Read"/"Write" and ``scope`` "user"/"project"; no Retry-After, like Google.
+
+    ``project_number`` is the consumer Google names: the project of the account that asked.
+    """
     per = "per user" if scope == "user" else "per project"
     quota_limit = f"{kind}RequestsPerMinutePer{'User' if scope == 'user' else 'Project'}"
     unit = "1/min/{project}/{user}" if scope == "user" else "1/min/{project}"
     message = (
         f"Quota exceeded for quota metric '{kind} requests' and limit '{kind} requests per minute {per}' "
-        f"of service 'sheets.googleapis.com' for consumer 'project_number:{PROJECT_NUMBER}'."
+        f"of service 'sheets.googleapis.com' for consumer 'project_number:{project_number}'."
     )
     return google_error(429, message, details=[{
         "@type": "type.googleapis.com/google.rpc.ErrorInfo",

@@ -1,7 +1,10 @@
 """Google's per-minute Sheets quotas: reads and writes, per user and per project.
 
 Windows are rolling: a request is admitted when fewer than ``limit`` requests of its kind were admitted
-in the last 60 seconds (for its user, and for the whole project). Google describes its quotas as
+in the last 60 seconds (for its user, and for its user's project). Every Cloud project has its own
+project windows, as at Google, where the limits are "per minute per project" and "per minute per user
+per project" (developers.google.com/sheets/api/limits); the limits themselves are the same for every
+project, as Google's defaults are. Google describes its quotas as
 "per minute" and refills them continuously; a rolling window is the stricter reading, so a client that
 stays under it here stays under it at Google. Refused requests are not counted, like at Google.
 Only time from the injected clock is used, so tests move a ManualClock instead of waiting a minute.
@@ -14,6 +17,7 @@ from collections import deque
 
 from . import errors
 from .http import Response
+from .projects import DEFAULT_PROJECT_ID, project_number
 
 WINDOW_SECONDS = 60.0
 KINDS = ("read", "write")
@@ -21,7 +25,7 @@ _LIMIT_NAMES = ("read_per_user", "read_per_project", "write_per_user", "write_pe
 
 
 class QuotaMeter:
-    """Counts admitted Sheets requests per (kind, user) and per kind for the project. Thread-safe."""
+    """Counts admitted Sheets requests per (kind, user) and per (kind, project). Thread-safe."""
 
     def __init__(
         self,
@@ -41,7 +45,7 @@ class QuotaMeter:
             write_per_project=write_per_project,
         )
         self._by_user: dict[tuple[str, str], deque[float]] = {}
-        self._by_project: dict[str, deque[float]] = {kind: deque() for kind in KINDS}
+        self._by_project: dict[tuple[str, str], deque[float]] = {}
 
     def set_limits(self, **limits: int) -> None:
         """Change any of read_per_user, read_per_project, write_per_user, write_per_project.
@@ -61,11 +65,13 @@ class QuotaMeter:
         with self._lock:
             return dict(self._limits)
 
-    def admit(self, user: str, kind: str) -> Response | None:
+    def admit(self, user: str, kind: str, project: str = DEFAULT_PROJECT_ID) -> Response | None:
         """None when the request is allowed (and counted); else Google's 429, not counted.
 
-        The per-user quota is checked before the project's, so one busy account sees the per-user
-        message while the project still has room.
+        ``project`` is the Cloud project of ``user`` (``projects.project_of``): its window is the
+        one the request counts against, and its number is the consumer a 429 names. The per-user
+        quota is checked before the project's, so one busy account sees the per-user message while
+        the project still has room.
         """
         kind = kind.lower()
         if kind not in KINDS:
@@ -73,42 +79,53 @@ class QuotaMeter:
         now = self._clock.time()
         with self._lock:
             user_window = self._by_user.setdefault((kind, user), deque())
-            project_window = self._by_project[kind]
+            project_window = self._by_project.setdefault((kind, project), deque())
             _expire(user_window, now)
             _expire(project_window, now)
             user_limit = self._limits[f"{kind}_per_user"]
             project_limit = self._limits[f"{kind}_per_project"]
             if len(user_window) >= user_limit:
-                return errors.quota_exceeded(kind.capitalize(), "user", user_limit)
+                return errors.quota_exceeded(kind.capitalize(), "user", user_limit, project_number(project))
             if len(project_window) >= project_limit:
-                return errors.quota_exceeded(kind.capitalize(), "project", project_limit)
+                return errors.quota_exceeded(
+                    kind.capitalize(), "project", project_limit, project_number(project)
+                )
             user_window.append(now)
             project_window.append(now)
         return None
 
     def usage(self) -> dict:
-        """Requests counted in the current window: per kind, for the project and for each user."""
+        """Requests counted in the current window, per kind: for each project and for each user.
+
+        Only windows holding requests are listed: ``{"read": {"projects": {"sheet-monitor-sandbox":
+        12}, "users": {email: 12}}, "write": ...}``.
+        """
         now = self._clock.time()
         with self._lock:
             result: dict = {"window_seconds": WINDOW_SECONDS, "limits": dict(self._limits)}
             for kind in KINDS:
-                project_window = self._by_project[kind]
-                _expire(project_window, now)
-                users = {}
-                for (window_kind, user), window in self._by_user.items():
-                    if window_kind == kind:
-                        _expire(window, now)
-                        if window:
-                            users[user] = len(window)
-                result[kind] = {"project": len(project_window), "users": users}
+                result[kind] = {
+                    "projects": _counts(self._by_project, kind, now),
+                    "users": _counts(self._by_user, kind, now),
+                }
         return result
 
     def reset(self) -> None:
         """Empty every window (limits stay as set)."""
         with self._lock:
             self._by_user.clear()
-            for window in self._by_project.values():
-                window.clear()
+            self._by_project.clear()
+
+
+def _counts(windows: dict[tuple[str, str], deque[float]], kind: str, now: float) -> dict[str, int]:
+    """Name -> requests still in the window, for the non-empty windows of ``kind``."""
+    counts = {}
+    for (window_kind, name), window in windows.items():
+        if window_kind == kind:
+            _expire(window, now)
+            if window:
+                counts[name] = len(window)
+    return counts
 
 
 def _expire(window: deque[float], now: float) -> None:

@@ -1,6 +1,6 @@
 """The sandbox for tests: both fake APIs on free ports of 127.0.0.1, inside a ``with`` block.
 
-    with running_sandbox(clock=ManualClock(datetime.now(UTC))) as sandbox:
+    with running_sandbox(clock=ManualClock(datetime.now(UTC)), latency="off") as sandbox:
         paths = sandbox.write_credentials(tmp_path, 2)
         sandbox.google.store.put_control("sheet-1", {...})
         client = build_gspread_client(paths[0], endpoint=sandbox.base_url)
@@ -23,6 +23,7 @@ from monitor.core.clock import SystemClock
 
 from .google import GoogleSandbox
 from .http import HTTPServerThread
+from .latency import GOOGLE
 
 
 @dataclass
@@ -39,9 +40,11 @@ class SandboxHandle:
     def token_uri(self) -> str:
         return f"{self.base_url}/token"
 
-    def write_credentials(self, directory: str | os.PathLike, count: int) -> list[Path]:
-        """``count`` service-account files for this sandbox (``sa-N.json``, mode 0600)."""
-        return self.google.auth.write_credentials(directory, count, self.token_uri)
+    def write_credentials(self, directory: str | os.PathLike, count: int,
+                          projects: int = 1) -> list[Path]:
+        """``count`` service-account files for this sandbox (``sa-N.json``, mode 0600), spread over
+        ``projects`` Cloud projects in contiguous blocks (each project has its own quota windows)."""
+        return self.google.auth.write_credentials(directory, count, self.token_uri, projects)
 
 
 @contextmanager
@@ -54,11 +57,14 @@ def running_sandbox(
     write_per_user: int = 60,
     write_per_project: int = 300,
     telegram: bool = True,
+    latency: object = GOOGLE,
 ) -> Iterator[SandboxHandle]:
     """Serve the fake Google API (and the fake Telegram API when ``telegram``) until the block ends.
 
-    ``clock`` defaults to the system clock. A ManualClock used with google-auth's real token flow
-    must start near the real time, because google-auth stamps its JWT from the real clock.
+    ``latency`` is Google's answer times by default (see latency.py); "off" answers at once, a number
+    scales the model (0.1: a tenth of each draw). ``clock`` defaults to the system clock. A
+    ManualClock used with google-auth's real token flow must start near the real time, because
+    google-auth stamps its JWT from the real clock.
     """
     clock = clock if clock is not None else SystemClock()
     google = GoogleSandbox(
@@ -68,6 +74,7 @@ def running_sandbox(
         read_per_project=read_per_project,
         write_per_user=write_per_user,
         write_per_project=write_per_project,
+        latency=latency,
     )
     with ExitStack() as stack:
         google_server = stack.enter_context(HTTPServerThread(google))
