@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def served_dataset(folder: Path, *, sheets: int, credentials: int, per_user: int, per_project: int,
                    seed: int = 7, request_timeout: str = "2s", faults: bool = True,
                    run: dict[str, str] | None = None, latency: str = "google",
-                   latency_scale: float | None = None):
+                   latency_scale: float | None = None, projects: int = 1,
+                   google: dict[str, object] | None = None):
     """Start the sandbox with ``sheets`` generated spreadsheets; yield the written config's path.
 
     ``latency`` is the sandbox's answer-time model: "google" (real Google's, the default: a bench
@@ -29,7 +30,9 @@ def served_dataset(folder: Path, *, sheets: int, credentials: int, per_user: int
     ``latency_scale`` multiplies Google's draws. ``faults=False`` removes the dataset's injected
     faults (slow, hanging, flaky spreadsheets; its missing ones and renamed tabs stay, they are
     data), so that a round is not spent waiting on them.
-    ``run`` adds keys to the config's [run] table, e.g. ``{"round_interval": "24h"}``.
+    ``run`` adds keys to the config's [run] table, e.g. ``{"round_interval": "24h"}``, and ``google``
+    to its [google] table, e.g. ``{"max_concurrent_reads": 1}``. ``projects`` spreads the credentials
+    over that many Cloud projects, each with its own ``per_project`` quota.
     """
     config = folder / "monitor.toml"
     command = [
@@ -38,7 +41,7 @@ def served_dataset(folder: Path, *, sheets: int, credentials: int, per_user: int
         "--write-credentials", str(folder / "secrets"), "--credentials", str(credentials),
         "--write-config", str(config),
         "--read-per-user", str(per_user), "--read-per-project", str(per_project),
-        "--latency", latency,
+        "--latency", latency, "--projects", str(projects),
     ]
     if latency_scale is not None:
         command += ["--latency-scale", str(latency_scale)]
@@ -56,6 +59,8 @@ def served_dataset(folder: Path, *, sheets: int, credentials: int, per_user: int
         text = text.replace("[google]\n", f'[google]\nrequest_timeout = "{request_timeout}"\n', 1)
         for key, value in (run or {}).items():
             text = text.replace("[run]\n", f'[run]\n{key} = "{value}"\n', 1)
+        for key, value in (google or {}).items():
+            text = text.replace("[google]\n", f'[google]\n{key} = {value!r}\n', 1)
         config.write_text(text)
         if not faults:
             remove_faults(config)
