@@ -138,6 +138,11 @@ class TokenAuthority:
             self._tokens[token] = (email, self._clock.time() + ACCESS_TOKEN_SECONDS)
         return token
 
+    def tokens_issued(self, email: str | None = None) -> int:
+        """Access tokens minted so far (for ``email``, or for everyone)."""
+        with self._lock:
+            return sum(1 for owner, _ in self._tokens.values() if email in (None, owner))
+
     def authenticate(self, request: Request) -> str | None:
         """The email behind the request's valid, unexpired Bearer token (or ``access_token`` query)."""
         header = request.headers.get("authorization", "")

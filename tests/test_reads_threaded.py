@@ -1,0 +1,85 @@
+"""Reads on worker threads through real gspread against the sandbox (monitor.engine.inflight).
+
+Each worker has its own reader and HTTP sessions; the workers of a run share one credential cache,
+so a service account is loaded once and fetches one token, however many workers use it.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC
+
+import pytest
+
+from monitor.checks import FormulaErrorsCheck
+from monitor.core.errors import SheetReadError
+from monitor.engine.inflight import ReadJob, ThreadedReads
+from monitor.engine.inspect import SheetPlan
+from monitor.google.client import CredentialCache
+from monitor.google.reader import GspreadReader
+from monitor.sandbox.server import running_sandbox
+
+RANGE = "Stock!A1:B3"
+SHEETS = 12
+
+
+@pytest.fixture
+def served(tmp_path):
+    with running_sandbox(telegram=False, latency="off") as sandbox:
+        for n in range(SHEETS):
+            sandbox.google.store.put_control(f"sheet-{n}", {"title": f"Store {n}", "tabs": {
+                "Stock": [["SKU", "Qty"], [f"A-{n}", n]]}})
+        [credential] = sandbox.write_credentials(tmp_path, 1)
+        yield sandbox, str(credential)
+
+
+def plan(n: int) -> SheetPlan:
+    return SheetPlan(f"sheet-{n}", f"Store {n}", (FormulaErrorsCheck(range=RANGE),), (RANGE,), UTC)
+
+
+def collect_all(reads: ThreadedReads, count: int, timeout: float = 10.0) -> list:
+    done, deadline = [], time.monotonic() + timeout
+    while len(done) < count and time.monotonic() < deadline:
+        done += reads.collect(0.2)
+    return done
+
+
+def test_workers_read_at_once_with_their_own_sessions_and_one_token_for_the_account(served):
+    sandbox, credential = served
+    cache, readers = CredentialCache(), []
+
+    def make_reader():
+        readers.append(GspreadReader.from_credentials(endpoint=sandbox.base_url, timeout=5, credentials=cache))
+        return readers[-1]
+
+    reads = ThreadedReads(make_reader, workers=4, monotonic=time.monotonic)
+    for n in range(SHEETS):
+        reads.start(ReadJob(f"t{n}", plan(n), credential, time.monotonic()), lambda: 5.0)
+    done = collect_all(reads, SHEETS)
+    reads.close()
+
+    assert sorted(d.job.task_id for d in done) == sorted(f"t{n}" for n in range(SHEETS))
+    assert all(d.error is None for d in done), [d.error for d in done if d.error]
+    assert {d.job.plan.id: d.data.value_ranges[RANGE]["values"][1] for d in done} == {
+        f"sheet-{n}": [f"A-{n}", n] for n in range(SHEETS)}
+    assert reads.workers_started == len(readers) == 4  # one reader (and its sessions) per worker
+    sessions = {id(reader.clients[credential].http_client.session) for reader in readers}
+    assert len(sessions) == 4
+    assert sandbox.google.auth.tokens_issued() == 1  # one token, shared by the four workers
+    assert reads.in_flight() == 0
+
+
+def test_a_failed_read_comes_back_classified_and_the_worker_goes_on(served):
+    sandbox, credential = served
+    sandbox.google.faults.add({"spreadsheet": "sheet-1", "statuses": [503]})
+    cache = CredentialCache()
+    reads = ThreadedReads(lambda: GspreadReader.from_credentials(endpoint=sandbox.base_url, timeout=5,
+                                                                credentials=cache),
+                          workers=1, monotonic=time.monotonic)
+    for n in range(3):
+        reads.start(ReadJob(f"t{n}", plan(n), credential, time.monotonic()), lambda: 5.0)
+    done = {d.job.plan.id: d for d in collect_all(reads, 3)}
+    reads.close()
+    assert isinstance(done["sheet-1"].error, SheetReadError) and done["sheet-1"].error.http_status == 503
+    assert done["sheet-0"].error is None and done["sheet-2"].error is None
+    assert all(d.seconds >= 0 for d in done.values())
