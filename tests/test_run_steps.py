@@ -15,6 +15,7 @@ from monitor.checks import FormulaErrorsCheck, FreshnessCheck
 from monitor.core.clock import ManualClock
 from monitor.engine.breaker import OPEN, BreakerState
 from monitor.engine.health import OK
+from monitor.engine.heartbeat import Outcome
 from monitor.engine.inspect import SheetPlan
 from monitor.engine.tasks import DONE, PENDING
 from monitor.storage import MemoryLocation
@@ -224,3 +225,20 @@ def test_cells_still_loading_on_a_breakers_probe_give_the_probe_back():
     # "Loading..." says nothing about whether the spreadsheet can be read: the retry is the probe.
     assert reader.reads == ["s0", "s0"] and history(run, "s0") == ["loading", "ok"]
     assert "s0" not in run.state.breakers and run.state.health["s0"].health == OK
+
+
+def test_retries_failing_together_at_the_end_of_a_round_are_not_taken_for_google_failing():
+    # Every other spreadsheet fails three times: their first tries are interleaved with answers, but
+    # their retries all come due at the round's end, eight failures of different sheets in a row.
+    reader = ScriptedReader({f"s{n}": 3 for n in range(0, 16, 2)})
+    run = bench(reader, 16).run()
+    assert run.report.stop_reason == "round_done" and run.report.outcome == Outcome.OK
+    assert not run.state.api.degraded
+    assert reader.reads.count("s0") == 3  # each tried until its breaker opened
+
+
+def test_first_tries_of_different_spreadsheets_failing_in_a_row_still_stop_the_run():
+    reader = ScriptedReader({f"s{n}": 3 for n in range(8)})
+    run = bench(reader, 10).run()
+    assert run.report.stop_reason == "api_degraded" and run.state.api.degraded
+    assert reader.reads == [f"s{n}" for n in range(8)]

@@ -133,7 +133,12 @@ class Outcomes:
         opened = stop = False
         if decision.counts_for_breaker:
             opened = self._breaker_failure(plan, now, error.error_class)
-            stop = self._google_failed(plan.id, now)
+            # A retry failing again tells of its own spreadsheet, not of Google: only first tries (and
+            # the probe of a run that found Google degraded) feed the whole-API breaker. Otherwise
+            # the retries of a few hanging sheets, which come due together at a round's end, look
+            # like an outage.
+            if decision.attempts == 1 or self.api.probe_required:
+                stop = self._google_failed(plan.id, now)
         else:
             self._google_answered(now)  # a 400/403/404 or loading cells: Google did answer
         if stop:
