@@ -109,32 +109,41 @@ def run_cli(config_path: Path, monitor_root: Path | None) -> dict:
     return finished[-1]
 
 
+def describe(args, m: dict, complete: bool) -> str:
+    mode = ["one at a time" if args.sequential else "concurrent"]
+    if args.scale > 1:
+        mode.append(f"scale x{args.scale}")
+    if m["hanging"]:
+        mode.append(f"{m['hanging']} hanging")
+    if args.monitor_root:
+        mode.append(f"monitor from {args.monitor_root}")
+    fits = m["wall_s"] * args.scale <= CRON_BUDGET_SECONDS
+    latency, finished = m["latency"], m["finished"]
+    return (f"{args.sheets} spreadsheets, {m['setup']} ({', '.join(mode)}): round {m['wall_s']:.1f} s, "
+            f"quota bound {m['bound_s']:.1f} s -> ratio {m['ratio']:.2f} (target <= {TARGET_RATIO}); "
+            f"fits one 4m30s budget: {fits}; 429s: {m['quota_exceeded']}; batchGets {m['batch_gets']}; "
+            f"round done {m['done']}/{args.sheets}{'' if complete else ' (INCOMPLETE)'}; answers delayed "
+            f"{latency.get('delayed', 0)}, mean {latency.get('mean_seconds', 0):.3f} s; run: "
+            f"{finished.get('stop_reason')}, {finished.get('tasks')} reads")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sheets", type=int, default=700)
     parser.add_argument("--setups", nargs="+", default=["1x1", "1x3", "1x5", "2x5"],
                         help="PxC: P Cloud projects of C credentials each")
-    parser.add_argument("--sequential", action="store_true", help="one read at a time (max_concurrent_reads = 1)")
+    parser.add_argument("--sequential", action="store_true",
+                        help="one read at a time (max_concurrent_reads = 1)")
     parser.add_argument("--hanging", type=float, default=0.0, help="fraction of spreadsheets that hang")
     parser.add_argument("--scale", type=int, default=1, help="quotas x K, latency and timeout / K")
     parser.add_argument("--monitor-root", type=Path, help="run the monitor of this checkout instead")
     args = parser.parse_args()
     worst = 0.0
-    mode = "one at a time" if args.sequential else "concurrent"
     for setup in args.setups:
         projects, per_project_credentials = (int(part) for part in setup.split("x"))
         m = measure(args, projects, per_project_credentials)
         complete = m["done"] == args.sheets and m["batch_gets"] >= args.sheets
-        latency = m["latency"]
-        print(f"{args.sheets} spreadsheets, {m['setup']} ({mode}{', scale x' + str(args.scale) if args.scale > 1 else ''}"
-              f"{', ' + str(m['hanging']) + ' hanging' if m['hanging'] else ''}"
-              f"{', monitor from ' + str(args.monitor_root) if args.monitor_root else ''}): "
-              f"round {m['wall_s']:.1f} s, quota bound {m['bound_s']:.1f} s -> ratio {m['ratio']:.2f} "
-              f"(target <= {TARGET_RATIO}); fits one 4m30s budget: {m['wall_s'] * args.scale <= CRON_BUDGET_SECONDS}; "
-              f"429s: {m['quota_exceeded']}; batchGets {m['batch_gets']}; round done {m['done']}/{args.sheets}"
-              f"{'' if complete else ' (INCOMPLETE)'}; answers delayed {latency.get('delayed', 0)}, "
-              f"mean {latency.get('mean_seconds', 0):.3f} s; run: {m['finished'].get('stop_reason')}, "
-              f"{m['finished'].get('tasks')} reads")
+        print(describe(args, m, complete))
         worst = max(worst, m["ratio"]) if m["quota_exceeded"] == 0 and complete else float("inf")
     return 0 if worst <= TARGET_RATIO else 1
 

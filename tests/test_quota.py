@@ -6,22 +6,10 @@ import random
 from collections import defaultdict
 
 import pytest
+from concurrency_helpers import WINDOW, most_in_a_window
 
 from monitor.engine.quota import ONE_PROJECT, QuotaLog, QuotaPacer, round_estimate
 from monitor.state.schema import QUOTA
-
-WINDOW = 60.0
-
-
-def _max_in_any_window(times: list[float], window: float = WINDOW) -> int:
-    """The most sends inside any half-open window [t, t + window) (the server's rolling count)."""
-    times = sorted(times)
-    best, start = 0, 0
-    for end, t in enumerate(times):
-        while times[start] + window <= t:  # the pacer's own expression: floats agree on the edge
-            start += 1
-        best = max(best, end - start + 1)
-    return best
 
 
 def _drive(pacer: QuotaPacer, requests: int, rng: random.Random, gaps=(0.0, 0.0, 0.01, 0.3, 2.0)):
@@ -44,7 +32,7 @@ def _drive(pacer: QuotaPacer, requests: int, rng: random.Random, gaps=(0.0, 0.0,
 def test_one_credential_never_exceeds_its_limit_in_any_rolling_window(seed):
     pacer = QuotaPacer(["sa-1"], per_credential=60, per_project=300, margin_seconds=0.0)
     sends, _ = _drive(pacer, 400, random.Random(seed))
-    assert _max_in_any_window(sends["sa-1"]) == 60
+    assert most_in_a_window(sends["sa-1"]) == 60
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -53,14 +41,14 @@ def test_the_project_limit_holds_when_credentials_could_send_more(seed):
     pacer = QuotaPacer(credentials, per_credential=60, per_project=300, margin_seconds=0.0)
     sends, _ = _drive(pacer, 1500, random.Random(seed), gaps=(0.0, 0.0, 0.01, 0.05))
     everything = [t for times in sends.values() for t in times]
-    assert _max_in_any_window(everything) == 300
-    assert all(_max_in_any_window(times) <= 60 for times in sends.values())
+    assert most_in_a_window(everything) == 300
+    assert all(most_in_a_window(times) <= 60 for times in sends.values())
 
 
 def test_the_margin_widens_the_window_the_pacer_enforces():
     pacer = QuotaPacer(["sa-1"], per_credential=60, margin_seconds=1.5)
     sends, _ = _drive(pacer, 200, random.Random(9))
-    assert _max_in_any_window(sends["sa-1"], window=WINDOW + 1.5) == 60
+    assert most_in_a_window(sends["sa-1"], window=WINDOW + 1.5) == 60
 
 
 def test_a_full_window_frees_its_first_slot_exactly_when_the_first_send_ages_out():

@@ -11,6 +11,7 @@ import random
 from collections import defaultdict
 
 import pytest
+from concurrency_helpers import WINDOW, most_in_a_window
 from config_fixtures import FULL, load, secrets_folder
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,20 +19,8 @@ from hypothesis import strategies as st
 from monitor.engine.quota import ONE_PROJECT, QuotaLog, QuotaPacer
 from monitor.state.schema import QUOTA
 
-WINDOW = 60.0
 EAST = {"e-1": "east", "e-2": "east", "e-3": "east", "e-4": "east", "e-5": "east"}
 WEST = {"w-1": "west", "w-2": "west", "w-3": "west", "w-4": "west", "w-5": "west"}
-
-
-def most_in_a_window(times: list[float], window: float = WINDOW) -> int:
-    """The most sends inside any half-open window [t, t + window) (the server's rolling count)."""
-    times = sorted(times)
-    best, start = 0, 0
-    for end, t in enumerate(times):
-        while times[start] + window <= t:  # the pacer's own expression: floats agree on the edge
-            start += 1
-        best = max(best, end - start + 1)
-    return best
 
 
 def pacer_of(projects: dict[str, str], per_credential=60, per_project=300, **kw) -> QuotaPacer:

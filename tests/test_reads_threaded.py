@@ -49,7 +49,8 @@ def test_workers_read_at_once_with_their_own_sessions_and_one_token_for_the_acco
     cache, readers = CredentialCache(), []
 
     def make_reader():
-        readers.append(GspreadReader.from_credentials(endpoint=sandbox.base_url, timeout=5, credentials=cache))
+        readers.append(GspreadReader.from_credentials(endpoint=sandbox.base_url, timeout=5,
+                                                      credentials=cache))
         return readers[-1]
 
     reads = ThreadedReads(make_reader, workers=4, monotonic=time.monotonic)

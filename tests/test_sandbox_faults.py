@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
+from concurrency_helpers import gathered_from_threads
 
 from monitor.sandbox.faults import FaultPlan
 
@@ -149,17 +149,5 @@ def test_bad_specs_are_refused_with_a_clear_message(spec, message):
 def test_concurrent_requests_consume_each_fault_exactly_once():
     plan = FaultPlan()
     plan.add({"spreadsheet": "s1", "statuses": [503] * 500})
-    seen: list = []
-    lock = threading.Lock()
-
-    def worker() -> None:
-        mine = statuses(plan, 100)
-        with lock:
-            seen.extend(mine)
-
-    threads = [threading.Thread(target=worker) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    seen = gathered_from_threads(lambda: statuses(plan, 100))
     assert seen.count(503) == 500 and seen.count(200) == 300

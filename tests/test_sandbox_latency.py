@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 import random
 import statistics
-import threading
 
 import pytest
+from concurrency_helpers import gathered_from_threads
 
 from monitor.core.clock import ManualClock
 from monitor.sandbox import latency as lat
@@ -109,18 +109,8 @@ def test_reset_forgets_the_counts_and_replays_the_same_draws():
 def test_threads_drawing_at_once_share_one_sequence():
     sequential = Latency(seed=11)
     expected = sorted(sequential.delay(0) for _ in range(800))
-    shared, got, lock = Latency(seed=11), [], threading.Lock()
-
-    def draw_many() -> None:
-        mine = [shared.delay(0) for _ in range(100)]
-        with lock:
-            got.extend(mine)
-
-    threads = [threading.Thread(target=draw_many) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    shared = Latency(seed=11)
+    got = gathered_from_threads(lambda: [shared.delay(0) for _ in range(100)])
     assert sorted(got) == expected  # every draw handed out once, none lost or repeated
     assert shared.snapshot()["delayed"] == 800
 
