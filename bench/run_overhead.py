@@ -3,10 +3,12 @@
 Serves N generated spreadsheets from a sandbox process with quotas out of the way, no added latency and
 the dataset's injected faults removed (slow and hanging spreadsheets would only lengthen the wall time,
 which is not measured; missing spreadsheets and renamed tabs stay: the failure paths still run), runs
-one `run` over them in this process until the whole round is done, and reports:
+one `run` over them in this process until the whole round is done, with one read in flight
+(``max_concurrent_reads = 1``, so that the time inside requests is time the run waited), and reports:
 
 - overhead per task: the wall time minus the time inside the reader's requests and the run's
-  deliberate sleeps (retry waits), per task. Target: under 5 ms, and flat in N;
+  deliberate sleeps (retry waits), per task: the run's own work, and handing each read to its
+  worker and back. Target: under 5 ms, and flat in N;
 - time per checkpoint save: each save of the state during the run, measured around the state
   repository's ``save`` (it writes what changed since the previous one). Flat in N is the point;
 - that the run really did the work: every spreadsheet checked in this round (tasks finished = N,
@@ -31,8 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import SleepCountingClock, TimedReader, served_dataset  # noqa: E402
 
-from monitor.app.run import _gspread_reader, run_once  # noqa: E402
+from monitor.app.run import run_once  # noqa: E402
 from monitor.config import load_config  # noqa: E402
+from monitor.google.reader import GspreadReader  # noqa: E402
 from monitor.state import read_state  # noqa: E402
 from monitor.state.repository import StateRepository  # noqa: E402
 
@@ -66,13 +69,13 @@ class SaveTimer:
 def measure(sheets: int, checkpoint_every: float) -> dict:
     with tempfile.TemporaryDirectory() as tmp, served_dataset(
         Path(tmp), sheets=sheets, credentials=1, per_user=10**8, per_project=10**8, faults=False,
-        latency="off",
+        latency="off", google={"max_concurrent_reads": 1},  # one worker: its API time is the run's wait
     ) as config_path:
         config = load_config(config_path)
         timed: list[TimedReader] = []
 
-        def reader_factory(cfg, timeout):
-            timed.append(TimedReader(_gspread_reader(cfg, timeout)))
+        def reader_factory(cfg, timeout):  # called once, by the one worker
+            timed.append(TimedReader(GspreadReader.for_config(cfg, timeout)))
             return timed[0]
 
         clock = SleepCountingClock()
