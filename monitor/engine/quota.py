@@ -17,8 +17,8 @@ per window free for anything else using the same credential (an admin's ``check 
 Pure over time: every call takes ``now`` as float seconds. Any steady timeline works; use epoch
 seconds (``clock.time()``) if you persist the logs between runs with :meth:`QuotaPacer.snapshot`,
 because the previous run's last minute of requests still counts at the server. A clock that steps
-back is treated as standing still. Not thread-safe: callers that read concurrently serialise their
-calls to it.
+back is treated as standing still. Not thread-safe, and need not be: only the run's own thread asks it
+for a slot, before it hands a read to a worker.
 """
 
 from __future__ import annotations
