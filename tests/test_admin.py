@@ -202,7 +202,7 @@ def test_dlq_list_names_the_class_of_a_poisoned_task_too():
     task = task_of(state, "s1")
     for _ in range(3):  # three runs killed while reading it
         rnd.start(task)
-        rnd.reclaim_abandoned()
+        rnd.reclaim_abandoned(NOW)
     assert task.status is FAILED and task.last_error.error_class == POISON
     state.dlq.record("s1", "Store 1", task, task.last_error, NOW)
     assert admin.dlq_list(state, NOW)[0]["error_class"] == "poison"

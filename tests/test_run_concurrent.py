@@ -164,9 +164,11 @@ def test_a_kill_with_several_reads_in_flight_blames_none_and_reads_them_alone_af
     assert all(task.status is DONE and task.interruptions == 0 for task in tasks.values())
     second = made[1].started
     assert sorted(sheet for sheet, _ in second[-3:]) == ["s0", "s1", "s2"]  # after every fresh one
-    # Each reclaimed read went out alone: the one before it had landed (0.4 s reads) when it started.
+    # Each reclaimed read went out alone: the one before it had landed (0.4 s reads) when it started;
+    # and none in the run's first seconds, where outside kills would land on it.
     starts = [start for _, start in second[-4:]]
     assert all(b - a >= LATENCY for a, b in zip(starts, starts[1:], strict=False))
+    assert starts[1] - run.state.heartbeat.started_at.timestamp() >= run.settings.suspects_after
 
 
 def test_a_spreadsheet_that_kills_every_run_it_is_read_alone_in_is_dead_lettered_as_poison():

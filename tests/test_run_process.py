@@ -93,6 +93,10 @@ def test_runs_killed_at_random_moments_with_several_reads_in_flight_lose_nothing
         # One spreadsheet hangs: killed runs hold it among others, which blames none of them.
         wedged = next(entry.id for entry in served.dataset.sheets[40:] if entry.kind == "healthy")
         served.fault(spreadsheet=wedged, hang=True)
+        # Two merely slow ones (1.5 and 3 s): often in flight when a run is killed, never poison.
+        slow = [entry.id for entry in served.dataset.sheets[60:] if entry.kind == "healthy"][:2]
+        for sheet_id, seconds in zip(slow, (1.5, 3.0), strict=True):
+            served.fault(spreadsheet=sheet_id, latency_ms=seconds * 1000)
         alone = set()  # (task id, interruptions) of every task a kill left alone in processing
         together = 0  # kills that left several tasks processing
         for kill in range(KILLS):

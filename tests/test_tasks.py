@@ -166,11 +166,11 @@ def test_tasks_left_processing_by_a_killed_run_are_reclaimed_then_poisoned():
     task = rnd.next_due(NOW)
     for interruption in range(1, POISON_INTERRUPTIONS):
         rnd.start(task)  # the only read in flight when the run was killed
-        assert rnd.reclaim_abandoned() == ([task], [])
+        assert rnd.reclaim_abandoned(NOW) == ([task], [])
         assert task.status == PENDING and task.interruptions == interruption and task.quarantined
         assert rnd.next_due(NOW) is None and rnd.next_quarantined() is task
     rnd.start(task)
-    reclaimed, poisoned = rnd.reclaim_abandoned()
+    reclaimed, poisoned = rnd.reclaim_abandoned(NOW)
     assert (reclaimed, poisoned) == ([], [task]) and task.status == FAILED
     assert task.last_error.error_class == POISON and "3 times" in task.last_error.message
     assert rnd.counts()[FAILED] == 1 and rnd.is_complete()
@@ -180,7 +180,7 @@ def test_tasks_killed_in_flight_together_are_not_blamed_but_quarantined_behind_t
     rnd = Round.build(["a", "b", "c", "d"], NOW)
     take(rnd), take(rnd)  # two reads in flight when the run was killed
     rnd = stored_and_loaded(rnd)  # the next run
-    reclaimed, poisoned = rnd.reclaim_abandoned()
+    reclaimed, poisoned = rnd.reclaim_abandoned(NOW)
     assert ({task.target for task in reclaimed}, poisoned) == ({"a", "b"}, [])
     tasks = {task.target: task for task in rnd.tasks.values()}
     assert all(tasks[t].interruptions == 0 and tasks[t].quarantined for t in "ab")
@@ -193,12 +193,30 @@ def test_tasks_killed_in_flight_together_are_not_blamed_but_quarantined_behind_t
     assert not first.quarantined and rnd.next_quarantined().target == "b"
 
 
+def test_suspects_are_read_longest_suspected_first_and_keep_that_order_across_runs():
+    rnd = Round.build(["a", "b", "c"], NOW)
+    take(rnd), take(rnd)  # a and b in flight together when the run was killed
+    rnd = stored_and_loaded(rnd)
+    rnd.reclaim_abandoned(NOW)
+    a = rnd.next_quarantined()
+    assert a.target == "a"
+    rnd.start(a)  # read alone, and the run was killed again
+    rnd = stored_and_loaded(rnd)
+    rnd.reclaim_abandoned(NOW + seconds(60))
+    order = []
+    while (suspect := rnd.next_quarantined()) is not None:
+        order.append((suspect.target, suspect.interruptions))
+        rnd.start(suspect)
+        rnd.succeed(suspect, NOW)
+    assert order == [("b", 0), ("a", 1)]  # a, just suspected again, waits behind b
+
+
 def test_a_reclaimed_retry_waits_its_turn_alone_after_the_due_work():
     rnd = Round.build(["a", "b"], NOW)
     failed_for_retry(rnd, NOW + seconds(3))
     rnd.start(rnd.next_due(NOW + seconds(3)))  # the run died during the retry's request
     rnd = stored_and_loaded(rnd)  # the next run
-    (a,), _ = rnd.reclaim_abandoned()
+    (a,), _ = rnd.reclaim_abandoned(NOW)
     assert a.next_attempt_at is None and a.quarantined
     assert rnd.next_due(NOW + seconds(3)).target == "b"
     assert rnd.next_quarantined() is a
@@ -219,7 +237,7 @@ def test_a_task_given_back_at_the_end_of_a_run_is_offered_again_as_it_was():
 def test_nothing_is_reclaimed_from_a_round_no_run_died_in():
     rnd = Round.build(["a", "b"], NOW)
     rnd.succeed(take(rnd), NOW)
-    assert rnd.reclaim_abandoned() == ([], [])
+    assert rnd.reclaim_abandoned(NOW) == ([], [])
 
 
 def test_history_is_bounded():
@@ -249,7 +267,7 @@ def test_requeueing_is_a_fresh_start_even_behind_the_cursor():
     a = rnd.next_due(NOW)
     for _ in range(2):  # two runs killed while reading it alone
         rnd.start(a)
-        rnd.reclaim_abandoned()
+        rnd.reclaim_abandoned(NOW)
     rnd.start(a)
     rnd.record_failure(a, NOW, UNAVAILABLE, 5)
     rnd.fail(a)
@@ -364,7 +382,7 @@ class RoundMachine(RuleBasedStateMachine):
 
     @rule()
     def next_run_reclaims(self):
-        self.rnd.reclaim_abandoned()
+        self.rnd.reclaim_abandoned(self.now)
 
     @rule(sheet=st.sampled_from(TARGETS))
     def admin_requeues(self, sheet):

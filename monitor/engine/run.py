@@ -170,14 +170,14 @@ class Run:
         if self._busy() or self._alone_in_flight():
             return self._wait(None, usable)
 
-        task, alone = rnd.next_due(now), False
-        if task is None and not self.in_flight:
-            task, alone = rnd.next_quarantined(), True
+        task, alone, suspect_in = self._next_task(rnd, now)
         if task is None:
             due = rnd.next_retry_at()
-            if due is None and not self.in_flight:
+            waits = [wait for wait in ((due - now).total_seconds() if due else None, suspect_in)
+                     if wait is not None]
+            if not waits and not self.in_flight:
                 return self._stop("round_done")
-            return self._wait((due - now).total_seconds() if due else None, usable)
+            return self._wait(min(waits, default=None), usable)
 
         plan = self.plans[task.target]
         if self.state.is_muted(plan.id, now):
@@ -196,6 +196,19 @@ class Run:
         breaker_before = self.outcomes.breaker_let_through(plan, now)
         self._start(rnd, InFlight(task, plan, credential, breaker_before, alone))
         return True
+
+    def _next_task(self, rnd: Round, now: datetime) -> tuple[Task | None, bool, float | None]:
+        """(the task to start, whether it goes alone, seconds until a suspect may go when none can now).
+
+        Due retries and fresh tasks first; a quarantined one only with nothing else in flight, and
+        not in the run's first seconds (``suspects_after``): read first thing, a merely slow
+        spreadsheet would be in flight whenever runs are cut short early (a deploy, an overlapping
+        cron line, a crash loop elsewhere), and would soon pass for poison."""
+        task = rnd.next_due(now)
+        if task is not None or self.in_flight or rnd.next_quarantined() is None:
+            return task, False, None
+        wait = self.settings.suspects_after - (self.clock.monotonic() - self.started_monotonic)
+        return (rnd.next_quarantined(), True, None) if wait <= 0 else (None, False, wait)
 
     def drain(self) -> None:
         """Collect the reads still in flight. Each had its timeout cut to the usable budget when it
@@ -331,7 +344,7 @@ class Run:
         rnd = self.state.round
         if rnd is None:
             return
-        reclaimed, poisoned = rnd.reclaim_abandoned()
+        reclaimed, poisoned = rnd.reclaim_abandoned(now)
         if reclaimed or poisoned:
             self.emit(CrashRecovered(
                 at=now, run_id=self.run_id, previous_run_id=self.state.heartbeat.previous_run_id,

@@ -33,6 +33,9 @@ class RunSettings:
     # decide. 0.2 s is one read at a project quota's most (300/min): at production pace most results
     # are saved on their own; only faster-than-quota runs (benchmarks) merge.
     checkpoint_every: float = 0.2
+    # A quarantined task (a suspect of the poison guard) is not read in a run's first seconds: see
+    # Run._next_task. Longer than start-up and a first burst of reads, short against a run's budget.
+    suspects_after: float = 5.0
     # Reads in flight at most: the config's ceiling (the run sizes itself below it from the quota and
     # the latency it observes). 1 reads one spreadsheet at a time.
     max_in_flight: int = 1

@@ -69,8 +69,14 @@ class Task:
     last_error: ErrorInfo | None = None
     next_attempt_at: UtcTime | None = None  # set while waiting for a retry
     interruptions: int = 0  # runs that died while this task alone was processing
-    quarantined: bool = False  # a run died with it in flight: read it alone, after the other due work
+    # When a run that died with it in flight was found: it is read alone, after the other due work,
+    # suspects in the order they became suspects.
+    quarantined_at: UtcTime | None = None
     history: tuple[Attempt, ...] = ()
+
+    @property
+    def quarantined(self) -> bool:
+        return self.quarantined_at is not None
 
     @property
     def fresh(self) -> bool:
@@ -124,14 +130,17 @@ class Round:
         self._order = list(self.tasks)  # built in target order: the round's order
         self._cursor = 0
         self._waiting: list[tuple[datetime, str]] = []  # (next_attempt_at, task id)
-        self._quarantine: deque[str] = deque()  # quarantined task ids, read one at a time in this order
         self._counts = dict.fromkeys(TaskStatus, 0)
+        suspects = []
         for task in self.tasks.values():
             self._counts[task.status] += 1
             if task.status is PENDING and task.next_attempt_at:
                 heapq.heappush(self._waiting, (task.next_attempt_at, task.id))
             elif task.status is PENDING and task.quarantined:
-                self._quarantine.append(task.id)
+                suspects.append(task)
+        # Quarantined task ids, read one at a time in this order: the longest suspected first, so a
+        # task that was just in flight alone again when a run died waits behind the others.
+        self._quarantine = deque(task.id for task in sorted(suspects, key=lambda task: task.quarantined_at))
 
     @classmethod
     def build(cls, targets: Iterable[str], now: datetime) -> Round:
@@ -266,7 +275,7 @@ class Round:
             if task.target == target:
                 task.attempts = 0
                 task.interruptions = 0  # an admin's retry is a fresh start for the poison guard too
-                task.quarantined = False
+                task.quarantined_at = None
                 task.next_attempt_at = None
                 self._set_status(task, PENDING)
                 self._cursor = min(self._cursor, self._order.index(task.id))
@@ -294,7 +303,7 @@ class Round:
 
     # -- crash recovery ----------------------------------------------------------------------------
 
-    def reclaim_abandoned(self) -> tuple[list[Task], list[Task]]:
+    def reclaim_abandoned(self, now: datetime) -> tuple[list[Task], list[Task]]:
         """Tasks left ``processing`` by a killed run go back to ``pending``, quarantined (their lease
         is void).
 
@@ -311,11 +320,11 @@ class Round:
                 task.last_error = ErrorInfo(
                     POISON, f"the run was killed {task.interruptions} times while checking it alone"
                 )
-                task.quarantined = False
+                task.quarantined_at = None
                 self._set_status(task, FAILED)
                 poisoned.append(task)
                 continue
-            task.quarantined = True
+            task.quarantined_at = now
             task.next_attempt_at = None  # a retry that was in flight was due: now it waits its turn alone
             self._set_status(task, PENDING)
             self._quarantine.append(task.id)
@@ -343,7 +352,7 @@ class Round:
         self.tasks.touch(task.id)
 
     def _record(self, task: Task, at: datetime, outcome: str, error: ErrorInfo | None = None) -> None:
-        task.quarantined = False  # it was read and the run lived: whatever comes next, it is not poison
+        task.quarantined_at = None  # it was read and the run lived: whatever comes next, it is not poison
         task.history = (*task.history, Attempt(at, outcome, error))[-HISTORY_LIMIT:]
         self.tasks.touch(task.id)
 

@@ -114,7 +114,7 @@ def _adapter(document_type: Any) -> TypeAdapter:
 
 
 ROUND = Kind("round", RoundInfo)
-# Version 2 added ``quarantined`` (read alone after a run died with it in flight among others).
+# Version 2 added ``quarantined_at`` (read alone after a run died with it in flight among others).
 TASK = Kind("task", Task, version=2, prefix="task/")
 HEALTH = Kind("health", SheetHealth, prefix="health/")
 BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
@@ -143,8 +143,8 @@ BY_PREFIX: Mapping[str, Kind] = {kind.prefix: kind for kind in KINDS.values() if
 
 
 def _task_quarantine(value: Any) -> Any:
-    """task 1 -> 2 added ``quarantined``: no task of a run before it was read alone after a crash."""
-    return {"quarantined": False, **value} if isinstance(value, dict) else value
+    """task 1 -> 2 added ``quarantined_at``: no task of a run before it was read alone after a crash."""
+    return {"quarantined_at": None, **value} if isinstance(value, dict) else value
 
 
 def _quota_per_project(value: Any) -> Any:
