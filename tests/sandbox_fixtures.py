@@ -14,8 +14,12 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
+from monitor.core.clock import ManualClock
 from monitor.sandbox import dataset as datasets
 from monitor.sandbox.server import SandboxHandle, running_sandbox
 from monitor.state import State, read_state
@@ -160,3 +164,11 @@ def _scaled(spec: dict, scale: float) -> dict:
     if not spec.get("latency_ms"):
         return spec
     return {**spec, "latency_ms": int(spec["latency_ms"] * scale)}
+
+
+@pytest.fixture(scope="module")
+def control_sandbox() -> Iterator[SandboxHandle]:
+    """The fake Google API alone, latency off, on a ManualClock at the real time (google-auth stamps
+    its JWTs with the real clock): for tests of the control API, one per module."""
+    with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False, latency="off") as handle:
+        yield handle

@@ -3,33 +3,25 @@
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime
 
 import pytest
 import requests
 
-from monitor.core.clock import ManualClock
 from monitor.sandbox import running_sandbox
 
 SPREADSHEET = {"title": "Stock", "tabs": {"Sheet1": [["item", "qty"], ["apple", 3]]}}
 
 
-@pytest.fixture(scope="module")
-def sandbox():
-    with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False, latency="off") as handle:
-        yield handle
+@pytest.fixture
+def url(control_sandbox):
+    control_sandbox.google.reset()
+    control_sandbox.google.quota.set_limits(read_per_user=60, read_per_project=300)
+    return control_sandbox.base_url
 
 
 @pytest.fixture
-def url(sandbox):
-    sandbox.google.reset()
-    sandbox.google.quota.set_limits(read_per_user=60, read_per_project=300)
-    return sandbox.base_url
-
-
-@pytest.fixture
-def token(sandbox):
-    return sandbox.google.auth.mint_token("tester@sheet-monitor-sandbox.iam.gserviceaccount.com")
+def token(control_sandbox):
+    return control_sandbox.google.auth.mint_token("tester@sheet-monitor-sandbox.iam.gserviceaccount.com")
 
 
 def google_error(response: requests.Response, code: int) -> dict:
@@ -122,14 +114,14 @@ def test_quota_limits_change_at_runtime(url, token):
     google_error(requests.put(f"{url}/_sandbox/quota", json={"read_per_user": -1}, timeout=5), 400)
 
 
-def test_the_manual_clock_advances_over_http_and_refills_quotas(url, token, sandbox):
+def test_the_manual_clock_advances_over_http_and_refills_quotas(url, token, control_sandbox):
     requests.put(f"{url}/_sandbox/spreadsheets/s1", json=SPREADSHEET, timeout=5)
     requests.put(f"{url}/_sandbox/quota", json={"read_per_user": 1}, timeout=5)
     assert [read(url, token).status_code for _ in range(2)] == [200, 429]
-    before = sandbox.clock.time()
+    before = control_sandbox.clock.time()
     answer = requests.post(f"{url}/_sandbox/clock", json={"advance_seconds": 60}, timeout=5)
     assert answer.status_code == 200 and answer.json()["manual"] is True
-    assert sandbox.clock.time() == before + 60
+    assert control_sandbox.clock.time() == before + 60
     assert read(url, token).status_code == 200
     google_error(requests.post(f"{url}/_sandbox/clock", json={"advance_seconds": "1"}, timeout=5), 400)
 

@@ -4,36 +4,27 @@ from __future__ import annotations
 
 import random
 import time
-from datetime import UTC, datetime
 
 import pytest
 import requests
 
-from monitor.core.clock import ManualClock
-from monitor.sandbox import running_sandbox
 from monitor.sandbox.latency import GOOGLE_MODEL
 
 SPREADSHEET = {"title": "Stock", "tabs": {"Sheet1": [["item", "qty"], ["apple", 3]]}}
 EMAIL = "monitor-1@sheet-monitor-sandbox.iam.gserviceaccount.com"
 
 
-@pytest.fixture(scope="module")
-def sandbox():
-    with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False, latency="off") as handle:
-        yield handle
+@pytest.fixture
+def url(control_sandbox):
+    control_sandbox.google.reset()
+    control_sandbox.google.latency.configure(model="off", scale=1.0, seed=0)
+    control_sandbox.google.store.put_control("s1", SPREADSHEET)
+    return control_sandbox.base_url
 
 
 @pytest.fixture
-def url(sandbox):
-    sandbox.google.reset()
-    sandbox.google.latency.configure(model="off", scale=1.0, seed=0)
-    sandbox.google.store.put_control("s1", SPREADSHEET)
-    return sandbox.base_url
-
-
-@pytest.fixture
-def token(sandbox):
-    return sandbox.google.auth.mint_token(EMAIL)
+def token(control_sandbox):
+    return control_sandbox.google.auth.mint_token(EMAIL)
 
 
 def read(url: str, token: str) -> requests.Response:
