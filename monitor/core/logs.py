@@ -22,7 +22,8 @@ _QUIET_LIBRARIES = ("httpx", "httpcore", "urllib3", "google.auth", "gspread", "f
 logger = logging.getLogger(LOGGER_NAME)
 
 
-def log_event(event: str, level: int = logging.INFO, *, exc_info: bool = False, **fields: Any) -> None:
+def log_event(event: str, level: int = logging.INFO, *, exc_info: bool | BaseException = False,
+              **fields: Any) -> None:
     """Log one structured event; ``fields`` with None values are left out."""
     if logger.isEnabledFor(level):
         kept = {k: v for k, v in fields.items() if v is not None}

@@ -50,7 +50,7 @@ class InFlight:
     credential: str
     breaker_before: BreakerState | None  # its breaker before this read (a probe may be given back)
     alone: bool  # a quarantined task, read with nothing else in flight
-    started: float = 0.0  # monotonic
+    started: float = 0.0  # monotonic, set when its read is handed out
 
 
 class Run:
@@ -234,7 +234,7 @@ class Run:
         flight.started = self.clock.monotonic()
         self.in_flight[task.id] = flight
         self.peak_in_flight = max(self.peak_in_flight, len(self.in_flight))
-        self.reads.start(ReadJob(task.id, flight.plan, flight.credential, self.clock.monotonic()),
+        self.reads.start(ReadJob(task.id, flight.plan, flight.credential, flight.started),
                          self._request_timeout)
         self._apply(self.reads.collect(0))  # whatever has finished meanwhile (this read, if it was quick)
 
