@@ -5,8 +5,8 @@
 ``sandbox`` (a seeded fake Google API) and ``api`` (a requests client for it), for the tests of the fake
 Sheets and Drive endpoints. ``storage_fixtures``: ``state_dir`` and ``paths``, for the file backend's
 tests. ``sandbox_fixtures``: ``control_sandbox`` (the fake Google API, one per module), for the tests
-of its control API. Registered here, before any test module imports the helpers, so pytest can still rewrite their
-asserts.
+of its control API. Registered here, before any test module imports the helpers, so pytest can
+still rewrite their asserts.
 """
 pytest_plugins = ("telegram_fixtures", "sheets_api_fixtures", "storage_fixtures", "sandbox_fixtures")
 
