@@ -58,8 +58,8 @@ class GspreadReader:
 
     def read(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float) -> list[dict]:
         """Every range in one request; raises SheetReadError, never a requests/gspread/google-auth error."""
-        with _classified(timeout):
-            client = self._client(credential, timeout)
+        with classified(timeout):
+            client = self.client_for(credential, timeout)
             body = client.http_client.values_batch_get(spreadsheet_id, list(ranges), params=dict(READ_PARAMS))
             value_ranges = body["valueRanges"]
         if len(value_ranges) != len(ranges):
@@ -74,14 +74,15 @@ class GspreadReader:
     def modified_time(self, spreadsheet_id: str, credential: str, timeout: float) -> str:
         """The file's Drive ``modifiedTime`` (RFC 3339), for freshness checks on the whole file."""
         params = {"fields": "modifiedTime", "supportsAllDrives": True}
-        with _classified(timeout):
-            client = self._client(credential, timeout)
+        with classified(timeout):
+            client = self.client_for(credential, timeout)
             response = client.http_client.request(
                 "get", f"{DRIVE_FILES_API_V3_URL}/{spreadsheet_id}", params=params
             )
             return response.json()["modifiedTime"]
 
-    def _client(self, credential: str, timeout: float) -> gspread.Client:
+    def client_for(self, credential: str, timeout: float) -> gspread.Client:
+        """This reader's client for ``credential``, its timeout set to ``timeout``."""
         client = self.clients.get(credential)
         if client is None:
             client = self.clients[credential] = self._make_client(credential)
@@ -90,8 +91,9 @@ class GspreadReader:
 
 
 @contextmanager
-def _classified(timeout: float) -> Iterator[None]:
-    """Turn whatever gspread, requests or google-auth raise into one classified SheetReadError."""
+def classified(timeout: float) -> Iterator[None]:
+    """Turn whatever gspread, requests or google-auth raise into one classified SheetReadError (for
+    every request this package sends: reads, and Drive's change feed)."""
     try:
         yield
     except APIError as exc:

@@ -1,0 +1,64 @@
+"""Drive's change feed through real gspread clients against the sandbox (monitor.google.changes).
+
+What changed after a saved position, over as many pages as it takes; files that left the
+credential's view are told apart; a position Drive does not know is a classified error.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from monitor.core.errors import ErrorClass, SheetReadError
+from monitor.google.changes import DriveChangeFeed
+from monitor.google.reader import GspreadReader
+
+
+def stock(quantity: int) -> dict:
+    return {"title": "Store", "tabs": {"Stock": [["SKU", "Qty"], ["A-1", quantity]]}}
+
+
+@pytest.fixture
+def feed(control_sandbox, tmp_path):
+    sandbox = control_sandbox
+    sandbox.google.reset()
+    for n in range(6):
+        sandbox.google.store.put_control(f"sheet-{n}", stock(n))
+    [credential] = sandbox.write_credentials(tmp_path, 1)
+    reader = GspreadReader.from_credentials(endpoint=sandbox.base_url, timeout=5)
+    return sandbox.google.store, DriveChangeFeed(reader), str(credential)
+
+
+def test_nothing_changed_after_the_current_position(feed):
+    _, changes, credential = feed
+    position = changes.start_position(credential, 5)
+    found = changes.changed_since(position, credential, 5)
+    assert (found.changed, found.removed, found.requests) == (frozenset(), frozenset(), 1)
+    assert found.position  # a position to start from next time
+
+
+def test_edits_after_a_position_are_reported_once_per_file_over_every_page(feed):
+    store, changes, credential = feed
+    position = changes.start_position(credential, 5)
+    for n in (1, 2, 3, 4, 1):  # sheet-1 edited twice
+        store.put_control(f"sheet-{n}", stock(100 + n))
+    found = changes.changed_since(position, credential, 5, page_size=2)
+    assert found.changed == {"sheet-1", "sheet-2", "sheet-3", "sheet-4"} and not found.removed
+    assert found.requests >= 2  # two a page
+    again = changes.changed_since(found.position, credential, 5)
+    assert not again.changed  # the new position is after all of them
+
+
+def test_a_deleted_file_is_reported_removed(feed):
+    store, changes, credential = feed
+    position = changes.start_position(credential, 5)
+    store.put_control("sheet-5", stock(7))
+    assert store.delete("sheet-5")
+    found = changes.changed_since(position, credential, 5)
+    assert found.removed == {"sheet-5"} and "sheet-5" not in found.changed
+
+
+def test_a_position_drive_does_not_know_is_a_permanent_error(feed):
+    _, changes, credential = feed
+    with pytest.raises(SheetReadError) as raised:
+        changes.changed_since("not-a-position", credential, 5)
+    assert raised.value.error_class is ErrorClass.PERMANENT and raised.value.http_status == 400
