@@ -31,6 +31,7 @@ from typing import Any
 
 from . import errors, faults
 from .http import BadJSON, Request, Response
+from .store import UnknownSpreadsheet
 
 _Handler = Callable[[Any, Request, str | None], Response]
 
@@ -78,7 +79,7 @@ def _put_spreadsheet(sandbox, request: Request, spreadsheet_id: str) -> Response
     payload = _json_object(request, "a spreadsheet")
     try:
         sandbox.store.put_control(spreadsheet_id, payload, touch=touch == "true")
-    except KeyError:
+    except UnknownSpreadsheet:
         return errors.google_error(
             404, f"No spreadsheet with id {spreadsheet_id!r} in the sandbox; touch=false changes "
                  f"an existing one (leave it out to create it).")

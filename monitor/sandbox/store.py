@@ -22,6 +22,10 @@ _ID_ALPHABET = string.ascii_letters + string.digits + "-_"
 _SHARED_ROWS_LIMIT = 500_000  # beyond this many distinct rows, sharing stops paying for its dict
 
 
+class UnknownSpreadsheet(KeyError):
+    """An operation that needs an existing spreadsheet was given an id the store does not hold."""
+
+
 class SpreadsheetStore:
     """Every spreadsheet of the sandbox, by id. Thread-safe; ``clock.now()`` stamps changes."""
 
@@ -108,7 +112,7 @@ class SpreadsheetStore:
 
         ``touch=False`` replaces an existing spreadsheet's contents keeping its createdTime and
         modifiedTime and recording no change, as values recomputed by Google (IMPORTRANGE,
-        GOOGLEFINANCE, NOW()) change without a write; KeyError if there is no such spreadsheet.
+        GOOGLEFINANCE, NOW()) change without a write; UnknownSpreadsheet if there is none.
         """
         if not isinstance(spreadsheet_id, str) or not spreadsheet_id or "/" in spreadsheet_id:
             raise ValueError(f"spreadsheet id must be a non-empty string without '/', got "
@@ -123,7 +127,7 @@ class SpreadsheetStore:
             old = self._sheets.get(spreadsheet_id)
             if not touch:
                 if old is None:
-                    raise KeyError(spreadsheet_id)
+                    raise UnknownSpreadsheet(spreadsheet_id)
                 spreadsheet.created, spreadsheet.modified = old.created, old.modified
             self._sheets[spreadsheet_id] = spreadsheet
             if touch:
