@@ -4,7 +4,8 @@ Not part of Google's API, so it needs no token and meets no quota or fault. Ever
 bad input gets a Google-shaped 400 naming the problem, an unknown path 404, a wrong method 405.
 
     GET    /_sandbox/spreadsheets            {"spreadsheets": [ids]}
-    PUT    /_sandbox/spreadsheets/{id}       seed one spreadsheet (see SpreadsheetStore.put_control)
+    PUT    /_sandbox/spreadsheets/{id}       seed one spreadsheet (see SpreadsheetStore.put_control);
+                                             ?touch=false: new values, same modifiedTime, no change
     GET    /_sandbox/spreadsheets/{id}       what is stored, in the same shape
     DELETE /_sandbox/spreadsheets/{id}
     GET    /_sandbox/faults                  the faults in force
@@ -15,6 +16,8 @@ bad input gets a Google-shaped 400 naming the problem, an unknown path 404, a wr
     POST   /_sandbox/reset                   forget data, faults, quota windows, stats
     GET    /_sandbox/quota                   limits and current usage
     PUT    /_sandbox/quota                   {"read_per_user": 10, ...} change limits at runtime
+    GET    /_sandbox/drive_quota             Drive's limits and current usage
+    PUT    /_sandbox/drive_quota             {"per_user": 10, "per_project": 100}
     GET    /_sandbox/latency                 the latency model in force and what it delayed
     PUT    /_sandbox/latency                 {"model": "google"|"off", "scale": 0.1, "seed": 3}
     GET    /_sandbox/clock                   the sandbox's time
@@ -28,6 +31,7 @@ from typing import Any
 
 from . import errors, faults
 from .http import BadJSON, Request, Response
+from .store import UnknownSpreadsheet
 
 _Handler = Callable[[Any, Request, str | None], Response]
 
@@ -69,8 +73,16 @@ def _list_spreadsheets(sandbox, request: Request, item: None) -> Response:
 
 
 def _put_spreadsheet(sandbox, request: Request, spreadsheet_id: str) -> Response:
+    touch = (request.arg("touch") or "true").lower()
+    if touch not in ("true", "false"):
+        raise ValueError(f"touch must be true or false, got {request.arg('touch')!r}")
     payload = _json_object(request, "a spreadsheet")
-    sandbox.store.put_control(spreadsheet_id, payload)
+    try:
+        sandbox.store.put_control(spreadsheet_id, payload, touch=touch == "true")
+    except UnknownSpreadsheet:
+        return errors.google_error(
+            404, f"No spreadsheet with id {spreadsheet_id!r} in the sandbox; touch=false changes "
+                 f"an existing one (leave it out to create it).")
     return Response.json(200, sandbox.store.get_control(spreadsheet_id))
 
 
@@ -123,6 +135,7 @@ def _stats(sandbox, request: Request, item: None) -> Response:
     return Response.json(200, {
         **sandbox.stats.snapshot(),
         "quota": sandbox.quota.usage(),
+        "drive_quota": sandbox.drive_quota.usage(),
         "latency": sandbox.latency.snapshot(),
     })
 
@@ -143,6 +156,18 @@ def _put_quota(sandbox, request: Request, item: None) -> Response:
                          "write_per_user, write_per_project")
     sandbox.quota.set_limits(**limits)
     return Response.json(200, sandbox.quota.usage())
+
+
+def _get_drive_quota(sandbox, request: Request, item: None) -> Response:
+    return Response.json(200, sandbox.drive_quota.usage())
+
+
+def _put_drive_quota(sandbox, request: Request, item: None) -> Response:
+    limits = _json_object(request, "Drive quota limits")
+    if not limits:
+        raise ValueError("give at least one of per_user, per_project")
+    sandbox.drive_quota.set_limits(**limits)
+    return Response.json(200, sandbox.drive_quota.usage())
 
 
 _LATENCY_KEYS = ("model", "scale", "seed")
@@ -201,6 +226,7 @@ _ROUTES: dict[tuple[str, bool], dict[str, _Handler]] = {
     ("stats", False): {"GET": _stats},
     ("reset", False): {"POST": _reset},
     ("quota", False): {"GET": _get_quota, "PUT": _put_quota},
+    ("drive_quota", False): {"GET": _get_drive_quota, "PUT": _put_drive_quota},
     ("latency", False): {"GET": _get_latency, "PUT": _put_latency},
     ("clock", False): {"GET": _get_clock, "POST": _advance_clock},
 }

@@ -143,3 +143,15 @@ def drive_error(code: int, message: str, reason: str, location: str | None = Non
 
 def drive_file_not_found(file_id: str) -> Response:
     return drive_error(404, f"File not found: {file_id}.", "notFound", "fileId")
+
+
+def drive_rate_limited(scope: str) -> Response:
+    """Drive's answers to too many requests, as its "Resolve errors" page shows them: 403
+    ``userRateLimitExceeded`` for the per-user quota, 429 ``rateLimitExceeded`` for the project's.
+    No ``status`` field and no Retry-After header: the page shows neither."""
+    if scope == "user":
+        code, reason, message = 403, "userRateLimitExceeded", "User Rate Limit Exceeded"
+    else:
+        code, reason, message = 429, "rateLimitExceeded", "Rate Limit Exceeded"
+    item = {"domain": "usageLimits", "reason": reason, "message": message}
+    return Response.json(code, {"error": {"errors": [item], "code": code, "message": message}})

@@ -14,12 +14,17 @@ A fault spec (JSON, from the control API, start-up flags or a dataset)::
 
 Specs for one target form a queue: the first unexhausted one decides, and is dropped once spent.
 A request that a spec's probability spares is answered normally and uses up nothing.
+
+A spec that answers one spreadsheet 403 forever (``removes_access``) is how the sandbox models an
+account that lost access to it; the plan tells its ``on_access`` listener when such a spec is added
+and when it is cleared, so Drive's change feed can report the file removed and back.
 """
 
 from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import errors
@@ -123,6 +128,12 @@ def validate(spec: object) -> dict:
     }
 
 
+def removes_access(spec: dict) -> bool:
+    """True for a normalised spec that refuses one spreadsheet with 403 every time, for good."""
+    return (spec["spreadsheet"] != WILDCARD and spec["repeat"] and set(spec["statuses"]) == {403}
+            and spec["times"] is None and spec["probability"] == 1.0)
+
+
 def _is_status(value: object) -> bool:
     return (
         isinstance(value, int)
@@ -134,7 +145,11 @@ def _is_status(value: object) -> bool:
 class FaultPlan:
     """The faults in force, consumed request by request. Thread-safe and deterministic for a seed."""
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0,
+                 on_access: Callable[[str, bool], None] | None = None) -> None:
+        """``on_access(spreadsheet_id, removed)`` hears of access-removing specs (see module doc):
+        removed=True when one is added, False when its target's faults are cleared."""
+        self._on_access = on_access
         self._lock = threading.Lock()
         self._seed = seed
         self._random = random.Random(seed)
@@ -162,16 +177,23 @@ class FaultPlan:
         )
         with self._lock:
             self._queues.setdefault(clean["spreadsheet"], []).append(fault)
+        if self._on_access is not None and removes_access(clean):
+            self._on_access(clean["spreadsheet"], True)
         return clean
 
     def clear(self, spreadsheet: str | None = None) -> None:
         """Remove every fault, or only those targeting ``spreadsheet`` (which may be "*")."""
         with self._lock:
             if spreadsheet is None:
+                cleared = list(self._queues.items())
                 self._queues.clear()
                 self._random = random.Random(self._seed)  # a cleared plan replays the same draws
             else:
-                self._queues.pop(spreadsheet, None)
+                cleared = [(spreadsheet, self._queues.pop(spreadsheet, []))]
+        if self._on_access is not None:
+            for target, queue in cleared:
+                if any(removes_access(fault.spec) for fault in queue):
+                    self._on_access(target, False)
 
     def active(self) -> list[dict]:
         """The specs still in force, in queue order, each with how many requests it still affects."""

@@ -1,7 +1,8 @@
 """The fake Google API as one HTTP app: the order in which a request meets each concern.
 
     control (/_sandbox/...) -> token endpoint -> route -> authentication -> injected fault
-    -> quota (the caller's project) -> the endpoint's handler -> stats -> latency
+    -> quota (the caller's project; Sheets' or Drive's) -> the endpoint's handler -> stats
+    -> latency
 
 Latency is decided last because an answer's size is part of it; it holds every answer of the Google
 API (errors and the token endpoint included, as Google takes its time for those too), never the
@@ -18,6 +19,7 @@ from monitor.core.clock import SystemClock
 
 from . import control, errors
 from .auth import TokenAuthority
+from .drive_quota import DEFAULT_PER_PROJECT, DEFAULT_PER_USER, DriveQuotaMeter
 from .faults import FaultPlan
 from .http import Request, Response
 from .latency import GOOGLE, Latency
@@ -35,6 +37,8 @@ class GoogleSandbox:
     read_per_project: int = 300
     write_per_user: int = 60
     write_per_project: int = 300
+    drive_per_user: int = DEFAULT_PER_USER
+    drive_per_project: int = DEFAULT_PER_PROJECT
     seed: int = 0  # of random faults and of the latency draws
     require_auth: bool = True
     # "google" (Google's answer times, see latency.py), "off", or a scale of the Google model (0.1:
@@ -52,18 +56,29 @@ class GoogleSandbox:
             write_per_user=self.write_per_user,
             write_per_project=self.write_per_project,
         )
-        self.faults = FaultPlan(seed=self.seed)
+        self.drive_quota = DriveQuotaMeter(self.clock, per_user=self.drive_per_user,
+                                           per_project=self.drive_per_project)
+        # A permanent 403 on a spreadsheet is the sandbox's "access removed": Drive's change feed
+        # reports the file removed, and back when the fault is cleared.
+        self.faults = FaultPlan(seed=self.seed, on_access=self._access_changed)
         self.stats = Stats()
         self.latency = Latency(latency, seed=self.seed)
 
     def reset(self) -> None:
         """Forget data, faults, quota windows and stats, and restart the latency draws from their
         seed; issued credentials and the latency and quota settings stay."""
-        self.store.reset()
         self.faults.clear()
+        self.store.reset()
         self.quota.reset()
+        self.drive_quota.reset()
         self.stats.reset()
         self.latency.reset()
+
+    def _access_changed(self, spreadsheet_id: str, removed: bool) -> None:
+        if removed:
+            self.store.remove_access(spreadsheet_id)
+        else:
+            self.store.restore_access(spreadsheet_id)
 
     def __call__(self, request: Request) -> Response:
         if request.raw_path.startswith("/_sandbox/"):
@@ -96,10 +111,12 @@ class GoogleSandbox:
 
         if route.api == "sheets":
             refusal = self.quota.admit(user or ANONYMOUS, route.kind, project_of(user))
-            if refusal is not None:
-                refusal.delay_seconds += delay
-                self.stats.record(route.endpoint, refusal.status, user)
-                return refusal
+        else:
+            refusal = self.drive_quota.admit(user or ANONYMOUS, project_of(user))
+        if refusal is not None:
+            refusal.delay_seconds += delay
+            self.stats.record(route.endpoint, refusal.status, user)
+            return refusal
 
         response = route.handler(self, request, route)
         response.delay_seconds += delay

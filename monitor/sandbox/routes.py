@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from . import drive_api, errors, sheets_api
+from . import drive_api, drive_changes, errors, sheets_api
 from .http import Request, Response
 
 Handler = Callable[[object, Request, "Route"], Response]
@@ -51,6 +51,8 @@ _TABLE: dict[str, dict[str, tuple[str, Handler]]] = {
         "GET": ("read", drive_api.get_file),
         "DELETE": ("write", drive_api.delete_file),
     },
+    "/drive/v3/changes": {"GET": ("read", drive_changes.list_changes)},
+    "/drive/v3/changes/startPageToken": {"GET": ("read", drive_changes.get_start_page_token)},
 }
 
 
@@ -78,6 +80,8 @@ def _pattern(raw: list[str], method: str) -> tuple[str | None, str | None, dict]
             range_text = "/".join(unquote(piece) for piece in pieces)
             return f"{_SHEETS}/values/{{range}}{suffix}", spreadsheet_id, {"range": range_text}
         return None, None, {}
+    if raw[:3] == ["drive", "v3", "changes"] and len(raw) <= 4:
+        return "/drive/v3/" + "/".join(raw[2:]), None, {}
     if raw[:3] == ["drive", "v3", "files"]:
         if len(raw) == 3:
             return "/drive/v3/files", None, {}

@@ -13,12 +13,17 @@ import random
 import string
 import threading
 
+from .changes import ChangeLog
 from .control_format import control_payload, spreadsheet_from_control
 from .model import DEFAULT_COLS, DEFAULT_ROWS, Spreadsheet, Tab
 from .rendered_rows import RenderedRows
 
 _ID_ALPHABET = string.ascii_letters + string.digits + "-_"
 _SHARED_ROWS_LIMIT = 500_000  # beyond this many distinct rows, sharing stops paying for its dict
+
+
+class UnknownSpreadsheet(KeyError):
+    """An operation that needs an existing spreadsheet was given an id the store does not hold."""
 
 
 class SpreadsheetStore:
@@ -31,6 +36,7 @@ class SpreadsheetStore:
         self._sheets: dict[str, Spreadsheet] = {}
         self._rows: dict[tuple, tuple] = {}  # shared read-only rows, see _shared
         self.rendered = RenderedRows()  # their rendered forms, for reads (see rendered_rows.py)
+        self.changes = ChangeLog()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -40,6 +46,7 @@ class SpreadsheetStore:
             spreadsheet = Spreadsheet(self._new_id(), title, self.clock.now())
             spreadsheet.tabs.append(Tab(0, "Sheet1", DEFAULT_ROWS, DEFAULT_COLS))
             self._sheets[spreadsheet.id] = spreadsheet
+            self.changes.record(spreadsheet.id, spreadsheet.modified)
             return spreadsheet
 
     def get(self, spreadsheet_id: str) -> Spreadsheet | None:
@@ -56,17 +63,32 @@ class SpreadsheetStore:
 
     def delete(self, spreadsheet_id: str) -> bool:
         with self.lock:
-            return self._sheets.pop(spreadsheet_id, None) is not None
+            if self._sheets.pop(spreadsheet_id, None) is None:
+                return False
+            self.changes.record_removed(spreadsheet_id, self.clock.now())
+            return True
 
     def reset(self) -> None:
         with self.lock:
             self._sheets.clear()
             self._rows.clear()
             self.rendered.clear()
+            self.changes.clear()
 
     def touch(self, spreadsheet: Spreadsheet) -> None:
-        """Record a change: Drive's modifiedTime moves on every write."""
+        """Record a change: Drive's modifiedTime moves on every write, and the file is in the
+        change log."""
         spreadsheet.modified = self.clock.now()
+        self.changes.record(spreadsheet.id, spreadsheet.modified)
+
+    def remove_access(self, spreadsheet_id: str) -> None:
+        """The callers lost access to the file: it leaves their change feed."""
+        self.changes.remove_access(spreadsheet_id, self.clock.now())
+
+    def restore_access(self, spreadsheet_id: str) -> None:
+        with self.lock:
+            exists = spreadsheet_id in self._sheets
+        self.changes.restore_access(spreadsheet_id, self.clock.now(), exists)
 
     def new_sheet_id(self, spreadsheet: Spreadsheet) -> int:
         with self.lock:
@@ -84,16 +106,32 @@ class SpreadsheetStore:
 
     # -- control format ----------------------------------------------------------------------
 
-    def put_control(self, spreadsheet_id: str, payload: dict) -> None:
+    def put_control(self, spreadsheet_id: str, payload: dict, touch: bool = True) -> None:
         """Create or replace a spreadsheet from the control API's JSON (its shape: see
-        control_format); ValueError, naming what is wrong, if malformed."""
+        control_format); ValueError, naming what is wrong, if malformed.
+
+        ``touch=False`` replaces an existing spreadsheet's contents keeping its createdTime and
+        modifiedTime and recording no change, as values recomputed by Google (IMPORTRANGE,
+        GOOGLEFINANCE, NOW()) change without a write; UnknownSpreadsheet if there is none.
+        """
         if not isinstance(spreadsheet_id, str) or not spreadsheet_id or "/" in spreadsheet_id:
             raise ValueError(f"spreadsheet id must be a non-empty string without '/', got "
                              f"{spreadsheet_id!r}")
+        if not touch and isinstance(payload, dict):
+            stamped = sorted({"modifiedTime", "createdTime"} & set(payload))
+            if stamped:
+                raise ValueError(f"touch=false keeps the stored times; leave out {stamped[0]!r}")
         spreadsheet = spreadsheet_from_control(spreadsheet_id, payload, self.clock.now(),
                                                self._shared)
         with self.lock:
+            old = self._sheets.get(spreadsheet_id)
+            if not touch:
+                if old is None:
+                    raise UnknownSpreadsheet(spreadsheet_id)
+                spreadsheet.created, spreadsheet.modified = old.created, old.modified
             self._sheets[spreadsheet_id] = spreadsheet
+            if touch:
+                self.changes.record(spreadsheet_id, self.clock.now())
 
     def get_control(self, spreadsheet_id: str) -> dict | None:
         """The spreadsheet in put_control's shape (formulas as {"formula", "value"}), or None."""
