@@ -62,3 +62,18 @@ def test_a_position_drive_does_not_know_is_a_permanent_error(feed):
     with pytest.raises(SheetReadError) as raised:
         changes.changed_since("not-a-position", credential, 5)
     assert raised.value.error_class is ErrorClass.PERMANENT and raised.value.http_status == 400
+
+
+@pytest.mark.parametrize(("limit", "status"), [("per_user", 403), ("per_project", 429)])
+def test_drive_throttling_is_a_quota_refusal_not_a_lost_permission(feed, control_sandbox, limit, status):
+    # Drive throttles with 403 userRateLimitExceeded (per user) or 429 rateLimitExceeded: neither
+    # may dead-letter a spreadsheet as if its access were gone.
+    _, changes, credential = feed
+    position = changes.start_position(credential, 5)
+    control_sandbox.google.drive_quota.set_limits(**{limit: 1})
+    try:
+        with pytest.raises(SheetReadError) as raised:
+            changes.changed_since(position, credential, 5)
+    finally:
+        control_sandbox.google.drive_quota.set_limits(per_user=12_000, per_project=12_000)
+    assert raised.value.http_status == status and raised.value.error_class is ErrorClass.QUOTA

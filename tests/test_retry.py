@@ -178,3 +178,9 @@ def test_long_backoffs_are_capped():
 def test_naive_times_are_refused():
     with pytest.raises(ValueError, match="aware"):
         decide(ErrorClass.TRANSIENT, 0, datetime(2026, 1, 5, 3, 0))
+
+
+@pytest.mark.parametrize("reason", ["userRateLimitExceeded", "rateLimitExceeded", "dailyLimitExceeded"])
+def test_drives_quota_reasons_are_quota_even_on_a_403(reason):
+    assert classify(403, None, False, False, False, reason) is ErrorClass.QUOTA
+    assert classify(403, None, False, False, False, "insufficientFilePermissions") is ErrorClass.PERMANENT

@@ -57,18 +57,29 @@ _HTTP_STATUS_CLASSES: dict[int, ErrorClass] = {
 }
 
 
+# Drive's reasons for refusing on quota (its "Handle errors" page: 403 ``userRateLimitExceeded``,
+# ``rateLimitExceeded`` and ``dailyLimitExceeded``, 429 ``rateLimitExceeded``, all in the
+# ``usageLimits`` domain). Drive throttles with 403, which alone would read as "no permission".
+QUOTA_REASONS = frozenset({"userRateLimitExceeded", "rateLimitExceeded", "dailyLimitExceeded",
+                           "quotaExceeded"})
+
+
 def classify(
     http_status: int | None,
     google_status: str | None,
     is_html: bool,
     is_timeout: bool,
     is_connection_error: bool,
+    reason: str | None = None,
 ) -> ErrorClass:
     """The classification table. Never returns LOADING: the adapter detects loading cells itself.
 
+    ``reason`` is the first ``error.errors[].reason`` of the body (Drive's errors carry one).
+
     Precedence, and why:
-    1. quota (429 or ``RESOURCE_EXHAUSTED`` in the body, whatever the status): a quota refusal
-       must never be counted against a spreadsheet, even if it came with an odd status;
+    1. quota (429, ``RESOURCE_EXHAUSTED`` in the body, or one of Drive's quota reasons, whatever
+       the status): a quota refusal must never be counted against a spreadsheet, even if it came
+       with an odd status (Drive sends 403);
     2. timeout, connection error, HTML error page: Google's front end answered (or nobody did),
        not the Sheets API, so the status code says nothing about the spreadsheet;
     3. the HTTP status; ``None`` or gspread's ``-1`` (its code for non-JSON bodies) mean unknown;
@@ -77,7 +88,7 @@ def classify(
     """
     status = http_status if http_status is not None and http_status >= 0 else None
     google = (google_status or "").strip().upper() or None
-    if status == 429 or google == "RESOURCE_EXHAUSTED":
+    if status == 429 or google == "RESOURCE_EXHAUSTED" or reason in QUOTA_REASONS:
         return ErrorClass.QUOTA
     if is_timeout or is_connection_error or is_html:
         return ErrorClass.TRANSIENT

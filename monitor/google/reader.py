@@ -116,9 +116,17 @@ def _api_error(exc: APIError) -> SheetReadError:
     is_html = "json" not in content_type.lower()
     google_status = exc.error.get("status") if not is_html else None
     message = str(exc.error.get("message", "")) if not is_html else f"HTTP {response.status_code} error page"
-    error_class = classify(response.status_code, google_status, is_html, False, False)
+    error_class = classify(response.status_code, google_status, is_html, False, False,
+                           None if is_html else _first_reason(exc.error))
     bad_range = message[len(_BAD_RANGE_PREFIX) :] if message.startswith(_BAD_RANGE_PREFIX) else None
     return SheetReadError(error_class, response.status_code, google_status, message[:500], range=bad_range)
+
+
+def _first_reason(error: dict) -> str | None:
+    """``error.errors[0].reason`` of a Google error body (Drive's say why they refuse), if any."""
+    details = error.get("errors")
+    first = details[0] if isinstance(details, list) and details else None
+    return first.get("reason") if isinstance(first, dict) else None
 
 
 def _transient(message: str) -> SheetReadError:
