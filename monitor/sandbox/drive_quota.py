@@ -16,7 +16,7 @@ from collections import deque
 
 from . import errors
 from .http import Response
-from .quota import WINDOW_SECONDS
+from .quota import WINDOW_SECONDS, expire, window_counts
 
 _LIMIT_NAMES = ("per_user", "per_project")
 DEFAULT_PER_USER = 12_000
@@ -53,8 +53,8 @@ class DriveQuotaMeter:
         with self._lock:
             user_window = self._by_user.setdefault(user, deque())
             project_window = self._by_project.setdefault(project, deque())
-            _expire(user_window, now)
-            _expire(project_window, now)
+            expire(user_window, now)
+            expire(project_window, now)
             if len(user_window) >= self._limits["per_user"]:
                 return errors.drive_rate_limited("user")
             if len(project_window) >= self._limits["per_project"]:
@@ -71,8 +71,8 @@ class DriveQuotaMeter:
             return {
                 "window_seconds": WINDOW_SECONDS,
                 "limits": dict(self._limits),
-                "projects": _counts(self._by_project, now),
-                "users": _counts(self._by_user, now),
+                "projects": window_counts(self._by_project, now),
+                "users": window_counts(self._by_user, now),
             }
 
     def reset(self) -> None:
@@ -80,17 +80,3 @@ class DriveQuotaMeter:
         with self._lock:
             self._by_user.clear()
             self._by_project.clear()
-
-
-def _counts(windows: dict[str, deque[float]], now: float) -> dict[str, int]:
-    counts = {}
-    for name, window in windows.items():
-        _expire(window, now)
-        if window:
-            counts[name] = len(window)
-    return counts
-
-
-def _expire(window: deque[float], now: float) -> None:
-    while window and window[0] <= now - WINDOW_SECONDS:
-        window.popleft()

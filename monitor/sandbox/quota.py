@@ -80,8 +80,8 @@ class QuotaMeter:
         with self._lock:
             user_window = self._by_user.setdefault((kind, user), deque())
             project_window = self._by_project.setdefault((kind, project), deque())
-            _expire(user_window, now)
-            _expire(project_window, now)
+            expire(user_window, now)
+            expire(project_window, now)
             user_limit = self._limits[f"{kind}_per_user"]
             project_limit = self._limits[f"{kind}_per_project"]
             if len(user_window) >= user_limit:
@@ -119,16 +119,21 @@ class QuotaMeter:
 
 def _counts(windows: dict[tuple[str, str], deque[float]], kind: str, now: float) -> dict[str, int]:
     """Name -> requests still in the window, for the non-empty windows of ``kind``."""
+    return window_counts({name: window for (window_kind, name), window in windows.items()
+                          if window_kind == kind}, now)
+
+
+def window_counts(windows: dict[str, deque[float]], now: float) -> dict[str, int]:
+    """Name -> requests still in the window, for the windows holding any."""
     counts = {}
-    for (window_kind, name), window in windows.items():
-        if window_kind == kind:
-            _expire(window, now)
-            if window:
-                counts[name] = len(window)
+    for name, window in windows.items():
+        expire(window, now)
+        if window:
+            counts[name] = len(window)
     return counts
 
 
-def _expire(window: deque[float], now: float) -> None:
+def expire(window: deque[float], now: float) -> None:
     """Drop admissions older than the window; one exactly 60 s old no longer counts."""
     while window and window[0] <= now - WINDOW_SECONDS:
         window.popleft()
