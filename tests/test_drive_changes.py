@@ -77,3 +77,13 @@ def test_drive_throttling_is_a_quota_refusal_not_a_lost_permission(feed, control
     finally:
         control_sandbox.google.drive_quota.set_limits(per_user=12_000, per_project=12_000)
     assert raised.value.http_status == status and raised.value.error_class is ErrorClass.QUOTA
+
+
+def test_a_feed_that_does_not_end_within_the_time_given_is_a_transient_error(feed):
+    store, changes, credential = feed
+    position = changes.start_position(credential, 5)
+    for n in range(6):
+        store.put_control(f"sheet-{n}", stock(200 + n))
+    with pytest.raises(SheetReadError) as raised:
+        changes.changed_since(position, credential, 0.0, page_size=1)
+    assert raised.value.error_class is ErrorClass.TRANSIENT and "did not end within" in raised.value.message

@@ -144,3 +144,15 @@ def test_the_watchdog_carries_over_its_first_release_memory(tmp_path):
         assert watchdog_store.load(reopened, tmp_path, NOW) == state
     finally:
         reopened.close()
+
+
+def test_a_quota_log_without_a_project_log_counts_every_send_against_every_project():
+    from monitor.state.schema import QUOTA, upgraded
+
+    old = {"window_seconds": 61.0, "sent": {"sa-1.json": [10.0, 12.0], "sa-2.json": [11.0]}}
+    log = QUOTA.validate(upgraded(QUOTA, old, 1))
+    assert log.every_project == (10.0, 11.0, 12.0) and log.projects == {}
+    newer = {"window_seconds": 61.0, "sent": {}, "projects": {"p": [1.0]}, "every_project": [],
+             "paused_until": {}}
+    again = QUOTA.validate(upgraded(QUOTA, newer, 1))
+    assert again.projects == {"p": (1.0,)}  # already the newer shape: left as it is

@@ -60,8 +60,9 @@ _HTTP_STATUS_CLASSES: dict[int, ErrorClass] = {
 # Drive's reasons for refusing on quota (its "Handle errors" page: 403 ``userRateLimitExceeded``,
 # ``rateLimitExceeded`` and ``dailyLimitExceeded``, 429 ``rateLimitExceeded``, all in the
 # ``usageLimits`` domain). Drive throttles with 403, which alone would read as "no permission".
-QUOTA_REASONS = frozenset({"userRateLimitExceeded", "rateLimitExceeded", "dailyLimitExceeded",
-                           "quotaExceeded"})
+# A daily limit refused this way is retried a minute later, like the others, until the day's quota
+# is back: no attempt counts, nothing is dead-lettered.
+QUOTA_REASONS = frozenset({"userRateLimitExceeded", "rateLimitExceeded", "dailyLimitExceeded"})
 
 
 def classify(

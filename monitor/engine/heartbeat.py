@@ -48,9 +48,6 @@ class RunStats:
     duration_seconds: float = 0.0
     stop_reason: str = ""
     round: RoundProgress | None = None
-    reads_by_project: dict[str, int] = field(default_factory=dict)
-    mean_read_seconds: float | None = None
-    concurrency: int | None = None
 
 
 @document

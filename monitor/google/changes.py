@@ -11,8 +11,10 @@ A file edited several times appears once. Errors are classified like every other
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
+from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.google.reader import GspreadReader, classified
 
 CHANGES_URL = "https://www.googleapis.com/drive/v3/changes"
@@ -50,13 +52,21 @@ class DriveChangeFeed:
 
     def changed_since(self, position: str, credential: str, timeout: float,
                       page_size: int = PAGE_SIZE) -> ChangedFiles:
-        """Every change after ``position``, all pages; the latest change of a file decides whether it
-        changed or was removed."""
+        """Every change after ``position``, all pages, within ``timeout`` seconds in all (a feed of
+        many pages must not outrun the run's budget); the latest change of a file decides whether
+        it changed or was removed."""
         latest: dict[str, bool] = {}  # file id -> removed from view
         token, requests = position, 0
+        until = time.monotonic() + timeout
         with classified(timeout):
             client = self._reader.client_for(credential, timeout)
             while True:
+                left = until - time.monotonic()
+                if left <= 0:
+                    raise SheetReadError(ErrorClass.TRANSIENT, None, None,
+                                         f"Drive's change feed did not end within {timeout:.1f} s "
+                                         f"({requests} pages)")
+                client.set_timeout(max(left, 0.1))
                 params = {"pageToken": token, "pageSize": page_size, "fields": _FIELDS,
                           "includeRemoved": "true", **_ALL_DRIVES}
                 body = client.http_client.request("get", CHANGES_URL, params=params).json()

@@ -149,11 +149,16 @@ def _task_quarantine(value: Any) -> Any:
 
 def _quota_per_project(value: Any) -> Any:
     """quota 1 -> 2: one log for "the project" became one per Google Cloud project. Which project
-    each old send went to is not known, so each counts against every project."""
-    if not isinstance(value, dict) or "project" not in value:
-        return value  # not the expected shape: validation says what is wrong
+    each old send went to is not known, so each counts against every project. The first release's
+    log kept no project log at all: its sends per credential are all there is to count."""
+    if not isinstance(value, dict) or "projects" in value:
+        return value  # already the newer shape, or not the expected one (validation says what)
     upgraded = {name: item for name, item in value.items() if name != "project"}
-    return {**upgraded, "projects": {}, "every_project": value["project"]}
+    old = value.get("project")
+    if old is None:
+        sent = value.get("sent")
+        old = sorted(t for times in sent.values() for t in times) if isinstance(sent, dict) else ()
+    return {**upgraded, "projects": {}, "every_project": old}
 
 
 def _heartbeat_read_measures(value: Any) -> Any:
