@@ -205,10 +205,11 @@ class Run:
         spreadsheet would be in flight whenever runs are cut short early (a deploy, an overlapping
         cron line, a crash loop elsewhere), and would soon pass for poison."""
         task = rnd.next_due(now)
-        if task is not None or self.in_flight or rnd.next_quarantined() is None:
+        suspect = None if task is not None or self.in_flight else rnd.next_quarantined()
+        if suspect is None:
             return task, False, None
         wait = self.settings.suspects_after - (self.clock.monotonic() - self.started_monotonic)
-        return (rnd.next_quarantined(), True, None) if wait <= 0 else (None, False, wait)
+        return (suspect, True, None) if wait <= 0 else (None, False, wait)
 
     def drain(self) -> None:
         """Collect the reads still in flight. Each had its timeout cut to the usable budget when it

@@ -16,7 +16,7 @@ from collections import deque
 
 from . import errors
 from .http import Response
-from .quota import WINDOW_SECONDS, expire, window_counts
+from .quota import WINDOW_SECONDS, check_limits, expire, window_counts
 
 _LIMIT_NAMES = ("per_user", "per_project")
 DEFAULT_PER_USER = 12_000
@@ -38,11 +38,7 @@ class DriveQuotaMeter:
     def set_limits(self, **limits: int) -> None:
         """Change per_user and/or per_project; ValueError naming the key for anything else or a
         limit that is not a positive integer (nothing changes then)."""
-        for name, value in limits.items():
-            if name not in _LIMIT_NAMES:
-                raise ValueError(f"unknown Drive quota {name!r}; allowed: {', '.join(_LIMIT_NAMES)}")
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"Drive quota {name!r} must be a positive integer, got {value!r}")
+        check_limits(limits, _LIMIT_NAMES, "Drive quota")
         with self._lock:
             self._limits.update(limits)
 

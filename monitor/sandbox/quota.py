@@ -53,11 +53,7 @@ class QuotaMeter:
         Raises ValueError naming the key for an unknown name or a limit that is not a positive int.
         Counts already in the window are kept, so lowering a limit can refuse the next request at once.
         """
-        for name, value in limits.items():
-            if name not in _LIMIT_NAMES:
-                raise ValueError(f"unknown quota {name!r}; allowed: {', '.join(_LIMIT_NAMES)}")
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"quota {name!r} must be a positive integer, got {value!r}")
+        check_limits(limits, _LIMIT_NAMES, "quota")
         with self._lock:
             self._limits.update(limits)
 
@@ -121,6 +117,15 @@ def _counts(windows: dict[tuple[str, str], deque[float]], kind: str, now: float)
     """Name -> requests still in the window, for the non-empty windows of ``kind``."""
     return window_counts({name: window for (window_kind, name), window in windows.items()
                           if window_kind == kind}, now)
+
+
+def check_limits(limits: dict[str, int], allowed: tuple[str, ...], what: str) -> None:
+    """ValueError naming the key for a limit not in ``allowed`` or not a positive integer."""
+    for name, value in limits.items():
+        if name not in allowed:
+            raise ValueError(f"unknown {what} {name!r}; allowed: {', '.join(allowed)}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{what} {name!r} must be a positive integer, got {value!r}")
 
 
 def window_counts(windows: dict[str, deque[float]], now: float) -> dict[str, int]:
