@@ -6,6 +6,7 @@ Public API::
     Check                the union of those; CHECK_KINDS maps each ``kind`` to its model
     evaluate(check, value_range, now, tz, modified_time=None) -> CheckResult
     evaluate_all(checks, value_ranges, now, tz, modified_time=None) -> list[CheckResult]
+    judge_age(check, newest, cell, now, tz) -> a freshness check's result from its newest moment alone
     ranges_of(checks) -> the ranges to request in one batchGet (deduplicated, in order)
     needs_modified_time(checks) -> whether one Drive request for the file's modifiedTime is needed
     health_of(results) -> "ok" | "warn" | "fail"
@@ -17,7 +18,15 @@ Models: ``models`` (field types in ``fields``). Conditions: ``conditions``; dura
 
 from .cells import ValuesStillLoading
 from .conditions import Condition, parse_age_condition, parse_condition
-from .evaluate import FORMULA_ERRORS, evaluate, evaluate_all, format_age, needs_modified_time, ranges_of
+from .evaluate import (
+    FORMULA_ERRORS,
+    evaluate,
+    evaluate_all,
+    format_age,
+    judge_age,
+    needs_modified_time,
+    ranges_of,
+)
 from .models import (
     AGGREGATES,
     CHECK_KINDS,
@@ -29,7 +38,7 @@ from .models import (
     RowCountCheck,
     ThresholdCheck,
 )
-from .result import MAX_CELLS, CheckResult, health_of
+from .result import MAX_CELLS, CheckResult, health_of, worst
 
 __all__ = [
     "AGGREGATES",
@@ -47,9 +56,11 @@ __all__ = [
     "ThresholdCheck",
     "ValuesStillLoading",
     "evaluate",
+    "judge_age",
     "evaluate_all",
     "format_age",
     "health_of",
+    "worst",
     "needs_modified_time",
     "parse_age_condition",
     "parse_condition",

@@ -221,21 +221,24 @@ def _undefined(check: Check, aggregate: str, others: list[Cell], status: Status)
 
 
 def _freshness(check: FreshnessCheck, value_range, now, tz, modified_time) -> CheckResult:
-    warn, fail = check.warn, check.fail
-    offenders: list[Cell] = []
     if check.source == "modified_time":
         if modified_time is None:
             raise ValueError(f"{check.name!r} needs the file's modifiedTime")
-        newest = _aware(modified_time)
-        what = "last modified"
-    else:
-        cells = cells_of(value_range)
-        newest, newest_cell = _newest_date(cells, tz)
-        if newest_cell is None:
-            return _undefined_date(check, cells, _most_severe(warn, fail))
-        offenders = [newest_cell]
-        what = "newest date"
+        return judge_age(check, _aware(modified_time), None, now, tz)
+    cells = cells_of(value_range)
+    newest, newest_cell = _newest_date(cells, tz)
+    if newest_cell is None:
+        return _undefined_date(check, cells, _most_severe(check.warn, check.fail))
+    return judge_age(check, newest, newest_cell.ref, now, tz)
 
+
+def judge_age(check: FreshnessCheck, newest: datetime, cell: str | None, now: datetime,
+              tz: tzinfo | str | None = None) -> CheckResult:
+    """A freshness check's result once its newest moment is known (the newest date, found in
+    ``cell``, or the file's modified time when ``cell`` is None). It depends on ``now`` alone, so a
+    spreadsheet that has not changed is re-judged from the moment its last read found."""
+    tz = _zone(tz)
+    what = "last modified" if check.source == "modified_time" else "newest date"
     age = (now - newest).total_seconds()
     local = newest.astimezone(tz).strftime("%Y-%m-%d %H:%M")
     shown = (
@@ -243,10 +246,11 @@ def _freshness(check: FreshnessCheck, value_range, now, tz, modified_time) -> Ch
         else f"{what} {local} is {format_age(-age)} in the future"
     )
     observed = format_utc(newest)
-    for status, condition in (("fail", fail), ("warn", warn)):
+    refs = (cell,) if cell else ()
+    for status, condition in (("fail", check.fail), ("warn", check.warn)):
         if condition is not None and condition.holds(age):
-            return _result(check, status, f"{shown} ({condition})", observed, offenders)
-    return _result(check, "ok", shown, observed)
+            return CheckResult(check.name, check.kind, status, f"{shown} ({condition})", observed, refs)
+    return CheckResult(check.name, check.kind, "ok", shown, observed)
 
 
 def _newest_date(cells: list[Cell], tz: tzinfo) -> tuple[datetime | None, Cell | None]:

@@ -29,6 +29,12 @@ DEFAULTS: Mapping[str, Default] = {
         "warns when it is not shorter than round_interval"),
     "run.round_interval": Default("5m", "the cron interval: a new round at most every cron tick"),
     "run.state_dir": Default("state", "the state folder next to the config, as shipped in the repo"),
+    "run.change_detection": Default(
+        True, "ask Drive which spreadsheets changed and read only those (and those due by max_age): "
+        "one or two Drive requests a round instead of a read of every spreadsheet"),
+    "run.max_age": Default(
+        "1h", "a spreadsheet Drive says is unchanged is still read at least this often: a change Drive "
+        "does not report (a formula recomputed at Google) is seen within the hour"),
     "google.read_requests_per_minute": Default(
         60, "Google's default per-user read quota for the Sheets API"),
     "google.project_read_requests_per_minute": Default(

@@ -26,7 +26,7 @@ from .model import Config, Profile, config_fingerprint
 from .positions import TomlPositions
 from .secrets import check_credentials, with_token
 from .sections import SECTIONS, TOP_KEYS
-from .sheets import Entry, SheetTable, resolve_sheets
+from .sheets import Entry, ProfileTable, SheetTable, resolve_sheets
 from .sheets_csv import read_sheets_csv
 
 _SECRET_KEYS = ("bot_token", "token")
@@ -137,8 +137,7 @@ class _Builder:
         # Everything below was validated above: constructed, not validated again.
         return Config.model_construct(
             path=self.path.resolve(),
-            profiles=tuple(Profile.model_construct(name=n, checks=c)
-                           for n, c in profiles.items() if c is not None),
+            profiles=tuple(profile for profile in profiles.values() if profile is not None),
             sheets=sheets,
             fingerprint=config_fingerprint(sheets),
             warnings=warnings_for(sections, sheets, tuple(profiles)),
@@ -194,12 +193,12 @@ class _Builder:
             return None
         return self.validate(model, raw, loc)
 
-    def profiles(self, raw: Any) -> dict[str, tuple[Check, ...] | None]:
-        """name -> checks; None marks a profile that exists but has errors (already reported)."""
+    def profiles(self, raw: Any) -> dict[str, Profile | None]:
+        """name -> profile; None marks a profile that exists but has errors (already reported)."""
         if not isinstance(raw, dict):
             self.add(("profiles",), "profiles must be tables", "write [profiles.NAME] sections")
             return {}
-        result: dict[str, tuple[Check, ...] | None] = {}
+        result: dict[str, Profile | None] = {}
         for name, table in raw.items():
             loc: Loc = ("profiles", name)
             if not isinstance(table, dict):
@@ -207,13 +206,12 @@ class _Builder:
                          f"write [profiles.{name}] with checks = [...]")
                 result[name] = None
                 continue
-            for key in table:
-                if key != "checks":
-                    self.add((*loc, key), f"unknown key {key!r} in a profile",
-                             "a profile holds only checks = [...]")
             if "checks" not in table:
                 self.add(loc, "profile has no checks", "add checks = [{ kind = ..., range = ... }]")
-            result[name] = self.checks(table.get("checks", []), (*loc, "checks"))
+            written = self.validate(ProfileTable, table, loc)
+            checks = self.checks(table.get("checks", []), (*loc, "checks"))
+            result[name] = None if written is None or checks is None else Profile.model_construct(
+                name=name, checks=checks, max_age=written.max_age, always_read=written.always_read)
         return result
 
     # -- sheets

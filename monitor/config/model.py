@@ -14,6 +14,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from functools import cached_property
 from operator import attrgetter
 from pathlib import Path
@@ -62,6 +63,10 @@ class Profile(BaseModel):
 
     name: str
     checks: tuple[Check, ...]
+    # How often its spreadsheets are read when Drive reports no change (None: [run] max_age), and
+    # whether they are read every round anyway (values that move without an edit: NOW(), IMPORTRANGE).
+    max_age: timedelta | None = None
+    always_read: bool = False
 
 
 # A plain frozen dataclass rather than a model: there are up to 20,000 of them, all built from parts
@@ -80,13 +85,17 @@ class Sheet:
     fingerprint: str  # checks_fingerprint(checks): changes iff its checks change
     ranges: tuple[str, ...]  # distinct ranges its checks read, in check order: one batchGet's ranges
     needs_modified_time: bool  # a freshness check asks for the file's modified time (a Drive request)
+    max_age: timedelta | None = None  # its profile's; None: [run] max_age
+    always_read: bool = False  # its profile's: read every round, whatever Drive says
 
     @classmethod
-    def of(cls, id: str, name: str, profile: str | None, tags: tuple[str, ...], checks: CheckSet,
+    def of(cls, id: str, name: str, profile: Profile | None, tags: tuple[str, ...], checks: CheckSet,
            origin: str) -> Sheet:
-        """A sheet from validated parts; ``checks`` brings the fields derived from the checks."""
-        return cls(id, name, profile, tags, checks.checks, origin, checks.fingerprint, checks.ranges,
-                   checks.needs_modified_time)
+        """A sheet from validated parts; ``checks`` brings the fields derived from the checks, its
+        profile (if any) how often it is read."""
+        return cls(id, name, profile.name if profile else None, tags, checks.checks, origin,
+                   checks.fingerprint, checks.ranges, checks.needs_modified_time,
+                   profile.max_age if profile else None, profile.always_read if profile else False)
 
 
 class Config(BaseModel):

@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StrictBool,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from monitor.core.durations import format_duration
 from monitor.core.invalid import InvalidValue
@@ -28,6 +37,8 @@ class RunConfig(_Section):
     budget: Duration = default("run.budget")
     round_interval: Duration = default("run.round_interval")
     state_dir: Path = default("run.state_dir")
+    change_detection: StrictBool = default("run.change_detection")
+    max_age: Duration = default("run.max_age")
 
     @field_validator("state_dir", mode="before")
     @classmethod

@@ -11,15 +11,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, StrictBool, field_validator
 
 from monitor.checks import Check
 from monitor.core.invalid import InvalidValue
 
 from .explain import choices_fix
-from .fields import SpreadsheetId
+from .fields import Duration, SpreadsheetId
 from .issues import ConfigIssue
-from .model import CheckSet, Sheet
+from .model import CheckSet, Profile, Sheet
 
 
 @dataclass(slots=True)
@@ -32,6 +32,16 @@ class Entry:
     tags: tuple[str, ...]
     checks: tuple[Check, ...]
     locate: Callable[[str], tuple[str, str]]
+
+
+class ProfileTable(BaseModel):
+    """A [profiles.NAME] table as written, but for its checks (validated one by one by the loader)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    checks: list[Any] | None = None
+    max_age: Duration | None = None
+    always_read: StrictBool = False
 
 
 class SheetTable(BaseModel):
@@ -55,14 +65,15 @@ class SheetTable(BaseModel):
         return tuple(t.strip() for t in value)
 
 
-def resolve_sheets(entries: list[Entry], profiles: Mapping[str, tuple[Check, ...] | None],
+def resolve_sheets(entries: list[Entry], profiles: Mapping[str, Profile | None],
                    issues: list[ConfigIssue]) -> tuple[Sheet, ...]:
     """The sheets of ``entries`` that resolve; the problems of the others go to ``issues``.
 
-    ``profiles`` maps each defined profile to its checks, or to None when the profile has errors of
-    its own (already reported: its sheets are skipped silently).
+    ``profiles`` maps each defined profile to itself, or to None when the profile has errors of its
+    own (already reported: its sheets are skipped silently).
     """
-    shared = {name: CheckSet.of(checks) for name, checks in profiles.items() if checks is not None}
+    shared = {name: CheckSet.of(profile.checks) for name, profile in profiles.items()
+              if profile is not None}
     sheets: list[Sheet] = []
     first_seen: dict[str, Entry] = {}
     for entry in entries:
@@ -101,6 +112,6 @@ def resolve_sheets(entries: list[Entry], profiles: Mapping[str, tuple[Check, ...
                 f"two checks of spreadsheet {entry.id!r} are both named {checks.duplicate_name!r}",
                 "give each check a distinct name = \"...\" (results are kept per name)"))
             continue
-        sheets.append(Sheet.of(entry.id, entry.name or entry.id, entry.profile, entry.tags, checks,
-                               where))
+        profile = profiles[entry.profile] if entry.profile is not None else None
+        sheets.append(Sheet.of(entry.id, entry.name or entry.id, profile, entry.tags, checks, where))
     return tuple(sheets)

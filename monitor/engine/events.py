@@ -92,6 +92,22 @@ class ApiRecovered(Event):
 
 
 @document(kw_only=True)
+class ChangeFeedFailing(Event):
+    """Google Drive's change feed could not be read: rounds read every spreadsheet until it can."""
+
+    KIND: ClassVar[str] = "change_feed_failing"
+    error: str
+
+
+@document(kw_only=True)
+class ChangeFeedRecovered(Event):
+    """Drive's change feed answered again after ChangeFeedFailing."""
+
+    KIND: ClassVar[str] = "change_feed_recovered"
+    failing_since: UtcTime
+
+
+@document(kw_only=True)
 class FallingBehind(Event):
     """A round still unfinished after ``behind_after_intervals`` round intervals (once per round)."""
 
@@ -142,7 +158,7 @@ class DeliveryHalted(Event):
 
 EVENT_TYPES: tuple[type[Event], ...] = (
     HealthChanged, DeadLettered, ReadableAgain, BreakerOpened, BreakerClosed, ApiDegraded,
-    ApiRecovered, FallingBehind, CrashRecovered, StateRestored, StateEntryDamaged, DeliveryHalted,
+    ApiRecovered, ChangeFeedFailing, ChangeFeedRecovered, FallingBehind, CrashRecovered, StateRestored, StateEntryDamaged, DeliveryHalted,
 )
 BY_KIND: dict[str, type[Event]] = {event_type.KIND: event_type for event_type in EVENT_TYPES}
 

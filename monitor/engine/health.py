@@ -49,17 +49,38 @@ class Finding:
 
 
 @document
+class Moment:
+    """The newest moment a freshness check found at a read (``cell`` None: the file's modified time):
+    all a later round needs to judge that check again without reading."""
+
+    check: str
+    at: UtcTime
+    cell: str | None = None
+
+
+@document
 class SheetHealth:
     health: Health = UNKNOWN
     since: UtcTime | None = None  # when ``health`` last changed
-    last_checked_at: UtcTime | None = None
+    last_checked_at: UtcTime | None = None  # when it was last judged, with or without a read
     skipped: SkipReason | None = None  # why the latest round skipped it, if it did
     findings: tuple[Finding, ...] = ()  # of the last check
     down_since: UtcTime | None = None  # first moment of the current bad episode (fail or error)
+    # The last read that worked: when, which checks judged it (their fingerprint), and the moments its
+    # freshness checks found. A spreadsheet Drive reports unchanged is judged again from these.
+    read_at: UtcTime | None = None
+    checks: str | None = None
+    moments: tuple[Moment, ...] = ()
+    changed_at: UtcTime | None = None  # when Drive last reported it changed (or left our view)
 
     @property
     def shown(self) -> str:
         return SKIPPED if self.skipped else self.health
+
+    @property
+    def change_unread(self) -> bool:
+        """Drive reported a change that no read has seen since."""
+        return self.changed_at is not None and (self.read_at is None or self.changed_at >= self.read_at)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import Any, Protocol
 
 from monitor.checks import Check, CheckResult, ValuesStillLoading, evaluate_all
@@ -29,13 +29,18 @@ class SheetPlan:
     ranges: tuple[str, ...]  # every range its checks read, fetched in one batchGet
     timezone: tzinfo  # date serials and dates without an offset are wall-clock times in this zone
     needs_modified_time: bool = False  # a freshness check on the file's modifiedTime (one Drive request)
+    fingerprint: str = ""  # of its checks: a last read judged by other checks does not count
+    # Read at least this often when Drive reports no change, or every round (monitor.engine.changes).
+    max_age: timedelta = timedelta(hours=1)
+    always_read: bool = False
 
     @classmethod
     def of(cls, sheet: Sheet, config: Config) -> SheetPlan:
         # Serial dates are in the spreadsheet's own time zone; the config's [alerts] timezone stands
         # for all of them (reading each file's zone would cost a second request per spreadsheet).
         return cls(sheet.id, sheet.name, sheet.checks, sheet.ranges, config.alerts.tzinfo,
-                   sheet.needs_modified_time)
+                   sheet.needs_modified_time, sheet.fingerprint, sheet.max_age or config.run.max_age,
+                   sheet.always_read)
 
 
 def plans_of(config: Config) -> list[SheetPlan]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -30,10 +30,11 @@ from monitor.engine.events import (
     HealthChanged,
     ReadableAgain,
 )
-from monitor.engine.health import ERROR, Finding, Health, is_alerting, record_skip, record_verdict
+from monitor.engine.health import ERROR, Change, Finding, Health, is_alerting, record_skip, record_verdict
 from monitor.engine.heartbeat import Outcome
 from monitor.engine.inspect import SheetPlan
 from monitor.engine.quota import QuotaPacer
+from monitor.engine.rejudge import moments_of, rejudged
 from monitor.engine.settings import RunSettings
 from monitor.engine.state import RunnerState
 from monitor.engine.tasks import Round, Task
@@ -102,7 +103,8 @@ class Outcomes:
         findings = tuple(Finding.of(result) for result in results if result.is_finding)
         verdict = Health(health_of(results))
         record, change = record_verdict(self.state.health.get(plan.id), verdict, now, findings)
-        self.state.health[plan.id] = record
+        self.state.health[plan.id] = replace(record, read_at=now, checks=plan.fingerprint,
+                                             moments=moments_of(results))
         entry = self.state.dlq.resolve(plan.id)
         if entry is not None:
             self._emit(ReadableAgain(
@@ -110,13 +112,29 @@ class Outcomes:
                 down_for_seconds=(now - entry.first_failed_at).total_seconds(), health=verdict,
                 findings=findings[:FINDINGS_TOLD], last_error=entry.last_error,
             ))
-        elif change is not None and is_alerting(change):
+        else:
+            self._tell(plan, change, findings, now)
+        return verdict
+
+    def judged_unread(self, plan: SheetPlan, now: datetime) -> None:
+        """Judge an unchanged spreadsheet again from its last read (its freshness checks age); the
+        record is rewritten only when its verdict or findings moved."""
+        record = self.state.health[plan.id]
+        judged = rejudged(plan, record, now)
+        if judged is None or judged == (record.health, record.findings):
+            return
+        verdict, findings = judged
+        self.state.health[plan.id], change = record_verdict(record, verdict, now, findings)
+        self._tell(plan, change, findings, now)
+
+    def _tell(self, plan: SheetPlan, change: Change | None, findings: tuple[Finding, ...], now: datetime
+              ) -> None:
+        if change is not None and is_alerting(change):
             self._emit(HealthChanged(
                 at=now, run_id=self.run_id, spreadsheet_id=plan.id, name=plan.name,
                 previous=change.previous, current=change.current, findings=findings[:FINDINGS_TOLD],
                 down_for_seconds=change.down_for_seconds,
             ))
-        return verdict
 
     # -- a read that failed ------------------------------------------------------------------------
 

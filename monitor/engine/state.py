@@ -16,6 +16,7 @@ from typing import Any
 from monitor.core.tracking import Documents, Single, document
 from monitor.engine.api_health import ApiState
 from monitor.engine.breaker import BreakerState
+from monitor.engine.changes import FeedState
 from monitor.engine.dlq import DeadLetters
 from monitor.engine.events import Event
 from monitor.engine.health import SheetHealth
@@ -83,6 +84,7 @@ class RunnerState:
     api = Single()  # ApiState
     quota = Single()  # QuotaLog | None
     retry_first = Single()  # RetryFirst
+    feed = Single()  # FeedState: Drive's change feed as the last round left it
 
     def __init__(
         self,
@@ -98,6 +100,7 @@ class RunnerState:
         api: ApiState | None = None,
         quota: QuotaLog | None = None,
         retry_first: RetryFirst | None = None,
+        feed: FeedState | None = None,
     ) -> None:
         self.changed_singles: set[str] = set()
         self.health: Documents[SheetHealth] = Documents(health)
@@ -111,6 +114,7 @@ class RunnerState:
         self.api = api or ApiState()
         self.quota = quota
         self.retry_first = retry_first or RetryFirst()
+        self.feed = feed or FeedState()
         self.changed_singles.clear()  # as loaded: nothing to save yet
 
     def active_mutes(self, now: datetime) -> dict[str, Mute]:

@@ -94,6 +94,7 @@ class RoundInfo:
     # from the config leaves its place empty (None), so the others' task ids do not change.
     targets: tuple[str | None, ...] = ()
     behind_reported: bool = False  # "falling behind" was told for this round (once per round)
+    unread: int = 0  # spreadsheets judged without a read: Drive reported no change (engine.changes)
 
 
 def task_id(round_id: str, number: int) -> str:
@@ -143,8 +144,8 @@ class Round:
         self._quarantine = deque(task.id for task in sorted(suspects, key=lambda task: task.quarantined_at))
 
     @classmethod
-    def build(cls, targets: Iterable[str], now: datetime) -> Round:
-        rnd = cls(RoundInfo("r" + now.strftime("%Y%m%dT%H%M%S"), now, tuple(targets)))
+    def build(cls, targets: Iterable[str], now: datetime, unread: int = 0) -> Round:
+        rnd = cls(RoundInfo("r" + now.strftime("%Y%m%dT%H%M%S"), now, tuple(targets), unread=unread))
         rnd._info_changed = True  # the one document a new round writes: its fresh tasks are implied
         return rnd
 

@@ -16,6 +16,8 @@ from monitor.engine.events import (
     ApiRecovered,
     BreakerClosed,
     BreakerOpened,
+    ChangeFeedFailing,
+    ChangeFeedRecovered,
     CrashRecovered,
     DeadLettered,
     DeliveryHalted,
@@ -128,6 +130,19 @@ def _api_degraded(event: ApiDegraded) -> Item:
 def _api_recovered(event: ApiRecovered) -> Item:
     since = f" (degraded since {utc_text(event.degraded_since)})"
     return Item(50, RECOVERED, f"✅ Google API answers again{since}")
+
+
+@render.register(ChangeFeedFailing)
+def _change_feed_failing(event: ChangeFeedFailing) -> Item:
+    text = (f"🟠 Google Drive's change feed cannot be read ({esc(event.error)}): every spreadsheet is "
+            "read each round until it can, which costs more of the read quota")
+    return Item(1, "change feed failing", text)
+
+
+@render.register(ChangeFeedRecovered)
+def _change_feed_recovered(event: ChangeFeedRecovered) -> Item:
+    since = f" (failing since {utc_text(event.failing_since)})"
+    return Item(50, RECOVERED, f"✅ Google Drive's change feed answers again{since}")
 
 
 @render.register(FallingBehind)

@@ -9,7 +9,8 @@ One document per key, as Apps Script's PropertiesService holds JSON strings::
     api                    ApiState           dlq/<sheet id>       DeadLetter
     quota                  QuotaLog           mute/<sheet id>      Mute
     retry_first            RetryFirst         event/<sequence>     an Event (with its "kind")
-    outbox                 Outbox             damaged/<key>        an entry set aside (see repository)
+    feed                   FeedState          damaged/<key>        an entry set aside (see repository)
+    outbox                 Outbox
     alerts                 AlertMemory
 
 Every kind of document has a version, recorded under ``schema``; the first change to a document's
@@ -30,6 +31,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from monitor.engine.api_health import ApiState
 from monitor.engine.breaker import BreakerState
+from monitor.engine.changes import FeedState
 from monitor.engine.dlq import DeadLetter
 from monitor.engine.events import BY_KIND, Event
 from monitor.engine.health import SheetHealth
@@ -113,10 +115,12 @@ def _adapter(document_type: Any) -> TypeAdapter:
     return TypeAdapter(document_type)
 
 
-ROUND = Kind("round", RoundInfo)
+# Version 2 added ``unread`` (spreadsheets the round judged without a read: Drive said unchanged).
+ROUND = Kind("round", RoundInfo, version=2)
 # Version 2 added ``quarantined_at`` (read alone after a run died with it in flight among others).
 TASK = Kind("task", Task, version=2, prefix="task/")
-HEALTH = Kind("health", SheetHealth, prefix="health/")
+# Version 2 added the last read (``read_at``, ``checks``, ``moments``) and Drive's ``changed_at``.
+HEALTH = Kind("health", SheetHealth, version=2, prefix="health/")
 BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
 DLQ = Kind("dlq", DeadLetter, prefix="dlq/")
 MUTE = Kind("mute", Mute, prefix="mute/")
@@ -126,6 +130,7 @@ RUNS = Kind("runs", RunHistory)
 API = Kind("api", ApiState)
 QUOTA = Kind("quota", QuotaLog, version=2)
 RETRY_FIRST = Kind("retry_first", RetryFirst)
+FEED = Kind("feed", FeedState)
 OUTBOX = Kind("outbox", Outbox)
 ALERTS = Kind("alerts", AlertMemory)
 
@@ -133,13 +138,25 @@ ALERTS = Kind("alerts", AlertMemory)
 FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DLQ, "mutes": MUTE}
 SINGLES: Mapping[str, Kind] = {
     "heartbeat": HEARTBEAT, "runs": RUNS, "api": API, "quota": QUOTA, "retry_first": RETRY_FIRST,
-    "outbox": OUTBOX, "alerts": ALERTS,
+    "feed": FEED, "outbox": OUTBOX, "alerts": ALERTS,
 }
 KINDS: Mapping[str, Kind] = {
     kind.name: kind for kind in (ROUND, TASK, EVENT, *FAMILIES.values(), *SINGLES.values())
 }
 BY_PREFIX: Mapping[str, Kind] = {kind.prefix: kind for kind in KINDS.values() if kind.prefix}
 
+
+
+def _round_unread(value: Any) -> Any:
+    """round 1 -> 2 added ``unread``: before it, every round read every spreadsheet."""
+    return {"unread": 0, **value} if isinstance(value, dict) else value
+
+
+def _health_last_read(value: Any) -> Any:
+    """health 1 -> 2 added the last read and Drive's last change. Which checks an older record's read
+    judged is not known: the first round reads the spreadsheet again, as a round before did anyway."""
+    last_read = {"read_at": None, "checks": None, "moments": (), "changed_at": None}
+    return {**last_read, **value} if isinstance(value, dict) else value
 
 
 def _task_quarantine(value: Any) -> Any:
@@ -175,6 +192,8 @@ def _heartbeat_read_measures(value: Any) -> Any:
 # leaves a value already in the newer shape as it is, so a document saved in it under a schema that
 # still said n (saved before the next whole save rewrote the schema) reads the same.
 UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
+    ("round", 1): _round_unread,
+    ("health", 1): _health_last_read,
     ("task", 1): _task_quarantine,
     ("quota", 1): _quota_per_project,
     ("heartbeat", 1): _heartbeat_read_measures,

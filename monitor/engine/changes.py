@@ -1,0 +1,82 @@
+"""Which spreadsheets a round reads, when Google Drive says which ones changed.
+
+Most reads of a round return what the last read returned; Drive knows which files changed and its
+quota is far larger than Sheets'. So a round starts by asking Drive's change feed what changed since
+the position the last round saved, and reads only the spreadsheets that may differ from their last
+read (:func:`due_for_read`):
+
+* Drive reported a change (or the file left our view: deleted, unshared) after the last read;
+* never read, or read with other checks than the config's today;
+* the last read is as old as the spreadsheet's ``max_age`` (it would be by the next round): a change
+  Drive does not report, a value recomputed at Google, is seen within that age;
+* its profile says ``always_read`` (NOW(), IMPORTRANGE, GOOGLEFINANCE change without an edit);
+* it is failing (dead-lettered, or its breaker has a record): that is decided by reading, as before.
+
+The others are judged again without a read (``monitor.engine.rejudge``). The feed's new position is
+stored with the round it built, in one save: a run killed before that save asks again from the old
+position, so no change is ever skipped. Every spreadsheet Drive named is marked (``changed_at``) in
+the same save, so a change is remembered until a read sees it, even when the round's read of it fails
+or the spreadsheet is muted meanwhile. When Drive cannot answer, the round reads every spreadsheet and
+keeps the old position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from monitor.core.timefmt import UtcTime
+from monitor.core.tracking import document
+from monitor.engine.health import ERROR, SheetHealth
+from monitor.engine.inspect import SheetPlan
+
+
+@dataclass(frozen=True)
+class ChangedFiles:
+    """What Drive reported after a position."""
+
+    changed: frozenset[str]  # edited (or created, or shared) since the position
+    removed: frozenset[str]  # deleted, trashed, or no longer visible to the credential
+    position: str  # where the next call starts
+    requests: int  # how many Drive requests it took
+
+
+class ChangeFeed(Protocol):
+    """Drive's change feed as the run needs it (``monitor.google.changes`` implements it). Both raise
+    ``SheetReadError`` (already classified), never a library's exception."""
+
+    source: str  # whose feed it is (a credential's file name): a position is only valid in its own
+
+    def start_position(self, timeout: float) -> str: ...
+
+    def changed_since(self, position: str, timeout: float) -> ChangedFiles: ...
+
+
+@document
+class FeedState:
+    """The change feed as the last round left it: where to ask from next, and whether it is failing."""
+
+    position: str | None = None
+    source: str | None = None  # the feed ``position`` belongs to
+    asked_at: UtcTime | None = None  # when the position was taken (the last round's start)
+    failing_since: UtcTime | None = None  # Drive could not answer from then on (every sheet is read)
+    last_error: str | None = None
+
+
+def due_for_read(plan: SheetPlan, record: SheetHealth | None, now: datetime, interval: timedelta,
+                 failing: bool) -> bool:
+    """Must this round read ``plan``'s spreadsheet, or may it be judged from its last read?
+
+    ``failing``: it is dead-lettered or its breaker has a record; ``interval`` is the round interval
+    (a last read that would pass ``max_age`` before the next round is read now)."""
+    if plan.always_read or failing or record is None or record.read_at is None:
+        return True
+    if record.health is ERROR or record.checks != plan.fingerprint or record.change_unread:
+        return True
+    return now + interval - record.read_at >= plan.max_age
+
+
+def marked_changed(record: SheetHealth | None, now: datetime) -> SheetHealth:
+    """``record`` with Drive's report of a change at ``now``, kept until a read sees it."""
+    return replace(record or SheetHealth(), changed_at=now)

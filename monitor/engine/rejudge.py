@@ -1,0 +1,45 @@
+"""Judging a spreadsheet that has not changed since its last read, without reading it.
+
+A round that reads only what changed (``monitor.engine.changes``) must still catch a spreadsheet that
+silently goes stale: its freshness checks depend on the clock as much as on the values. The last
+read stored the newest moment each freshness check found (``SheetHealth.moments``); judging those
+again at ``now`` gives what a read would give, for the price of no request. Every other check's
+result cannot change without a change of values, so its finding (or its silence) is kept as it was.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from monitor.checks import CheckResult, FreshnessCheck, judge_age, worst
+from monitor.core.timefmt import parse_utc
+from monitor.engine.health import Finding, Health, Moment, SheetHealth
+from monitor.engine.inspect import SheetPlan
+
+
+def moments_of(results: list[CheckResult]) -> tuple[Moment, ...]:
+    """What a read's results must leave behind for its freshness checks to be judged again: the
+    newest moment each one found (a check that found no date has none and keeps its finding)."""
+    return tuple(
+        Moment(result.check_name, parse_utc(result.observed), result.cells[0] if result.cells else None)
+        for result in results if result.kind == "freshness" and result.observed is not None
+    )
+
+
+def rejudged(plan: SheetPlan, record: SheetHealth, now: datetime) -> tuple[Health, tuple[Finding, ...]] | None:
+    """The verdict and findings ``plan``'s spreadsheet has at ``now`` with the values of its last read;
+    None when nothing in it depends on time (its verdict stands until its values change)."""
+    if not record.moments:
+        return None
+    moments = {moment.check: moment for moment in record.moments}
+    kept = {finding.check: finding for finding in record.findings}
+    findings: list[Finding] = []
+    for check in plan.checks:
+        moment = moments.get(check.name)
+        if isinstance(check, FreshnessCheck) and moment is not None:
+            result = judge_age(check, moment.at, moment.cell, now, plan.timezone)
+            if result.is_finding:
+                findings.append(Finding.of(result))
+        elif check.name in kept:
+            findings.append(kept[check.name])
+    return Health(worst(finding.status for finding in findings)), tuple(findings)
