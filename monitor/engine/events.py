@@ -158,7 +158,8 @@ class DeliveryHalted(Event):
 
 EVENT_TYPES: tuple[type[Event], ...] = (
     HealthChanged, DeadLettered, ReadableAgain, BreakerOpened, BreakerClosed, ApiDegraded,
-    ApiRecovered, ChangeFeedFailing, ChangeFeedRecovered, FallingBehind, CrashRecovered, StateRestored, StateEntryDamaged, DeliveryHalted,
+    ApiRecovered, ChangeFeedFailing, ChangeFeedRecovered, FallingBehind, CrashRecovered, StateRestored,
+    StateEntryDamaged, DeliveryHalted,
 )
 BY_KIND: dict[str, type[Event]] = {event_type.KIND: event_type for event_type in EVENT_TYPES}
 

@@ -26,7 +26,8 @@ def moments_of(results: list[CheckResult]) -> tuple[Moment, ...]:
     )
 
 
-def rejudged(plan: SheetPlan, record: SheetHealth, now: datetime) -> tuple[Health, tuple[Finding, ...]] | None:
+def rejudged(plan: SheetPlan, record: SheetHealth, now: datetime
+             ) -> tuple[Health, tuple[Finding, ...]] | None:
     """The verdict and findings ``plan``'s spreadsheet has at ``now`` with the values of its last read;
     None when nothing in it depends on time (its verdict stands until its values change)."""
     if not record.moments:
