@@ -35,9 +35,10 @@ FORBIDDEN = ErrorInfo("permanent", "The caller does not have permission", 403, "
 
 
 def write_config(folder: Path, ids=(A, B, C), credentials: list[Path] | None = None,
-                 endpoint: str | None = None, extra: str = "") -> Path:
+                 endpoint: str | None = None, extra: str = "", run: tuple[str, ...] = ()) -> Path:
     """``folder/monitor.toml``: the spreadsheets ``ids`` ("Store 1", ...) with a formula-error and a
-    threshold check, state in ``folder/state``; one service-account file unless ``credentials``."""
+    threshold check, state in ``folder/state``; one service-account file unless ``credentials``;
+    ``run``: more lines of its [run] section."""
     folder.mkdir(parents=True, exist_ok=True)
     if credentials is None:
         credentials = [folder / "sa-1.json"]
@@ -45,7 +46,7 @@ def write_config(folder: Path, ids=(A, B, C), credentials: list[Path] | None = N
             "type": "service_account", "client_email": "a@example.iam.gserviceaccount.com",
             "private_key": pem_key(), "token_uri": "https://oauth2.example/token"}))
     lines = [
-        "[run]", 'state_dir = "state"', 'budget = "4m"', 'round_interval = "5m"', "",
+        "[run]", 'state_dir = "state"', 'budget = "4m"', 'round_interval = "5m"', *run, "",
         "[google]", f"credentials = {json.dumps([str(p) for p in credentials])}",
         'request_timeout = "5s"',
     ]

@@ -25,42 +25,42 @@ def feed(control_sandbox, tmp_path):
         sandbox.google.store.put_control(f"sheet-{n}", stock(n))
     [credential] = sandbox.write_credentials(tmp_path, 1)
     reader = GspreadReader.from_credentials(endpoint=sandbox.base_url, timeout=5)
-    return sandbox.google.store, DriveChangeFeed(reader), str(credential)
+    return sandbox.google.store, DriveChangeFeed(reader, str(credential)), str(credential)
 
 
 def test_nothing_changed_after_the_current_position(feed):
     _, changes, credential = feed
-    position = changes.start_position(credential, 5)
-    found = changes.changed_since(position, credential, 5)
+    position = changes.start_position(5)
+    found = changes.changed_since(position, 5)
     assert (found.changed, found.removed, found.requests) == (frozenset(), frozenset(), 1)
     assert found.position  # a position to start from next time
 
 
 def test_edits_after_a_position_are_reported_once_per_file_over_every_page(feed):
     store, changes, credential = feed
-    position = changes.start_position(credential, 5)
+    position = changes.start_position(5)
     for n in (1, 2, 3, 4, 1):  # sheet-1 edited twice
         store.put_control(f"sheet-{n}", stock(100 + n))
-    found = changes.changed_since(position, credential, 5, page_size=2)
+    found = changes.changed_since(position, 5, page_size=2)
     assert found.changed == {"sheet-1", "sheet-2", "sheet-3", "sheet-4"} and not found.removed
     assert found.requests >= 2  # two a page
-    again = changes.changed_since(found.position, credential, 5)
+    again = changes.changed_since(found.position, 5)
     assert not again.changed  # the new position is after all of them
 
 
 def test_a_deleted_file_is_reported_removed(feed):
     store, changes, credential = feed
-    position = changes.start_position(credential, 5)
+    position = changes.start_position(5)
     store.put_control("sheet-5", stock(7))
     assert store.delete("sheet-5")
-    found = changes.changed_since(position, credential, 5)
+    found = changes.changed_since(position, 5)
     assert found.removed == {"sheet-5"} and "sheet-5" not in found.changed
 
 
 def test_a_position_drive_does_not_know_is_a_permanent_error(feed):
     _, changes, credential = feed
     with pytest.raises(SheetReadError) as raised:
-        changes.changed_since("not-a-position", credential, 5)
+        changes.changed_since("not-a-position", 5)
     assert raised.value.error_class is ErrorClass.PERMANENT and raised.value.http_status == 400
 
 
@@ -69,11 +69,11 @@ def test_drive_throttling_is_a_quota_refusal_not_a_lost_permission(feed, control
     # Drive throttles with 403 userRateLimitExceeded (per user) or 429 rateLimitExceeded: neither
     # may dead-letter a spreadsheet as if its access were gone.
     _, changes, credential = feed
-    position = changes.start_position(credential, 5)
+    position = changes.start_position(5)
     control_sandbox.google.drive_quota.set_limits(**{limit: 1})
     try:
         with pytest.raises(SheetReadError) as raised:
-            changes.changed_since(position, credential, 5)
+            changes.changed_since(position, 5)
     finally:
         control_sandbox.google.drive_quota.set_limits(per_user=12_000, per_project=12_000)
     assert raised.value.http_status == status and raised.value.error_class is ErrorClass.QUOTA
@@ -81,9 +81,9 @@ def test_drive_throttling_is_a_quota_refusal_not_a_lost_permission(feed, control
 
 def test_a_feed_that_does_not_end_within_the_time_given_is_a_transient_error(feed):
     store, changes, credential = feed
-    position = changes.start_position(credential, 5)
+    position = changes.start_position(5)
     for n in range(6):
         store.put_control(f"sheet-{n}", stock(200 + n))
     with pytest.raises(SheetReadError) as raised:
-        changes.changed_since(position, credential, 0.0, page_size=1)
+        changes.changed_since(position, 0.0, page_size=1)
     assert raised.value.error_class is ErrorClass.TRANSIENT and "did not end within" in raised.value.message

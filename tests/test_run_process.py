@@ -86,10 +86,11 @@ def assert_every_spreadsheet_accounted_for(served: ServedDataset, state) -> None
 def test_runs_killed_at_random_moments_with_several_reads_in_flight_lose_nothing(tmp_path):
     rng = random.Random(20261129)
     # A minute's timeout: the hanging sheet is never let go by a timeout, only by a kill.
-    with served_dataset(tmp_path, 200, seed=5, faults=False, request_timeout="60s", **FAST_QUOTA) as served:
-        # 60 ms per read at this quota keeps several reads in flight (Little's law: 100 reads/s x
-        # 0.06 s, and a spare) and each run inside its round for the whole kill window.
-        served.fault(spreadsheet="*", latency_ms=60)
+    with served_dataset(tmp_path, 200, seed=5, faults=False, request_timeout="60s", **FAST_QUOTA,
+                        config_read_per_user=1500, config_read_per_project=1500) as served:
+        # 150 ms per read paced at 25 reads/s keeps several reads in flight (Little's law: 25 reads/s
+        # x 0.15 s, and a spare) and the round going for 8 s: most kills land while it reads.
+        served.fault(spreadsheet="*", latency_ms=150)
         # One spreadsheet hangs: killed runs hold it among others, which blames none of them.
         wedged = next(entry.id for entry in served.dataset.sheets[40:] if entry.kind == "healthy")
         served.fault(spreadsheet=wedged, hang=True)

@@ -16,6 +16,7 @@ from typing import IO
 from monitor.config import Config
 from monitor.core.clock import SystemClock
 from monitor.core.logs import log_event
+from monitor.engine.changes import ChangeFeed
 from monitor.engine.events import Event
 from monitor.engine.heartbeat import GOOD_OUTCOMES
 from monitor.engine.inflight import ThreadedReads
@@ -70,10 +71,14 @@ def run_once(
             settings = replace(settings, checkpoint_every=checkpoint_every)
         pacer = QuotaPacer.from_config(config)
         pacer.restore(session.state.quota)
-        reads = ThreadedReads(_reader_maker(config, settings.request_timeout, reader_factory),
+        credentials = CredentialCache()
+        reads = ThreadedReads(_reader_maker(config, settings.request_timeout, reader_factory, credentials),
                               workers=settings.max_in_flight, monotonic=clock.monotonic)
+        changes = None
+        if config.run.change_detection and reader_factory is None:
+            changes = _change_feed(config, settings.request_timeout, credentials)
         run = Run(run_id=run_id, settings=settings, plans=plans_of(config), state=session.state,
-                  reads=reads, pacer=pacer, clock=clock, save=session.save)
+                  reads=reads, pacer=pacer, clock=clock, save=session.save, changes=changes)
         try:
             report = run.execute()
         finally:
@@ -94,10 +99,19 @@ def run_once(
 
 
 def _reader_maker(config: Config, timeout: float,
-                  reader_factory: Callable[[Config, float], SheetReader] | None) -> Callable[[], SheetReader]:
+                  reader_factory: Callable[[Config, float], SheetReader] | None,
+                  credentials: CredentialCache) -> Callable[[], SheetReader]:
     """What each read worker calls once to get its own reader; gspread readers share one credential
     cache, so a service account is loaded and tokened once, not once per worker."""
     if reader_factory is not None:
         return lambda: reader_factory(config, timeout)
-    credentials = CredentialCache()
     return lambda: GspreadReader.for_config(config, timeout, credentials)
+
+
+def _change_feed(config: Config, timeout: float, credentials: CredentialCache) -> ChangeFeed:
+    """Drive's change feed as the first credential sees it: every credential reads every spreadsheet,
+    so any one's view holds all their changes. Asked on the run's own thread, with its own client."""
+    from monitor.google.changes import DriveChangeFeed
+
+    reader = GspreadReader.for_config(config, timeout, credentials)
+    return DriveChangeFeed(reader, str(config.google.credentials[0]))

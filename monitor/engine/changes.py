@@ -22,14 +22,22 @@ keeps the old position.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from monitor.core.errors import ErrorClass, SheetReadError
+from monitor.core.logs import log_event
 from monitor.core.timefmt import UtcTime
 from monitor.core.tracking import document
+from monitor.engine.events import ChangeFeedFailing, ChangeFeedRecovered, Event
 from monitor.engine.health import ERROR, SheetHealth
 from monitor.engine.inspect import SheetPlan
+
+if TYPE_CHECKING:
+    from monitor.engine.state import RunnerState  # which imports FeedState from here
 
 
 @dataclass(frozen=True)
@@ -80,3 +88,69 @@ def due_for_read(plan: SheetPlan, record: SheetHealth | None, now: datetime, int
 def marked_changed(record: SheetHealth | None, now: datetime) -> SheetHealth:
     """``record`` with Drive's report of a change at ``now``, kept until a read sees it."""
     return replace(record or SheetHealth(), changed_at=now)
+
+
+class ChangeDetection:
+    """Chooses each new round's reads with Drive's change feed (``feed`` None: detection is off and
+    every spreadsheet is read), and keeps ``state.feed``: the position, and a failing feed's episode."""
+
+    def __init__(self, feed: ChangeFeed | None, state: RunnerState, run_id: str,
+                 emit: Callable[[Event], None]) -> None:
+        self.feed = feed
+        self.state = state
+        self.run_id = run_id
+        self._emit = emit
+        self.drive_requests = 0
+
+    def select(self, candidates: Sequence[str], plans: Mapping[str, SheetPlan], now: datetime,
+               interval: timedelta, timeout: float) -> tuple[list[str], list[str]]:
+        """(``candidates`` to read this round, in their order; those to judge without a read)."""
+        if self.feed is None:
+            if self.state.feed != FeedState():
+                self.state.feed = FeedState()  # switched off: a later switch-on starts afresh
+            return list(candidates), []
+        try:
+            changes = self._ask(now, timeout)
+        except SheetReadError as error:
+            self._failed(error, now)
+            return list(candidates), []
+        if changes is None:
+            return list(candidates), []  # a fresh position: nothing before it is known, all is read
+        for spreadsheet_id in (changes.changed | changes.removed) & plans.keys():
+            self.state.health[spreadsheet_id] = marked_changed(self.state.health.get(spreadsheet_id), now)
+        read, unread = [], []
+        for spreadsheet_id in candidates:
+            due = due_for_read(plans[spreadsheet_id], self.state.health.get(spreadsheet_id), now, interval,
+                               self.state.is_failing(spreadsheet_id))
+            (read if due else unread).append(spreadsheet_id)
+        return read, unread
+
+    def _ask(self, now: datetime, timeout: float) -> ChangedFiles | None:
+        """What changed since the stored position, and the new position stored (saved with the round
+        that reads those changes); None when there was no position of this feed to ask from."""
+        assert self.feed is not None
+        stored = self.state.feed
+        if stored.position is None or stored.source != self.feed.source:
+            position, changes = self.feed.start_position(timeout), None
+            self.drive_requests += 1
+        else:
+            changes = self.feed.changed_since(stored.position, timeout)
+            position = changes.position
+            self.drive_requests += changes.requests
+        if stored.failing_since is not None:
+            self._emit(ChangeFeedRecovered(at=now, run_id=self.run_id, failing_since=stored.failing_since))
+        self.state.feed = FeedState(position, self.feed.source, now)
+        return changes
+
+    def _failed(self, error: SheetReadError, now: datetime) -> None:
+        """Every spreadsheet is read this round. A feed refused for quota or a passing fault is asked
+        from the same position next round; any other refusal (a position Drive no longer knows, the
+        Drive API not enabled) starts from a fresh position once Drive answers again."""
+        stored = self.state.feed
+        log_event("change_feed_failed", logging.WARNING, status=error.http_status, error=error.message,
+                  error_class=error.error_class.value)
+        if stored.failing_since is None:
+            self._emit(ChangeFeedFailing(at=now, run_id=self.run_id, error=error.message[:200]))
+        keep = error.error_class in (ErrorClass.QUOTA, ErrorClass.TRANSIENT)
+        self.state.feed = replace(stored, position=stored.position if keep else None,
+                                  failing_since=stored.failing_since or now, last_error=error.message[:200])

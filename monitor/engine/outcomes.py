@@ -61,6 +61,7 @@ class RunReport:
     ok: int = 0
     failed: int = 0  # dead-lettered
     retries_scheduled: int = 0
+    reads_of_failing: int = 0  # reads sent to spreadsheets already failing (dead-lettered, breaker)
     reads_by_credential: dict[str, int] = field(default_factory=dict)
     duration_seconds: float = 0.0
     events: int = 0

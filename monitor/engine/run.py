@@ -21,6 +21,7 @@ from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.logs import log_event
 from monitor.engine.api_health import ApiHealth
 from monitor.engine.breaker import BreakerState
+from monitor.engine.changes import ChangeDetection, ChangeFeed
 from monitor.engine.checkpoints import Checkpoints
 from monitor.engine.concurrency import LatencyEstimate, reads_in_flight
 from monitor.engine.events import CrashRecovered, Event, FallingBehind
@@ -66,6 +67,7 @@ class Run:
         clock,
         save: Callable[[], None],
         rng: random.Random | None = None,
+        changes: ChangeFeed | None = None,
     ) -> None:
         self.run_id = run_id
         self.settings = settings
@@ -85,6 +87,7 @@ class Run:
             api=ApiHealth(state.api, threshold=settings.api_degraded_after), report=self.report,
             emit=self.emit, epoch_seconds=clock.time, rng=rng or random.Random(),
         )
+        self.detection = ChangeDetection(changes, state, run_id, self.emit)
         last = state.heartbeat.stats if state.heartbeat else None
         self.latency = LatencyEstimate(last.mean_read_seconds if last else None)
 
@@ -116,9 +119,10 @@ class Run:
         now = self.clock.now()
         report = self.report
         report.duration_seconds = round(self.clock.monotonic() - self.started_monotonic, 3)
-        if report.outcome is Outcome.OK and report.tasks and not report.ok:
+        if report.outcome is Outcome.OK and report.tasks > report.reads_of_failing and not report.ok:
             # Not one spreadsheet could be read: too short a run to trip the whole-API breaker, but
-            # the watchdog must still see runs that achieve nothing.
+            # the watchdog must still see runs that achieve nothing. Reads of spreadsheets known to
+            # be failing do not count: a quiet round may read nothing else (monitor.engine.changes).
             report.outcome = Outcome.DEGRADED
         self.state.dlq.prune(now)
         rnd = self.state.round
@@ -229,6 +233,7 @@ class Run:
         self.report.tasks += 1
         by_credential = self.report.reads_by_credential
         by_credential[flight.credential] = by_credential.get(flight.credential, 0) + 1
+        self.report.reads_of_failing += self.state.is_failing(task.target)
         # The lease is on disk before the request goes out: if the process dies during it, the next
         # run must know which reads were in flight (how many, for the poison guard).
         self.checkpoints.save(force=True)
@@ -318,14 +323,19 @@ class Run:
         rnd = self.state.round
         if rnd is not None and rnd.continues(now, self.settings.round_interval):
             return None if rnd.is_complete() else rnd
-        targets = self._round_order(now)
-        if not targets:
+        candidates = self._round_order(now)
+        if not candidates:
             return None
-        rnd = self.state.round = Round.build(targets, now)
+        targets, unread = self.detection.select(candidates, self.plans, now, self.settings.round_interval,
+                                                self._request_timeout())
+        for plan_id in unread:
+            self.outcomes.judged_unread(self.plans[plan_id], now)
+        rnd = self.state.round = Round.build(targets, now, unread=len(unread))
         if self.state.retry_first.spreadsheet_ids:
             self.state.retry_first = RetryFirst()  # taken: it applied to this one round
-        log_event("round_started", round_id=rnd.id, tasks=len(targets))
-        return rnd
+        log_event("round_started", round_id=rnd.id, tasks=len(targets), unread=len(unread),
+                  drive_requests=self.detection.drive_requests)
+        return rnd if targets else None  # nothing changed: judged already, the round is complete
 
     def _round_order(self, now: datetime) -> list[str]:
         """Configured, unmuted spreadsheets: those `dlq retry` asked for first, then never-checked and

@@ -125,5 +125,9 @@ class RunnerState:
         mute = self.mutes.get(spreadsheet_id)
         return mute is not None and mute.in_force(now)
 
+    def is_failing(self, spreadsheet_id: str) -> bool:
+        """Dead-lettered, or its breaker has a record: the last reads of it failed."""
+        return spreadsheet_id in self.dlq or spreadsheet_id in self.breakers
+
     def open_breakers(self) -> list[str]:
         return sorted(sid for sid, breaker in self.breakers.items() if not breaker.is_closed)

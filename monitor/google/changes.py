@@ -6,15 +6,18 @@ is an opaque place in it. :meth:`DriveChangeFeed.changed_since` pages through ev
 position and returns the files that changed, the files that left the user's view (deleted, trashed,
 or no longer shared: ``removed``), and the position to ask from next time (``newStartPageToken``).
 A file edited several times appears once. Errors are classified like every other request
-(``monitor.google.reader.classified``) and raised as ``SheetReadError``.
+(``monitor.google.reader.classified``) and raised as ``SheetReadError``. The feed is one credential's
+view (the run asks its first credential's, which sees every spreadsheet the run reads); it implements
+the run's ``monitor.engine.changes.ChangeFeed``.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from pathlib import Path
 
 from monitor.core.errors import ErrorClass, SheetReadError
+from monitor.engine.changes import ChangedFiles
 from monitor.google.reader import GspreadReader, classified
 
 CHANGES_URL = "https://www.googleapis.com/drive/v3/changes"
@@ -25,33 +28,24 @@ _FIELDS = "nextPageToken,newStartPageToken,changes(fileId,removed,file(trashed))
 _ALL_DRIVES = {"supportsAllDrives": "true", "includeItemsFromAllDrives": "true"}
 
 
-@dataclass(frozen=True)
-class ChangedFiles:
-    """What Drive reported after a position."""
-
-    changed: frozenset[str]  # edited (or created, or shared) since the position
-    removed: frozenset[str]  # deleted, trashed, or no longer visible to the credential
-    position: str  # where the next call starts
-    requests: int  # how many Drive requests it took
-
-
 class DriveChangeFeed:
-    """Drive's change feed through a reader's clients (one per credential)."""
+    """``credential``'s Drive change feed, through a reader's client for it."""
 
-    def __init__(self, reader: GspreadReader) -> None:
+    def __init__(self, reader: GspreadReader, credential: str) -> None:
         self._reader = reader
+        self.credential = credential
+        self.source = Path(credential).name  # names the feed in the state, like the run's own stats
 
-    def start_position(self, credential: str, timeout: float) -> str:
+    def start_position(self, timeout: float) -> str:
         """The feed's current end: changes after it are what a later call reports."""
         with classified(timeout):
-            client = self._reader.client_for(credential, timeout)
+            client = self._reader.client_for(self.credential, timeout)
             response = client.http_client.request(
                 "get", f"{CHANGES_URL}/startPageToken", params={"supportsAllDrives": "true"}
             )
             return str(response.json()["startPageToken"])
 
-    def changed_since(self, position: str, credential: str, timeout: float,
-                      page_size: int = PAGE_SIZE) -> ChangedFiles:
+    def changed_since(self, position: str, timeout: float, page_size: int = PAGE_SIZE) -> ChangedFiles:
         """Every change after ``position``, all pages, within ``timeout`` seconds in all (a feed of
         many pages must not outrun the run's budget); the latest change of a file decides whether
         it changed or was removed."""
@@ -59,7 +53,7 @@ class DriveChangeFeed:
         token, requests = position, 0
         until = time.monotonic() + timeout
         with classified(timeout):
-            client = self._reader.client_for(credential, timeout)
+            client = self._reader.client_for(self.credential, timeout)
             while True:
                 left = until - time.monotonic()
                 if left <= 0:
