@@ -24,6 +24,7 @@ from monitor.checks import FormulaErrorsCheck
 from monitor.core.clock import ManualClock
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.engine.breaker import BreakerPolicy
+from monitor.engine.changes import ChangeFeed
 from monitor.engine.events import Event
 from monitor.engine.inflight import ReadDone, ReadJob, Reads
 from monitor.engine.inspect import SheetPlan, SheetReader, read
@@ -176,6 +177,7 @@ class Bench:
     runs: int = 0
     # Builds each run's reads from the clock (default: one read at a time, inline).
     make_reads: Callable[[ManualClock], Reads] | None = None
+    changes: ChangeFeed | None = None  # Drive's change feed (default: none, every round reads all)
 
     @contextmanager
     def session(self, actor: str = "admin-test") -> Iterator[StateSession]:
@@ -198,7 +200,7 @@ class Bench:
             yield Run(run_id=run_id, settings=replace(settings, **overrides), plans=self.plans,
                       state=session.state, reads=reads, pacer=pacer, clock=self.clock,
                       save=session.save if save is None else partial(save, session),
-                      rng=rng or random.Random(7))
+                      rng=rng or random.Random(7), changes=self.changes)
 
     def run(self, settings: RunSettings = SETTINGS, **overrides) -> Run:
         with self.opened(settings, **overrides) as run:

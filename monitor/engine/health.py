@@ -71,7 +71,9 @@ class SheetHealth:
     read_at: UtcTime | None = None
     checks: str | None = None
     moments: tuple[Moment, ...] = ()
-    changed_at: UtcTime | None = None  # when Drive last reported it changed (or left our view)
+    # When Drive reported a change (or that it left our view) that no read has seen yet: cleared by
+    # the next read that works. Marks are made as a round starts, when no read is in flight.
+    changed_at: UtcTime | None = None
 
     @property
     def shown(self) -> str:
@@ -80,7 +82,7 @@ class SheetHealth:
     @property
     def change_unread(self) -> bool:
         """Drive reported a change that no read has seen since."""
-        return self.changed_at is not None and (self.read_at is None or self.changed_at >= self.read_at)
+        return self.changed_at is not None
 
 
 @dataclass(frozen=True, slots=True)

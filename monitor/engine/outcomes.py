@@ -105,7 +105,7 @@ class Outcomes:
         verdict = Health(health_of(results))
         record, change = record_verdict(self.state.health.get(plan.id), verdict, now, findings)
         self.state.health[plan.id] = replace(record, read_at=now, checks=plan.fingerprint,
-                                             moments=moments_of(results))
+                                             moments=moments_of(results), changed_at=None)
         entry = self.state.dlq.resolve(plan.id)
         if entry is not None:
             self._emit(ReadableAgain(

@@ -1,0 +1,281 @@
+"""Rounds that read only what changed: which spreadsheets a round reads, what it judges without a read,
+and how Drive's position is kept (``monitor.engine.changes``, ``monitor.engine.rejudge``).
+
+The run is the engine's, over a stored state, with a scripted reader and a scripted Drive: a feed
+that answers what a test says changed, and counts how it was asked. The same behaviour against the
+sandbox's Drive, in child processes killed at random, is tests/test_change_detection_process.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import UTC, timedelta
+
+import pytest
+from run_fixtures import RANGE, SETTINGS, Bench, Killed, ScriptedReader, kinds, of_run, plans
+
+from monitor.checks import FreshnessCheck
+from monitor.core.errors import ErrorClass, SheetReadError
+from monitor.engine.changes import ChangedFiles, FeedState
+from monitor.engine.events import ChangeFeedFailing, ChangeFeedRecovered, HealthChanged
+from monitor.engine.health import ERROR, FAIL, OK, WARN
+from monitor.engine.heartbeat import Outcome
+from monitor.engine.inspect import SheetPlan
+from monitor.engine.mutes import Mute
+from monitor.storage import MemoryLocation
+
+ROUND = SETTINGS.round_interval.total_seconds()
+DRIVE_DOWN = SheetReadError(ErrorClass.TRANSIENT, 503, None, "Drive is unavailable")
+UNKNOWN_POSITION = SheetReadError(ErrorClass.PERMANENT, 400, "invalid", "Invalid Value")
+
+
+@dataclass
+class ScriptedDrive:
+    """Drive's change feed as the run sees it: positions are numbers, ``changed``/``removed`` are what
+    the next ``changed_since`` reports (then forgotten, as Drive moves past them), ``errors`` are
+    raised first, one per call. ``asked`` records each call's position (None: a start position)."""
+
+    source: str = "sa-1.json"
+    changed: set[str] = field(default_factory=set)
+    removed: set[str] = field(default_factory=set)
+    errors: list[BaseException] = field(default_factory=list)
+    asked: list[str | None] = field(default_factory=list)
+    end: int = 1
+
+    def start_position(self, timeout: float) -> str:
+        self.asked.append(None)
+        self._fail_if_scripted()
+        return str(self.end)
+
+    def changed_since(self, position: str, timeout: float) -> ChangedFiles:
+        self.asked.append(position)
+        self._fail_if_scripted()
+        changed, removed = frozenset(self.changed), frozenset(self.removed)
+        self.changed, self.removed = set(), set()
+        self.end += len(changed | removed)
+        return ChangedFiles(changed, removed, str(self.end), requests=1)
+
+    def _fail_if_scripted(self) -> None:
+        if self.errors:
+            raise self.errors.pop(0)
+
+
+def bench(count: int = 5, reader: ScriptedReader | None = None, the_plans: list[SheetPlan] | None = None,
+          ) -> tuple[Bench, ScriptedDrive]:
+    drive = ScriptedDrive()
+    the_bench = Bench(reader or ScriptedReader(), the_plans or plans(count), MemoryLocation(), changes=drive)
+    return the_bench, drive
+
+
+def next_round(the_bench: Bench) -> None:
+    the_bench.clock.advance(ROUND)
+
+
+def read_in(the_bench: Bench, run) -> list[str]:
+    """The spreadsheets ``run`` read, in order."""
+    return the_bench.reader.reads[-run.report.tasks:] if run.report.tasks else []
+
+
+def test_the_first_round_takes_a_position_and_reads_everything_the_next_only_what_changed():
+    the_bench, drive = bench(5)
+    first = the_bench.run()
+    assert sorted(read_in(the_bench, first)) == [f"s{n}" for n in range(5)]
+    assert drive.asked == [None]  # a position first: nothing before it is known, so all is read
+    assert the_bench.stored().feed.position == "1"
+
+    next_round(the_bench)
+    drive.changed = {"s3", "not-configured"}
+    second = the_bench.run()
+
+    assert read_in(the_bench, second) == ["s3"]
+    assert drive.asked == [None, "1"]
+    stored = the_bench.stored()
+    assert stored.round.info.unread == 4 and stored.round.info.targets == ("s3",)
+    assert stored.feed == FeedState("3", "sa-1.json", stored.round.started_at)
+    assert stored.health["s3"].read_at == stored.round.started_at and not stored.health["s3"].change_unread
+
+
+def test_a_round_where_nothing_changed_reads_nothing_and_is_not_a_degraded_run():
+    the_bench, drive = bench(3)
+    the_bench.run()
+    next_round(the_bench)
+
+    quiet = the_bench.run()
+
+    assert quiet.report.tasks == 0 and quiet.report.outcome is Outcome.NOTHING_TO_DO
+    assert the_bench.stored().round.info.unread == 3 and drive.asked[-1] == "1"
+
+
+def test_a_kill_before_the_round_is_saved_leaves_the_position_where_it_was():
+    the_bench, drive = bench(4)
+    the_bench.run()
+    next_round(the_bench)
+    drive.changed = {"s1", "s2"}
+    drive.errors = [Killed()]  # the process dies while Drive answers: nothing of the round is saved
+
+    with pytest.raises(Killed):
+        the_bench.run()
+    assert the_bench.stored().feed.position == "1"
+
+    drive.changed = {"s1", "s2"}  # Drive reports them again from the old position
+    again = the_bench.run()
+    assert sorted(read_in(the_bench, again)) == ["s1", "s2"]
+
+
+def test_a_kill_during_the_first_read_keeps_the_new_position_and_the_changes_it_covered():
+    reader = ScriptedReader()
+    the_bench, drive = bench(4, reader)
+    the_bench.run()
+    reader.script = {"s1": [Killed()]}
+    next_round(the_bench)
+    drive.changed = {"s1", "s2"}
+
+    with pytest.raises(Killed):
+        the_bench.run()
+    stored = the_bench.stored()
+    assert stored.feed.position == "3"  # saved in one update with the round and the marks it covered
+    assert all(stored.health[sid].change_unread for sid in ("s1", "s2"))
+
+    the_bench.run()
+    stored = the_bench.stored()
+    assert not any(stored.health[sid].change_unread for sid in ("s1", "s2"))
+    assert drive.asked == [None, "1"]  # the round went on: Drive is asked again by the next round
+
+
+def test_a_change_whose_read_failed_is_read_again_when_drive_no_longer_reports_it():
+    forbidden = SheetReadError(ErrorClass.PERMANENT, 403, "PERMISSION_DENIED", "no access")
+    reader = ScriptedReader()
+    the_bench, drive = bench(3, reader)
+    the_bench.run()
+    next_round(the_bench)
+    drive.removed = {"s2"}  # unshared: Drive reports it removed, and its read fails
+    reader.script = {"s2": [forbidden]}
+    the_bench.run()
+    assert the_bench.stored().health["s2"].health is ERROR and "s2" in the_bench.stored().dlq
+
+    next_round(the_bench)
+    third = the_bench.run()  # Drive says nothing now: it is still read, as failing
+    assert read_in(the_bench, third) == ["s2"]
+    assert the_bench.stored().health["s2"].health is OK
+
+
+def test_a_change_to_a_muted_spreadsheet_is_read_once_the_mute_ends():
+    the_bench, drive = bench(3)
+    the_bench.run()
+    with the_bench.session() as session:
+        session.state.mutes["s1"] = Mute(until=the_bench.clock.now() + timedelta(minutes=7), reason="move")
+    next_round(the_bench)
+    drive.changed = {"s1"}
+    muted = the_bench.run()
+    assert muted.report.tasks == 0
+
+    next_round(the_bench)
+    unmuted = the_bench.run()
+    assert read_in(the_bench, unmuted) == ["s1"]
+
+
+def test_an_unchanged_spreadsheet_is_read_before_its_last_read_passes_max_age():
+    the_plans = [replace(plan, max_age=timedelta(minutes=20)) for plan in plans(2)]
+    the_bench, _ = bench(the_plans=the_plans)
+    the_bench.run()
+    reads = []
+    for _ in range(8):
+        next_round(the_bench)
+        reads.append(the_bench.run().report.tasks)
+    # Read at 0; due when the next round would find it 20 minutes old: at 15, 30, 45 ...
+    assert reads == [0, 0, 2, 0, 0, 2, 0, 0]
+
+
+def test_always_read_and_changed_checks_are_read_whatever_drive_says():
+    the_plans = plans(3)
+    the_plans[0] = replace(the_plans[0], always_read=True)
+    the_bench, _ = bench(the_plans=the_plans)
+    the_bench.run()
+    next_round(the_bench)
+    assert read_in(the_bench, the_bench.run()) == ["s0"]
+
+    the_bench.plans[2] = replace(the_plans[2], fingerprint="other checks")
+    next_round(the_bench)
+    assert sorted(read_in(the_bench, the_bench.run())) == ["s0", "s2"]
+
+
+def fresh_plan(sid: str) -> SheetPlan:
+    check = FreshnessCheck(range=RANGE, warn="> 2h", fail="> 1d")
+    return SheetPlan(id=sid, name=sid, checks=(check,), ranges=(RANGE,), timezone=UTC, fingerprint="f",
+                     max_age=timedelta(days=7))
+
+
+def test_a_spreadsheet_that_silently_goes_stale_is_judged_on_time_without_a_read():
+    reader = ScriptedReader()
+    the_bench, _ = bench(the_plans=[fresh_plan("s0")], reader=reader)
+    written = the_bench.clock.now() - timedelta(hours=1)
+    reader.script = {"s0": [{"range": RANGE, "values": [[written.strftime("%Y-%m-%dT%H:%M:%SZ")]]}]}
+    the_bench.run()
+    assert the_bench.stored().health["s0"].health is OK
+
+    verdicts = []
+    for _ in range(15):  # 75 minutes: the newest date passes 2 hours old within one round of it
+        next_round(the_bench)
+        run = the_bench.run()
+        assert run.report.tasks == 0
+        verdicts.append(the_bench.stored().health["s0"].health)
+    assert verdicts.index(WARN) == 12  # 1 h old, then 13 rounds of 5 min: first over 2 h at 2h05
+    [event] = [e for e in the_bench.stored().events if isinstance(e, HealthChanged)]
+    assert event.previous is OK and event.current is WARN
+    assert "newest date" in event.findings[0].message and "(> 2h)" in event.findings[0].message
+    assert len(reader.reads) == 1
+
+    the_bench.clock.advance(timedelta(days=1).total_seconds())
+    the_bench.run()
+    assert the_bench.stored().health["s0"].health is FAIL and len(reader.reads) == 1
+
+
+def test_drive_failing_reads_everything_keeps_the_position_and_is_told_once_per_episode():
+    the_bench, drive = bench(3)
+    the_bench.run()
+    drive.errors = [DRIVE_DOWN, DRIVE_DOWN]
+    runs = []
+    for _ in range(3):
+        next_round(the_bench)
+        runs.append(the_bench.run())
+
+    assert [run.report.tasks for run in runs] == [3, 3, 0]
+    assert drive.asked == [None, "1", "1", "1"]  # the same position while Drive failed
+    told = [kinds(of_run(run)) for run in runs]
+    assert told[0].count(ChangeFeedFailing.KIND) == 1 and ChangeFeedFailing.KIND not in told[1]
+    assert told[2].count(ChangeFeedRecovered.KIND) == 1
+    assert the_bench.stored().feed.failing_since is None
+
+
+def test_a_position_drive_refuses_is_dropped_and_a_fresh_one_taken():
+    the_bench, drive = bench(2)
+    the_bench.run()
+    next_round(the_bench)
+    drive.errors = [UNKNOWN_POSITION]
+    assert the_bench.run().report.tasks == 2
+    assert the_bench.stored().feed.position is None
+
+    next_round(the_bench)
+    assert the_bench.run().report.tasks == 2  # from a fresh position nothing is known yet
+    assert drive.asked[-1] is None and the_bench.stored().feed.position == "1"
+
+
+def test_switching_detection_off_reads_everything_and_forgets_the_position():
+    the_bench, drive = bench(3)
+    the_bench.run()
+    the_bench.changes = None
+    next_round(the_bench)
+    assert the_bench.run().report.tasks == 3
+    assert the_bench.stored().feed == FeedState()
+
+    the_bench.changes = drive
+    next_round(the_bench)
+    assert the_bench.run().report.tasks == 3 and drive.asked[-1] is None  # starts afresh
+
+
+def test_a_feed_of_another_credential_starts_from_a_fresh_position():
+    the_bench, drive = bench(2)
+    the_bench.run()
+    drive.source = "sa-2.json"
+    next_round(the_bench)
+    assert the_bench.run().report.tasks == 2 and drive.asked[-1] is None
