@@ -8,10 +8,14 @@ sandbox's Drive, in child processes killed at random, is tests/test_change_detec
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field, replace
 from datetime import UTC, timedelta
 
 import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule
 from run_fixtures import RANGE, SETTINGS, Bench, Killed, ScriptedReader, kinds, of_run, plans
 
 from monitor.checks import FreshnessCheck
@@ -279,3 +283,97 @@ def test_a_feed_of_another_credential_starts_from_a_fresh_position():
     drive.source = "sa-2.json"
     next_round(the_bench)
     assert the_bench.run().report.tasks == 2 and drive.asked[-1] is None
+
+
+# -- no edit is ever missed, whatever is killed when --------------------------------------------------
+
+
+class DriveLog:
+    """Drive's change feed over a log of edits: a position is an index into the log."""
+
+    source = "sa-1.json"
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+        self.kill_next = False
+
+    def start_position(self, timeout: float) -> str:
+        self._maybe_killed()
+        return str(len(self.log))
+
+    def changed_since(self, position: str, timeout: float) -> ChangedFiles:
+        self._maybe_killed()
+        return ChangedFiles(frozenset(self.log[int(position):]), frozenset(), str(len(self.log)), 1)
+
+    def _maybe_killed(self) -> None:
+        if self.kill_next:
+            self.kill_next = False
+            raise Killed()
+
+
+class VersionedReader(ScriptedReader):
+    """Serves each spreadsheet's current version, and remembers which version each answer carried
+    at which instant; ``kill_after`` reads, the next one dies with the process."""
+
+    def __init__(self, clock) -> None:
+        super().__init__()
+        self.clock = clock
+        self.versions: dict[str, int] = {}
+        self.served: dict[tuple[str, object], int] = {}
+        self.kill_after: int | None = None
+
+    def read(self, spreadsheet_id, ranges, credential, timeout):
+        if self.kill_after is not None:
+            if self.kill_after == 0:
+                self.kill_after = None
+                raise Killed()
+            self.kill_after -= 1
+        self.served[(spreadsheet_id, self.clock.now())] = self.versions.get(spreadsheet_id, 0)
+        return super().read(spreadsheet_id, ranges, credential, timeout)
+
+
+class NoEditMissed(RuleBasedStateMachine):
+    """Edits, runs killed at any read or while Drive answers, and time passing, in any order: once
+    the edits stop, a few unkilled rounds leave every spreadsheet judged on its latest version."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.drive = DriveLog()
+        the_plans = [replace(plan, max_age=timedelta(days=30)) for plan in plans(6)]
+        self.bench = Bench(ScriptedReader(), the_plans, MemoryLocation(), changes=self.drive)
+        self.reader = VersionedReader(self.bench.clock)
+        self.bench.reader = self.reader
+
+    @rule(sheet=st.integers(0, 5))
+    def edit(self, sheet):
+        sid = f"s{sheet}"
+        self.reader.versions[sid] = self.reader.versions.get(sid, 0) + 1
+        self.drive.log.append(sid)
+
+    @rule(kill=st.one_of(st.none(), st.integers(0, 6), st.just("drive")))
+    def run(self, kill):
+        if kill == "drive":
+            self.drive.kill_next = True
+        else:
+            self.reader.kill_after = kill
+        with contextlib.suppress(Killed):  # what its checkpoints saved is what is left
+            self.bench.run()
+        self.drive.kill_next, self.reader.kill_after = False, None
+
+    @rule(minutes=st.integers(1, 7))
+    def wait(self, minutes):
+        self.bench.clock.advance(minutes * 60)
+
+    @rule()
+    def settle(self):
+        for _ in range(2):
+            self.bench.clock.advance(ROUND)
+            self.bench.run()
+        stored = self.bench.stored()
+        for sid, version in self.reader.versions.items():
+            read_at = stored.health[sid].read_at
+            assert self.reader.served[(sid, read_at)] == version, sid
+
+
+TestNoEditMissed = NoEditMissed.TestCase
+TestNoEditMissed.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
