@@ -14,6 +14,7 @@ from monitor.checks import FreshnessCheck, ThresholdCheck, evaluate_all, ranges_
 from monitor.config import DEFAULTS, checks_fingerprint, resolve_config_path
 from monitor.core.durations import format_duration, parse_positive_duration
 from monitor.core.invalid import InvalidValue
+from monitor.engine.inspect import plans_of
 
 
 @pytest.fixture
@@ -175,3 +176,31 @@ def test_docs_list_every_key_with_its_default() -> None:
         value = default.value
         shown = "" if value is None else json.dumps(value)
         assert f"| `{leaf}` | `{shown}` |" in docs or (value is None and f"| `{leaf}` |" in docs), key
+
+
+def test_a_profile_says_how_often_its_spreadsheets_are_read_and_the_run_section_for_the_rest(
+        folder: Path) -> None:
+    text = MINIMAL.replace("[google]", '[run]\nmax_age = "3h"\n\n[google]') + f"""
+[profiles.prices]
+always_read = true
+max_age = "20m"
+checks = [{{ kind = "not_empty", range = "Prices!A2:A" }}]
+
+[profiles.archive]
+checks = [{{ kind = "not_empty", range = "Old!A2:A" }}]
+
+[[sheets]]
+id = "{SHEET_B}"
+profile = "prices"
+
+[[sheets]]
+id = "{SHEET_C}"
+profile = "archive"
+"""
+    config = load(folder, text, env={})
+    plans = {plan.id: plan for plan in plans_of(config)}
+    assert (plans[SHEET_A].max_age, plans[SHEET_A].always_read) == (timedelta(hours=3), False)
+    assert (plans[SHEET_B].max_age, plans[SHEET_B].always_read) == (timedelta(minutes=20), True)
+    assert (plans[SHEET_C].max_age, plans[SHEET_C].always_read) == (timedelta(hours=3), False)
+    assert config.run.change_detection is True
+    assert plans[SHEET_B].fingerprint == config.sheets_by_id[SHEET_B].fingerprint

@@ -191,3 +191,23 @@ def test_all_errors_are_reported_together(folder: Path) -> None:
 def test_missing_config_file_says_how_to_point_at_one(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="SHEET_MONITOR_CONFIG"):
         load_config(tmp_path / "absent.toml", {})
+
+
+def test_how_often_a_profile_is_read_is_checked_where_it_is_written(tmp_path):
+    path = tmp_path / "monitor.toml"
+    path.write_text("\n".join([
+        "[run]", 'max_age = "90"', 'change_detection = "yes"', "",
+        "[profiles.p]", "alwys_read = true", 'checks = [{ kind = "not_empty", range = "A!A1:A" }]', "",
+        "[profiles.q]", 'max_age = "0s"', "always_read = 1",
+        'checks = [{ kind = "not_empty", range = "A!A1:A" }]', "",
+        "[[sheets]]", 'id = "1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgVE2upms"', 'profile = "p"', "",
+    ]))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, {}, require_secrets=False)
+    message = str(caught.value)
+    assert "monitor.toml:2: run.max_age: bad duration '90'" in message
+    assert "monitor.toml:3: run.change_detection: input should be a valid boolean (got 'yes')" in message
+    assert "monitor.toml:6: profiles.p.alwys_read: unknown key 'alwys_read'" in message
+    assert "did you mean 'always_read'?" in message
+    assert "monitor.toml:10: profiles.q.max_age: duration '0s' is zero" in message
+    assert "monitor.toml:11: profiles.q.always_read" in message and "write true or false" in message

@@ -88,6 +88,8 @@ def _type_fix(kind: str, error: Mapping[str, Any]) -> str:
         return f"write a whole number of at most {most}"
     if kind.startswith("int"):
         return "write a whole number without quotes, e.g. 60"
+    if kind.startswith("bool"):
+        return "write true or false, without quotes"
     if kind.startswith("string"):
         return 'write a string in double quotes, e.g. "Store 014"'
     if kind.startswith(("tuple", "list")):
