@@ -1,25 +1,32 @@
 """The control API's JSON for a spreadsheet, to the data model and back.
 
 ``{"title": str, "tabs": {"Name": TAB, ...}, "modifiedTime": RFC 3339 (optional),
-"createdTime": RFC 3339 (optional)}``, tabs in order, the first getting sheetId 0 and the others
-ids derived from the spreadsheet id and the tab name (stable for a dataset). TAB is a list of rows,
+"createdTime": RFC 3339 (optional), "timeZone": str (optional), "locale": str (optional)}``, tabs in
+order, the first getting sheetId 0 and the others ids derived from the spreadsheet id and the tab name
+(stable for a dataset). ``timeZone`` and ``locale`` are the spreadsheet's properties, named as Google
+names them (default "Etc/GMT" and "en_US", what a service account's new file gets); the zone is a
+CLDR/IANA name or Google's custom "GMT-07:00" form. TAB is a list of rows,
 or ``{"rows": [...], "rowCount": N, "columnCount": M, "hidden": bool}``; the grid is at least
 1000 x 26 and at least the data. A row is a list of cells: string, number, boolean or null; a
 string naming an error ("#REF!", "#N/A", "#DIV/0!", "#VALUE!", "#NAME?", "#NUM!", "#NULL!",
 "#ERROR!") is that error value; a string starting with "=" is a formula computed by the sandbox's
 small evaluator; ``{"formula": "=VLOOKUP(...)", "value": 12}`` is a formula with a stated value;
-``{"date": "2026-01-05"}`` and ``{"datetime": "2026-01-05T03:00:00Z"}`` are dates (a serial number
-unformatted, "2026-01-05" / "2026-01-05 03:00:00" formatted).
+``{"date": "2026-01-05"}`` is a day and ``{"datetime": "2026-01-05T03:00:00Z"}`` a moment, stored as
+Google stores a moment written into a spreadsheet: the wall-clock time in the spreadsheet's zone (a
+serial number unformatted, "2026-01-05" / "2026-01-05 06:00:00" formatted in Europe/Moscow).
 
 Malformed input is a ValueError whose message names the key, or the tab, row and column.
 """
 
 from __future__ import annotations
 
+import re
 import zlib
-from collections.abc import Callable
-from datetime import date, datetime
+from collections.abc import Callable, Mapping
+from datetime import UTC, date, datetime
 from functools import lru_cache
+
+from monitor.core.zones import zone_named
 
 from .cells import (
     ERRORS,
@@ -32,16 +39,21 @@ from .cells import (
 )
 from .model import DEFAULT_COLS, DEFAULT_ROWS, Spreadsheet, Tab, parse_rfc3339, rfc3339
 
-_KEYS = ("title", "tabs", "modifiedTime", "createdTime")
+_KEYS = ("title", "tabs", "modifiedTime", "createdTime", "timeZone", "locale")
+_SETTINGS = ("timeZone", "locale")  # the spreadsheet's own properties a payload may set
+# Google's locale forms: "en", "fil", "en_US" (Sheets API reference, SpreadsheetProperties.locale).
+_LOCALE = re.compile(r"^[a-z]{2,3}(_[A-Z]{2})?$")
 _TAB_KEYS = ("rows", "rowCount", "columnCount", "hidden")
 
 
 def spreadsheet_from_control(spreadsheet_id: str, payload: object, now: datetime,
-                             share: Callable[[list], tuple]) -> Spreadsheet:
+                             share: Callable[[list], tuple],
+                             kept: Mapping[str, str] | None = None) -> Spreadsheet:
     """The spreadsheet ``payload`` describes, formulas computed; ValueError if malformed.
 
     ``now`` stamps the times the payload leaves out; ``share`` turns a formula-free row into the
-    store's shared tuple for it (see store.SpreadsheetStore).
+    store's shared tuple for it (see store.SpreadsheetStore). ``kept``: the stored spreadsheet's
+    properties when its values change without an edit (``touch=false``): its zone and locale stay.
     """
     if not isinstance(payload, dict):
         raise ValueError("a spreadsheet must be a JSON object")
@@ -57,10 +69,12 @@ def spreadsheet_from_control(spreadsheet_id: str, payload: object, now: datetime
                          "one tab")
     times = _control_times(payload)
     spreadsheet = Spreadsheet(spreadsheet_id, title, times.get("createdTime", now))
+    spreadsheet.properties.update(_control_settings(payload, kept))
+    zone = spreadsheet.properties["timeZone"]
     used_ids: set[int] = set()
     for position, (name, spec) in enumerate(tabs.items()):
         spreadsheet.tabs.append(_control_tab(spreadsheet_id, position, name, spec, used_ids,
-                                             share))
+                                             share, zone))
     if all(tab.hidden for tab in spreadsheet.tabs):
         raise ValueError("at least one tab must be visible")
     spreadsheet.recalculate()
@@ -71,8 +85,9 @@ def spreadsheet_from_control(spreadsheet_id: str, payload: object, now: datetime
 def control_payload(spreadsheet: Spreadsheet) -> dict:
     """The spreadsheet in spreadsheet_from_control's shape (formulas as {"formula", "value"})."""
     tabs: dict = {}
+    zone = spreadsheet.properties["timeZone"]
     for tab in spreadsheet.tabs:
-        rows = [[control_json(c) for c in cells] for cells in tab.rows]
+        rows = [[control_json(c, zone) for c in cells] for cells in tab.rows]
         width = max((len(cells) for cells in rows), default=0)
         inferred = (max(DEFAULT_ROWS, len(rows)), max(DEFAULT_COLS, width))
         if (tab.row_count, tab.col_count) == inferred and not tab.hidden:
@@ -87,7 +102,32 @@ def control_payload(spreadsheet: Spreadsheet) -> dict:
         "tabs": tabs,
         "createdTime": rfc3339(spreadsheet.created),
         "modifiedTime": rfc3339(spreadsheet.modified),
+        "timeZone": zone,
+        "locale": spreadsheet.properties["locale"],
     }
+
+
+def _control_settings(payload: dict, kept: Mapping[str, str] | None) -> dict[str, str]:
+    """The zone and locale a payload sets (validated), or those ``kept`` when it leaves them out."""
+    settings = {key: kept[key] for key in _SETTINGS} if kept else {}
+    zone, locale = payload.get("timeZone"), payload.get("locale")
+    if zone is not None:
+        try:
+            zone_named(zone)
+        except ValueError:
+            raise ValueError('"timeZone" must be a CLDR zone such as "Europe/Moscow" or a custom '
+                             f'one such as "GMT-07:00", got {zone!r}') from None
+        settings["timeZone"] = zone
+    if locale is not None:
+        if not isinstance(locale, str) or not _LOCALE.match(locale):
+            raise ValueError(f'"locale" must be a language code such as "en" or "en_US", got {locale!r}')
+        settings["locale"] = locale
+    if kept:
+        changed = [key for key in _SETTINGS if settings[key] != kept[key]]
+        if changed:
+            raise ValueError(f"touch=false keeps the spreadsheet's settings; a new {changed[0]!r} is an "
+                             "edit Drive records (leave out touch=false)")
+    return settings
 
 
 def _control_times(payload: dict) -> dict[str, datetime]:
@@ -104,7 +144,7 @@ def _control_times(payload: dict) -> dict[str, datetime]:
 
 
 def _control_tab(spreadsheet_id: str, position: int, name: str, spec: object,
-                 used_ids: set[int], share: Callable[[list], tuple]) -> Tab:
+                 used_ids: set[int], share: Callable[[list], tuple], zone: str) -> Tab:
     where = f"tabs[{name!r}]"
     if not name or len(name) > 100:
         raise ValueError(f"{where}: a tab name must have 1 to 100 characters")
@@ -115,7 +155,7 @@ def _control_tab(spreadsheet_id: str, position: int, name: str, spec: object,
     unknown = set(spec) - set(_TAB_KEYS)
     if unknown:
         raise ValueError(f"{where}: unknown keys {sorted(unknown)}; allowed: {', '.join(_TAB_KEYS)}")
-    rows, has_formulas = _control_rows(spec.get("rows", []), where, share)
+    rows, has_formulas = _control_rows(spec.get("rows", []), where, share, zone)
     width = max((len(row) for row in rows), default=0)
     row_count = _positive(spec.get("rowCount", max(DEFAULT_ROWS, len(rows))), where, "rowCount")
     col_count = _positive(spec.get("columnCount", max(DEFAULT_COLS, width)), where,
@@ -132,15 +172,15 @@ def _control_tab(spreadsheet_id: str, position: int, name: str, spec: object,
     return tab
 
 
-def _control_rows(rows_in: list, where: str,
-                  share: Callable[[list], tuple]) -> tuple[list[list | tuple], bool]:
+def _control_rows(rows_in: list, where: str, share: Callable[[list], tuple],
+                  zone: str) -> tuple[list[list | tuple], bool]:
     """A tab's rows, trailing empty cells dropped, and whether any holds a formula."""
     rows: list[list | tuple] = []
     has_formulas = False
     for r, row in enumerate(rows_in, start=1):
         if not isinstance(row, list):
             raise ValueError(f"{where} row {r}: a row must be a list of cells")
-        cells, formulas_here = _control_row(row, where, r)
+        cells, formulas_here = _control_row(row, where, r, zone)
         while cells and cells[-1] is None:
             cells.pop()
         # Rows with formulas stay this tab's own: their values depend on the tab.
@@ -161,7 +201,7 @@ def _sheet_id(spreadsheet_id: str, position: int, name: str, used_ids: set[int])
     return sheet_id
 
 
-def _control_row(row: list, where: str, number: int) -> tuple[list, bool]:
+def _control_row(row: list, where: str, number: int, zone: str) -> tuple[list, bool]:
     """The cells of one control row, and whether it holds a formula. Plain text and numbers,
     nearly all cells, take a fast path: 5,000 generated spreadsheets hold millions of them."""
     cells = []
@@ -171,14 +211,14 @@ def _control_row(row: list, where: str, number: int) -> tuple[list, bool]:
         if (kind is str and value and value[0] not in "#=") or kind in (int, float, bool):
             cells.append(value)
         else:
-            cell = control_cell(value, f"{where} row {number} column {column}")
+            cell = control_cell(value, f"{where} row {number} column {column}", zone)
             has_formula = has_formula or isinstance(cell, Formula)
             cells.append(cell)
     return cells, has_formula
 
 
-def control_cell(value: object, where: str) -> object:
-    """A cell from the control API's JSON (see the module doc)."""
+def control_cell(value: object, where: str, zone: str = "Etc/GMT") -> object:
+    """A cell from the control API's JSON (see the module doc); ``zone``: the spreadsheet's."""
     if value is None or value == "":
         return None
     if isinstance(value, str):
@@ -192,9 +232,9 @@ def control_cell(value: object, where: str) -> object:
     if isinstance(value, dict):
         try:
             if set(value) == {"date"}:
-                return _date_cell(value["date"], "date")
+                return _date_cell(value["date"], "date", zone)
             if set(value) == {"datetime"}:
-                return _date_cell(value["datetime"], "datetime")
+                return _date_cell(value["datetime"], "datetime", zone)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: bad date {value!r} ({exc})") from None
         if "formula" in value and set(value) <= {"formula", "value"}:
@@ -203,7 +243,7 @@ def control_cell(value: object, where: str) -> object:
                 raise ValueError(f"{where}: a formula must be a string starting with '='")
             if "value" not in value:
                 return Formula(text)
-            return _FixedFormula(text, control_cell(value["value"], where))
+            return _FixedFormula(text, control_cell(value["value"], where, zone))
     raise ValueError(
         f"{where}: a cell must be a string, number, boolean, null, {{\"date\": \"YYYY-MM-DD\"}}, "
         f"{{\"datetime\": \"RFC 3339\"}} or {{\"formula\": \"=...\", \"value\": ...}}; got {value!r}"
@@ -211,11 +251,17 @@ def control_cell(value: object, where: str) -> object:
 
 
 @lru_cache(maxsize=65536)
-def _date_cell(text: str, kind: str) -> Formatted:
-    """Equal dates are one (never mutated) object: generated sheets repeat them a lot."""
+def _date_cell(text: str, kind: str, zone: str) -> Formatted:
+    """Equal dates are one (never mutated) object: generated sheets repeat them a lot.
+
+    A day is a day wherever the spreadsheet is. A moment is stored as its wall-clock time in the
+    spreadsheet's zone, as Google stores a moment a form, a script or a client writes (a Date set
+    in a Tokyo spreadsheet at 12:00 reads 19:00 the day before in a Los Angeles one), and serials
+    are that wall-clock time (see docs/sandbox.md, "Data model and ranges")."""
     if kind == "date":
         return Formatted(date_to_serial(date.fromisoformat(text)), "date")
-    return Formatted(datetime_to_serial(parse_rfc3339(text)), "datetime")
+    local = parse_rfc3339(text).astimezone(zone_named(zone)).replace(tzinfo=None)
+    return Formatted(datetime_to_serial(local), "datetime")
 
 
 class _FixedFormula(Formula):
@@ -224,7 +270,8 @@ class _FixedFormula(Formula):
     __slots__ = ()
 
 
-def control_json(cell: object) -> object:
+def control_json(cell: object, zone: str = "Etc/GMT") -> object:
+    """A stored cell in the control API's JSON; a date-time's wall clock in ``zone`` back to UTC."""
     if cell is None or isinstance(cell, str | bool | int | float):
         return cell
     if isinstance(cell, ErrorValue):
@@ -233,10 +280,11 @@ def control_json(cell: object) -> object:
         if cell.kind in ("date", "us_date"):
             return {"date": serial_to_datetime(cell.number).date().isoformat()}
         if cell.kind == "datetime":
-            return {"datetime": serial_to_datetime(cell.number).isoformat() + "Z"}
+            local = serial_to_datetime(cell.number).replace(tzinfo=zone_named(zone))
+            return {"datetime": local.astimezone(UTC).replace(tzinfo=None).isoformat() + "Z"}
         return cell.number
     if isinstance(cell, Formula):
-        return {"formula": cell.text, "value": control_json(cell.value)}
+        return {"formula": cell.text, "value": control_json(cell.value, zone)}
     raise TypeError(cell)
 
 

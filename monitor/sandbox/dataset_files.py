@@ -59,11 +59,11 @@ def load(directory: str | os.PathLike) -> Dataset:
     """Read a dataset folder.
 
     Format: each ``*.json`` file other than ``faults.json`` and ``manifest.json`` is one
-    spreadsheet's control payload (``{"title", "tabs", "modifiedTime"?}``) with an optional ``"id"``
-    key (default: the file name without ``.json``). ``faults.json`` (optional) is a list of fault
-    specs. ``manifest.json`` (optional) lists the spreadsheets to configure and how each is broken;
-    without it every payload is listed, in file-name order, as kind "given". Raises ValueError
-    naming the file for anything malformed.
+    spreadsheet's control payload (``{"title", "tabs", "modifiedTime"?, "timeZone"?, "locale"?}``)
+    with an optional ``"id"`` key (default: the file name without ``.json``). ``faults.json``
+    (optional) is a list of fault specs. ``manifest.json`` (optional) lists the spreadsheets to
+    configure and how each is broken; without it every payload is listed, in file-name order, as
+    kind "given". Raises ValueError naming the file for anything malformed.
     """
     folder = Path(directory)
     if not folder.is_dir():

@@ -110,9 +110,10 @@ class SpreadsheetStore:
         """Create or replace a spreadsheet from the control API's JSON (its shape: see
         control_format); ValueError, naming what is wrong, if malformed.
 
-        ``touch=False`` replaces an existing spreadsheet's contents keeping its createdTime and
-        modifiedTime and recording no change, as values recomputed by Google (IMPORTRANGE,
-        GOOGLEFINANCE, NOW()) change without a write; UnknownSpreadsheet if there is none.
+        ``touch=False`` replaces an existing spreadsheet's contents keeping its createdTime,
+        modifiedTime, time zone and locale and recording no change, as values recomputed by Google
+        (IMPORTRANGE, GOOGLEFINANCE, NOW()) change without a write; UnknownSpreadsheet if there is
+        none.
         """
         if not isinstance(spreadsheet_id, str) or not spreadsheet_id or "/" in spreadsheet_id:
             raise ValueError(f"spreadsheet id must be a non-empty string without '/', got "
@@ -121,8 +122,13 @@ class SpreadsheetStore:
             stamped = sorted({"modifiedTime", "createdTime"} & set(payload))
             if stamped:
                 raise ValueError(f"touch=false keeps the stored times; leave out {stamped[0]!r}")
+        kept = None
+        if not touch:
+            with self.lock:
+                old = self._sheets.get(spreadsheet_id)
+            kept = dict(old.properties) if old is not None else None
         spreadsheet = spreadsheet_from_control(spreadsheet_id, payload, self.clock.now(),
-                                               self._shared)
+                                               self._shared, kept)
         with self.lock:
             old = self._sheets.get(spreadsheet_id)
             if not touch:
