@@ -171,3 +171,40 @@ def test_invalid_configurations_are_refused():
         QuotaPacer(["a", "a"])
     with pytest.raises(ValueError):
         QuotaPacer(["a"], per_credential=2, reserve=2)
+
+
+# -- reads of two requests (a spreadsheet's time zone, then its values) --------------------------------
+
+
+def test_two_requests_go_only_when_both_fit_in_the_window_of_one_credential():
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=3, per_project=5, margin_seconds=0.0)
+    assert pacer.acquire(0.0, requests=2) == ("sa-1", 0.0)
+    assert pacer.acquire(1.0, requests=2) == ("sa-2", 0.0)
+    # sa-1 has one slot left, sa-2 one, the project one: a single request fits, a pair does not.
+    assert pacer.acquire(2.0, requests=2) == (None, 58.0)  # until the first pair ages out
+    assert pacer.acquire(2.0) == ("sa-1", 0.0)
+    assert pacer.acquire(60.0, requests=2) == ("sa-1", 0.0)  # sa-1's first pair has aged out
+    assert pacer.usage()["credentials"]["sa-1"]["sent"] == 5
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pairs_and_single_requests_mixed_never_exceed_a_limit_in_any_rolling_window(seed):
+    rng = random.Random(seed)
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=60, per_project=100, margin_seconds=0.0)
+    now, sends = 0.0, defaultdict(list)
+    while sum(map(len, sends.values())) < 600:
+        requests = rng.choice((1, 1, 2))
+        credential, wait = pacer.acquire(now, requests=requests)
+        if credential is None:
+            now += wait
+        else:
+            sends[credential] += [now] * requests
+            now += rng.choice((0.0, 0.01, 0.3))
+    assert all(most_in_a_window(times) <= 60 for times in sends.values())
+    assert most_in_a_window([t for times in sends.values() for t in times]) <= 100
+
+
+def test_more_requests_than_a_limit_are_taken_as_the_limit_rather_than_never_sent():
+    pacer = QuotaPacer(["sa-1"], per_credential=1, per_project=300, margin_seconds=0.0)
+    assert pacer.acquire(0.0, requests=2) == ("sa-1", 0.0)
+    assert pacer.acquire(0.0, requests=2) == (None, 60.0)

@@ -125,19 +125,22 @@ class QuotaPacer:
         """The project whose quota ``credential``'s reads count against (KeyError if unknown)."""
         return self._project_of[credential]
 
-    def acquire(self, now: float) -> tuple[str | None, float]:
-        """Take a send slot at ``now`` if any credential has one; else say how long to wait."""
+    def acquire(self, now: float, requests: int = 1) -> tuple[str | None, float]:
+        """Take ``requests`` send slots of one credential at ``now`` if any credential has them (a
+        read that also asks for the spreadsheet's time zone sends two); else say how long to wait.
+        A count above a limit is taken as the limit: one credential could never send it at once."""
         now = self._advance(now)
-        ready = self._ready_at_by_credential(now)
+        requests = max(1, min(requests, self._credential_limit, self._project_limit))
+        ready = self._ready_at_by_credential(now, requests)
         soonest = min(ready.values())
         if soonest > now:
             return None, soonest - now
         order = {c: i for i, c in enumerate(self.credentials)}
         free = [c for c in self.credentials if ready[c] <= now]
         chosen = min(free, key=lambda c: (len(self._sent[c]), self._totals[c], order[c]))
-        self._sent[chosen].append(now)
-        self._project_sent[self._project_of[chosen]].append(now)
-        self._totals[chosen] += 1
+        self._sent[chosen].extend([now] * requests)
+        self._project_sent[self._project_of[chosen]].extend([now] * requests)
+        self._totals[chosen] += requests
         return chosen, 0.0
 
     def reads_per_second(self) -> float:
@@ -231,19 +234,21 @@ class QuotaPacer:
                 log.popleft()
         return now
 
-    def _ready_at_by_credential(self, now: float) -> dict[str, float]:
-        """When each credential may send: its own window and pause, and its project's window."""
-        projects = {p: self._ready_at(log, self._project_limit, now) for p, log in self._project_sent.items()}
-        return {c: max(self._credential_ready_at(c, now), projects[self._project_of[c]])
+    def _ready_at_by_credential(self, now: float, requests: int = 1) -> dict[str, float]:
+        """When each credential may send ``requests``: its own window and pause, and its project's."""
+        projects = {p: self._ready_at(log, self._project_limit, now, requests)
+                    for p, log in self._project_sent.items()}
+        return {c: max(self._credential_ready_at(c, now, requests), projects[self._project_of[c]])
                 for c in self.credentials}
 
-    def _credential_ready_at(self, credential: str, now: float) -> float:
-        ready = self._ready_at(self._sent[credential], self._credential_limit, now)
+    def _credential_ready_at(self, credential: str, now: float, requests: int) -> float:
+        ready = self._ready_at(self._sent[credential], self._credential_limit, now, requests)
         return max(ready, self._paused_until.get(credential, -math.inf))
 
-    def _ready_at(self, log: deque[float], limit: int, now: float) -> float:
-        # A send at s stops counting at s + window; a slot frees when the count drops below limit.
-        excess = len(log) - limit
+    def _ready_at(self, log: deque[float], limit: int, now: float, requests: int = 1) -> float:
+        # A send at s stops counting at s + window; ``requests`` fit once at most limit - requests
+        # sends still count (requests <= limit: acquire sees to it).
+        excess = len(log) + requests - 1 - limit
         if excess < 0:
             return now
         return log[excess] + self._window
