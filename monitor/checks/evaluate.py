@@ -28,6 +28,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from monitor.core.timefmt import format_utc, parse_utc
+from monitor.core.zones import wall_clock
 
 from .cells import Cell, cells_of, is_number
 from .conditions import Condition, format_number
@@ -52,8 +53,10 @@ def evaluate(
 
     ``check`` is one of the check models (``models``), already validated. ``now`` must be aware.
     ``tz`` is the spreadsheet's time zone (a tzinfo or an IANA name; None means UTC): date serials
-    and date strings without an offset are read in it. ``modified_time`` (aware datetime or Drive's
-    RFC 3339 string) is needed only by freshness checks with ``source="modified_time"``. Raises
+    and date strings without an offset are read in it, and a freshness message shows the newest
+    moment on its clock, with the offset ("2026-01-05 14:30 UTC+3"). ``modified_time`` (aware
+    datetime or Drive's RFC 3339 string) is needed only by freshness checks with
+    ``source="modified_time"``. Raises
     ValuesStillLoading; TypeError for anything that is not a check model; ValueError for a naive
     ``now`` or a missing ``modified_time``.
     """
@@ -240,7 +243,7 @@ def judge_age(check: FreshnessCheck, newest: datetime, cell: str | None, now: da
     tz = _zone(tz)
     what = "last modified" if check.source == "modified_time" else "newest date"
     age = (now - newest).total_seconds()
-    local = newest.astimezone(tz).strftime("%Y-%m-%d %H:%M")
+    local = wall_clock(newest, tz)  # with its offset: which zone a date was read in is never a guess
     shown = (
         f"{what} {local} is {format_age(age)} old" if age >= 0
         else f"{what} {local} is {format_age(-age)} in the future"
