@@ -16,7 +16,7 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import UTC, timedelta
+from datetime import timedelta
 from functools import partial
 from pathlib import Path
 
@@ -52,8 +52,7 @@ CHECKS = (FormulaErrorsCheck(range=RANGE),)
 
 
 def plans(count: int) -> list[SheetPlan]:
-    return [SheetPlan(id=f"s{n}", name=f"Store {n}", checks=CHECKS, ranges=(RANGE,), timezone=UTC)
-            for n in range(count)]
+    return [SheetPlan(id=f"s{n}", name=f"Store {n}", checks=CHECKS, ranges=(RANGE,)) for n in range(count)]
 
 
 class ScriptedReader:
@@ -67,6 +66,8 @@ class ScriptedReader:
                        for sid, due in (script or {}).items()}
         self.reads: list[str] = []
         self.timeouts: list[float] = []
+        self.zones: dict[str, str] = {}  # each spreadsheet's time zone (default Etc/GMT, Google's)
+        self.zone_reads: list[str] = []
 
     def read(self, spreadsheet_id, ranges, credential, timeout):
         self.reads.append(spreadsheet_id)
@@ -78,6 +79,10 @@ class ScriptedReader:
 
     def modified_time(self, spreadsheet_id, credential, timeout):
         raise NotImplementedError("no check of these plans needs the file's modified time")
+
+    def time_zone(self, spreadsheet_id, credential, timeout):
+        self.zone_reads.append(spreadsheet_id)
+        return self.zones.get(spreadsheet_id, "Etc/GMT")
 
 
 class InlineReads:
@@ -93,7 +98,7 @@ class InlineReads:
     def start(self, job: ReadJob, timeout: Callable[[], float]) -> None:
         data = error = None
         try:
-            data = read(job.plan, self.reader, job.credential, timeout)
+            data = read(job.plan, self.reader, job.credential, timeout, job.fetch_zone)
         except Exception as exc:  # noqa: BLE001 - handed to the run, as a worker would
             error = exc
         self._done.append(ReadDone(job, data, error, self.clock.monotonic()))
@@ -131,7 +136,7 @@ class SimulatedReads:
                                                    f"no answer within {limit:.1f} s")
         else:
             try:
-                data = read(job.plan, self.reader, job.credential, lambda: limit)
+                data = read(job.plan, self.reader, job.credential, lambda: limit, job.fetch_zone)
             except Exception as exc:  # noqa: BLE001 - handed to the run, as a worker would
                 error = exc
         ends = self.clock.monotonic() + seconds

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field, replace
-from datetime import UTC, timedelta
+from datetime import timedelta
 
 import pytest
 from hypothesis import settings
@@ -205,7 +205,7 @@ def test_always_read_and_changed_checks_are_read_whatever_drive_says():
 
 def fresh_plan(sid: str) -> SheetPlan:
     check = FreshnessCheck(range=RANGE, warn="> 2h", fail="> 1d")
-    return SheetPlan(id=sid, name=sid, checks=(check,), ranges=(RANGE,), timezone=UTC, fingerprint="f",
+    return SheetPlan(id=sid, name=sid, checks=(check,), ranges=(RANGE,), fingerprint="f",
                      max_age=timedelta(days=7))
 
 

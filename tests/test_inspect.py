@@ -7,7 +7,6 @@ HTTP; ``judge`` is pure over what Google returned.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo
 
 import pytest
 from config_fixtures import FULL, SHEET_A, SHEET_B, load, secrets_folder
@@ -15,7 +14,7 @@ from config_fixtures import FULL, SHEET_A, SHEET_B, load, secrets_folder
 from monitor.checks import FormulaErrorsCheck, FreshnessCheck, ThresholdCheck, needs_modified_time, ranges_of
 from monitor.core.clock import ManualClock
 from monitor.core.errors import ErrorClass, SheetReadError
-from monitor.engine.inspect import SheetData, SheetPlan, judge, plans_of, read
+from monitor.engine.inspect import SheetData, SheetPlan, judge, plans_of, read, zone_of
 from monitor.google.reader import GspreadReader
 from monitor.sandbox.server import running_sandbox
 
@@ -29,7 +28,7 @@ EDITED = FreshnessCheck(source="modified_time", warn="> 2h", fail="> 1d")
 
 
 def plan(*checks) -> SheetPlan:
-    return SheetPlan(SHEET, "Store", checks, tuple(ranges_of(checks)), UTC, needs_modified_time(checks))
+    return SheetPlan(SHEET, "Store", checks, tuple(ranges_of(checks)), needs_modified_time(checks))
 
 
 class Google:
@@ -99,7 +98,7 @@ def test_a_failed_read_arrives_classified(google):
 def test_judging_evaluates_every_check_over_what_google_returned(google):
     google.put(ROWS, modified="2026-01-04T00:00:00Z")
     sheet_plan = plan(ERRORS, LOW_STOCK, EDITED)
-    results = judge(sheet_plan, google.read(sheet_plan), datetime(2026, 1, 5, 3, 0, tzinfo=UTC))
+    results = judge(sheet_plan, google.read(sheet_plan), datetime(2026, 1, 5, 3, 0, tzinfo=UTC), UTC)
     assert [(result.kind, result.status) for result in results] == [
         ("formula_errors", "fail"), ("threshold", "ok"), ("freshness", "fail"),
     ]
@@ -112,20 +111,48 @@ def test_cells_still_loading_are_a_failed_read_to_retry_never_a_finding(google):
     sheet_plan = plan(ERRORS, LOW_STOCK)
     data = google.read(sheet_plan)
     with pytest.raises(SheetReadError) as failure:
-        judge(sheet_plan, data, datetime(2026, 1, 5, tzinfo=UTC))
+        judge(sheet_plan, data, datetime(2026, 1, 5, tzinfo=UTC), UTC)
     assert failure.value.error_class is ErrorClass.LOADING
     assert "Stock!C2" in failure.value.message and "Loading" in failure.value.message
 
 
-def test_judging_a_date_without_an_offset_uses_the_plans_time_zone():
+def test_judging_a_date_without_an_offset_uses_the_spreadsheets_time_zone():
     # 10:00 in Moscow is 07:00 UTC: at 08:30 UTC it is 1.5 h old (ok), not 1.5 h in the future.
     check = FreshnessCheck(range="Log!A2:A", warn="> 2h")
-    moscow = SheetPlan(SHEET, "Store", (check,), ("Log!A2:A",), ZoneInfo("Europe/Moscow"))
-    data = SheetData({"Log!A2:A": {"range": "Log!A2:A3", "values": [["2026-01-05 10:00"]]}})
-    [result] = judge(moscow, data, datetime(2026, 1, 5, 8, 30, tzinfo=UTC))
-    assert result.status == "ok"
-    [late] = judge(moscow, data, datetime(2026, 1, 5, 8, 30, tzinfo=UTC) + timedelta(hours=1))
+    sheet_plan = SheetPlan(SHEET, "Store", (check,), ("Log!A2:A",))
+    data = SheetData({"Log!A2:A": {"range": "Log!A2:A3", "values": [["2026-01-05 10:00"]]}},
+                     time_zone="Europe/Moscow")
+    moscow = zone_of(sheet_plan, data.time_zone)
+    [result] = judge(sheet_plan, data, datetime(2026, 1, 5, 8, 30, tzinfo=UTC), moscow)
+    assert (result.status, result.message) == ("ok", "newest date 2026-01-05 10:00 UTC+3 is 1h 30m old")
+    [late] = judge(sheet_plan, data, datetime(2026, 1, 5, 8, 30, tzinfo=UTC) + timedelta(hours=1), moscow)
     assert late.status == "warn"
+
+
+def test_the_zone_to_judge_in_is_the_spreadsheets_and_is_never_guessed():
+    dated = plan(FreshnessCheck(range="Log!A2:A", warn="> 2h"))
+    assert dated.needs_time_zone
+    assert zone_of(dated, "GMT-07:00").utcoffset(None) == -timedelta(hours=7)  # Google's custom form
+    with pytest.raises(ValueError, match="time zone"):
+        zone_of(dated, None)  # a caller must read the zone before judging dates
+    # No dates to read: no zone asked for. Drive's modified time is an instant, shown in UTC.
+    assert not plan(ERRORS, EDITED).needs_time_zone
+    assert zone_of(plan(ERRORS, EDITED), None) == UTC
+    with pytest.raises(SheetReadError) as unknown:
+        zone_of(dated, "Mars/Olympus_Mons")
+    assert unknown.value.error_class is ErrorClass.PERMANENT
+    assert "'Mars/Olympus_Mons'" in unknown.value.message and "tzdata" in unknown.value.message
+
+
+def test_a_read_that_must_learn_the_zone_asks_for_it_alone_first(google):
+    google.sandbox.google.store.put_control(SHEET, {"title": "Store", "timeZone": "Asia/Novosibirsk",
+                                                    "tabs": {"Stock": ROWS}})
+    data = read(plan(ERRORS), google.reader, google.credential, google.timeout, fetch_zone=True)
+    assert data.time_zone == "Asia/Novosibirsk"
+    assert google.requests() == {"GET /v4/spreadsheets/{id}": 1, BATCH_GET: 1}
+    assert google.timeouts_asked == 2
+    quota = google.sandbox.google.quota.usage()["read"]
+    assert sum(quota["users"].values()) == 2  # both count against the Sheets read quota
 
 
 def test_the_plans_of_a_config(tmp_path):
@@ -135,5 +162,6 @@ def test_the_plans_of_a_config(tmp_path):
     assert stock.ranges == ("Stock!A1:H500", "Stock!A2:A", "Stock!F2:F", "Stock!E2:E")
     assert not stock.needs_modified_time
     assert sales.needs_modified_time and "Sales!B2:B" in sales.ranges
-    assert stock.timezone == ZoneInfo("Europe/Moscow")  # the config's [alerts] timezone
+    # The config's [alerts] timezone (Europe/Moscow) is the digest's: no plan carries a zone.
+    assert not hasattr(stock, "timezone") and not hasattr(stock, "tz")
     assert SheetPlan.of(config.sheets[0], config) == stock

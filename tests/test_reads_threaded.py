@@ -7,7 +7,6 @@ so a service account is loaded once and fetches one token, however many workers 
 from __future__ import annotations
 
 import time
-from datetime import UTC
 
 import pytest
 
@@ -34,7 +33,7 @@ def served(tmp_path):
 
 
 def plan(n: int) -> SheetPlan:
-    return SheetPlan(f"sheet-{n}", f"Store {n}", (FormulaErrorsCheck(range=RANGE),), (RANGE,), UTC)
+    return SheetPlan(f"sheet-{n}", f"Store {n}", (FormulaErrorsCheck(range=RANGE),), (RANGE,))
 
 
 def collect_all(reads: ThreadedReads, count: int, timeout: float = 10.0) -> list:

@@ -46,15 +46,29 @@ DLQ_STATUS = {"missing": 404, "access_removed": 403, "renamed_tab": 400}
 
 
 class CountingReader:
-    """The real reader, counting the batchGet requests it sends per spreadsheet."""
+    """The real reader, counting the reads it starts per spreadsheet: a batchGet, or the request for
+    the spreadsheet's time zone that goes just before it (and may fail in its place)."""
 
     def __init__(self, inner: GspreadReader, reads: Counter) -> None:
         self.inner = inner
         self.reads = reads
+        self.asked_zone: set[str] = set()  # one worker reads a spreadsheet at a time
 
     def read(self, spreadsheet_id, ranges, credential, timeout):
-        self.reads[spreadsheet_id] += 1
+        if spreadsheet_id in self.asked_zone:
+            self.asked_zone.discard(spreadsheet_id)  # counted with its zone request
+        else:
+            self.reads[spreadsheet_id] += 1
         return self.inner.read(spreadsheet_id, ranges, credential, timeout)
+
+    def time_zone(self, spreadsheet_id, credential, timeout):
+        self.reads[spreadsheet_id] += 1
+        self.asked_zone.add(spreadsheet_id)
+        try:
+            return self.inner.time_zone(spreadsheet_id, credential, timeout)
+        except Exception:
+            self.asked_zone.discard(spreadsheet_id)  # no batchGet follows
+            raise
 
 
 @pytest.fixture(scope="module")

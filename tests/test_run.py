@@ -63,7 +63,7 @@ class World(Bench):
             ids.append(sheet_id(n))
             self.sandbox.google.store.put_control(sheet_id(n), stock(**payload))
             self.plans.append(
-                SheetPlan(sheet_id(n), f"Store {n}", CHECKS, ("Stock!A1:C20", "Stock!C2:C20"), UTC)
+                SheetPlan(sheet_id(n), f"Store {n}", CHECKS, ("Stock!A1:C20", "Stock!C2:C20"))
             )
         return ids
 

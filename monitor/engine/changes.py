@@ -10,7 +10,9 @@ read (:func:`due_for_read`):
 * the last read is as old as the spreadsheet's ``max_age`` (it would be by the next round): a change
   Drive does not report, a value recomputed at Google, is seen within that age;
 * its profile says ``always_read`` (NOW(), IMPORTRANGE, GOOGLEFINANCE change without an edit);
-* it is failing (dead-lettered, or its breaker has a record): that is decided by reading, as before.
+* it is failing (dead-lettered, or its breaker has a record): that is decided by reading, as before;
+* it has a freshness check and its time zone is not known (a record from before zones were read:
+  its moments were found in the config's zone, and may be hours off).
 
 The others are judged again without a read (``monitor.engine.rejudge``). The feed's new position is
 stored with the round it built, in one save: a run killed before that save asks again from the old
@@ -81,6 +83,8 @@ def due_for_read(plan: SheetPlan, record: SheetHealth | None, now: datetime, int
     if plan.always_read or failing or record is None or record.read_at is None:
         return True
     if record.health is ERROR or record.checks != plan.fingerprint or record.change_unread:
+        return True
+    if plan.needs_time_zone and record.time_zone is None:
         return True
     return now + interval - record.read_at >= plan.max_age
 

@@ -74,6 +74,10 @@ class SheetHealth:
     # When Drive reported a change (or that it left our view) that no read has seen yet: cleared by
     # the next read that works. Marks are made as a round starts, when no read is in flight.
     changed_at: UtcTime | None = None
+    # The spreadsheet's own time zone (``properties.timeZone``, as Google names it), in which its
+    # dates are read, and from when a read asks for it again (``monitor.engine.zones``).
+    time_zone: str | None = None
+    zone_due: UtcTime | None = None
 
     @property
     def shown(self) -> str:

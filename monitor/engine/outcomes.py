@@ -38,6 +38,7 @@ from monitor.engine.rejudge import moments_of, rejudged
 from monitor.engine.settings import RunSettings
 from monitor.engine.state import RunnerState
 from monitor.engine.tasks import Round, Task
+from monitor.engine.zones import with_zone
 
 FINDINGS_TOLD = 5  # findings an event carries: enough for a message, which shows two anyway
 
@@ -116,6 +117,11 @@ class Outcomes:
         else:
             self._tell(plan, change, findings, now)
         return verdict
+
+    def learned_zone(self, plan: SheetPlan, name: str, now: datetime) -> None:
+        """Keep the time zone Google just gave for the spreadsheet, and when to ask again; saved with
+        the read's result, whatever it is."""
+        self.state.health[plan.id] = with_zone(self.state.health.get(plan.id), plan.id, name, now)
 
     def judged_unread(self, plan: SheetPlan, now: datetime) -> None:
         """Judge an unchanged spreadsheet again from its last read (its freshness checks age); the

@@ -14,7 +14,7 @@ from datetime import datetime
 from monitor.checks import CheckResult, FreshnessCheck, judge_age, worst
 from monitor.core.timefmt import parse_utc
 from monitor.engine.health import Finding, Health, Moment, SheetHealth
-from monitor.engine.inspect import SheetPlan
+from monitor.engine.inspect import SheetPlan, zone_of
 
 
 def moments_of(results: list[CheckResult]) -> tuple[Moment, ...]:
@@ -29,16 +29,20 @@ def moments_of(results: list[CheckResult]) -> tuple[Moment, ...]:
 def rejudged(plan: SheetPlan, record: SheetHealth, now: datetime
              ) -> tuple[Health, tuple[Finding, ...]] | None:
     """The verdict and findings ``plan``'s spreadsheet has at ``now`` with the values of its last read;
-    None when nothing in it depends on time (its verdict stands until its values change)."""
-    if not record.moments:
+    None when nothing in it depends on time (its verdict stands until its values change), or when the
+    zone its dates need is not known (such a spreadsheet is read, not judged again:
+    monitor.engine.changes).
+    Moments are instants; the zone only says how the newest one is shown, as its read showed it."""
+    if not record.moments or (plan.needs_time_zone and record.time_zone is None):
         return None
+    zone = zone_of(plan, record.time_zone)  # a kept name is a zone: kept once known to be one
     moments = {moment.check: moment for moment in record.moments}
     kept = {finding.check: finding for finding in record.findings}
     findings: list[Finding] = []
     for check in plan.checks:
         moment = moments.get(check.name)
         if isinstance(check, FreshnessCheck) and moment is not None:
-            result = judge_age(check, moment.at, moment.cell, now, plan.timezone)
+            result = judge_age(check, moment.at, moment.cell, now, zone)
             if result.is_finding:
                 findings.append(Finding.of(result))
         elif check.name in kept:

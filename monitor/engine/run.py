@@ -15,7 +15,7 @@ import logging
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.logs import log_event
@@ -28,12 +28,13 @@ from monitor.engine.events import CrashRecovered, Event, FallingBehind
 from monitor.engine.health import record_skip
 from monitor.engine.heartbeat import Heartbeat, Outcome, RoundProgress, RunStats, RunSummary
 from monitor.engine.inflight import ReadDone, ReadJob, Reads
-from monitor.engine.inspect import SheetPlan, judge
+from monitor.engine.inspect import SheetPlan, judge, zone_of
 from monitor.engine.outcomes import Fate, Outcomes, RunReport
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.settings import RunSettings
 from monitor.engine.state import RetryFirst, RunnerState
 from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round, Task
+from monitor.engine.zones import zone_due
 
 _NEVER = datetime.min.replace(tzinfo=UTC)  # "last checked" of a spreadsheet never checked: first in line
 # A read out this many times the usual latency (and at least this many seconds) is taken for hanging:
@@ -52,6 +53,7 @@ class InFlight:
     breaker_before: BreakerState | None  # its breaker before this read (a probe may be given back)
     alone: bool  # a quarantined task, read with nothing else in flight
     started: float = 0.0  # monotonic, set when its read is handed out
+    fetch_zone: bool = False  # the read asks for the spreadsheet's time zone too (one more request)
 
 
 class Run:
@@ -193,12 +195,15 @@ class Run:
             self.checkpoints.save()
             return True
 
-        credential, wait = self.pacer.acquire(self.clock.time())
+        # Dates are judged in the spreadsheet's own zone: asked with its first read that needs it,
+        # then about daily (monitor.engine.zones). It is one more read of the same credential's quota.
+        fetch_zone = plan.needs_time_zone and zone_due(self.state.health.get(plan.id), now)
+        credential, wait = self.pacer.acquire(self.clock.time(), 1 + fetch_zone)
         if credential is None:
             return self._wait(wait, usable)
         # Only now, with a request certain to go out, may an open breaker's probe be spent.
         breaker_before = self.outcomes.breaker_let_through(plan, now)
-        self._start(rnd, InFlight(task, plan, credential, breaker_before, alone))
+        self._start(rnd, InFlight(task, plan, credential, breaker_before, alone, fetch_zone=fetch_zone))
         return True
 
     def _next_task(self, rnd: Round, now: datetime) -> tuple[Task | None, bool, float | None]:
@@ -231,8 +236,8 @@ class Run:
         task = flight.task
         rnd.start(task)
         self.report.tasks += 1
-        by_credential = self.report.reads_by_credential
-        by_credential[flight.credential] = by_credential.get(flight.credential, 0) + 1
+        by_credential = self.report.reads_by_credential  # Sheets requests, the quota they spend
+        by_credential[flight.credential] = by_credential.get(flight.credential, 0) + 1 + flight.fetch_zone
         self.report.reads_of_failing += self.state.is_failing(task.target)
         # The lease is on disk before the request goes out: if the process dies during it, the next
         # run must know which reads were in flight (how many, for the poison guard).
@@ -240,7 +245,7 @@ class Run:
         flight.started = self.clock.monotonic()
         self.in_flight[task.id] = flight
         self.peak_in_flight = max(self.peak_in_flight, len(self.in_flight))
-        self.reads.start(ReadJob(task.id, flight.plan, flight.credential, flight.started),
+        self.reads.start(ReadJob(task.id, flight.plan, flight.credential, flight.started, flight.fetch_zone),
                          self._request_timeout)
         self._apply(self.reads.collect(0))  # whatever has finished meanwhile (this read, if it was quick)
 
@@ -264,7 +269,7 @@ class Run:
         try:
             if done.error is not None:
                 raise done.error
-            results = judge(plan, done.data, now)
+            results = judge(plan, done.data, now, self._zone(plan, done.data.time_zone, now))
         except SheetReadError as error:
             if error.error_class in (ErrorClass.QUOTA, ErrorClass.LOADING):
                 # Neither says whether the spreadsheet can be read; a probe spent on one is given back,
@@ -280,6 +285,16 @@ class Run:
             findings = sum(1 for result in results if result.is_finding)
             log_event("task_done", task_id=task.id, spreadsheet_id=plan.id, attempt=task.attempts,
                       status=verdict, findings=findings, duration_ms=int(done.seconds * 1000))
+
+    def _zone(self, plan: SheetPlan, fetched: str | None, now: datetime) -> tzinfo:
+        """The zone ``plan``'s dates are judged in: the one this read fetched (kept once known to be
+        a zone, whatever the judgement), else the one its record keeps."""
+        if fetched is None:
+            record = self.state.health.get(plan.id)
+            return zone_of(plan, record.time_zone if record else None)
+        zone = zone_of(plan, fetched)
+        self.outcomes.learned_zone(plan, fetched, now)
+        return zone
 
     def _failed(self, rnd: Round, flight: InFlight, error: SheetReadError, now: datetime, seconds: float
                 ) -> None:

@@ -28,6 +28,8 @@ READ_PARAMS = {
 }
 # Google's wording for a range it cannot resolve (a renamed tab, a typo in the config).
 _BAD_RANGE_PREFIX = "Unable to parse range: "
+# spreadsheets.get narrowed to the one property the monitor needs: a small answer, one read of quota.
+ZONE_PARAMS = {"fields": "properties.timeZone"}
 
 
 class GspreadReader:
@@ -80,6 +82,17 @@ class GspreadReader:
                 "get", f"{DRIVE_FILES_API_V3_URL}/{spreadsheet_id}", params=params
             )
             return response.json()["modifiedTime"]
+
+    def time_zone(self, spreadsheet_id: str, credential: str, timeout: float) -> str:
+        """The spreadsheet's ``properties.timeZone`` as Google names it ("Europe/Moscow",
+        "GMT-07:00"): one Sheets read, counted against the read quota like a batchGet."""
+        with classified(timeout):
+            client = self.client_for(credential, timeout)
+            body = client.http_client.fetch_sheet_metadata(spreadsheet_id, params=dict(ZONE_PARAMS))
+            zone = body["properties"]["timeZone"]
+            if not isinstance(zone, str):
+                raise ValueError(f"timeZone is {zone!r}")
+            return zone
 
     def client_for(self, credential: str, timeout: float) -> gspread.Client:
         """This reader's client for ``credential``, its timeout set to ``timeout``."""

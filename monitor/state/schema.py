@@ -119,8 +119,9 @@ def _adapter(document_type: Any) -> TypeAdapter:
 ROUND = Kind("round", RoundInfo, version=2)
 # Version 2 added ``quarantined_at`` (read alone after a run died with it in flight among others).
 TASK = Kind("task", Task, version=2, prefix="task/")
-# Version 2 added the last read (``read_at``, ``checks``, ``moments``) and Drive's ``changed_at``.
-HEALTH = Kind("health", SheetHealth, version=2, prefix="health/")
+# Version 2 added the last read (``read_at``, ``checks``, ``moments``) and Drive's ``changed_at``;
+# version 3 the spreadsheet's time zone (``time_zone``, ``zone_due``).
+HEALTH = Kind("health", SheetHealth, version=3, prefix="health/")
 BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
 DLQ = Kind("dlq", DeadLetter, prefix="dlq/")
 MUTE = Kind("mute", Mute, prefix="mute/")
@@ -159,6 +160,13 @@ def _health_last_read(value: Any) -> Any:
     return {**last_read, **value} if isinstance(value, dict) else value
 
 
+def _health_time_zone(value: Any) -> Any:
+    """health 2 -> 3 added the spreadsheet's time zone. An older record's dates were read in the
+    config's zone, not the spreadsheet's: with none known, its next round reads it (and its zone)
+    instead of judging it again from moments that may be off by hours (monitor.engine.changes)."""
+    return {"time_zone": None, "zone_due": None, **value} if isinstance(value, dict) else value
+
+
 def _task_quarantine(value: Any) -> Any:
     """task 1 -> 2 added ``quarantined_at``: no task of a run before it was read alone after a crash."""
     return {"quarantined_at": None, **value} if isinstance(value, dict) else value
@@ -194,6 +202,7 @@ def _heartbeat_read_measures(value: Any) -> Any:
 UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("round", 1): _round_unread,
     ("health", 1): _health_last_read,
+    ("health", 2): _health_time_zone,
     ("task", 1): _task_quarantine,
     ("quota", 1): _quota_per_project,
     ("heartbeat", 1): _heartbeat_read_measures,

@@ -1,0 +1,59 @@
+"""When a read asks a spreadsheet for its time zone, and what the state keeps of the answer.
+
+Date serials are wall-clock times in the spreadsheet's own zone (``properties.timeZone``), which is
+its creator's unless someone changed it in File > Settings. Asking for it is one more Sheets read
+(``spreadsheets.get?fields=properties.timeZone``, counted against the read quota like any other),
+so it is asked with a spreadsheet's first read that needs it, kept on its health record, and asked
+again about once a day, with a read that happens anyway: a changed zone is seen within a day.
+
+A zone first learnt is asked again after a part of the day that depends on the spreadsheet's id, so
+the spreadsheets whose zones were all learnt in one round (the first, or the first after an upgrade)
+spread their daily questions over the day instead of doubling one round's reads every day.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Iterable
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from monitor.checks import Check, FreshnessCheck
+from monitor.engine.health import SheetHealth
+
+ZONE_REFRESH = timedelta(days=1)
+_SPREAD_STEPS = 1000
+
+
+def needs_time_zone(checks: Iterable[Check]) -> bool:
+    """A freshness check on a range reads dates, which are wall-clock times in the spreadsheet's zone.
+    No other check looks at one, so their spreadsheets' zones are never asked for: a freshness check
+    on the file's modified time alone (an instant Drive gives in UTC) shows it in UTC."""
+    return any(isinstance(check, FreshnessCheck) and check.source == "range" for check in checks)
+
+
+def zone_due(record: SheetHealth | None, now: datetime) -> bool:
+    """Must a read of this spreadsheet at ``now`` also ask for its time zone?"""
+    if record is None or record.time_zone is None or record.zone_due is None:
+        return True
+    return now >= record.zone_due
+
+
+def with_zone(record: SheetHealth | None, spreadsheet_id: str, name: str, now: datetime) -> SheetHealth:
+    """``record`` knowing that the spreadsheet's zone is ``name`` at ``now``, and when to ask again."""
+    record = record or SheetHealth()
+    wait = ZONE_REFRESH if record.time_zone is not None else ZONE_REFRESH * _share_of_day(spreadsheet_id)
+    return replace(record, time_zone=name, zone_due=now + wait)
+
+
+def zone_reads_per_round(spreadsheets: int, round_interval: timedelta) -> int:
+    """Time-zone reads a round sends once every zone is known (each spreadsheet's once a day, spread
+    over the day), for ``spreadsheets`` spreadsheets whose checks need one: check-config's arithmetic.
+    The first round reads all of them."""
+    return min(spreadsheets, math.ceil(spreadsheets * (round_interval / ZONE_REFRESH)))
+
+
+def _share_of_day(spreadsheet_id: str) -> float:
+    """A share of the day in (0, 1], fixed for a spreadsheet and spread evenly over spreadsheets."""
+    return (zlib.crc32(spreadsheet_id.encode()) % _SPREAD_STEPS + 1) / _SPREAD_STEPS
