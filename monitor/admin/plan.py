@@ -4,6 +4,10 @@ Quotas are per Google Cloud project: each project's credentials together may rea
 ``project_read_requests_per_minute``, and the projects add up. How long a round takes also depends on
 how long a read takes: with ``W`` reads in flight (``reads_in_flight``, at most
 ``max_concurrent_reads``) a round of N reads of L seconds cannot be shorter than N x L / W.
+
+A round's reads are one ``values:batchGet`` per spreadsheet plus the time-zone reads of spreadsheets
+with a freshness check: each asks for its zone once a day, spread over the day
+(``monitor.engine.zones``), so a round carries its share of them; the first round asks for all.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from monitor.config import MAX_CONCURRENT_READS, Config
 from monitor.core.durations import format_duration
 from monitor.engine.concurrency import TYPICAL_READ_SECONDS, reads_in_flight, round_time_at_latency
 from monitor.engine.quota import Growth, credentials_needed
+from monitor.engine.zones import needs_time_zone, zone_reads_per_round
 
 MEASURED, TYPICAL = "the last run's mean", "typical of Google; no run has measured one yet"
 
@@ -26,7 +31,9 @@ def config_plan(config: Config, read_seconds: float | None = None) -> dict[str, 
     google, run = config.google, config.run
     count = len(config.sheets)
     interval = run.round_interval.total_seconds()
-    projects = _projects(config, count)
+    zoned = sum(1 for sheet in config.sheets if needs_time_zone(sheet.checks))
+    zone_reads = zone_reads_per_round(zoned, run.round_interval)
+    projects = _projects(config, count + zone_reads)
     rate = sum(project["reads_per_minute"] for project in projects)
     sizes = {project["project"]: len(project["credentials"]) for project in projects}
     latency = read_seconds if read_seconds else TYPICAL_READ_SECONDS
@@ -36,7 +43,11 @@ def config_plan(config: Config, read_seconds: float | None = None) -> dict[str, 
         "spreadsheets": count,
         "checks": sum(len(sheet.checks) for sheet in config.sheets),
         "ranges": sum(len(sheet.ranges) for sheet in config.sheets),
-        "reads_per_round": count,  # one values:batchGet per spreadsheet, whatever its ranges
+        # One values:batchGet per spreadsheet whatever its ranges, and the round's share of the
+        # daily time-zone reads; the first round reads every zone its checks need.
+        "reads_per_round": count + zone_reads,
+        "zone_reads_per_round": zone_reads,
+        "first_round_reads": count + zoned,
         "drive_reads_per_round": sum(1 for sheet in config.sheets if sheet.needs_modified_time),
         "credentials": len(google.credentials),
         "read_requests_per_minute": google.read_requests_per_minute,
@@ -69,8 +80,9 @@ def config_plan(config: Config, read_seconds: float | None = None) -> dict[str, 
     return plan
 
 
-def _projects(config: Config, count: int) -> list[dict[str, Any]]:
-    """Each project: its credentials, the reads per minute it allows, and the round it reads alone."""
+def _projects(config: Config, reads: int) -> list[dict[str, Any]]:
+    """Each project: its credentials, the reads per minute it allows, and the round (``reads``) it
+    reads alone."""
     google = config.google
     rows = []
     for project, members in google.projects.items():
@@ -78,20 +90,20 @@ def _projects(config: Config, count: int) -> list[dict[str, Any]]:
         rate = min(could, google.project_read_requests_per_minute)
         rows.append({"project": project, "credentials": [str(path) for path in members],
                      "reads_per_minute": rate, "capped": could > rate,
-                     "round_seconds_alone": round(count * 60 / rate, 1)})
+                     "round_seconds_alone": round(reads * 60 / rate, 1)})
     return rows
 
 
 def _add_round(plan: dict[str, Any], config: Config, sizes: dict[str, int]) -> None:
     """The round's times, whether it fits, what would make it fit, and the summary line."""
     google = config.google
-    count, rate, latency = plan["spreadsheets"], plan["reads_per_minute"], plan["read_seconds"]
+    reads, rate, latency = plan["reads_per_round"], plan["reads_per_minute"], plan["read_seconds"]
     interval = plan["round_interval_seconds"]
-    at_quota = count * 60 / rate
-    at_latency = round_time_at_latency(count, rate, latency, google.max_concurrent_reads)
+    at_quota = reads * 60 / rate
+    at_latency = round_time_at_latency(reads, rate, latency, google.max_concurrent_reads)
     # A key naming no project, or not read, is a group of its own: nothing can be added to it.
     known = set(google.credential_projects.values())
-    growth = credentials_needed(count, interval, sizes, google.read_requests_per_minute,
+    growth = credentials_needed(reads, interval, sizes, google.read_requests_per_minute,
                                 google.project_read_requests_per_minute,
                                 closed=[project for project in sizes if project not in known])
     fits = at_latency <= interval
@@ -101,7 +113,7 @@ def _add_round(plan: dict[str, Any], config: Config, sizes: dict[str, int]) -> N
         credentials_needed=plan["credentials"] + growth.credentials,
         projects_needed=len(sizes) + len(growth.new_projects),
         to_add={"credentials": dict(growth.added), "new_projects": list(growth.new_projects)},
-        runs_per_round=max(1, math.ceil(at_latency / plan["budget_seconds"])) if count else 0,
+        runs_per_round=max(1, math.ceil(at_latency / plan["budget_seconds"])) if reads else 0,
     )
     plan["summary"] = _summary(plan, config, at_quota, at_latency)
 
@@ -129,7 +141,8 @@ def _round_warning(plan: dict[str, Any], config: Config) -> str:
     count, latency = plan["spreadsheets"], plan["read_seconds"]
     if plan["round_seconds_at_latency"] > plan["round_interval_seconds"] >= plan["round_seconds"]:
         ceiling = config.google.max_concurrent_reads
-        wanted = math.ceil(count * latency / plan["round_interval_seconds"])  # in flight for the interval
+        # in flight for the interval
+        wanted = math.ceil(plan["reads_per_round"] * latency / plan["round_interval_seconds"])
         fix = (f"raise max_concurrent_reads to {wanted}" if ceiling < wanted <= MAX_CONCURRENT_READS
                else f"set round_interval to at least {_minutes(plan['round_seconds_at_latency'])}")
         return (f"a full round of {count} spreadsheets at {latency:.2f} s a read with at most {ceiling} "

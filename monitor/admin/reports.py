@@ -162,6 +162,7 @@ def sheets_report(
             "last_checked_at": _iso(record.last_checked_at) if record else None,
             "findings": len(record.findings) if record else 0,
             "in_dlq": sheet.id in state.dlq,
+            "time_zone": record.time_zone if record else None,  # its dates are read in it
         })
     rank = {shown: n for n, shown in enumerate(SHOWN_ORDER)}
     rows.sort(key=lambda row: (rank[row["shown"]], row["name"], row["id"]))

@@ -26,7 +26,7 @@ from monitor.core.durations import format_duration
 from monitor.core.errors import SheetReadError
 from monitor.core.logs import configure_logging
 from monitor.core.timefmt import format_utc
-from monitor.engine.inspect import SheetPlan, judge, read
+from monitor.engine.inspect import SheetPlan, judge, read, zone_of
 from monitor.engine.quota import QuotaPacer
 from monitor.state import read_state
 from monitor.storage import StateError
@@ -45,11 +45,9 @@ def check_config(config_path: Path | None, as_json: bool) -> None:
         emit_json({"valid": True, **plan})
         return
     click.echo(f"Config OK: {plan['config']}")
-    drive = f", plus {plan['drive_reads_per_round']} Drive reads" if plan["drive_reads_per_round"] else ""
-    per_round = f"{plan['reads_per_round']} (one values:batchGet per spreadsheet{drive})"
     echo_fields([
         ("spreadsheets", f"{plan['spreadsheets']} ({plan['checks']} checks over {plan['ranges']} ranges)"),
-        ("reads per round", per_round),
+        ("reads per round", _reads_per_round(plan)),
         *_project_fields(plan),
         ("quota", plan["summary"]),
         ("read time", _read_time(plan)),
@@ -61,6 +59,17 @@ def check_config(config_path: Path | None, as_json: bool) -> None:
         click.echo(f"\nWarnings ({len(plan['warnings'])}):")
         for warning in plan["warnings"]:
             click.echo(f"  - {click.style(warning, fg='yellow')}")
+
+
+def _reads_per_round(plan: dict[str, Any]) -> str:
+    zones = plan["zone_reads_per_round"]
+    zone = f", {zones} time-zone read{'' if zones == 1 else 's'}" if zones else ""
+    drive = f", plus {plan['drive_reads_per_round']} Drive reads" if plan["drive_reads_per_round"] else ""
+    text = f"{plan['reads_per_round']} (one values:batchGet per spreadsheet{zone}{drive})"
+    if plan["first_round_reads"] > plan["spreadsheets"]:
+        # Each zone a freshness check needs is read with the spreadsheet's first read, then daily.
+        text += f"; the first round {plan['first_round_reads']}, every spreadsheet's time zone once"
+    return text
 
 
 def _last_read_seconds(config: Config) -> float | None:
@@ -109,8 +118,9 @@ def _runs(plan: dict[str, Any], config) -> str:
 @click.argument("spreadsheet_id", metavar="ID")
 def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     """Read one spreadsheet now and print each check's result and the cells involved. Changes no
-    queue, breaker or health state; spends one read of Google quota (plus one Drive read for a
-    freshness check on the file's modified time)."""
+    queue, breaker or health state; spends one read of Google quota (two with a freshness check: its
+    dates are read in the spreadsheet's own time zone, asked for first), plus one Drive read for a
+    freshness check on the file's modified time."""
     configure_logging(level=logging.WARNING)
     config = load_or_exit(config_path, require_secrets=True)
     sheet = config.sheets_by_id.get(spreadsheet_id)
@@ -120,33 +130,39 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     from monitor.google.reader import GspreadReader
 
     plan = SheetPlan.of(sheet, config)
-    credential = _credential(config)
+    credential = _credential(config, (1 if plan.ranges else 0) + plan.needs_time_zone)
     timeout = config.google.request_timeout.total_seconds()
     reader = GspreadReader.for_config(config, timeout)
     now = clock.now()
-    # Sheets reads count against the quota the runs pace; a Drive read (freshness on the file's
-    # modified time) counts against Drive's own quota.
-    spent = {"reads": 1 if plan.ranges else 0, "drive_reads": 1 if plan.needs_modified_time else 0,
-             "credential": credential}
+    # Sheets reads (values, and the time zone) count against the quota the runs pace; a Drive read
+    # (freshness on the file's modified time) counts against Drive's own quota.
+    fetch_zone = plan.needs_time_zone
+    spent = {"reads": (1 if plan.ranges else 0) + fetch_zone,
+             "drive_reads": 1 if plan.needs_modified_time else 0, "credential": credential}
     try:
-        results = judge(plan, read(plan, reader, credential, lambda: timeout), now)
+        data = read(plan, reader, credential, lambda: timeout, fetch_zone)
+        results = judge(plan, data, now, zone_of(plan, data.time_zone))
     except SheetReadError as error:
         _read_failed(sheet, error_dict(error.info()), spent, as_json)
     health = health_of(results)
     if as_json:
         emit_json({"id": sheet.id, "name": sheet.name, "checked_at": format_utc(now), "health": health,
-                   "results": [r.to_dict() for r in results], "quota_spent": spent})
+                   "time_zone": data.time_zone, "results": [r.to_dict() for r in results],
+                   "quota_spent": spent})
         return
-    click.echo(f"{sheet.name} ({sheet.id}): {styled_status(health)}")
+    zone = f" in its time zone {data.time_zone}" if data.time_zone else ""
+    click.echo(f"{sheet.name} ({sheet.id}): {styled_status(health)}{zone}")
     echo_table(("check", "status", "message", "cells"),
                [(r.check_name, r.status, r.message, ", ".join(r.cells)) for r in results],
                status_column=1, empty="(no checks configured)")
     drive = " and one Drive read" if spent["drive_reads"] else ""
-    click.echo(f"\nSpent one read of {Path(credential).name}'s quota{drive}; nothing was recorded.", err=True)
+    reads = "two reads" if spent["reads"] == 2 else "one read"
+    click.echo(f"\nSpent {reads} of {Path(credential).name}'s quota{drive}; nothing was recorded.", err=True)
 
 
-def _credential(config: Config) -> str:
-    """The credential with the most room left, judged from the last run's saved quota log."""
+def _credential(config: Config, reads: int) -> str:
+    """The credential with the most room left for ``reads``, judged from the last run's saved quota
+    log."""
     pacer = QuotaPacer.from_config(config)
     try:
         state = read_state(config.run.state_dir, only=("quota",))
@@ -154,7 +170,7 @@ def _credential(config: Config) -> str:
         state = None
     if state is not None:
         pacer.restore(state.quota)
-    credential, wait = pacer.acquire(clock.time())
+    credential, wait = pacer.acquire(clock.time(), max(reads, 1))
     if credential is None:
         fail(f"every credential used its quota in the last minute; try again in {wait:.0f} s",
              EXIT_OPERATIONAL)

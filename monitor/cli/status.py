@@ -128,7 +128,7 @@ def _age(seconds: float | None) -> str:
 @json_option
 def sheets(config_path: Path | None, status_filter: str | None, as_json: bool) -> None:
     """Each configured spreadsheet's health (muted and skipped shown as such), since when, when it was
-    last checked and how many findings it has; the worst first."""
+    last checked, how many findings it has and the time zone its dates are read in; the worst first."""
     quiet_logs()
     config = load_or_exit(config_path)
     state = read_or_exit(config) or State()
@@ -139,10 +139,11 @@ def sheets(config_path: Path | None, status_filter: str | None, as_json: bool) -
         return
     table = [
         (row["name"], row["id"], _shown(row), short_time(row["since"]),
-         short_time(row["last_checked_at"]), row["findings"])
+         short_time(row["last_checked_at"]), row["findings"], row["time_zone"] or "-")
         for row in rows
     ]
-    echo_table(("name", "id", "health", "since", "last checked", "findings"), table, status_column=2,
+    echo_table(("name", "id", "health", "since", "last checked", "findings", "time zone"), table,
+               status_column=2,
                uncut=(1,), empty="no spreadsheets" + (f" shown as {status_filter}" if status_filter else ""))
 
 

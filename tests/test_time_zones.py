@@ -1,0 +1,269 @@
+"""Each spreadsheet judged in its own time zone (monitor.engine.zones): read from Google with its first
+read, kept on its health record, asked again about daily, paced as the read it is, and shown in every
+freshness message. The [alerts] timezone is the digest's alone.
+
+The first tests run ``run_once`` over a config against the sandbox (real gspread, real google-auth);
+the others drive the engine's run with a scripted reader on a manual clock.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from cli_fixtures import invoke, json_of, saved_state, state_dir, write_config
+from run_fixtures import RANGE, SETTINGS, Bench, ScriptedReader, SimulatedReads
+
+from monitor.app.run import run_once
+from monitor.checks import FreshnessCheck
+from monitor.config import load_config
+from monitor.core.clock import ManualClock
+from monitor.core.errors import ErrorClass
+from monitor.engine.changes import ChangedFiles
+from monitor.engine.events import DeadLettered
+from monitor.engine.health import ERROR, OK, WARN, Moment, SheetHealth
+from monitor.engine.inspect import SheetPlan
+from monitor.engine.zones import ZONE_REFRESH, with_zone, zone_due, zone_reads_per_round
+from monitor.sandbox.server import running_sandbox
+from monitor.state import changing_state
+from monitor.state.schema import HEALTH, upgraded
+from monitor.storage import MemoryLocation
+
+GMT, LOS_ANGELES, NOVOSIBIRSK = (f"1zone{name}".ljust(44, "x") for name in ("Gmt", "LosAngeles", "Nsk"))
+SPREADSHEETS_GET = "GET /v4/spreadsheets/{id}"
+FRESH = ('\n[profiles.fresh]\n'
+         'checks = [{ kind = "freshness", range = "Log!A2:A", warn = "> 2h", fail = "> 1d" }]\n')
+
+
+def log(written: datetime, zone: str) -> dict:
+    return {"title": "Store", "timeZone": zone,
+            "tabs": {"Log": [["Updated"], [{"datetime": written.strftime("%Y-%m-%dT%H:%M:%SZ")}]]}}
+
+
+@pytest.fixture
+def zoned_site(tmp_path):
+    """Three spreadsheets in three zones, a config whose [alerts] timezone is Europe/Moscow, and the
+    manual clock both run on (at the real time: google-auth stamps its JWTs with it)."""
+    clock = ManualClock(start=datetime.now(UTC))
+    with running_sandbox(clock=clock, telegram=False, latency="off") as sandbox:
+        now = clock.now()
+        sandbox.google.store.put_control(GMT, log(now - timedelta(minutes=30), "Etc/GMT"))
+        sandbox.google.store.put_control(LOS_ANGELES, log(now - timedelta(minutes=30), "America/Los_Angeles"))
+        sandbox.google.store.put_control(NOVOSIBIRSK, log(now - timedelta(hours=3), "Asia/Novosibirsk"))
+        credentials = sandbox.write_credentials(tmp_path / "secrets", 1)
+        sheets = "".join(f'\n[[sheets]]\nid = "{sid}"\nname = "Store {n}"\nprofile = "fresh"\n'
+                         for n, sid in enumerate((GMT, LOS_ANGELES, NOVOSIBIRSK), start=4))
+        path = write_config(tmp_path / "site", ids=(), credentials=credentials, endpoint=sandbox.base_url,
+                            extra=FRESH + sheets + '\n[alerts]\ntimezone = "Europe/Moscow"\n')
+        yield sandbox, clock, path
+
+
+def zone_reads(sandbox) -> int:
+    return sandbox.google.stats.snapshot()["by_endpoint"].get(SPREADSHEETS_GET, 0)
+
+
+def test_each_spreadsheet_is_judged_in_its_own_zone_not_the_digests(zoned_site):
+    sandbox, clock, path = zoned_site
+    run_once(load_config(path, {}), clock=clock, messages_to=io.StringIO())
+    state = saved_state(path)
+    # Read in the digest's Moscow time, the two fresh ones would be 3.5 h and 11.5 h old: both warn.
+    assert {sid: state.health[sid].health for sid in (GMT, LOS_ANGELES, NOVOSIBIRSK)} == {
+        GMT: OK, LOS_ANGELES: OK, NOVOSIBIRSK: WARN}
+    assert [state.health[sid].time_zone for sid in (GMT, LOS_ANGELES, NOVOSIBIRSK)] == [
+        "Etc/GMT", "America/Los_Angeles", "Asia/Novosibirsk"]
+    [finding] = state.health[NOVOSIBIRSK].findings
+    # Shown on the spreadsheet's own clock, with its offset: no guessing which zone was meant.
+    written = (clock.now() - timedelta(hours=3)).astimezone(UTC) + timedelta(hours=7)
+    assert finding.message == f"newest date {written:%Y-%m-%d %H:%M} UTC+7 is 3h old (> 2h)"
+    rows = {row["id"]: row for row in json_of(invoke(path, "sheets", "--json"))["sheets"]}
+    assert rows[LOS_ANGELES]["time_zone"] == "America/Los_Angeles"
+    assert "Asia/Novosibirsk" in invoke(path, "sheets").stdout
+
+
+def test_the_zone_is_read_once_then_daily_and_counts_as_a_read(zoned_site):
+    sandbox, clock, path = zoned_site
+    config = load_config(path, {})
+    first = run_once(config, clock=clock, messages_to=io.StringIO())
+    assert zone_reads(sandbox) == 3  # one spreadsheets.get?fields=properties.timeZone each
+    assert sum(first.report.reads_by_credential.values()) == 6  # the quota they spent, with the values
+    for _ in range(3):  # rounds within the day ask no zone again
+        clock.advance(6 * 60)
+        run_once(config, clock=clock, messages_to=io.StringIO())
+    assert zone_reads(sandbox) == 3
+    # A day later every zone is due again. (The sandbox's clock cannot move a day: google-auth signs
+    # its tokens with the real time, which the sandbox checks; the state is moved instead.)
+    with changing_state(state_dir(path), actor="test", now=clock.now()) as session:
+        for sid in (GMT, LOS_ANGELES, NOVOSIBIRSK):
+            session.state.health[sid] = replace(session.state.health[sid], zone_due=clock.now())
+    # Someone sets the first spreadsheet's zone in File > Settings: an edit, which Drive reports.
+    sandbox.google.store.put_control(GMT, {**log(clock.now(), "Etc/GMT"), "timeZone": "Asia/Tokyo"})
+    clock.advance(6 * 60)
+    run_once(config, clock=clock, messages_to=io.StringIO())
+    # The zone is asked with a read that happens anyway: the edited one now, the others at their next.
+    assert zone_reads(sandbox) == 4
+    record = saved_state(path).health[GMT]
+    assert record.time_zone == "Asia/Tokyo"
+    assert record.zone_due - clock.now() == pytest.approx(ZONE_REFRESH, abs=timedelta(minutes=1))
+
+
+def test_check_asks_for_the_zone_and_says_it_spent_two_reads(zoned_site):
+    sandbox, _, path = zoned_site
+    data = json_of(invoke(path, "check", NOVOSIBIRSK, "--json"))
+    assert data["time_zone"] == "Asia/Novosibirsk" and data["health"] == "warn"
+    assert data["quota_spent"]["reads"] == 2
+    assert "UTC+7" in data["results"][0]["message"]
+    human = invoke(path, "check", LOS_ANGELES)
+    assert "in its time zone America/Los_Angeles" in human.stdout
+    assert "Spent two reads" in human.stderr
+    assert zone_reads(sandbox) == 2
+
+
+def test_check_config_counts_the_zone_reads_in_the_quota_arithmetic(tmp_path):
+    ids = [f"1plan{n:04d}".ljust(44, "x") for n in range(300)]
+    sheets = "".join(f'\n[[sheets]]\nid = "{sid}"\nname = "S{n}"\nprofile = "fresh"\n'
+                     for n, sid in enumerate(ids))
+    path = write_config(tmp_path / "site", ids=(), extra=FRESH + sheets)
+    data = json_of(invoke(path, "check-config", "--json"))
+    # 300 zones a day, spread over the day: 300 x 5 min / 24 h = 1.04, so 2 in a 5-minute round.
+    assert (data["zone_reads_per_round"], data["reads_per_round"], data["first_round_reads"]) == (2, 302, 600)
+    assert data["round_seconds"] == 302.0  # 302 reads at 60 a minute
+    human = invoke(path, "check-config").stdout
+    assert "302 (one values:batchGet per spreadsheet, 2 time-zone reads)" in human
+    assert "the first round 600, every spreadsheet's time zone once" in human
+
+
+# -- the engine's run, scripted ----------------------------------------------------------------------
+
+
+def fresh_plans(count: int, **overrides) -> list[SheetPlan]:
+    check = FreshnessCheck(range=RANGE, warn="> 2h", fail="> 1d")
+    return [SheetPlan(id=f"s{n}", name=f"Store {n}", checks=(check,), ranges=(RANGE,), fingerprint="f",
+                      **overrides) for n in range(count)]
+
+
+def dated(moment: datetime) -> dict:
+    """A ValueRange holding ``moment`` as text without an offset: wall-clock time, read in the zone."""
+    return {"range": RANGE, "values": [[moment.strftime("%Y-%m-%d %H:%M:%S")]]}
+
+
+class QuietDrive:
+    """Drive's change feed reporting no change at all."""
+
+    source = "sa-1.json"
+
+    def start_position(self, timeout: float) -> str:
+        return "1"
+
+    def changed_since(self, position: str, timeout: float) -> ChangedFiles:
+        return ChangedFiles(frozenset(), frozenset(), position, requests=1)
+
+
+def test_a_read_that_asks_for_the_zone_takes_two_slots_of_the_credentials_quota():
+    clock = ManualClock()
+    reader = ScriptedReader()
+    made: list[SimulatedReads] = []
+
+    def simulated(run_clock: ManualClock) -> SimulatedReads:
+        made.append(SimulatedReads(reader, run_clock, lambda sid: 0.1))
+        return made[-1]
+
+    the_bench = Bench(reader, fresh_plans(3), MemoryLocation(), clock=clock, per_credential=4,
+                      make_reads=simulated)
+    start = clock.time()
+    run = the_bench.run()
+    started = {sid: round(at - start, 1) for sid, at in made[0].started}
+    # 4 reads a minute: the first two spreadsheets' reads and zones fill it; the third waits a window
+    # (60 s and the pacer's 1 s margin) rather than meet a 429.
+    assert started == {"s0": 0.0, "s1": 0.1, "s2": 61.0}  # s1 once s0's 0.1 s read is applied
+    assert reader.zone_reads == ["s0", "s1", "s2"]
+    assert run.report.reads_by_credential == {"sa-1.json": 6}
+
+
+def test_a_record_from_before_zones_is_read_again_even_when_drive_says_unchanged():
+    reader = ScriptedReader()
+    the_bench = Bench(reader, fresh_plans(1, max_age=timedelta(days=7)), MemoryLocation(),
+                      changes=QuietDrive())
+    now = the_bench.clock.now()
+    with the_bench.session() as session:  # as the upgrade of an older state leaves a record
+        session.state.health["s0"] = SheetHealth(
+            health=OK, since=now, last_checked_at=now, read_at=now, checks="f",
+            moments=(Moment("freshness Stock!A1:B2", now - timedelta(hours=1), "Stock!A1"),))
+    reader.script = {"s0": [dated(now - timedelta(minutes=10))]}
+    run = the_bench.run()
+    assert run.report.tasks == 1 and reader.zone_reads == ["s0"]
+    assert the_bench.stored().health["s0"].time_zone == "Etc/GMT"
+    the_bench.clock.advance(SETTINGS.round_interval.total_seconds())
+    assert the_bench.run().report.tasks == 0  # zone known, nothing changed: judged without a read
+
+
+def test_judging_again_without_a_read_shows_the_newest_date_on_the_spreadsheets_clock():
+    reader = ScriptedReader()
+    reader.zones["s0"] = "Asia/Novosibirsk"
+    the_bench = Bench(reader, fresh_plans(1, max_age=timedelta(days=7)), MemoryLocation(),
+                      changes=QuietDrive())
+    written = the_bench.clock.now() - timedelta(hours=1)
+    local = written.astimezone(UTC) + timedelta(hours=7)  # the sheet's wall clock: Novosibirsk, UTC+7
+    reader.script = {"s0": [dated(local)]}
+    the_bench.run()
+    assert the_bench.stored().health["s0"].health is OK
+    the_bench.clock.advance(90 * 60)  # 2.5 h after the date: judged again, without a read
+    run = the_bench.run()
+    assert run.report.tasks == 0 and reader.reads == ["s0"]
+    record = the_bench.stored().health["s0"]
+    assert record.health is WARN
+    assert record.findings[0].message == f"newest date {local:%Y-%m-%d %H:%M} UTC+7 is 2h 30m old (> 2h)"
+
+
+def test_a_zone_this_machine_does_not_know_dead_letters_the_spreadsheet_with_what_to_do():
+    reader = ScriptedReader()
+    reader.zones["s0"] = "America/Nowhere"
+    the_bench = Bench(reader, fresh_plans(1), MemoryLocation())
+    run = the_bench.run()
+    state = the_bench.stored()
+    assert state.health["s0"].health is ERROR and state.health["s0"].time_zone is None
+    [dead] = [event for event in run.state.events if isinstance(event, DeadLettered)]
+    assert dead.error.error_class == ErrorClass.PERMANENT
+    assert "'America/Nowhere'" in dead.error.message and "tzdata" in dead.error.message
+
+
+def test_checks_without_dates_never_ask_for_a_zone():
+    reader = ScriptedReader()
+    the_bench = Bench(reader, [replace(plan, checks=()) for plan in fresh_plans(2)], MemoryLocation())
+    assert the_bench.run().report.reads_by_credential == {"sa-1.json": 2}
+    assert reader.zone_reads == []
+
+
+# -- when to ask ---------------------------------------------------------------------------------------
+
+
+def test_a_zone_first_learnt_is_asked_again_within_the_day_then_daily():
+    now = datetime(2026, 1, 5, 3, 0, tzinfo=UTC)
+    assert zone_due(None, now) and zone_due(SheetHealth(), now)
+    first = [with_zone(None, f"sheet-{n}", "Etc/GMT", now) for n in range(200)]
+    waits = sorted(record.zone_due - now for record in first)
+    assert timedelta(0) < waits[0] and waits[-1] <= ZONE_REFRESH
+    # Spread over the day, so the zones learnt in one round are not all asked again in one round.
+    assert waits[49] < ZONE_REFRESH * 0.35 and waits[149] > ZONE_REFRESH * 0.65
+    record = first[0]
+    assert not zone_due(record, record.zone_due - timedelta(seconds=1)) and zone_due(record, record.zone_due)
+    again = with_zone(record, "sheet-0", "Europe/Moscow", record.zone_due)
+    assert again.zone_due - record.zone_due == ZONE_REFRESH and again.time_zone == "Europe/Moscow"
+
+
+def test_the_zone_reads_a_round_carries():
+    assert zone_reads_per_round(700, timedelta(minutes=10)) == 5  # 700 x 10 min / 24 h = 4.9
+    assert zone_reads_per_round(3, timedelta(minutes=5)) == 1
+    assert zone_reads_per_round(0, timedelta(minutes=5)) == 0
+    assert zone_reads_per_round(10, timedelta(days=2)) == 10  # never more than once a round each
+
+
+def test_a_health_record_from_before_zones_is_read_with_no_zone_known():
+    record = SheetHealth(health=OK, read_at=datetime(2026, 1, 5, tzinfo=UTC), checks="f")
+    written = json.loads(HEALTH.encode(record))
+    older = {key: value for key, value in written.items() if key not in ("time_zone", "zone_due")}
+    assert HEALTH.version == 3
+    assert upgraded(HEALTH, older, 2) == {**older, "time_zone": None, "zone_due": None}
+    assert HEALTH.validate(upgraded(HEALTH, older, 2)) == record  # no zone known: read, not re-judged
