@@ -208,3 +208,13 @@ def test_more_requests_than_a_limit_are_taken_as_the_limit_rather_than_never_sen
     pacer = QuotaPacer(["sa-1"], per_credential=1, per_project=300, margin_seconds=0.0)
     assert pacer.acquire(0.0, requests=2) == ("sa-1", 0.0)
     assert pacer.acquire(0.0, requests=2) == (None, 60.0)
+
+
+def test_a_request_that_went_out_later_is_counted_when_it_went():
+    pacer = QuotaPacer(["sa-1"], per_credential=2, per_project=300, margin_seconds=0.0)
+    assert pacer.acquire(0.0, requests=2) == ("sa-1", 0.0)
+    # The second request left when the first was answered, 5 s later: Google counts it until 65 s.
+    pacer.sent_later("sa-1", counted_at=0.0, sent_by=5.0)
+    assert pacer.acquire(60.0) == ("sa-1", 0.0)  # the first one's slot is free at 60 s
+    assert pacer.acquire(60.0) == (None, 5.0)  # the second's only at 65 s, not at 60 s
+    assert pacer.snapshot(60.0).sent == {"sa-1": (5.0, 60.0)}

@@ -23,9 +23,11 @@ for a slot, before it hands a read to a worker.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,6 +144,16 @@ class QuotaPacer:
         self._project_sent[self._project_of[chosen]].extend([now] * requests)
         self._totals[chosen] += requests
         return chosen, 0.0
+
+    def sent_later(self, credential: str, counted_at: float, sent_by: float) -> None:
+        """One of ``credential``'s requests, counted at ``counted_at``, went out later, by ``sent_by``
+        at the latest: count it then. A read's second request (its values, after the spreadsheet's
+        time zone) leaves when the first is answered, seconds later in Google's slow tail, and Google
+        counts it when it arrives; counted at ``counted_at`` its slot would free before Google's does."""
+        for log in (self._sent[credential], self._project_sent[self._project_of[credential]]):
+            with suppress(ValueError):  # already out of the window: the move only adds it back
+                log.remove(counted_at)
+            bisect.insort(log, max(sent_by, counted_at))
 
     def reads_per_second(self) -> float:
         """The rate the limits sustain, summed over the projects (what the run sizes its reads in

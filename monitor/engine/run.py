@@ -54,6 +54,7 @@ class InFlight:
     alone: bool  # a quarantined task, read with nothing else in flight
     started: float = 0.0  # monotonic, set when its read is handed out
     fetch_zone: bool = False  # the read asks for the spreadsheet's time zone too (one more request)
+    paced_at: float = 0.0  # the pacer's time (epoch seconds) at which its requests were counted
 
 
 class Run:
@@ -198,12 +199,14 @@ class Run:
         # Dates are judged in the spreadsheet's own zone: asked with its first read that needs it,
         # then about daily (monitor.engine.zones). It is one more read of the same credential's quota.
         fetch_zone = plan.needs_time_zone and zone_due(self.state.health.get(plan.id), now)
-        credential, wait = self.pacer.acquire(self.clock.time(), 1 + fetch_zone)
+        paced_at = self.clock.time()
+        credential, wait = self.pacer.acquire(paced_at, 1 + fetch_zone)
         if credential is None:
             return self._wait(wait, usable)
         # Only now, with a request certain to go out, may an open breaker's probe be spent.
         breaker_before = self.outcomes.breaker_let_through(plan, now)
-        self._start(rnd, InFlight(task, plan, credential, breaker_before, alone, fetch_zone=fetch_zone))
+        self._start(rnd, InFlight(task, plan, credential, breaker_before, alone, fetch_zone=fetch_zone,
+                                  paced_at=paced_at))
         return True
 
     def _next_task(self, rnd: Round, now: datetime) -> tuple[Task | None, bool, float | None]:
@@ -259,6 +262,8 @@ class Run:
         for done in finished:
             flight = self.in_flight.pop(done.job.task_id)
             self.latency.add(done.seconds)
+            if flight.fetch_zone:  # its values request left when the zone came back: by now, at the latest
+                self.pacer.sent_later(flight.credential, flight.paced_at, self.clock.time())
             self._settle(flight, done)
         if finished:
             self.checkpoints.save()
