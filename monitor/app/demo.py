@@ -15,6 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import IO
 
+from monitor.admin.plan import config_plan
 from monitor.app.run import run_once
 from monitor.config import load_config
 from monitor.sandbox import dataset as datasets
@@ -70,7 +71,10 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str]) -> 
             f"(Google allows 60) with {DEMO_CREDENTIALS} accounts, request timeout {DEMO_REQUEST_TIMEOUT}."
         )
         say(f"  Answers are delayed by the {sandbox.google.latency.describe()} (Google: ~0.4 s).")
-        say(f"  With Google's real quota this round would take {sheets / (60 * DEMO_CREDENTIALS):.1f} min.")
+        # A first round reads each spreadsheet's time zone too (every generated one has a freshness check).
+        first = config_plan(config)["first_round_reads"]
+        say(f"  With Google's real quota this first round ({first} reads: values, and each time zone once) "
+            f"would take {first / (60 * DEMO_CREDENTIALS):.1f} min.")
         say()
 
         runs = 0
