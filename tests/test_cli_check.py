@@ -43,6 +43,36 @@ def test_check_config_warns_about_a_budget_as_long_as_the_interval(tmp_path):
     assert "Warnings" in result.stdout and 'set budget = "4m30s"' in result.stdout
 
 
+def test_check_config_plans_the_reads_of_change_detection_at_a_few_edit_rates(tmp_path):
+    config = write_config(tmp_path / "site")  # 3 spreadsheets, max_age 1h by default, rounds 5m apart
+    result = invoke(config, "check-config")
+    assert "change detection  on: a round reads what Drive reports edited and what max_age makes due " \
+           "(1h: every 12 rounds for 3); the first round, and any round Drive cannot answer, reads all 3" \
+           in result.stdout
+    rows = result.stdout.split("by share of spreadsheets edited per round_interval (5m):\n")[1].splitlines()
+    assert rows[0].split() == ["edited", "changed", "max_age", "due", "always_read", "reads", "Drive",
+                               "requests", "round", "fits"]
+    # 20 % of 3 edited (0.6) and 3 / 12 due by max_age (0.25): one read, 1 s at 60 reads/min.
+    assert rows[2].split() == ["20%", "0.6", "0.2", "0", "1", "1", "1", "s", "yes"]
+    assert [row.split()[0] for row in rows[1:4]] == ["5%", "20%", "50%"]
+
+    data = json_of(invoke(config, "check-config", "--edits", "20%", "--edits", "100%", "--json"))
+    detection = data["change_detection"]
+    assert [row["edit_share"] for row in detection["estimates"]] == [0.2, 1.0]
+    assert detection["estimates"][1]["reads_per_round"] == data["reads_per_round"] == 3
+    refused = invoke(config, "check-config", "--edits", "0.2")
+    assert refused.exit_code == 2 and "'0.2' is not a percentage from 0% to 100%, e.g. 20%" in refused.stderr
+
+
+def test_check_config_says_plainly_when_change_detection_is_off(tmp_path):
+    config = write_config(tmp_path / "site", run=("change_detection = false",))
+    result = invoke(config, "check-config", "--edits", "20%")
+    assert "change detection  off ([run] change_detection = false): every round reads all 3 spreadsheets" \
+           in result.stdout
+    assert "with change detection" not in result.stdout
+    assert json_of(invoke(config, "check-config", "--json"))["change_detection"]["enabled"] is False
+
+
 def test_check_config_exits_2_on_errors_and_a_missing_credential_file(tmp_path):
     path = write_config(tmp_path / "site", credentials=[tmp_path / "missing.json"])
     result = invoke(path, "check-config")

@@ -9,12 +9,14 @@ check typed between runs does not push a run into a 429.
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
 from monitor import admin
+from monitor.admin.change_plan import DEFAULT_EDIT_SHARES
 from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
 from monitor.checks import health_of
@@ -32,24 +34,48 @@ from monitor.state import read_state
 from monitor.storage import StateError
 
 
+class EditShare(click.ParamType):
+    """A share of spreadsheets edited per round interval, written as a percentage ("20%")."""
+
+    name = "PERCENT"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            return value
+        text = str(value).strip()
+        try:
+            # The sign is required: "0.2" could mean a fifth or a fifth of a percent.
+            share = float(text.removesuffix("%")) / 100 if text.endswith("%") else math.nan
+        except ValueError:
+            share = math.nan
+        if not 0 <= share <= 1:  # NaN fails both
+            self.fail(f"{value!r} is not a percentage from 0% to 100%, e.g. 20%", param, ctx)
+        return share
+
+
 @click.command("check-config")
 @reading_options
-def check_config(config_path: Path | None, as_json: bool) -> None:
+@click.option("--edits", "edit_shares", type=EditShare(), multiple=True,
+              help="Share of spreadsheets edited per round interval to plan change detection's reads "
+                   "for, e.g. 20% (repeatable; default: 5%, 20% and 50%).")
+def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[float, ...]) -> None:
     """Validate the config (credential files included) and print the plan: spreadsheets, reads per
-    round, the quota arithmetic per Google Cloud project, the round time at the quota and at the last
-    run's read time, and warnings. Exit 2 with every problem listed if it is invalid."""
+    round (a full round, and with change detection at a few edit rates), the quota arithmetic per
+    Google Cloud project, the round time at the quota and at the last run's read time, and warnings.
+    Exit 2 with every problem listed if it is invalid."""
     configure_logging(level=logging.WARNING)
     config = load_or_exit(config_path, require_secrets=True)
-    plan = admin.config_plan(config, _last_read_seconds(config))
+    plan = admin.config_plan(config, _last_read_seconds(config), edit_shares or DEFAULT_EDIT_SHARES)
     if as_json:
         emit_json({"valid": True, **plan})
         return
     click.echo(f"Config OK: {plan['config']}")
     drive = f", plus {plan['drive_reads_per_round']} Drive reads" if plan["drive_reads_per_round"] else ""
-    per_round = f"{plan['reads_per_round']} (one values:batchGet per spreadsheet{drive})"
+    per_round = f"{plan['reads_per_round']} in a full round (one values:batchGet per spreadsheet{drive})"
     echo_fields([
         ("spreadsheets", f"{plan['spreadsheets']} ({plan['checks']} checks over {plan['ranges']} ranges)"),
         ("reads per round", per_round),
+        ("change detection", _change_detection(plan)),
         *_project_fields(plan),
         ("quota", plan["summary"]),
         ("read time", _read_time(plan)),
@@ -57,10 +83,52 @@ def check_config(config_path: Path | None, as_json: bool) -> None:
         ("state", plan["state_dir"]),
         ("telegram", "enabled" if config.telegram.enabled else "not configured: messages go to stdout"),
     ])
+    _echo_change_estimates(plan, config)
     if plan["warnings"]:
         click.echo(f"\nWarnings ({len(plan['warnings'])}):")
         for warning in plan["warnings"]:
             click.echo(f"  - {click.style(warning, fg='yellow')}")
+
+
+def _change_detection(plan: dict[str, Any]) -> str:
+    detection, count = plan["change_detection"], plan["spreadsheets"]
+    if not detection["enabled"]:
+        return f"off ([run] change_detection = false): every round reads all {count} spreadsheets"
+    reasons = ["what Drive reports edited"]
+    if detection["max_age"]:
+        every = "; ".join(f"{group['max_age']}: every {group['rounds_between_reads']} rounds for "
+                          f"{group['spreadsheets']}" for group in detection["max_age"])
+        reasons.append(f"what max_age makes due ({every})")
+    if detection["always_read"]:
+        reasons.append(f"the {detection['always_read']} always_read")
+    listed = ", ".join(reasons[:-1]) + " and " + reasons[-1] if len(reasons) > 1 else reasons[0]
+    return (f"on: a round reads {listed}; the first round, and any round Drive cannot answer, "
+            f"reads all {count}")
+
+
+def _echo_change_estimates(plan: dict[str, Any], config: Config) -> None:
+    estimates = plan["change_detection"]["estimates"]
+    if not estimates:
+        return
+    interval = format_duration(config.run.round_interval)
+    click.echo(f"\nReads per round with change detection, by share of spreadsheets edited per "
+               f"round_interval ({interval}):")
+    headers = ("edited", "changed", "max_age due", "always_read", "reads", "Drive requests", "round", "fits")
+    echo_table(headers,
+               [(f"{row['edit_share'] * 100:g}%", row["changed_reads"], row["max_age_reads"],
+                 row["always_read_reads"], row["reads_per_round"], row["drive_requests_per_round"],
+                 _round_time(row["round_seconds_at_latency"]), _yes_no(row["fits"]))
+                for row in estimates])
+
+
+def _round_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    return f"{seconds:.0f} s" if seconds < 60 else f"{seconds / 60:.1f} min"
+
+
+def _yes_no(fits: bool | None) -> str:
+    return "-" if fits is None else "yes" if fits else "no"
 
 
 def _last_read_seconds(config: Config) -> float | None:
