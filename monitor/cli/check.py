@@ -2,14 +2,16 @@
 
 `check ID` inspects a spreadsheet exactly as a run does (``monitor.engine.inspect``), but records
 nothing: no queue, breaker, health or DLQ change, and it needs no lock. It does spend one read of a
-credential's quota; it picks the credential the last run used least in its final minute, so that a
-check typed between runs does not push a run into a 429.
+credential's quota (two when it also reads the formulas, see ``volatile_formulas``); it picks the
+credential the last run used least in its final minute, so that a check typed between runs does not
+push a run into a 429.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -19,7 +21,7 @@ from monitor import admin
 from monitor.admin.change_plan import DEFAULT_EDIT_SHARES
 from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
-from monitor.checks import health_of
+from monitor.checks import VolatileCell, health_of
 from monitor.cli.common import clock, reading_options
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit
@@ -28,7 +30,7 @@ from monitor.core.durations import format_duration
 from monitor.core.errors import SheetReadError
 from monitor.core.logs import configure_logging
 from monitor.core.timefmt import format_utc
-from monitor.engine.inspect import SheetPlan, judge, read
+from monitor.engine.inspect import SheetPlan, judge, read, volatile_formulas
 from monitor.engine.quota import QuotaPacer
 from monitor.state import read_state
 from monitor.storage import StateError
@@ -176,9 +178,11 @@ def _runs(plan: dict[str, Any], config) -> str:
 @reading_options
 @click.argument("spreadsheet_id", metavar="ID")
 def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
-    """Read one spreadsheet now and print each check's result and the cells involved. Changes no
-    queue, breaker or health state; spends one read of Google quota (plus one Drive read for a
-    freshness check on the file's modified time)."""
+    """Read one spreadsheet now and print each check's result and the cells involved, and warn about
+    formulas in its ranges whose values move without an edit (NOW(), IMPORTRANGE) when change
+    detection would read it late. Changes no queue, breaker or health state; spends one read of Google
+    quota, a second to read the formulas (none for an always_read profile or with change detection
+    off), plus one Drive read for a freshness check on the file's modified time."""
     configure_logging(level=logging.WARNING)
     config = load_or_exit(config_path, require_secrets=True)
     sheet = config.sheets_by_id.get(spreadsheet_id)
@@ -200,17 +204,50 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
         results = judge(plan, read(plan, reader, credential, lambda: timeout), now)
     except SheetReadError as error:
         _read_failed(sheet, error_dict(error.info()), spent, as_json)
+    volatile, warnings = _volatile(plan, sheet, config, lambda: volatile_formulas(
+        plan, reader, credential, timeout, config.run.change_detection), spent)
     health = health_of(results)
     if as_json:
         emit_json({"id": sheet.id, "name": sheet.name, "checked_at": format_utc(now), "health": health,
-                   "results": [r.to_dict() for r in results], "quota_spent": spent})
+                   "results": [r.to_dict() for r in results], "quota_spent": spent,
+                   "volatile": None if volatile is None else [cell.to_dict() for cell in volatile],
+                   "warnings": warnings})
         return
     click.echo(f"{sheet.name} ({sheet.id}): {styled_status(health)}")
     echo_table(("check", "status", "message", "cells"),
                [(r.check_name, r.status, r.message, ", ".join(r.cells)) for r in results],
                status_column=1, empty="(no checks configured)")
+    for warning in warnings:
+        click.echo(f"\n{click.style('Warning: ' + warning, fg='yellow')}")
+    reads = "one read" if spent["reads"] < 2 else f"{spent['reads']} reads"
     drive = " and one Drive read" if spent["drive_reads"] else ""
-    click.echo(f"\nSpent one read of {Path(credential).name}'s quota{drive}; nothing was recorded.", err=True)
+    click.echo(f"\nSpent {reads} of {Path(credential).name}'s quota{drive}; nothing was recorded.", err=True)
+
+
+def _volatile(plan: SheetPlan, sheet: Sheet, config: Config,
+              look: Callable[[], list[VolatileCell] | None], spent: dict[str, Any]
+              ) -> tuple[list[VolatileCell] | None, list[str]]:
+    """What ``look`` found (None: it did not look), and the warnings to print. A failed look costs the
+    check nothing but its warning: the spreadsheet's own read worked."""
+    try:
+        volatile = look()
+    except SheetReadError as error:
+        spent["reads"] += 1
+        return None, [f"could not read the formulas of its ranges: {error.message}"]
+    if volatile is None:
+        return None, []
+    spent["reads"] += 1
+    if not volatile:
+        return volatile, []
+    cells = "; ".join(f"{cell.cell} {', '.join(name + '()' for name in cell.functions)}"
+                      for cell in volatile[:5])
+    more = f"; and {len(volatile) - 5} more cells" if len(volatile) > 5 else ""
+    where = (f"set always_read = true in [profiles.{sheet.profile}]" if sheet.profile
+             else "give it a profile with always_read = true")
+    return volatile, [
+        f"{cells}{more}: these values change without an edit, which Drive does not report, so with "
+        f"change detection a round reads them only when max_age ({format_duration(plan.max_age)}) "
+        f"comes due; to read this spreadsheet every round, {where}"]
 
 
 def _credential(config: Config) -> str:
