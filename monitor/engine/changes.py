@@ -40,6 +40,10 @@ if TYPE_CHECKING:
     from monitor.engine.state import RunnerState  # which imports FeedState from here
 
 
+# Drive's largest page of changes: the feed asks for it, so it costs a request per this many changes.
+CHANGES_PER_FEED_REQUEST = 1000
+
+
 @dataclass(frozen=True)
 class ChangedFiles:
     """What Drive reported after a position."""
@@ -83,6 +87,17 @@ def due_for_read(plan: SheetPlan, record: SheetHealth | None, now: datetime, int
     if record.health is ERROR or record.checks != plan.fingerprint or record.change_unread:
         return True
     return now + interval - record.read_at >= plan.max_age
+
+
+def rounds_between_reads(max_age: timedelta, interval: timedelta) -> int:
+    """How many rounds apart :func:`due_for_read` reads a spreadsheet Drive never reports changed,
+    rounds starting ``interval`` apart (what check-config plans with): the whole intervals in
+    ``max_age``, at least one.
+
+    A read lands a little after its round starts, so it is the round ``max_age // interval`` rounds
+    later that finds it due: with rounds 5m apart and max_age 1h, a read at 0:00:10 is not due at
+    0:55 (it would be 59m50s old by the next round), and is at 1:00."""
+    return max(1, max_age // interval)
 
 
 def marked_changed(record: SheetHealth | None, now: datetime) -> SheetHealth:

@@ -4,7 +4,8 @@ The one place that does it, for the run and for `sheet-monitor check ID` alike: 
 ``values:batchGet`` for every range of the spreadsheet's checks (plus one Drive request when a
 freshness check looks at the file's modified time), then the checks, evaluated over what Google
 returned. Reading and judging are separate steps because the run holds a task's lease only while the
-requests are in flight.
+requests are in flight. `check ID` alone also reads the ranges once more as formulas, to find values
+that move without an edit (``volatile_formulas``), which change detection would see late.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Any, Protocol
 
-from monitor.checks import Check, CheckResult, ValuesStillLoading, evaluate_all
+from monitor.checks import Check, CheckResult, ValuesStillLoading, VolatileCell, evaluate_all, volatile_cells
 from monitor.config import Config, Sheet
 from monitor.core.errors import ErrorClass, SheetReadError
 
@@ -72,6 +73,26 @@ def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callabl
     value_ranges = reader.read(plan.id, plan.ranges, credential, timeout()) if plan.ranges else []
     modified = reader.modified_time(plan.id, credential, timeout()) if plan.needs_modified_time else None
     return SheetData(dict(zip(plan.ranges, value_ranges, strict=True)), modified)
+
+
+class FormulaReader(Protocol):
+    """Reading ranges as formulas (``monitor.google.GspreadReader`` implements it); raises
+    ``SheetReadError`` like :class:`SheetReader`."""
+
+    def formulas(
+        self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float
+    ) -> list[dict]: ...
+
+
+def volatile_formulas(plan: SheetPlan, reader: FormulaReader, credential: str, timeout: float,
+                      change_detection: bool) -> list[VolatileCell] | None:
+    """The cells of ``plan``'s ranges whose formulas move without an edit (NOW(), IMPORTRANGE), at the
+    cost of one more ``values:batchGet``. None, and no request, when it would not matter: every
+    round reads the spreadsheet anyway (change detection is off, or it is ``always_read``), or it has
+    no ranges."""
+    if not change_detection or plan.always_read or not plan.ranges:
+        return None
+    return volatile_cells(reader.formulas(plan.id, plan.ranges, credential, timeout))
 
 
 def judge(plan: SheetPlan, data: SheetData, now: datetime) -> list[CheckResult]:

@@ -17,12 +17,12 @@ import time
 from pathlib import Path
 
 from monitor.core.errors import ErrorClass, SheetReadError
-from monitor.engine.changes import ChangedFiles
+from monitor.engine.changes import CHANGES_PER_FEED_REQUEST, ChangedFiles
 from monitor.google.reader import GspreadReader, classified
 
 CHANGES_URL = "https://www.googleapis.com/drive/v3/changes"
 # Drive's largest page: a feed of a thousand changes is one request.
-PAGE_SIZE = 1000
+PAGE_SIZE = CHANGES_PER_FEED_REQUEST
 # Only what deciding needs: which file, and whether it left the user's view.
 _FIELDS = "nextPageToken,newStartPageToken,changes(fileId,removed,file(trashed))"
 _ALL_DRIVES = {"supportsAllDrives": "true", "includeItemsFromAllDrives": "true"}

@@ -26,6 +26,9 @@ READ_PARAMS = {
     "dateTimeRenderOption": "SERIAL_NUMBER",
     "majorDimension": "ROWS",
 }
+# The same ranges as formulas where there are any (Google: "values will not be calculated; the reply
+# will include the formulas"), for `check` to see what moves without an edit.
+FORMULA_PARAMS = {**READ_PARAMS, "valueRenderOption": "FORMULA"}
 # Google's wording for a range it cannot resolve (a renamed tab, a typo in the config).
 _BAD_RANGE_PREFIX = "Unable to parse range: "
 
@@ -58,9 +61,19 @@ class GspreadReader:
 
     def read(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float) -> list[dict]:
         """Every range in one request; raises SheetReadError, never a requests/gspread/google-auth error."""
+        return self._batch_get(spreadsheet_id, ranges, credential, timeout, READ_PARAMS)
+
+    def formulas(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float
+                 ) -> list[dict]:
+        """Every range in one request, each formula cell as its formula text ("=NOW()"), the others
+        as :meth:`read` gives them; raises SheetReadError like it."""
+        return self._batch_get(spreadsheet_id, ranges, credential, timeout, FORMULA_PARAMS)
+
+    def _batch_get(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float,
+                   params: dict[str, str]) -> list[dict]:
         with classified(timeout):
             client = self.client_for(credential, timeout)
-            body = client.http_client.values_batch_get(spreadsheet_id, list(ranges), params=dict(READ_PARAMS))
+            body = client.http_client.values_batch_get(spreadsheet_id, list(ranges), params=dict(params))
             value_ranges = body["valueRanges"]
         if len(value_ranges) != len(ranges):
             raise SheetReadError(
