@@ -122,8 +122,9 @@ def test_runs_killed_at_random_moments_with_several_reads_in_flight_lose_nothing
             if state.round.tasks[task_of(state, wedged)].status is FAILED:
                 process.communicate()  # dead-lettered by this run's recovery: let it finish the round
                 break
+            # The run reads the round's pending work first (up to 200 reads at 25/s), then the suspect.
             held = wait_until(lambda: processing(loads_cleanly(served)), lambda held: len(held) == 1
-                              and held[0].target == wedged)
+                              and held[0].target == wedged, timeout=40.0)
             alone.add((held[0].id, held[0].interruptions))
             kill_now(process)
         served.sandbox.google.faults.clear(wedged)  # had it escaped the guard, it must not stall the end
