@@ -7,25 +7,29 @@ read (:func:`due_for_read`):
 
 * Drive reported a change (or the file left our view: deleted, unshared) after the last read;
 * never read, or read with other checks than the config's today;
-* the last read is as old as the spreadsheet's ``max_age`` (it would be by the next round): a change
+* the last read would be older than the spreadsheet's ``max_age`` by the next round: a change
   Drive does not report, a value recomputed at Google, is seen within that age;
 * its profile says ``always_read`` (NOW(), IMPORTRANGE, GOOGLEFINANCE change without an edit);
 * it is failing (dead-lettered, or its breaker has a record): that is decided by reading, as before.
 
-The others are judged again without a read (``monitor.engine.rejudge``). The feed's new position is
-stored with the round it built, in one save: a run killed before that save asks again from the old
-position, so no change is ever skipped. Every spreadsheet Drive named is marked (``changed_at``) in
-the same save, so a change is remembered until a read sees it, even when the round's read of it fails
-or the spreadsheet is muted meanwhile. When Drive cannot answer, the round reads every spreadsheet and
-keeps the old position.
+The others are judged again without a read (``monitor.engine.rejudge``), but for a few read early,
+oldest first, so that max_age's reads are spread evenly over the rounds (``_read_early``).
+
+The feed's new position is stored with the round it built, in one save: a run killed before that save
+asks again from the old position, so no change is ever skipped. Every spreadsheet Drive named is
+marked (``changed_at``) in the same save, so a change is remembered until a read sees it, even when
+the round's read of it fails or the spreadsheet is muted meanwhile. When Drive cannot answer, the
+round reads every spreadsheet and keeps the old position.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from fractions import Fraction
 from typing import TYPE_CHECKING, Protocol
 
 from monitor.core.errors import ErrorClass, SheetReadError
@@ -86,17 +90,15 @@ def due_for_read(plan: SheetPlan, record: SheetHealth | None, now: datetime, int
         return True
     if record.health is ERROR or record.checks != plan.fingerprint or record.change_unread:
         return True
-    return now + interval - record.read_at >= plan.max_age
+    return now + interval - record.read_at > plan.max_age  # the next round would find it too old
 
 
 def rounds_between_reads(max_age: timedelta, interval: timedelta) -> int:
     """How many rounds apart :func:`due_for_read` reads a spreadsheet Drive never reports changed,
     rounds starting ``interval`` apart (what check-config plans with): the whole intervals in
-    ``max_age``, at least one.
-
-    A read lands a little after its round starts, so it is the round ``max_age // interval`` rounds
-    later that finds it due: with rounds 5m apart and max_age 1h, a read at 0:00:10 is not due at
-    0:55 (it would be 59m50s old by the next round), and is at 1:00."""
+    ``max_age``, at least one. With rounds 5m apart and max_age 1h, a read at 0:00 (or a little after
+    its round's start) is not due at 0:55, where the next round would find it an hour old at most,
+    and is at 1:00."""
     return max(1, max_age // interval)
 
 
@@ -138,7 +140,30 @@ class ChangeDetection:
             due = due_for_read(plans[spreadsheet_id], self.state.health.get(spreadsheet_id), now, interval,
                                self.state.is_failing(spreadsheet_id))
             (read if due else unread).append(spreadsheet_id)
+        early = self._read_early(read, unread, plans, interval)
+        if early:
+            taken = set(early)
+            read += early
+            unread = [spreadsheet_id for spreadsheet_id in unread if spreadsheet_id not in taken]
         return read, unread
+
+    def _read_early(self, read: list[str], unread: list[str], plans: Mapping[str, SheetPlan],
+                    interval: timedelta) -> list[str]:
+        """The unchanged spreadsheets to read before their max_age comes due, oldest read first, so
+        that every round reads about its share of them. Without it, the spreadsheets a full round read
+        together (the first, or one after Drive failed) would all come due together max_age later: a
+        round of nearly everything, on one credential far longer than a round interval. The share is
+        the whole reads per round that keep every spreadsheet within its max_age; reads made anyway
+        (changed, due, failing) count toward it."""
+        ages = Counter(plans[spreadsheet_id].max_age for spreadsheet_id in (*read, *unread)
+                       if not plans[spreadsheet_id].always_read)
+        share = int(sum(Fraction(count, rounds_between_reads(max_age, interval))
+                        for max_age, count in ages.items()))
+        wanted = share - sum(1 for spreadsheet_id in read if not plans[spreadsheet_id].always_read)
+        if wanted <= 0:
+            return []
+        oldest = sorted(unread, key=lambda spreadsheet_id: self.state.health[spreadsheet_id].read_at)
+        return oldest[:wanted]
 
     def _ask(self, now: datetime, timeout: float) -> ChangedFiles | None:
         """What changed since the stored position, and the new position stored (saved with the round
