@@ -21,8 +21,8 @@ import json
 import google.auth.exceptions
 from google.auth.transport.requests import Request as AuthRequest
 
-# Statuses google-auth would retry by itself (google.auth.transport.DEFAULT_RETRYABLE_STATUS_CODES
-# and 502): the run's retry policy decides instead.
+# Below 500, the statuses google-auth would retry by itself (google.auth.transport's
+# DEFAULT_RETRYABLE_STATUS_CODES: 408, 429, 500, 503, 504): the run's retry policy decides instead.
 _RETRIED_BY_GOOGLE_AUTH = frozenset({408, 429})
 
 
