@@ -77,10 +77,14 @@ class BreakerClosed(SheetEvent):
 
 @document(kw_only=True)
 class ApiDegraded(Event):
-    """Many different spreadsheets failed in a row: Google, not them. The run stopped early."""
+    """Many different spreadsheets failed in a row: Google, not them. The run stopped early.
+
+    ``last_error`` is the failure that made the count: whether Sheets, the token endpoint or the
+    credential itself is refused tells people what to look at (docs/operations.md)."""
 
     KIND: ClassVar[str] = "api_degraded"
     failing_in_a_row: int
+    last_error: ErrorInfo | None = None
 
 
 @document(kw_only=True)

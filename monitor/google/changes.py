@@ -38,7 +38,7 @@ class DriveChangeFeed:
 
     def start_position(self, timeout: float) -> str:
         """The feed's current end: changes after it are what a later call reports."""
-        with classified(timeout):
+        with classified(timeout, self.credential):
             client = self._reader.client_for(self.credential, timeout)
             response = client.http_client.request(
                 "get", f"{CHANGES_URL}/startPageToken", params={"supportsAllDrives": "true"}
@@ -52,7 +52,7 @@ class DriveChangeFeed:
         latest: dict[str, bool] = {}  # file id -> removed from view
         token, requests = position, 0
         until = time.monotonic() + timeout
-        with classified(timeout):
+        with classified(timeout, self.credential):
             client = self._reader.client_for(self.credential, timeout)
             while True:
                 left = until - time.monotonic()

@@ -123,6 +123,8 @@ def _api_degraded(event: ApiDegraded) -> Item:
         f"🟠 Google API degraded: {esc(event.failing_in_a_row)} spreadsheets failed "
         "in a row; the run stopped early and the next one probes first"
     )
+    if event.last_error is not None:  # a token or credential refused reads differently from Sheets down
+        text += f" (last: {error_text(event.last_error)})"
     return Item(0, "API degraded", text)
 
 
