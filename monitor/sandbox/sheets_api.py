@@ -47,6 +47,8 @@ def _spreadsheet(sandbox, route) -> Spreadsheet:
     spreadsheet = sandbox.store.get(route.spreadsheet_id)
     if spreadsheet is None:
         raise _Refusal(errors.not_found())
+    if not spreadsheet.is_google_sheet:  # an .xlsx in Drive: every Sheets request is refused
+        raise _Refusal(errors.not_a_spreadsheet())
     return spreadsheet
 
 
@@ -131,12 +133,12 @@ def spreadsheet_json(spreadsheet: Spreadsheet, with_data: bool, ranges: list[str
             boxes = wanted.get(tab.sheet_id) or [values.resolve(spreadsheet, _whole(tab.title))[1]]
             sheet["data"] = [_grid_data(tab, r) for r in boxes]
         sheets.append(sheet)
-    return {
-        "spreadsheetId": spreadsheet.id,
-        "properties": properties,
-        "sheets": sheets,
-        "spreadsheetUrl": f"https://docs.google.com/spreadsheets/d/{spreadsheet.id}/edit",
-    }
+    body = {"spreadsheetId": spreadsheet.id, "properties": properties, "sheets": sheets}
+    if spreadsheet.named_ranges:  # absent when there are none, as Google leaves empty lists out
+        body["namedRanges"] = [{"namedRangeId": named.id, "name": named.name,
+                                "range": named.grid_range()} for named in spreadsheet.named_ranges]
+    body["spreadsheetUrl"] = f"https://docs.google.com/spreadsheets/d/{spreadsheet.id}/edit"
+    return body
 
 
 def _whole(title: str) -> str:
