@@ -154,6 +154,21 @@ def test_every_event_kind_renders_as_valid_telegram_html():
     assert "has 5 of 9 spreadsheets done" in parsed.text and "2 tasks taken over, 1 given up" in parsed.text
 
 
+def test_a_dead_letter_says_what_to_do_when_googles_words_do_not():
+    not_sheets = ErrorInfo("permanent", "This operation is not supported for this document", 400,
+                           "FAILED_PRECONDITION")
+    unseen = ErrorInfo("permanent", "File not found: 1abc.", 404, "NOT_FOUND")
+    outage = ErrorInfo("transient", "The service is currently unavailable.", 503, "UNAVAILABLE")
+    events = [ev.DeadLettered(**sheet(sid), error=error, attempts=1)
+              for sid, error in (("x", not_sheets), ("d", unseen), ("o", outage))]
+    text = parse_html(compose_alert(events, {}, AlertSettings())[0].text).text
+    assert ("not supported for this document; to fix: the file is not a Google Sheets spreadsheet "
+            "(an .xlsx or .csv kept in Drive): open it in Google Sheets, choose File > Save as "
+            "Google Sheets") in text
+    assert "File not found: 1abc.; to fix: Google Drive shows no such file to the service " in text
+    assert "currently unavailable." in text and text.count("to fix") == 2
+
+
 def test_api_recovery_says_since_when_google_was_degraded():
     line = lines_of([ev.ApiRecovered(**SHEET, degraded_since=NOW - timedelta(minutes=30))])[3]
     assert line == "✅ Google API answers again (degraded since 2026-03-02 11:30 UTC)"

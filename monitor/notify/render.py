@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import singledispatch
 
+from monitor.core.remedies import remedy
 from monitor.engine.events import (
     ApiDegraded,
     ApiRecovered,
@@ -88,7 +89,9 @@ def _health_changed(event: HealthChanged) -> Item | None:
 def _dead_lettered(event: DeadLettered) -> Item:
     attempts = event.attempts
     tries = f" after {esc(attempts)} attempt{'s' * (attempts != 1)}" if attempts else ""
-    return Item(10, FAILING, f"🔴 {_link(event)} could not be read{tries}: {error_text(event.error)}")
+    fix = remedy(event.error)
+    to_fix = f"; to fix: {esc(fix)}" if fix else ""
+    return Item(10, FAILING, f"🔴 {_link(event)} could not be read{tries}: {error_text(event.error)}{to_fix}")
 
 
 @render.register(ReadableAgain)
