@@ -107,6 +107,16 @@ def test_judging_evaluates_every_check_over_what_google_returned(google):
     assert "2026-01-04" in results[2].message
 
 
+def test_a_named_range_is_read_and_judged_as_the_cells_it_names(google):
+    google.sandbox.google.store.put_control(SHEET, {"title": "Store", "tabs": {"Stock": ROWS},
+                                                    "namedRanges": {"Quantities": "Stock!C2:C3"}})
+    low = ThresholdCheck(range="Stock!Quantities", aggregate="min", warn="< 11")
+    data = google.read(plan(low))
+    assert data.value_ranges["Stock!Quantities"]["range"] == "Stock!C2:C3"  # Google's echo: cells
+    [result] = judge(plan(low), data, datetime(2026, 1, 5, tzinfo=UTC))
+    assert (result.status, result.observed, result.cells) == ("warn", 10, ("Stock!C2",))
+
+
 def test_cells_still_loading_are_a_failed_read_to_retry_never_a_finding(google):
     google.put([["SKU", "Product", "Quantity"], ["A-1", "Tea", "Loading..."]])
     sheet_plan = plan(ERRORS, LOW_STOCK)

@@ -9,14 +9,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import requests
 from run_fixtures import Bench
 
 from monitor.checks import FormulaErrorsCheck, FreshnessCheck
 from monitor.core import remedies
 from monitor.core.clock import ManualClock
-from monitor.engine.events import DeadLettered
-from monitor.engine.health import ERROR
+from monitor.engine.events import DeadLettered, SpreadsheetRestored, SpreadsheetTrashed
+from monitor.engine.health import ERROR, OK
 from monitor.engine.inspect import SheetPlan
+from monitor.google.changes import DriveChangeFeed
 from monitor.google.reader import GspreadReader
 from monitor.notify.alerts import compose_alert
 from monitor.notify.settings import AlertSettings
@@ -39,6 +41,19 @@ class World(Bench):
         self.plans.append(SheetPlan(sid, f"Store {sid}", checks, ranges, UTC,
                                     needs_modified_time=not ranges))
         return sid
+
+    def trash(self, sid: str, trashed: bool = True) -> None:
+        """What the spreadsheet's owner does in Drive: files.update with ``trashed``."""
+        token = self.sandbox.google.auth.mint_token("owner@example.com")
+        with requests.Session() as session:
+            session.trust_env = False
+            answer = session.patch(f"{self.sandbox.base_url}/drive/v3/files/{sid}", timeout=5,
+                                   json={"trashed": trashed}, headers={"Authorization": f"Bearer {token}"})
+        assert answer.status_code == 200, answer.text
+
+    def next_round(self):
+        self.clock.advance(360)  # past the round interval: a new round asks Drive
+        return self.run(budget=timedelta(minutes=2))
 
     def told(self) -> str:
         """The alert people would get for everything the runs recorded."""
@@ -78,3 +93,25 @@ def test_a_file_drive_will_not_show_is_drives_not_found_and_the_alert_says_share
     error = world.stored().dlq[sid].last_error
     assert (error.http_status, error.message) == (404, f"File not found: {sid}.")
     assert "it is not shared with the service account" in world.told()
+
+
+def test_a_spreadsheet_put_in_the_trash_is_told_once_and_its_way_back_too(world):
+    world.changes = DriveChangeFeed(world.reader, world.credentials[0])
+    sid = world.add("1trashed".ljust(44, "x"))
+    kept = world.add("1kept".ljust(44, "x"))
+    world.run(budget=timedelta(minutes=2))  # the feed's first position; every spreadsheet is read
+    world.trash(sid)
+    world.next_round()
+    state = world.stored()
+    [trashed] = [event for event in state.events if isinstance(event, SpreadsheetTrashed)]
+    assert trashed.spreadsheet_id == sid and set(state.feed.trashed) == {sid}
+    assert state.health[sid].health is OK  # Google still serves it: its checks pass, until it is gone
+    assert "is in Google Drive's trash: still checked, but Drive deletes it for good 30 days" in world.told()
+    world.sandbox.google.store.put_control(kept, {"title": kept, "tabs": STOCK})  # an edit elsewhere
+    world.next_round()
+    assert len([e for e in world.stored().events if isinstance(e, SpreadsheetTrashed)]) == 1  # once
+    world.trash(sid, trashed=False)
+    world.next_round()
+    state = world.stored()
+    [restored] = [event for event in state.events if isinstance(event, SpreadsheetRestored)]
+    assert (restored.spreadsheet_id, restored.trashed_at) == (sid, trashed.at) and not state.feed.trashed

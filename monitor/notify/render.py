@@ -27,6 +27,8 @@ from monitor.engine.events import (
     HealthChanged,
     ReadableAgain,
     SheetEvent,
+    SpreadsheetRestored,
+    SpreadsheetTrashed,
     StateEntryDamaged,
     StateRestored,
 )
@@ -40,6 +42,8 @@ WARNING = "warning"
 RECOVERED = "recovered"
 PAUSED = "paused"
 RESUMED = "resumed"
+IN_TRASH = "in trash"
+RESTORED = "restored from trash"
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +119,22 @@ def _breaker_opened(event: BreakerOpened) -> Item:
 @render.register(BreakerClosed)
 def _breaker_closed(event: BreakerClosed) -> Item:
     return Item(50, RESUMED, f"▶ {_link(event)}: checks resumed after {duration_text(event.down_seconds)}")
+
+
+@render.register(SpreadsheetTrashed)
+def _trashed(event: SpreadsheetTrashed) -> Item:
+    # Drive's help: files in the trash are deleted forever after 30 days. The Sheets API still
+    # serves a trashed spreadsheet, so its checks go on passing until the day it is gone.
+    text = (f"🗑 {_link(event)} is in Google Drive's trash: still checked, but Drive deletes it for "
+            "good 30 days after it was trashed. Restore it (drive.google.com > Trash > Restore), or "
+            "remove it from the config if it is no longer used")
+    return Item(10, IN_TRASH, text)
+
+
+@render.register(SpreadsheetRestored)
+def _restored(event: SpreadsheetRestored) -> Item:
+    text = f"♻️ {_link(event)} is out of Google Drive's trash (told trashed {utc_text(event.trashed_at)})"
+    return Item(50, RESTORED, text)
 
 
 # ---- about Google and the monitor itself ---------------------------------------------------------
