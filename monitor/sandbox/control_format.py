@@ -10,7 +10,9 @@ error ("#REF!", "#N/A", "#DIV/0!", "#VALUE!", "#NAME?", "#NUM!", "#NULL!", "#ERR
 value; a string starting with "=" is a formula computed by the sandbox's small evaluator;
 ``{"formula": "=VLOOKUP(...)", "value": 12}`` is a formula with a stated value; ``{"date":
 "2026-01-05"}`` and ``{"datetime": "2026-01-05T03:00:00Z"}`` are dates (a serial number unformatted,
-"2026-01-05" / "2026-01-05 03:00:00" formatted).
+"2026-01-05" / "2026-01-05 03:00:00" formatted). ``{"error": "#REF!", "message": "You need to connect
+these sheets."}`` is an error with Google's detailed message; ``{"loading": true}`` is a cell still
+computing ("Loading...").
 
 A named range names a box of one tab in A1 notation (a range without a tab is on the first tab);
 its name follows Google's rules (``monitor.core.a1.is_range_name``). ``mimeType`` other than Google
@@ -31,6 +33,7 @@ from monitor.core.a1 import A1Error, A1Range, format_a1, is_range_name, parse_a1
 
 from .cells import (
     ERRORS,
+    LOADING,
     ErrorValue,
     Formatted,
     Formula,
@@ -278,6 +281,10 @@ def control_cell(value: object, where: str) -> object:
                 return _date_cell(value["datetime"], "datetime")
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: bad date {value!r} ({exc})") from None
+        if value == {"loading": True}:
+            return LOADING
+        if set(value) == {"error", "message"}:
+            return _error_with_message(value, where)
         if "formula" in value and set(value) <= {"formula", "value"}:
             text = value["formula"]
             if not isinstance(text, str) or not text.startswith("="):
@@ -287,8 +294,16 @@ def control_cell(value: object, where: str) -> object:
             return _FixedFormula(text, control_cell(value["value"], where))
     raise ValueError(
         f"{where}: a cell must be a string, number, boolean, null, {{\"date\": \"YYYY-MM-DD\"}}, "
-        f"{{\"datetime\": \"RFC 3339\"}} or {{\"formula\": \"=...\", \"value\": ...}}; got {value!r}"
+        f"{{\"datetime\": \"RFC 3339\"}}, {{\"formula\": \"=...\", \"value\": ...}}, "
+        f"{{\"error\": \"#REF!\", \"message\": \"...\"}} or {{\"loading\": true}}; got {value!r}"
     )
+
+
+def _error_with_message(value: dict, where: str) -> ErrorValue:
+    code, message = value["error"], value["message"]
+    if code not in ERRORS or not isinstance(message, str) or not message:
+        raise ValueError(f"{where}: an error is one of {', '.join(ERRORS)} with a non-empty message")
+    return ErrorValue(code, message)
 
 
 @lru_cache(maxsize=65536)
@@ -308,8 +323,10 @@ class _FixedFormula(Formula):
 def control_json(cell: object) -> object:
     if cell is None or isinstance(cell, str | bool | int | float):
         return cell
+    if cell is LOADING:
+        return {"loading": True}
     if isinstance(cell, ErrorValue):
-        return cell.code
+        return {"error": cell.code, "message": cell.message} if cell.message else cell.code
     if isinstance(cell, Formatted):
         if cell.kind in ("date", "us_date"):
             return {"date": serial_to_datetime(cell.number).date().isoformat()}

@@ -15,6 +15,7 @@ from . import errors, values
 from .cells import (
     DATE_TIME_RENDER_OPTIONS,
     FORMATTED_VALUE,
+    LOADING_TEXT,
     SERIAL_NUMBER,
     VALUE_RENDER_OPTIONS,
     ErrorValue,
@@ -168,7 +169,7 @@ def _extended(cell: object) -> dict:
     if isinstance(cell, bool):
         return {"boolValue": cell}
     if isinstance(cell, ErrorValue):
-        return {"errorValue": {"type": _ERROR_TYPES[cell.code], "message": cell.code}}
+        return {"errorValue": {"type": _ERROR_TYPES[cell.code], "message": cell.message or cell.code}}
     if isinstance(cell, Formatted):
         return {"numberValue": cell.number}
     if isinstance(cell, int | float):
@@ -177,7 +178,8 @@ def _extended(cell: object) -> dict:
 
 
 _ERROR_TYPES = {"#REF!": "REF", "#N/A": "N_A", "#DIV/0!": "DIVIDE_BY_ZERO", "#VALUE!": "VALUE",
-                "#NAME?": "NAME", "#NUM!": "NUM", "#NULL!": "NULL_VALUE", "#ERROR!": "ERROR"}
+                "#NAME?": "NAME", "#NUM!": "NUM", "#NULL!": "NULL_VALUE", "#ERROR!": "ERROR",
+                LOADING_TEXT: "LOADING"}
 
 
 def _cell_data(cell: object) -> dict:
