@@ -49,8 +49,8 @@ class Google:
         self.timeouts_asked += 1
         return 2.0
 
-    def read(self, sheet_plan: SheetPlan) -> SheetData:
-        return read(sheet_plan, self.reader, self.credential, self.timeout)
+    def read(self, sheet_plan: SheetPlan, detailed: bool = False) -> SheetData:
+        return read(sheet_plan, self.reader, self.credential, self.timeout, detailed)
 
     def requests(self) -> dict[str, int]:
         return self.sandbox.google.stats.snapshot()["by_endpoint"]
@@ -99,7 +99,9 @@ def test_a_failed_read_arrives_classified(google):
 def test_judging_evaluates_every_check_over_what_google_returned(google):
     google.put(ROWS, modified="2026-01-04T00:00:00Z")
     sheet_plan = plan(ERRORS, LOW_STOCK, EDITED)
-    results = judge(sheet_plan, google.read(sheet_plan), datetime(2026, 1, 5, 3, 0, tzinfo=UTC))
+    # B3's #REF! is no external function's: a read with Google's details judges it a formula error.
+    now = datetime(2026, 1, 5, 3, 0, tzinfo=UTC)
+    results = judge(sheet_plan, google.read(sheet_plan, detailed=True), now)
     assert [(result.kind, result.status) for result in results] == [
         ("formula_errors", "fail"), ("threshold", "ok"), ("freshness", "fail"),
     ]

@@ -129,7 +129,9 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     spent = {"reads": 1 if plan.ranges else 0, "drive_reads": 1 if plan.needs_modified_time else 0,
              "credential": credential}
     try:
-        results = judge(plan, read(plan, reader, credential, lambda: timeout), now)
+        # With Google's details at once: a check of one spreadsheet has no later try to learn
+        # whether an #N/A is IMPORTRANGE still computing (monitor.engine.inspect); still one read.
+        results = judge(plan, read(plan, reader, credential, lambda: timeout, detailed=True), now)
     except SheetReadError as error:
         _read_failed(sheet, error_dict(error.info()), spent, as_json)
     health = health_of(results)

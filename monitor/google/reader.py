@@ -14,10 +14,12 @@ import google.auth.exceptions
 import gspread
 import requests
 from gspread.exceptions import APIError
-from gspread.urls import DRIVE_FILES_API_V3_URL
+from gspread.urls import DRIVE_FILES_API_V3_URL, SPREADSHEET_URL
 
+from monitor.checks.imports import CellError
 from monitor.config import Config
 from monitor.core.errors import ErrorClass, SheetReadError, classify
+from monitor.google import grid
 from monitor.google.client import CredentialCache, build_gspread_client
 
 # Numbers as numbers and dates as serial numbers: the checks compare values, not their display.
@@ -70,6 +72,20 @@ class GspreadReader:
                 f"asked for {len(ranges)} ranges, Google returned {len(value_ranges)}",
             )
         return value_ranges
+
+    def read_detailed(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float
+                      ) -> tuple[list[dict], tuple[CellError, ...]]:
+        """The ValueRanges :meth:`read` returns, and every error cell's details, from one
+        ``spreadsheets.get`` with grid data (``monitor.google.grid``); SheetReadError as read."""
+        params = {"ranges": list(ranges), "fields": grid.FIELDS}
+        with classified(timeout):
+            client = self.client_for(credential, timeout)
+            body = client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id, params=params).json()
+        try:
+            return grid.value_ranges_of(body, ranges)
+        except grid.UnreadableGrid as exc:
+            message = f"unreadable grid data: {exc}"[:300]
+            raise SheetReadError(ErrorClass.UNCERTAIN, 200, None, message) from None
 
     def modified_time(self, spreadsheet_id: str, credential: str, timeout: float) -> str:
         """The file's Drive ``modifiedTime`` (RFC 3339), for freshness checks on the whole file."""
