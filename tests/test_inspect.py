@@ -149,3 +149,15 @@ def test_the_plans_of_a_config(tmp_path):
     assert sales.needs_modified_time and "Sales!B2:B" in sales.ranges
     assert stock.timezone == ZoneInfo("Europe/Moscow")  # the config's [alerts] timezone
     assert SheetPlan.of(config.sheets[0], config) == stock
+
+
+def test_a_plain_read_showing_na_or_ref_asks_for_details_unless_no_try_is_left(google):
+    google.put(ROWS)  # B3 shows #REF!: IMPORTRANGE shows it too while it computes
+    sheet_plan = plan(ERRORS)
+    data = google.read(sheet_plan)
+    with pytest.raises(SheetReadError) as failure:
+        judge(sheet_plan, data, datetime(2026, 1, 5, tzinfo=UTC))
+    assert failure.value.error_class is ErrorClass.LOADING
+    assert failure.value.message.startswith("Stock!B3 shows #REF!, which IMPORTRANGE and GOOGLEFINANCE")
+    [result] = judge(sheet_plan, data, datetime(2026, 1, 5, tzinfo=UTC), last_try=True)
+    assert (result.status, result.cells) == ("fail", ("Stock!B3",))

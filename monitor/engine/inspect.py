@@ -113,7 +113,8 @@ def judge(plan: SheetPlan, data: SheetData, now: datetime, last_try: bool = Fals
 
 def _known_or_raise(data: SheetData, last_try: bool) -> None:
     if data.cell_errors is None:
-        ambiguous = ambiguous_cell(data.value_ranges)
+        # On the last try (after failures of another kind) what the read shows is all there is.
+        ambiguous = None if last_try else ambiguous_cell(data.value_ranges)
         if ambiguous is not None:
             cell, code = ambiguous
             raise SheetReadError(ErrorClass.LOADING, None, None,
