@@ -161,3 +161,22 @@ def test_a_plain_read_showing_na_or_ref_asks_for_details_unless_no_try_is_left(g
     assert failure.value.message.startswith("Stock!B3 shows #REF!, which IMPORTRANGE and GOOGLEFINANCE")
     [result] = judge(sheet_plan, data, datetime(2026, 1, 5, tzinfo=UTC), last_try=True)
     assert (result.status, result.cells) == ("fail", ("Stock!B3",))
+
+
+def test_a_read_with_details_gives_the_values_a_batch_get_gives(google):
+    # The retry after a value not known yet judges grid data's effectiveValue: it must be what
+    # UNFORMATTED_VALUE with SERIAL_NUMBER renders, for every kind of cell a generated store holds.
+    from monitor.sandbox import dataset
+
+    generated = dataset.generate(30, 5, now=datetime(2026, 1, 5, tzinfo=UTC))
+    dataset.apply(generated, google.sandbox.google)
+    ranges = ("Stock!A1:H500", "Stock!F2:F500", "Sales!A2:D", "Notes", "Stock!E2:E500")
+    faulted = {spec["spreadsheet"] for spec in generated.faults}
+    for entry in generated.sheets[:8]:  # a formula_errors store (4th) among healthy ones
+        if entry.kind in ("missing", "renamed_tab") or entry.id in faulted:
+            continue
+        sheet_plan = SheetPlan(entry.id, entry.title, (ERRORS,), ranges, UTC)
+        plain = google.read(sheet_plan)
+        detailed = google.read(sheet_plan, detailed=True)
+        assert detailed.value_ranges == plain.value_ranges, entry.kind
+        assert detailed.cell_errors == () or entry.kind == "formula_errors"

@@ -97,9 +97,8 @@ def ambiguous_cell(value_ranges: Mapping[str, Mapping[str, Any]]) -> tuple[str, 
     """(cell, code) of the first cell of a plain read showing a code an external function also
     shows while it computes; None when there is none (the usual case, found at C speed)."""
     for value_range in value_ranges.values():
-        rows = value_range.get("values") or ()
-        if not any(code in row for row in rows for code in AMBIGUOUS_CODES):
-            continue
-        for cell in cells_of(value_range, keep=lambda value: value in AMBIGUOUS_CODES):
-            return cell.ref, cell.value
+        for row in value_range.get("values") or ():
+            if "#N/A" in row or "#REF!" in row:  # AMBIGUOUS_CODES, unrolled: this runs for every row
+                for cell in cells_of(value_range, keep=lambda value: value in AMBIGUOUS_CODES):
+                    return cell.ref, cell.value
     return None
