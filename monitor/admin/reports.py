@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from monitor.admin.errors import AdminError, not_in_dlq_message
 from monitor.core.errors import ErrorInfo
+from monitor.core.remedies import remedy
 from monitor.core.timefmt import format_utc
 from monitor.engine.changes import FeedState
 from monitor.engine.dlq import DeadLetter
@@ -256,6 +257,7 @@ def _dlq_entry(entry: DeadLetter) -> dict[str, Any]:
     # stored both in every task, the limit always 5).
     shown["task"].update(type="check_spreadsheet", max_attempts=policy.max_attempts if policy else None)
     shown["error_class"] = entry.last_error.error_class
+    shown["remedy"] = remedy(entry.last_error)  # what to do, when Google's words do not say
     return shown
 
 

@@ -8,8 +8,8 @@ IMPORTFEED and GOOGLEFINANCE fetch data from elsewhere again (Google's help on t
 IMPORTDATA, IMPORTHTML and IMPORTXML check for updates every hour, formula and sheet unchanged). Such
 a change is no edit, so Drive's change feed does not report it, and a round that reads only what
 Drive reports changed sees it only when ``max_age`` comes due. `check ID` reads a spreadsheet's
-ranges once more as formulas (``valueRenderOption=FORMULA``) and looks for these functions, to tell
-the admin to say ``always_read = true`` in its profile.
+ranges with their formulas (rendered as ``valueRenderOption=FORMULA`` does) and looks for these
+functions, to tell the admin to say ``always_read = true`` in its profile.
 
 Only the cells a check reads are looked at: a checked cell that refers to a NOW() elsewhere moves too,
 and is not found this way.
@@ -56,8 +56,8 @@ def volatile_functions(formula: str) -> tuple[str, ...]:
 
 
 def volatile_cells(formula_ranges: Iterable[Mapping[str, Any]]) -> list[VolatileCell]:
-    """The cells of ValueRanges read with ``valueRenderOption=FORMULA`` whose formulas call a volatile
-    function, in reading order; a cell in two overlapping ranges is named once."""
+    """The cells whose formulas call a volatile function, in reading order, of ValueRanges rendered as
+    ``valueRenderOption=FORMULA`` renders them; a cell in two overlapping ranges is named once."""
     found: dict[str, VolatileCell] = {}
     for value_range in formula_ranges:
         for cell in cells_of(value_range, keep=_may_be_formula):

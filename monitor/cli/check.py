@@ -2,7 +2,7 @@
 
 `check ID` inspects a spreadsheet exactly as a run does (``monitor.engine.inspect``), but records
 nothing: no queue, breaker, health or DLQ change, and it needs no lock. It does spend one read of a
-credential's quota (two when it also reads the formulas, see ``volatile_formulas``); it picks the
+credential's quota (the same read gives the formulas ``volatile_formulas`` looks at); it picks the
 credential the last run used least in its final minute, so that a check typed between runs does not
 push a run into a 429.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -181,8 +180,7 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     """Read one spreadsheet now and print each check's result and the cells involved, and warn about
     formulas in its ranges whose values move without an edit (NOW(), IMPORTRANGE) when change
     detection would read it late. Changes no queue, breaker or health state; spends one read of Google
-    quota, a second to read the formulas (none for an always_read profile or with change detection
-    off), plus one Drive read for a freshness check on the file's modified time."""
+    quota, plus one Drive read for a freshness check on the file's modified time."""
     configure_logging(level=logging.WARNING)
     config = load_or_exit(config_path, require_secrets=True)
     sheet = config.sheets_by_id.get(spreadsheet_id)
@@ -201,11 +199,15 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     spent = {"reads": 1 if plan.ranges else 0, "drive_reads": 1 if plan.needs_modified_time else 0,
              "credential": credential}
     try:
-        results = judge(plan, read(plan, reader, credential, lambda: timeout), now)
+        # With Google's details at once: a check of one spreadsheet has no later try to learn
+        # whether an #N/A is IMPORTRANGE still computing (monitor.engine.inspect); still one read,
+        # which also gives each cell's formula.
+        data = read(plan, reader, credential, lambda: timeout, detailed=True)
+        results = judge(plan, data, now)
     except SheetReadError as error:
         _read_failed(sheet, error_dict(error.info()), spent, as_json)
-    volatile, warnings = _volatile(plan, sheet, config, lambda: volatile_formulas(
-        plan, reader, credential, timeout, config.run.change_detection), spent)
+    volatile = volatile_formulas(plan, data, config.run.change_detection)
+    warnings = _volatile_warnings(plan, sheet, volatile or [])
     health = health_of(results)
     if as_json:
         emit_json({"id": sheet.id, "name": sheet.name, "checked_at": format_utc(now), "health": health,
@@ -219,32 +221,20 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
                status_column=1, empty="(no checks configured)")
     for warning in warnings:
         click.echo(f"\n{click.style('Warning: ' + warning, fg='yellow')}")
-    reads = "one read" if spent["reads"] < 2 else f"{spent['reads']} reads"
+    reads = "one read" if spent["reads"] else "no read"
     drive = " and one Drive read" if spent["drive_reads"] else ""
     click.echo(f"\nSpent {reads} of {Path(credential).name}'s quota{drive}; nothing was recorded.", err=True)
 
 
-def _volatile(plan: SheetPlan, sheet: Sheet, config: Config,
-              look: Callable[[], list[VolatileCell] | None], spent: dict[str, Any]
-              ) -> tuple[list[VolatileCell] | None, list[str]]:
-    """What ``look`` found (None: it did not look), and the warnings to print. A failed look costs the
-    check nothing but its warning: the spreadsheet's own read worked."""
-    try:
-        volatile = look()
-    except SheetReadError as error:
-        spent["reads"] += 1
-        return None, [f"could not read the formulas of its ranges: {error.message}"]
-    if volatile is None:
-        return None, []
-    spent["reads"] += 1
+def _volatile_warnings(plan: SheetPlan, sheet: Sheet, volatile: list[VolatileCell]) -> list[str]:
     if not volatile:
-        return volatile, []
+        return []
     cells = "; ".join(f"{cell.cell} {', '.join(name + '()' for name in cell.functions)}"
                       for cell in volatile[:5])
     more = f"; and {len(volatile) - 5} more cells" if len(volatile) > 5 else ""
     where = (f"set always_read = true in [profiles.{sheet.profile}]" if sheet.profile
              else "give it a profile with always_read = true")
-    return volatile, [
+    return [
         f"{cells}{more}: these values change without an edit, which Drive does not report, so with "
         f"change detection a round reads them only when max_age ({format_duration(plan.max_age)}) "
         f"comes due; to read this spreadsheet every round, {where}"]

@@ -5,7 +5,8 @@ quota is far larger than Sheets'. So a round starts by asking Drive's change fee
 the position the last round saved, and reads only the spreadsheets that may differ from their last
 read (:func:`due_for_read`):
 
-* Drive reported a change (or the file left our view: deleted, unshared) after the last read;
+* Drive reported a change (or the file left our view: deleted, unshared; or went to the trash,
+  which is told on its own, :class:`SpreadsheetTrashed`) after the last read;
 * never read, or read with other checks than the config's today;
 * the last read would be older than the spreadsheet's ``max_age`` by the next round: a change
   Drive does not report, a value recomputed at Google, is seen within that age;
@@ -27,7 +28,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import TYPE_CHECKING, Protocol
@@ -36,7 +37,13 @@ from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.logs import log_event
 from monitor.core.timefmt import UtcTime
 from monitor.core.tracking import document
-from monitor.engine.events import ChangeFeedFailing, ChangeFeedRecovered, Event
+from monitor.engine.events import (
+    ChangeFeedFailing,
+    ChangeFeedRecovered,
+    Event,
+    SpreadsheetRestored,
+    SpreadsheetTrashed,
+)
 from monitor.engine.health import ERROR, SheetHealth
 from monitor.engine.inspect import SheetPlan
 
@@ -52,10 +59,11 @@ CHANGES_PER_FEED_REQUEST = 1000
 class ChangedFiles:
     """What Drive reported after a position."""
 
-    changed: frozenset[str]  # edited (or created, or shared) since the position
-    removed: frozenset[str]  # deleted, trashed, or no longer visible to the credential
+    changed: frozenset[str]  # edited (or created, shared, trashed, restored) since the position
+    removed: frozenset[str]  # deleted, or no longer visible to the credential
     position: str  # where the next call starts
     requests: int  # how many Drive requests it took
+    trashed: frozenset[str] = frozenset()  # of ``changed``, those now in Drive's trash
 
 
 class ChangeFeed(Protocol):
@@ -78,6 +86,9 @@ class FeedState:
     asked_at: UtcTime | None = None  # when the position was taken (the last round's start)
     failing_since: UtcTime | None = None  # Drive could not answer from then on (every sheet is read)
     last_error: str | None = None
+    # Configured spreadsheets Drive reported in its trash, since when: told once when they go in,
+    # once when they come out. A trashed file is still read; Drive deletes it 30 days later.
+    trashed: dict[str, UtcTime] = field(default_factory=dict)
 
 
 def due_for_read(plan: SheetPlan, record: SheetHealth | None, now: datetime, interval: timedelta,
@@ -135,6 +146,7 @@ class ChangeDetection:
             return list(candidates), []  # a fresh position: nothing before it is known, all is read
         for spreadsheet_id in (changes.changed | changes.removed) & plans.keys():
             self.state.health[spreadsheet_id] = marked_changed(self.state.health.get(spreadsheet_id), now)
+        self._note_trash(changes, plans, now)
         read, unread = [], []
         for spreadsheet_id in candidates:
             due = due_for_read(plans[spreadsheet_id], self.state.health.get(spreadsheet_id), now, interval,
@@ -179,8 +191,26 @@ class ChangeDetection:
             self.drive_requests += changes.requests
         if stored.failing_since is not None:
             self._emit(ChangeFeedRecovered(at=now, run_id=self.run_id, failing_since=stored.failing_since))
-        self.state.feed = FeedState(position, self.feed.source, now)
+        self.state.feed = FeedState(position, self.feed.source, now, trashed=stored.trashed)
         return changes
+
+    def _note_trash(self, changes: ChangedFiles, plans: Mapping[str, SheetPlan], now: datetime) -> None:
+        """Tell people when Drive reports a configured spreadsheet put in its trash (it still reads
+        fine until Drive deletes it for good) and when it comes out. A trashed file that is then
+        removed (deleted for good, or unshared) is forgotten here: its next read says what happened."""
+        before = self.state.feed.trashed
+        trashed = {sid: since for sid, since in before.items() if sid in plans}
+        for sid in sorted((changes.changed | changes.removed) & plans.keys()):
+            sheet = {"at": now, "run_id": self.run_id, "spreadsheet_id": sid, "name": plans[sid].name}
+            if sid in changes.trashed and sid not in trashed:
+                trashed[sid] = now
+                self._emit(SpreadsheetTrashed(**sheet))
+            elif sid not in changes.trashed and sid in trashed:
+                since = trashed.pop(sid)
+                if sid in changes.changed:
+                    self._emit(SpreadsheetRestored(**sheet, trashed_at=since))
+        if trashed != before:
+            self.state.feed = replace(self.state.feed, trashed=trashed)
 
     def _failed(self, error: SheetReadError, now: datetime) -> None:
         """Every spreadsheet is read this round. A feed refused for quota or a passing fault is asked

@@ -30,6 +30,7 @@ class ReadJob:
     plan: SheetPlan
     credential: str
     started: float  # the run clock's monotonic reading when the read was handed out
+    detailed: bool = False  # with every error cell's details (monitor.engine.inspect)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +122,7 @@ class ThreadedReads:
             data = error = None
             try:
                 reader = reader or self._make_reader()
-                data = read(job.plan, reader, job.credential, timeout)
+                data = read(job.plan, reader, job.credential, timeout, job.detailed)
             except Exception as exc:  # noqa: BLE001 - the run classifies it; a worker must live on
                 error = exc
             self._done.put(ReadDone(job, data, error, self._monotonic()))

@@ -4,8 +4,17 @@ The one place that does it, for the run and for `sheet-monitor check ID` alike: 
 ``values:batchGet`` for every range of the spreadsheet's checks (plus one Drive request when a
 freshness check looks at the file's modified time), then the checks, evaluated over what Google
 returned. Reading and judging are separate steps because the run holds a task's lease only while the
-requests are in flight. `check ID` alone also reads the ranges once more as formulas, to find values
-that move without an edit (``volatile_formulas``), which change detection would see late.
+requests are in flight.
+
+Values show an error cell only by its code, and #N/A or #REF! may be IMPORTRANGE or GOOGLEFINANCE
+still computing, or IMPORTRANGE refused its source (``monitor.checks.imports``). A read that shows
+such a code is therefore not judged: it fails as *loading*, and the retry reads *with details*
+(``detailed``): one ``spreadsheets.get`` of the same ranges whose grid data carries each error's
+type and message and each cell's formula, still one request. A detailed read judges refused
+imports as a finding of their own, and reads again while an external function may be computing,
+until its last try, when what it shows is judged as it is. The same answer gives each cell's formula:
+`check ID`, which always reads with details, finds in them values that move without an edit
+(``volatile_formulas``: NOW(), IMPORTRANGE), which change detection would see late.
 """
 
 from __future__ import annotations
@@ -15,7 +24,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Any, Protocol
 
-from monitor.checks import Check, CheckResult, ValuesStillLoading, VolatileCell, evaluate_all, volatile_cells
+from monitor.checks import (
+    Check,
+    CheckResult,
+    ValuesStillLoading,
+    VolatileCell,
+    evaluate_all,
+    volatile_cells,
+)
+from monitor.checks.imports import CellError, ambiguous_cell, import_findings, may_be_computing
 from monitor.config import Config, Sheet
 from monitor.core.errors import ErrorClass, SheetReadError
 
@@ -51,11 +68,18 @@ def plans_of(config: Config) -> list[SheetPlan]:
 class SheetReader(Protocol):
     """What inspecting needs from the Sheets adapter (``monitor.google.GspreadReader`` implements it).
 
-    Both raise ``SheetReadError`` (already classified), never a library's exception."""
+    All raise ``SheetReadError`` (already classified), never a library's exception."""
 
     def read(
         self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float
     ) -> list[dict]: ...
+
+    def read_detailed(
+        self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float
+    ) -> tuple[list[dict], tuple[CellError, ...], list[dict]]:
+        """The same ValueRanges as :meth:`read`, in one request, every error cell's details, and the
+        same ranges as formulas (as ``valueRenderOption=FORMULA`` renders them)."""
+        ...
 
     def modified_time(self, spreadsheet_id: str, credential: str, timeout: float) -> str: ...
 
@@ -66,40 +90,62 @@ class SheetData:
 
     value_ranges: Mapping[str, Mapping[str, Any]]
     modified_time: str | None = None
+    cell_errors: tuple[CellError, ...] | None = None  # a detailed read's error cells; None: not asked
+    formula_ranges: tuple[Mapping[str, Any], ...] | None = None  # a detailed read's ranges as formulas
 
 
-def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callable[[], float]) -> SheetData:
-    """Every request ``plan`` needs; ``timeout()`` is asked as each one starts (the budget shrinks)."""
-    value_ranges = reader.read(plan.id, plan.ranges, credential, timeout()) if plan.ranges else []
+def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callable[[], float],
+         detailed: bool = False) -> SheetData:
+    """Every request ``plan`` needs; ``timeout()`` is asked as each one starts (the budget shrinks).
+    ``detailed``: the values come with every error cell's details (see the module doc)."""
+    value_ranges: list[dict] = []
+    errors: tuple[CellError, ...] | None = None
+    formula_ranges: tuple[dict, ...] | None = None
+    if plan.ranges and detailed:
+        value_ranges, errors, formulas = reader.read_detailed(plan.id, plan.ranges, credential, timeout())
+        formula_ranges = tuple(formulas)
+    elif plan.ranges:
+        value_ranges = reader.read(plan.id, plan.ranges, credential, timeout())
     modified = reader.modified_time(plan.id, credential, timeout()) if plan.needs_modified_time else None
-    return SheetData(dict(zip(plan.ranges, value_ranges, strict=True)), modified)
+    return SheetData(dict(zip(plan.ranges, value_ranges, strict=True)), modified, errors, formula_ranges)
 
 
-class FormulaReader(Protocol):
-    """Reading ranges as formulas (``monitor.google.GspreadReader`` implements it); raises
-    ``SheetReadError`` like :class:`SheetReader`."""
-
-    def formulas(
-        self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float
-    ) -> list[dict]: ...
-
-
-def volatile_formulas(plan: SheetPlan, reader: FormulaReader, credential: str, timeout: float,
-                      change_detection: bool) -> list[VolatileCell] | None:
-    """The cells of ``plan``'s ranges whose formulas move without an edit (NOW(), IMPORTRANGE), at the
-    cost of one more ``values:batchGet``. None, and no request, when it would not matter: every
-    round reads the spreadsheet anyway (change detection is off, or it is ``always_read``), or it has
-    no ranges."""
-    if not change_detection or plan.always_read or not plan.ranges:
+def volatile_formulas(plan: SheetPlan, data: SheetData, change_detection: bool) -> list[VolatileCell] | None:
+    """The cells of a detailed read's ranges whose formulas move without an edit (NOW(), IMPORTRANGE).
+    None when it would not matter: every round reads the spreadsheet anyway (change detection is off,
+    or it is ``always_read``), or the read was not detailed."""
+    if not change_detection or plan.always_read or data.formula_ranges is None:
         return None
-    return volatile_cells(reader.formulas(plan.id, plan.ranges, credential, timeout))
+    return volatile_cells(data.formula_ranges)
 
 
-def judge(plan: SheetPlan, data: SheetData, now: datetime) -> list[CheckResult]:
-    """Every check of ``plan`` over ``data``. Cells still showing "Loading..." are not a finding but a
-    failed read, raised as a LOADING ``SheetReadError`` so the read is retried later."""
+def judge(plan: SheetPlan, data: SheetData, now: datetime, last_try: bool = False) -> list[CheckResult]:
+    """Every check of ``plan`` over ``data``, and refused imports first. Values not known yet (cells
+    still showing "Loading...", a code an external function may show while it computes) are no
+    finding but a failed read, raised as a LOADING ``SheetReadError`` so the read is retried (with
+    details). ``last_try``: no retry is left, so what an external function shows is judged as it is."""
     try:
-        return evaluate_all(plan.checks, data.value_ranges, now, plan.timezone,
-                            modified_time=data.modified_time)
+        _known_or_raise(data, last_try)
+        results = evaluate_all(plan.checks, data.value_ranges, now, plan.timezone,
+                               modified_time=data.modified_time)
     except ValuesStillLoading as exc:
         raise SheetReadError(ErrorClass.LOADING, None, None, str(exc)) from None
+    return [*import_findings(data.cell_errors or ()), *results]
+
+
+def _known_or_raise(data: SheetData, last_try: bool) -> None:
+    if data.cell_errors is None:
+        # On the last try (after failures of another kind) what the read shows is all there is.
+        ambiguous = None if last_try else ambiguous_cell(data.value_ranges)
+        if ambiguous is not None:
+            cell, code = ambiguous
+            raise SheetReadError(ErrorClass.LOADING, None, None,
+                                 f"{cell} shows {code}, which IMPORTRANGE and GOOGLEFINANCE also show "
+                                 "while they compute; read it again with Google's details")
+        return
+    computing = [error for error in data.cell_errors if may_be_computing(error)]
+    if computing and not last_try:
+        first = computing[0]
+        raise SheetReadError(ErrorClass.LOADING, None, None,
+                             f"{first.cell} shows {first.code} from {first.function}, which may still "
+                             f"be computing ({first.message.strip()[:120]}); read it again later")

@@ -15,11 +15,11 @@ import google.auth.exceptions
 import gspread
 import requests
 from gspread.exceptions import APIError
-from gspread.urls import DRIVE_FILES_API_V3_URL
+from gspread.urls import DRIVE_FILES_API_V3_URL, SPREADSHEET_URL
 
 from monitor.config import Config
 from monitor.core.errors import CREDENTIAL_REASONS, ErrorClass, SheetReadError, classify
-from monitor.google import token
+from monitor.google import grid, token
 from monitor.google.client import CredentialCache, build_gspread_client
 
 # Numbers as numbers and dates as serial numbers: the checks compare values, not their display.
@@ -30,7 +30,6 @@ READ_PARAMS = {
 }
 # The same ranges as formulas where there are any (Google: "values will not be calculated; the reply
 # will include the formulas"), for `check` to see what moves without an edit.
-FORMULA_PARAMS = {**READ_PARAMS, "valueRenderOption": "FORMULA"}
 # Google's wording for a range it cannot resolve (a renamed tab, a typo in the config).
 _BAD_RANGE_PREFIX = "Unable to parse range: "
 # Google's answer to a request that reached it without any credential carries no ErrorInfo; it is
@@ -66,19 +65,9 @@ class GspreadReader:
 
     def read(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float) -> list[dict]:
         """Every range in one request; raises SheetReadError, never a requests/gspread/google-auth error."""
-        return self._batch_get(spreadsheet_id, ranges, credential, timeout, READ_PARAMS)
-
-    def formulas(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float
-                 ) -> list[dict]:
-        """Every range in one request, each formula cell as its formula text ("=NOW()"), the others
-        as :meth:`read` gives them; raises SheetReadError like it."""
-        return self._batch_get(spreadsheet_id, ranges, credential, timeout, FORMULA_PARAMS)
-
-    def _batch_get(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float,
-                   params: dict[str, str]) -> list[dict]:
         with classified(timeout, credential):
             client = self.client_for(credential, timeout)
-            body = client.http_client.values_batch_get(spreadsheet_id, list(ranges), params=dict(params))
+            body = client.http_client.values_batch_get(spreadsheet_id, list(ranges), params=dict(READ_PARAMS))
             value_ranges = body["valueRanges"]
         if len(value_ranges) != len(ranges):
             raise SheetReadError(
@@ -88,6 +77,21 @@ class GspreadReader:
                 f"asked for {len(ranges)} ranges, Google returned {len(value_ranges)}",
             )
         return value_ranges
+
+    def read_detailed(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float
+                      ) -> grid.GridValues:
+        """The ValueRanges :meth:`read` returns, every error cell's details, and the same ranges as
+        formulas, from one ``spreadsheets.get`` with grid data (``monitor.google.grid``);
+        SheetReadError as read."""
+        params = {"ranges": list(ranges), "fields": grid.FIELDS}
+        with classified(timeout):
+            client = self.client_for(credential, timeout)
+            body = client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id, params=params).json()
+        try:
+            return grid.value_ranges_of(body, ranges)
+        except grid.UnreadableGrid as exc:
+            message = f"unreadable grid data: {exc}"[:300]
+            raise SheetReadError(ErrorClass.UNCERTAIN, 200, None, message) from None
 
     def modified_time(self, spreadsheet_id: str, credential: str, timeout: float) -> str:
         """The file's Drive ``modifiedTime`` (RFC 3339), for freshness checks on the whole file."""

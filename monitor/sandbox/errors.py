@@ -144,6 +144,17 @@ def quota_exceeded(kind: str, scope: str, limit: int,
     }])
 
 
+def not_a_spreadsheet() -> Response:
+    """What the Sheets API answers for a Drive file that is not a Google Sheets spreadsheet (an
+    uploaded .xlsx), with the legacy ``errors`` list it still carries here: the body as quoted from
+    the live API in github.com/googleworkspace/php-samples/issues/65 and, with the same reason,
+    github.com/cpvalente/ontime/pull/1487."""
+    message = "This operation is not supported for this document"
+    item = {"message": message, "domain": "global", "reason": "failedPrecondition"}
+    return Response.json(400, {"error": {"code": 400, "message": message, "errors": [item],
+                                         "status": "FAILED_PRECONDITION"}})
+
+
 def html_bad_gateway() -> Response:
     """The front end's HTML 502 page (gspread raises APIError with code -1 for it)."""
     return Response.html(502, _HTML_502)

@@ -90,6 +90,21 @@ def error_response(status: int, legacy_errors: bool = False) -> Response | None:
     return errors.google_error(status)
 
 
+# Drive does not tell a file the caller may not see from one that does not exist: files.get answers
+# both with 404 notFound "File not found: {id}." (Drive's "Resolve errors" page, 404 "File not
+# found"). A fault that refuses a spreadsheet 403 (no access) or 404 therefore reaches a Drive
+# request for that file as Drive's 404, not as the Sheets API's 403 PERMISSION_DENIED.
+_DRIVE_NOT_FOUND = frozenset({403, 404})
+
+
+def as_drive_answers(response: Response, file_id: str | None) -> Response:
+    """``response``, a fault's answer to a Drive request about ``file_id``, as Drive words it."""
+    if file_id is not None and not response.hang and not response.reset \
+            and response.status in _DRIVE_NOT_FOUND:
+        return errors.drive_file_not_found(file_id)
+    return response
+
+
 def validate(spec: object) -> dict:
     """The spec with defaults filled in; ValueError naming the key for anything malformed."""
     if not isinstance(spec, dict):

@@ -21,7 +21,7 @@ from monitor.core.clock import SystemClock
 from . import control, errors
 from .auth import EXPIRED, MISSING, Caller, TokenAuthority
 from .drive_quota import DEFAULT_PER_PROJECT, DEFAULT_PER_USER, DriveQuotaMeter
-from .faults import TOKEN, FaultPlan
+from .faults import TOKEN, FaultPlan, as_drive_answers
 from .http import Request, Response
 from .latency import GOOGLE, Latency
 from .projects import project_of
@@ -108,6 +108,8 @@ class GoogleSandbox:
 
         delay, fault_response = self.faults.take(route.spreadsheet_id)
         if fault_response is not None:
+            if route.api == "drive":
+                fault_response = as_drive_answers(fault_response, route.spreadsheet_id)
             fault_response.delay_seconds += delay
             self.stats.record(route.endpoint, fault_response.status, user)
             return fault_response

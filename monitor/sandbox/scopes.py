@@ -58,6 +58,8 @@ _METHODS: dict[str, MethodAuth] = {
     "GET /drive/v3/files": _drive("DriveFiles.List", _DRIVE_READ),
     "POST /drive/v3/files": _drive("DriveFiles.Create", _DRIVE_WRITE),
     "GET /drive/v3/files/{fileId}": _drive("DriveFiles.Get", _DRIVE_READ),
+    "PATCH /drive/v3/files/{fileId}": _drive("DriveFiles.Update", _DRIVE_WRITE | {
+        _AUTH + "drive.metadata", _AUTH + "drive.scripts"}),
     "DELETE /drive/v3/files/{fileId}": _drive("DriveFiles.Delete", _DRIVE_WRITE),
     "GET /drive/v3/changes": _drive("DriveChanges.List", _DRIVE_READ),
     "GET /drive/v3/changes/startPageToken": _drive("DriveChanges.GetStartPageToken", _DRIVE_READ),

@@ -131,7 +131,8 @@ RUNS = Kind("runs", RunHistory)
 API = Kind("api", ApiState)
 QUOTA = Kind("quota", QuotaLog, version=2)
 RETRY_FIRST = Kind("retry_first", RetryFirst)
-FEED = Kind("feed", FeedState)
+# Version 2 added ``trashed`` (configured spreadsheets Drive reported in its trash, since when).
+FEED = Kind("feed", FeedState, version=2)
 OUTBOX = Kind("outbox", Outbox)
 ALERTS = Kind("alerts", AlertMemory)
 
@@ -196,6 +197,11 @@ def _event_last_error(value: Any) -> Any:
     return value
 
 
+def _feed_trash(value: Any) -> Any:
+    """feed 1 -> 2 added ``trashed``: a feed before it told no spreadsheet as trashed."""
+    return {"trashed": {}, **value} if isinstance(value, dict) else value
+
+
 # UPGRADES[(kind name, n)] turns the JSON value of a version-n document into version n + 1. Each step
 # leaves a value already in the newer shape as it is, so a document saved in it under a schema that
 # still said n (saved before the next whole save rewrote the schema) reads the same.
@@ -206,6 +212,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("quota", 1): _quota_per_project,
     ("heartbeat", 1): _heartbeat_read_measures,
     ("event", 1): _event_last_error,
+    ("feed", 1): _feed_trash,
 }
 
 
