@@ -94,19 +94,19 @@ class GoogleSandbox:
 
         route = match_route(request)
         if route.response is not None:  # unknown path or wrong method, already in Google's shape
-            self.stats.record(route.endpoint, route.response.status, None)
+            self.stats.record(route.endpoint, route.response.status, None, route.spreadsheet_id)
             return route.response
 
         user = self.auth.authenticate(request)
         if user is None and self.require_auth:
             response = errors.unauthenticated()
-            self.stats.record(route.endpoint, response.status, None)
+            self.stats.record(route.endpoint, response.status, None, route.spreadsheet_id)
             return response
 
         delay, fault_response = self.faults.take(route.spreadsheet_id)
         if fault_response is not None:
             fault_response.delay_seconds += delay
-            self.stats.record(route.endpoint, fault_response.status, user)
+            self.stats.record(route.endpoint, fault_response.status, user, route.spreadsheet_id)
             return fault_response
 
         if route.api == "sheets":
@@ -115,10 +115,10 @@ class GoogleSandbox:
             refusal = self.drive_quota.admit(user or ANONYMOUS, project_of(user))
         if refusal is not None:
             refusal.delay_seconds += delay
-            self.stats.record(route.endpoint, refusal.status, user)
+            self.stats.record(route.endpoint, refusal.status, user, route.spreadsheet_id)
             return refusal
 
         response = route.handler(self, request, route)
         response.delay_seconds += delay
-        self.stats.record(route.endpoint, response.status, user)
+        self.stats.record(route.endpoint, response.status, user, route.spreadsheet_id)
         return response
