@@ -1,27 +1,20 @@
 """Reading only what changed, end to end: no edit is ever lost, and nothing unread goes untold.
 
-Two kinds of test, both against the sandbox over real HTTP (gspread, google-auth, Drive's change feed):
-
-- ``sheet-monitor run`` as cron starts it (child processes, the real clock, a one-second round
-  interval so that rounds come due quickly), killed with SIGKILL at random moments while an editor
-  changes spreadsheets through the control API: every edit is read in the end, in the round it
-  happened or the next;
-- ``run_once`` in this process on a ManualClock shared with the sandbox, where hours must pass: a
-  spreadsheet nobody edits goes stale and is told without a read, values changed without a Drive
-  change are seen within ``max_age`` (every round with ``always_read``), a spreadsheet whose access
-  is removed is dead-lettered, and a failing Drive makes rounds read everything until it answers.
-
+Against the sandbox over real HTTP (gspread, google-auth, Drive's change feed), two ways:
+- ``sheet-monitor run`` as cron starts it (child processes, the real clock, rounds a second or
+  three apart), killed with SIGKILL at random moments while spreadsheets are edited through the
+  control API: every edit is read, in the round it happened or the next;
+- ``run_once`` in this process on a ManualClock shared with the sandbox, where hours must pass: an
+  unedited spreadsheet goes stale and is told without a read, values changed without a Drive change
+  are seen within ``max_age`` (every round with ``always_read``), a spreadsheet whose access is
+  removed is dead-lettered, a failing Drive makes rounds read everything until it answers.
 Whether a spreadsheet was read is the sandbox's count of the batchGet requests that named it.
 """
 
 from __future__ import annotations
 
 import io
-import json
-import os
 import random
-import select
-import signal
 import subprocess
 import threading
 import time
@@ -31,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 from cli_fixtures import write_config
+from process_helpers import RunLog, kill_now
 from sandbox_fixtures import ServedDataset, served_dataset
 
 from monitor.app.run import RunResult, run_once
@@ -76,7 +70,7 @@ def edited(payload: dict, quantity: int) -> dict:
 
 class Editor:
     """People editing spreadsheets through the sandbox's control API, as the sandbox's own callers
-    would; ``edit`` once, or ``start`` a thread that edits at random moments until ``stop``."""
+    would: ``edit`` once, or start ``thread`` to edit at random moments until ``stop``."""
 
     def __init__(self, served: ServedDataset, ids: list[str], rng: random.Random) -> None:
         self.served = served
@@ -86,7 +80,7 @@ class Editor:
         self.count = 0
         self.errors: list[BaseException] = []
         self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._keep_editing, name="editor", daemon=True)
+        self.thread = threading.Thread(target=self._keep_editing, name="editor", daemon=True)
         self._client = httpx.Client(base_url=served.sandbox.base_url, timeout=10)
 
     def edit(self, spreadsheet_id: str, quantity: int) -> Edit:
@@ -97,22 +91,27 @@ class Editor:
         edit = self.last[spreadsheet_id] = Edit(parse_utc(answer.json()["modifiedTime"]), quantity)
         return edit
 
-    def start(self) -> None:
-        self._thread.start()
-
     def stop(self) -> None:
         self._stopping.set()
-        self._thread.join(timeout=10)
+        self.thread.join(timeout=10)
         self._client.close()
         assert not self.errors, self.errors
 
-    def _keep_editing(self) -> None:
+    def _keep_editing(self, edits_each: int = 3) -> None:
+        """Edit a random spreadsheet every 40-200 ms, each at most ``edits_each`` times: their last
+        edits are spread over the whole time, so an edit lost at any moment is not hidden by a
+        later one of the same spreadsheet."""
+        left = dict.fromkeys(self.ids, edits_each)
         try:
-            while not self._stopping.wait(self.rng.uniform(0.05, 0.3)):
+            while left and not self._stopping.wait(self.rng.uniform(0.04, 0.2)):
+                spreadsheet_id = self.rng.choice(sorted(left))
+                left[spreadsheet_id] -= 1
+                if not left[spreadsheet_id]:
+                    del left[spreadsheet_id]
                 # Half the edits make the threshold check fail with a value of their own, half make
                 # the sheet healthy again: the verdict tells which edit the monitor read last.
                 n = self.count + 1
-                self.edit(self.rng.choice(self.ids), -n if self.rng.random() < 0.5 else 100 + n)
+                self.edit(spreadsheet_id, -n if self.rng.random() < 0.5 else 100 + n)
         except BaseException as exc:  # noqa: BLE001 - reported by stop(), on the test's thread
             self.errors.append(exc)
 
@@ -128,65 +127,19 @@ def assert_saw_the_last_edit(state: State, spreadsheet_id: str, edit: Edit) -> N
         assert record.health is OK, (spreadsheet_id, edit, record)
 
 
-class RunLog:
-    """A child run's JSON log lines as they come, read from the pipe's descriptor (no buffering,
-    so a wait never sleeps on a line already read) and kept for later."""
-
-    def __init__(self, process: subprocess.Popen) -> None:
-        self.process = process
-        self.events: list[dict] = []
-        self._pending = b""
-
-    def wait_for(self, event: str, timeout: float = 15.0, **fields) -> dict | None:
-        """The first line (read now or earlier) of ``event`` with ``fields``; None if the run ended
-        without logging it."""
-        seen = 0
-        deadline = time.monotonic() + timeout
-        while True:
-            for line in self.events[seen:]:
-                if line.get("event") == event and all(line.get(k) == v for k, v in fields.items()):
-                    return line
-            seen = len(self.events)
-            left = deadline - time.monotonic()
-            assert left > 0, f"no {event} within {timeout} s; saw {[e.get('event') for e in self.events]}"
-            if not self._read(left):
-                return None
-
-    def _read(self, timeout: float) -> bool:
-        fd = self.process.stderr.fileno()
-        readable, _, _ = select.select([fd], [], [], timeout)
-        if not readable:
-            return True
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return False
-        *lines, self._pending = (self._pending + chunk).split(b"\n")
-        self.events += [json.loads(line) for line in lines if line.startswith(b"{")]
-        return True
-
-
-def kill_now(process: subprocess.Popen) -> None:
-    process.send_signal(signal.SIGKILL)
-    process.communicate()
-    assert process.returncode == -signal.SIGKILL, f"the run ended before it was killed ({process.returncode})"
-
-
 def loads_cleanly(served: ServedDataset) -> State:
     """The saved state; the main file itself must be good (no fallback to the last good copy), and no
     entry damaged."""
-    store = FileLocation(served.state_dir).open(read_only=True)
-    try:
+    with FileLocation(served.state_dir).open(read_only=True) as store:
         assert store.restore_report is None, store.restore_report
-    finally:
-        store.close()
     state = served.state()
     assert state is not None and state.damaged == [], state and state.damaged
     return state
 
 
-def drive_asks(served: ServedDataset) -> int:
+def requests_to(served: ServedDataset, endpoints: tuple[str, ...]) -> int:
     by_endpoint = served.sandbox.google.stats.snapshot()["by_endpoint"]
-    return sum(by_endpoint.get(endpoint, 0) for endpoint in DRIVE_ASKS)
+    return sum(by_endpoint.get(endpoint, 0) for endpoint in endpoints)
 
 
 # Where each run is killed (see kill_at), in turn. Kills at a new round's start come first, in a row:
@@ -196,21 +149,28 @@ def drive_asks(served: ServedDataset) -> int:
 AIMS = ("drive", "unsaved", "drive", "unsaved", "reading", "start-up", "reading", "start-up")
 
 
-def kill_at(aim: str, process: subprocess.Popen, log: RunLog, rng: random.Random) -> None:
+def kill_at(aim: str, process: subprocess.Popen, served: ServedDataset, rng: random.Random) -> None:
     """Kill ``process`` at a random moment of the ``aim`` kind (Drive and every read take 120 ms):
-
-    drive     just after it starts, while Drive's change feed is being asked;
-    unsaved   as soon as it logs a new round: Drive has answered, the round is not yet saved;
-    reading   once Drive has answered, while reads are in flight;
-    start-up  timed from the process start: config, lock, state, recovery, or anything after.
-    """
+    drive: within 100 ms of the sandbox getting its Drive request (Drive's answer is not back);
+    unsaved: as soon as it logs a new round (Drive has answered, the round is not yet saved);
+    reading: within 100 ms of the sandbox getting one of its reads (whose lease is saved);
+    start-up: timed from the process start (config, lock, state, recovery, or anything after).
+    A run that never comes to its moment (it carries on a killed round) is killed 1.5 s after it
+    starts, or left to finish if it is done sooner."""
+    log = RunLog(process)
     if aim == "start-up":
         time.sleep(rng.uniform(0.1, 0.9))
     elif aim == "unsaved":
         log.wait_for("round_started")
     else:
+        endpoints = DRIVE_ASKS if aim == "drive" else (BATCH_GET,)
+        before = requests_to(served, endpoints)
         log.wait_for("run_started")  # it holds the lock and has saved its heartbeat
-        time.sleep(rng.uniform(0.02, 0.1) if aim == "drive" else rng.uniform(0.13, 0.4))
+        until = time.monotonic() + 1.5
+        while (requests_to(served, endpoints) == before and time.monotonic() < until
+               and process.poll() is None):
+            time.sleep(0.005)
+        time.sleep(rng.uniform(0.0, 0.1))
     if process.poll() is None:
         kill_now(process)
     else:  # it finished first (a round with little to read): one more unkilled run
@@ -224,20 +184,20 @@ def test_runs_killed_at_random_moments_while_spreadsheets_are_edited_lose_no_edi
         # Every request, Drive's included, takes 120 ms: kills land while Drive or reads are out.
         served.fault(spreadsheet="*", latency_ms=120)
         healthy = [entry.id for entry in served.dataset.sheets if entry.kind == "healthy"]
-        editor = Editor(served, healthy[:10], rng)  # the rest are never edited
-        editor.start()
+        editor = Editor(served, healthy[:16], rng)  # the rest are never edited
+        editor.thread.start()
         unsaved_asks = with_reads_out = 0
         for aim in AIMS:
             before = served.state()
-            asks = drive_asks(served)
+            asks = requests_to(served, DRIVE_ASKS)
             process = served.start_run()
-            kill_at(aim, process, RunLog(process), rng)
+            kill_at(aim, process, served, rng)
             if not served.state_file.exists():
                 continue  # killed before the first run's first save
             state = loads_cleanly(served)
             # Drive was asked, yet the round it answered for was never saved: the next round must
             # ask again from the old position.
-            if drive_asks(served) > asks and before and state.feed == before.feed:
+            if requests_to(served, DRIVE_ASKS) > asks and before and state.feed == before.feed:
                 unsaved_asks += 1
             held = state.round.tasks.values() if state.round else ()
             with_reads_out += any(task.status is PROCESSING for task in held)
@@ -255,7 +215,7 @@ def test_runs_killed_at_random_moments_while_spreadsheets_are_edited_lose_no_edi
         else:
             raise AssertionError("no complete round started after the last edit")
 
-        assert editor.count >= 20 and len(editor.last) >= 5, editor.count
+        assert editor.count >= 30 and len(editor.last) >= 14, (editor.count, len(editor.last))
         for spreadsheet_id, edit in editor.last.items():
             assert_saw_the_last_edit(state, spreadsheet_id, edit)
         # The kills landed where they must: after Drive was asked and before the round was saved,
@@ -414,8 +374,9 @@ def site(tmp_path):
         yield site
 
 
-def sheet_events(events, kind, spreadsheet_id: str) -> list:
-    return [event for event in events if isinstance(event, kind) and event.spreadsheet_id == spreadsheet_id]
+def of_kind(events, kind, spreadsheet_id: str | None = None) -> list:
+    return [event for event in events
+            if isinstance(event, kind) and getattr(event, "spreadsheet_id", None) == spreadsheet_id]
 
 
 def test_an_unedited_spreadsheet_that_goes_stale_is_told_within_a_round_without_a_read(site):
@@ -423,7 +384,7 @@ def test_an_unedited_spreadsheet_that_goes_stale_is_told_within_a_round_without_
     assert crossed == site.started + timedelta(minutes=8)
     while site.clock.now() <= crossed:
         result = site.next_round()
-        told = sheet_events(result.new_events, HealthChanged, DATED)
+        told = of_kind(result.new_events, HealthChanged, DATED)
         if site.clock.now() <= crossed:
             assert not told
     [warned] = told  # by the first run after the crossing
@@ -461,7 +422,7 @@ def test_a_spreadsheet_whose_access_is_removed_is_dead_lettered_in_the_next_roun
     # Drive's change feed reports the file removed from the account's view.
     site.sandbox.google.faults.add({"spreadsheet": EDITED, "statuses": [403], "repeat": True})
     result = site.next_round()
-    [dead] = sheet_events(result.new_events, DeadLettered, EDITED)
+    [dead] = of_kind(result.new_events, DeadLettered, EDITED)
     assert dead.error.http_status == 403
     state = site.state()
     assert state.dlq.get(EDITED).last_error.http_status == 403 and state.health[EDITED].health is ERROR
@@ -485,16 +446,18 @@ def test_a_failing_drive_makes_rounds_read_everything_and_is_told_once_then_reco
         feed = site.state().feed
         assert feed.failing_since == before.asked_at + ROUND and feed.last_error
         assert feed.position == (before.position if FEED_FAILURES[status] == "kept" else None)
-    [failing] = [event for event in site.events if isinstance(event, ChangeFeedFailing)]
+    [failing] = of_kind(site.events, ChangeFeedFailing)
     assert failing.at == before.asked_at + ROUND
+    site.put(EDITED, stock(quantity=-1))  # after the outage's last read: only the feed can tell it
 
     site.sandbox.google.faults.clear("*")
     result = site.next_round()
-    [recovered] = [event for event in result.new_events if isinstance(event, ChangeFeedRecovered)]
+    [recovered] = of_kind(result.new_events, ChangeFeedRecovered)
     assert recovered.failing_since == failing.at
     feed = site.state().feed
     assert feed.failing_since is None and feed.asked_at == site.clock.now() and feed.position
-    # From the kept position nothing changed: only LIVE is read; a fresh position knows nothing
-    # yet, so everything is read once more.
-    expected = 3 + (FEED_FAILURES[status] == "reset")
-    assert site.reads(STEADY, LIVE) == [expected, 4]
+    # From the kept position Drive tells the edit: EDITED is read (and LIVE, always); from a fresh
+    # position nothing is known yet, so everything is read once more.
+    steady = 3 + (FEED_FAILURES[status] == "reset")
+    assert site.reads(STEADY, EDITED, LIVE) == [steady, 4, 4]
+    assert site.state().health[EDITED].health is FAIL
