@@ -156,8 +156,9 @@ def kill_at(aim: str, process: subprocess.Popen, served: ServedDataset, rng: ran
     unsaved: as soon as it logs a new round (Drive has answered, the round is not yet saved);
     reading: within 100 ms of the sandbox getting one of its reads (whose lease is saved);
     start-up: timed from the process start (config, lock, state, recovery, or anything after).
-    A run that never comes to its moment (it carries on a killed round) is killed 1.5 s after it
-    starts, or left to finish if it is done sooner."""
+    A drive or reading run that never comes to its moment (it carries on a killed round, whose
+    suspects wait 5 s) is killed 1.5 s after it logs its start; one done sooner, or an unsaved one
+    that starts no round, is left to finish."""
     log = RunLog(process)
     if aim == "start-up":
         time.sleep(rng.uniform(0.1, 0.9))
