@@ -11,13 +11,13 @@ import json
 import os
 import random
 import select
-import signal
 import subprocess
 import time
 from collections import Counter
 from datetime import UTC, datetime
 
 import pytest
+from process_helpers import kill_now
 from sandbox_fixtures import ServedDataset, clean_env, served_dataset
 
 from monitor.core.clock import SystemClock
@@ -150,12 +150,6 @@ def test_runs_killed_at_random_moments_with_several_reads_in_flight_lose_nothing
         # Nothing told twice: a result a kill lost before its save was never published either.
         told = Counter((e.spreadsheet_id, e.KIND) for e in state.events if hasattr(e, "spreadsheet_id"))
         assert max(told.values(), default=1) == 1, told.most_common(3)
-
-
-def kill_now(process: subprocess.Popen) -> None:
-    process.send_signal(signal.SIGKILL)
-    process.communicate()
-    assert process.returncode == -signal.SIGKILL, "the run ended before it was killed"
 
 
 def processing(state) -> list:

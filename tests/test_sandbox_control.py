@@ -101,6 +101,9 @@ def test_stats_count_requests_by_status_and_user(url, token):
     assert stats["by_user"] == {"tester@sheet-monitor-sandbox.iam.gserviceaccount.com": 2, "anonymous": 1}
     assert stats["quota_exceeded"] == 0
     assert stats["quota"]["read"]["projects"] == {"sheet-monitor-sandbox": 2}
+    # Per spreadsheet, whatever the answer: what tells a test whether a spreadsheet was read.
+    assert {sid: sum(counts.values()) for sid, counts in stats["by_spreadsheet"].items()} == {
+        "s1": 2, "missing": 1}
 
 
 def test_quota_limits_change_at_runtime(url, token):

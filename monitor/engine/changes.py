@@ -213,14 +213,24 @@ class ChangeDetection:
             self.state.feed = replace(self.state.feed, trashed=trashed)
 
     def _failed(self, error: SheetReadError, now: datetime) -> None:
-        """Every spreadsheet is read this round. A feed refused for quota or a passing fault is asked
-        from the same position next round; any other refusal (a position Drive no longer knows, the
-        Drive API not enabled) starts from a fresh position once Drive answers again."""
+        """Every spreadsheet is read this round. A feed refused for quota or a passing fault (a 5xx,
+        a timeout) is asked from the same position next round; any other refusal (a position Drive
+        no longer knows, the Drive API not enabled, an answer not Drive's) starts from a fresh
+        position once Drive answers again."""
         stored = self.state.feed
         log_event("change_feed_failed", logging.WARNING, status=error.http_status, error=error.message,
                   error_class=error.error_class.value)
         if stored.failing_since is None:
             self._emit(ChangeFeedFailing(at=now, run_id=self.run_id, error=error.message[:200]))
-        keep = error.error_class in (ErrorClass.QUOTA, ErrorClass.TRANSIENT)
-        self.state.feed = replace(stored, position=stored.position if keep else None,
+        self.state.feed = replace(stored, position=stored.position if _passing(error) else None,
                                   failing_since=stored.failing_since or now, last_error=error.message[:200])
+
+
+def _passing(error: SheetReadError) -> bool:
+    """Is the feed's refusal one that asking again from the same position can outlast? A 500 is
+    Google's "backend error", to retry like a 503 (classified uncertain only because, for a read,
+    it may also be the spreadsheet's fault); dropping the position for it would make the next round
+    read every spreadsheet once more."""
+    if error.error_class in (ErrorClass.QUOTA, ErrorClass.TRANSIENT):
+        return True
+    return error.http_status is not None and error.http_status >= 500

@@ -96,13 +96,13 @@ class GoogleSandbox:
 
         route = match_route(request)
         if route.response is not None:  # unknown path or wrong method, already in Google's shape
-            self.stats.record(route.endpoint, route.response.status, None)
+            self.stats.record(route.endpoint, route.response.status, None, route.spreadsheet_id)
             return route.response
 
         caller = self.auth.identify(request)
         refusal = _refusal(route, caller) if self.require_auth else None
         if refusal is not None:
-            self.stats.record(route.endpoint, refusal.status, None)
+            self.stats.record(route.endpoint, refusal.status, None, route.spreadsheet_id)
             return refusal
         user = caller.email
 
@@ -111,7 +111,7 @@ class GoogleSandbox:
             if route.api == "drive":
                 fault_response = as_drive_answers(fault_response, route.spreadsheet_id)
             fault_response.delay_seconds += delay
-            self.stats.record(route.endpoint, fault_response.status, user)
+            self.stats.record(route.endpoint, fault_response.status, user, route.spreadsheet_id)
             return fault_response
 
         if route.api == "sheets":
@@ -120,12 +120,12 @@ class GoogleSandbox:
             refusal = self.drive_quota.admit(user or ANONYMOUS, project_of(user))
         if refusal is not None:
             refusal.delay_seconds += delay
-            self.stats.record(route.endpoint, refusal.status, user)
+            self.stats.record(route.endpoint, refusal.status, user, route.spreadsheet_id)
             return refusal
 
         response = route.handler(self, request, route)
         response.delay_seconds += delay
-        self.stats.record(route.endpoint, response.status, user)
+        self.stats.record(route.endpoint, response.status, user, route.spreadsheet_id)
         return response
 
     def _token(self, request: Request) -> Response:
