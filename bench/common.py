@@ -92,11 +92,18 @@ class TimedReader:
         self.calls = 0
 
     def read(self, *args, **kwargs):
+        return self._timed(self.inner.read, *args, **kwargs)
+
+    def read_detailed(self, *args, **kwargs):
+        # A spreadsheet showing #N/A or #REF! is read again with Google's details (engine.inspect).
+        return self._timed(self.inner.read_detailed, *args, **kwargs)
+
+    def _timed(self, request, *args, **kwargs):
         import time
 
         started = time.perf_counter()
         try:
-            return self.inner.read(*args, **kwargs)
+            return request(*args, **kwargs)
         finally:
             self.seconds += time.perf_counter() - started
             self.calls += 1

@@ -77,6 +77,15 @@ class ScriptedReader:
             raise answer
         return [answer for _ in ranges]
 
+    def read_detailed(self, spreadsheet_id, ranges, credential, timeout):
+        """The scripted answer, with the error cells a ValueRange of the script lists under
+        ``"errors"`` (CellErrors): what a spreadsheets.get with grid data would say, and the same
+        ranges as formulas."""
+        value_ranges = self.read(spreadsheet_id, ranges, credential, timeout)
+        errors = tuple(error for value_range in value_ranges for error in value_range.get("errors", ()))
+        plain = [{k: v for k, v in value_range.items() if k != "errors"} for value_range in value_ranges]
+        return plain, errors, plain  # no formulas: the scripted cells are values
+
     def modified_time(self, spreadsheet_id, credential, timeout):
         raise NotImplementedError("no check of these plans needs the file's modified time")
 
@@ -98,7 +107,8 @@ class InlineReads:
     def start(self, job: ReadJob, timeout: Callable[[], float]) -> None:
         data = error = None
         try:
-            data = read(job.plan, self.reader, job.credential, timeout, job.fetch_zone)
+            data = read(job.plan, self.reader, job.credential, timeout, fetch_zone=job.fetch_zone,
+                        detailed=job.detailed)
         except Exception as exc:  # noqa: BLE001 - handed to the run, as a worker would
             error = exc
         self._done.append(ReadDone(job, data, error, self.clock.monotonic()))
@@ -136,7 +146,8 @@ class SimulatedReads:
                                                    f"no answer within {limit:.1f} s")
         else:
             try:
-                data = read(job.plan, self.reader, job.credential, lambda: limit, job.fetch_zone)
+                data = read(job.plan, self.reader, job.credential, lambda: limit, fetch_zone=job.fetch_zone,
+                            detailed=job.detailed)
             except Exception as exc:  # noqa: BLE001 - handed to the run, as a worker would
                 error = exc
         ends = self.clock.monotonic() + seconds

@@ -7,7 +7,9 @@ from monitor.core.a1 import (
     column_index,
     column_letters,
     format_a1,
+    is_range_name,
     parse_a1,
+    parse_named,
     quote_sheet_name,
 )
 
@@ -130,3 +132,25 @@ def test_clamp_closes_open_sides_at_the_grid():
 def test_format_needs_a_tab_for_a_whole_tab_range():
     with pytest.raises(A1Error):
         format_a1(A1Range(None))
+
+
+@pytest.mark.parametrize(
+    ("text", "sheet", "name"),
+    [("Totals", None, "Totals"), ("Stock!Totals", "Stock", "Totals"),
+     ("'Sheet1'!NamedRange", "Sheet1", "NamedRange"), ("'It''s'!net_2", "It's", "net_2")],
+)
+def test_named_ranges_are_read_with_or_without_their_tab(text, sheet, name):
+    ref = parse_named(text)
+    assert (ref.sheet, ref.name) == (sheet, name)
+
+
+@pytest.mark.parametrize("text", ["'Totals'", "Stock!A1", "A1:B2", "Stock!", "!Totals", "R1C1", "TRUE",
+                                  "2nd", "has space", "Stock!A:A"])
+def test_cells_quoted_tabs_and_names_google_refuses_are_no_named_range(text):
+    assert parse_named(text) is None
+
+
+def test_range_names_follow_googles_rules():
+    assert is_range_name("Totals") and is_range_name("_x1") and is_range_name("Итог")
+    assert not any(is_range_name(text) for text in ("A1", "XFD7", "R1C1", "C", "false", "1x",
+                                                    "a-b", "x" * 251))

@@ -18,6 +18,7 @@ from monitor.config import Config, load_config
 from monitor.core.errors import POISON, ErrorClass, ErrorInfo
 from monitor.core.timefmt import format_utc
 from monitor.engine.breaker import BreakerPolicy, BreakerState, record_failure
+from monitor.engine.changes import FeedState
 from monitor.engine.health import ERROR, FAIL, OK, WARN, Finding, SheetHealth, record_skip
 from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats
 from monitor.engine.mutes import Mute
@@ -182,6 +183,37 @@ def test_sheets_filter_by_shown_health():
     state = State(health={"s1": SheetHealth(OK), "s2": SheetHealth(FAIL)})
     assert [r["id"] for r in admin.sheets_report(state, SHEETS, NOW, "fail")] == ["s2"]
     assert [r["id"] for r in admin.sheets_report(state, SHEETS, NOW, "unknown")] == ["s3", "s4"]
+
+
+def test_sheets_call_unchanged_only_what_the_round_judged_without_reading_it():
+    earlier = NOW - timedelta(hours=1)
+    state = State(health={
+        "s1": SheetHealth(OK, read_at=earlier),  # left out of the round's reads: judged unchanged
+        "s2": SheetHealth(OK, read_at=earlier),  # among its reads, not read yet
+        "s3": record_skip(SheetHealth(OK, read_at=earlier), "muted"),  # muted: left out, not judged
+        # s4: never read
+    })
+    state.round = Round.build(["s2"], NOW - timedelta(minutes=1), unread=1)
+    rows = {row["id"]: row for row in admin.sheets_report(state, SHEETS, NOW)}
+    assert {sid: row["unchanged"] for sid, row in rows.items()} == {
+        "s1": True, "s2": False, "s3": False, "s4": False}
+    assert rows["s1"]["read_at"] == format_utc(earlier) and rows["s4"]["read_at"] is None
+    assert admin.status_report(state, NOW)["current_round"]["unread"] == 1
+    state.health["s1"] = SheetHealth(OK, read_at=NOW - timedelta(minutes=1))  # read as the round began
+    assert admin.sheets_report(state, SHEETS[:1], NOW)[0]["unchanged"] is False
+
+
+@pytest.mark.parametrize(("feed", "enabled", "shown"), [
+    (FeedState(), True, "no_position"),
+    (FeedState("42", "sa-1.json", NOW), True, "ok"),
+    (FeedState("42", "sa-1.json", NOW, failing_since=NOW, last_error="quota"), True, "failing"),
+    (FeedState(None, "sa-1.json", NOW, failing_since=NOW, last_error="bad position"), True, "failing"),
+    (FeedState("42", "sa-1.json", NOW), False, "off"),  # the next round forgets the position
+])
+def test_status_shows_the_change_feed_as_the_last_round_left_it(feed, enabled, shown):
+    report = admin.status_report(State(feed=feed), NOW, change_detection=enabled)["change_feed"]
+    assert report["state"] == shown and report["position_known"] is (feed.position is not None)
+    assert report["failing_since"] == (format_utc(NOW) if feed.failing_since else None)
 
 
 # -- dlq

@@ -45,6 +45,8 @@ def one_of_each() -> list[ev.Event]:
         ev.StateRestored(**SHEET, reason="the main file is torn"),
         damaged("health/<s&1>", "health: Input should be 'ok', 'warn' or <fail>"),
         ev.DeliveryHalted(**SHEET, since=NOW, status=403, description="Forbidden: <bot> was blocked"),
+        ev.SpreadsheetTrashed(**sheet("g", NASTY)),
+        ev.SpreadsheetRestored(**sheet("h"), trashed_at=NOW - timedelta(days=2)),
     ]
 
 
@@ -142,7 +144,8 @@ def test_every_event_kind_has_its_own_renderer():
 def test_every_event_kind_renders_as_valid_telegram_html():
     [message] = compose_alert(one_of_each(), {}, AlertSettings())
     parsed = parse_html(message.text, strict_ampersand=True)
-    assert len(message.text.split("\n")) == 3 + 13
+    assert len(message.text.split("\n")) == 3 + 15
+    assert "is in Google Drive's trash" in parsed.text and "out of Google Drive's trash" in parsed.text
     assert "Telegram refused messages since 2026-03-02 12:00 UTC" in parsed.text
     assert "<bot> was blocked" in parsed.text
     assert (
@@ -152,6 +155,26 @@ def test_every_event_kind_renders_as_valid_telegram_html():
     assert "checks resumed after 1h" in parsed.text
     assert "checks paused after 3 failures in a row, next try 2026-03-02 12:00 UTC" in parsed.text
     assert "has 5 of 9 spreadsheets done" in parsed.text and "2 tasks taken over, 1 given up" in parsed.text
+
+
+def test_a_dead_letter_says_what_to_do_when_googles_words_do_not():
+    not_sheets = ErrorInfo("permanent", "This operation is not supported for this document", 400,
+                           "FAILED_PRECONDITION")
+    unseen = ErrorInfo("permanent", "File not found: 1abc.", 404, "NOT_FOUND")
+    outage = ErrorInfo("transient", "The service is currently unavailable.", 503, "UNAVAILABLE")
+    events = [ev.DeadLettered(**sheet(sid), error=error, attempts=1)
+              for sid, error in (("x", not_sheets), ("d", unseen), ("o", outage))]
+    text = parse_html(compose_alert(events, {}, AlertSettings())[0].text).text
+    assert ("not supported for this document; to fix: the file is not a Google Sheets spreadsheet "
+            "(an .xlsx or .csv kept in Drive): open it in Google Sheets, choose File > Save as "
+            "Google Sheets") in text
+    assert "File not found: 1abc.; to fix: Google Drive shows no such file to the service " in text
+    assert "currently unavailable." in text and text.count("to fix") == 2
+
+
+def test_going_to_the_trash_is_told_beside_what_the_same_run_found_in_the_spreadsheet():
+    lines = lines_of([ev.SpreadsheetTrashed(**sheet("s1")), went_bad("s1")])
+    assert any("is failing" in line for line in lines) and any("trash" in line for line in lines)
 
 
 def test_api_recovery_says_since_when_google_was_degraded():

@@ -186,8 +186,23 @@ def test_an_unchanged_spreadsheet_is_read_before_its_last_read_passes_max_age():
     for _ in range(8):
         next_round(the_bench)
         reads.append(the_bench.run().report.tasks)
-    # Read at 0; due when the next round would find it 20 minutes old: at 15, 30, 45 ...
-    assert reads == [0, 0, 2, 0, 0, 2, 0, 0]
+    # Read at 0; due when the next round would find it older than 20 minutes: at 20, 40 ...
+    assert reads == [0, 0, 0, 2, 0, 0, 0, 2]
+
+
+def test_unchanged_spreadsheets_a_full_round_read_together_are_spread_over_the_rounds_after():
+    the_plans = [replace(plan, max_age=timedelta(hours=1)) for plan in plans(24)]
+    the_bench, _ = bench(the_plans=the_plans)
+    the_bench.run()  # the first round reads all 24 at once
+    reads, oldest = [], timedelta(0)
+    for _ in range(30):
+        next_round(the_bench)
+        reads.append(the_bench.run().report.tasks)
+        now = the_bench.clock.now()
+        oldest = max(oldest, *(now - record.read_at for record in the_bench.stored().health.values()))
+    # 24 spreadsheets kept within an hour by rounds 5 minutes apart: 2 reads a round, never 24 at once.
+    assert reads == [2] * 30
+    assert oldest <= timedelta(hours=1)
 
 
 def test_always_read_and_changed_checks_are_read_whatever_drive_says():

@@ -56,6 +56,19 @@ def test_model_validators_say_what_is_wrong_and_how_to_fix_it():
         "bad age condition '< 2h'")
 
 
+@pytest.mark.parametrize("text", ["Stock!Quantities", "'My tab'!Quantities", "Quantities"])
+def test_a_named_range_is_accepted_where_a1_is(text):
+    # Google resolves 'Sheet1'!MyRange, Sheet1!MyRange and MyRange (the recorded read of
+    # 'Sheet1'!NamedRange, and the Sheets API guide's "A1 notation").
+    check = checks.ThresholdCheck(range=text, aggregate="min", fail="< 0")
+    assert check.range == text and checks.ranges_of([check]) == (text,)
+
+
+def test_a_name_google_would_refuse_is_still_a_malformed_range():
+    assert "malformed A1 range" in invalid(lambda: checks.NotEmptyCheck(range="Stock!R1C1")).problem
+    assert "named range" in invalid(lambda: checks.NotEmptyCheck(range="Stock!has space")).fix
+
+
 def test_unknown_parameters_and_aggregates_are_refused():
     with pytest.raises(ValidationError, match="avg"):
         checks.ThresholdCheck(range="S!A1", aggregate="avg", fail="< 0")

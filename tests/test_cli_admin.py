@@ -53,7 +53,7 @@ def test_status_json_has_every_fact(config):
     data = json_of(invoke(config, "status", "--json"))
     assert {"last_run", "current_round", "queue", "oldest_pending", "next_retry_at", "dlq_size",
             "open_breakers", "outbox_size", "outbox_halted", "muted", "api_degraded", "quota_last_run",
-            "health", "set_aside", "state_file", "has_run"} <= set(data)
+            "health", "set_aside", "state_file", "has_run", "change_feed"} <= set(data)
     assert data["has_run"] is True and data["state_file"] == str(state_file(config))
     assert data["dlq_size"] == 1 and data["open_breakers"] == [C]
     assert data["queue"] == {"pending": 0, "processing": 0, "done": 2, "failed": 1}
@@ -76,7 +76,7 @@ def test_sheets_lists_every_configured_spreadsheet_worst_first(config):
     assert [row["id"] for row in data["sheets"]] == [A, C, B]
     assert [row["shown"] for row in data["sheets"]] == ["error", "skipped", "ok"]
     assert {"id", "name", "shown", "health", "since", "last_checked_at", "findings", "muted_until",
-            "in_dlq"} <= set(data["sheets"][0])
+            "in_dlq", "read_at", "unchanged"} <= set(data["sheets"][0])
     human = invoke(config, "sheets")
     assert "skipped (breaker_open; was ok)" in human.stdout and "error (DLQ)" in human.stdout
     only_ok = json_of(invoke(config, "sheets", "--status", "ok", "--json"))

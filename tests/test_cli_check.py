@@ -43,6 +43,36 @@ def test_check_config_warns_about_a_budget_as_long_as_the_interval(tmp_path):
     assert "Warnings" in result.stdout and 'set budget = "4m30s"' in result.stdout
 
 
+def test_check_config_plans_the_reads_of_change_detection_at_a_few_edit_rates(tmp_path):
+    config = write_config(tmp_path / "site")  # 3 spreadsheets, max_age 1h by default, rounds 5m apart
+    result = invoke(config, "check-config")
+    assert "change detection  on: a round reads what Drive reports edited and what max_age makes due " \
+           "(1h: every 12 rounds for 3); the first round, and any round Drive cannot answer, reads all 3" \
+           in result.stdout
+    rows = result.stdout.split("by share of spreadsheets edited per round_interval (5m):\n")[1].splitlines()
+    assert rows[0].split() == ["edited", "changed", "max_age", "due", "always_read", "reads", "Drive",
+                               "requests", "round", "fits"]
+    # 20 % of 3 edited (0.6) and 3 / 12 due by max_age (0.25): one read, 1 s at 60 reads/min.
+    assert rows[2].split() == ["20%", "0.6", "0.2", "0", "1", "1", "1", "s", "yes"]
+    assert [row.split()[0] for row in rows[1:4]] == ["5%", "20%", "50%"]
+
+    data = json_of(invoke(config, "check-config", "--edits", "20%", "--edits", "100%", "--json"))
+    detection = data["change_detection"]
+    assert [row["edit_share"] for row in detection["estimates"]] == [0.2, 1.0]
+    assert detection["estimates"][1]["reads_per_round"] == data["reads_per_round"] == 3
+    refused = invoke(config, "check-config", "--edits", "0.2")
+    assert refused.exit_code == 2 and "'0.2' is not a percentage from 0% to 100%, e.g. 20%" in refused.stderr
+
+
+def test_check_config_says_plainly_when_change_detection_is_off(tmp_path):
+    config = write_config(tmp_path / "site", run=("change_detection = false",))
+    result = invoke(config, "check-config", "--edits", "20%")
+    assert "change detection  off ([run] change_detection = false): every round reads all 3 spreadsheets" \
+           in result.stdout
+    assert "with change detection" not in result.stdout
+    assert json_of(invoke(config, "check-config", "--json"))["change_detection"]["enabled"] is False
+
+
 def test_check_config_exits_2_on_errors_and_a_missing_credential_file(tmp_path):
     path = write_config(tmp_path / "site", credentials=[tmp_path / "missing.json"])
     result = invoke(path, "check-config")
@@ -85,14 +115,64 @@ def test_check_reads_one_spreadsheet_and_records_nothing(sandbox_site):
     result = invoke(path, "check", B, "--json")
     assert result.exit_code == 0
     data = json_of(result)
+    # One read gives the values, the errors' details and the formulas (none moves without an edit).
     assert data["health"] == "fail" and data["quota_spent"]["reads"] == 1
+    assert data["volatile"] == [] and data["warnings"] == []
     by_kind = {r["kind"]: r for r in data["results"]}
     assert by_kind["formula_errors"]["cells"] == ["Stock!B3"]
     assert by_kind["threshold"]["status"] == "fail" and by_kind["threshold"]["cells"] == ["Stock!C2"]
     human = invoke(path, "check", B)
-    assert "Stock!B3" in human.stdout and "quota" in human.stderr
-    assert sandbox.google.stats.snapshot()["by_endpoint"]["GET /v4/spreadsheets/{id}/values:batchGet"] == 2
+    assert "Stock!B3" in human.stdout and "Spent one read of sa-1.json's quota" in human.stderr
+    # One read each: a spreadsheets.get whose grid data says what each error cell is and its formula.
+    assert sandbox.google.stats.snapshot()["by_endpoint"] == {"GET /v4/spreadsheets/{id}": 2}
     assert not state_file(path).exists()
+
+
+def reads(sandbox) -> int:
+    return sum(sandbox.google.stats.snapshot()["by_endpoint"].values())
+
+
+def volatile_stock() -> dict:
+    """Stock with a NOW() and an IMPORTRANGE in checked cells (their values as Google would have
+    computed them: the sandbox does not), and a SUM, which moves only when its inputs are edited."""
+    rows = [["SKU", "Product", "Quantity"],
+            ["A-1", {"formula": "=NOW()", "value": 46021.5}, 10],
+            ["A-2", "Milk", {"formula": '=IMPORTRANGE("1otherSheet", "Stock!C3")', "value": 12}],
+            ["Total", "", {"formula": "=SUM(C2:C3)", "value": 22}]]
+    return {"title": "Store", "tabs": {"Stock": rows}}
+
+
+def test_check_warns_about_formulas_whose_values_change_without_an_edit(sandbox_site):
+    sandbox, _, path = sandbox_site
+    sandbox.google.store.put_control(A, volatile_stock())
+    data = json_of(invoke(path, "check", A, "--json"))
+    assert data["health"] == "ok" and data["quota_spent"]["reads"] == 1
+    assert data["volatile"] == [{"cell": "Stock!B2", "functions": ["NOW"]},
+                                {"cell": "Stock!C3", "functions": ["IMPORTRANGE"]}]
+    [warning] = data["warnings"]
+    assert "only when max_age (1h) comes due" in warning
+    assert warning.endswith("to read this spreadsheet every round, set always_read = true in "
+                            "[profiles.stock]")
+    human = invoke(path, "check", A)
+    assert "Warning: Stock!B2 NOW(); Stock!C3 IMPORTRANGE(): these values change without an edit" \
+           in human.stdout
+    assert reads(sandbox) == 2  # one each: the values and the formulas come in one answer
+
+
+def test_check_warns_of_no_formulas_in_a_spreadsheet_every_round_reads_anyway(sandbox_site, tmp_path):
+    sandbox, _, path = sandbox_site
+    sandbox.google.store.put_control(A, volatile_stock())
+    site = {"credentials": list(load_config(path, {}).google.credentials), "endpoint": sandbox.base_url}
+    live = ('\n[profiles.live]\nalways_read = true\n'
+            'checks = [{ kind = "formula_errors", range = "Stock!A1:C20" }]\n'
+            f'\n[[sheets]]\nid = "{A}"\nname = "Live"\nprofile = "live"\n')
+    always_read = write_config(tmp_path / "always", ids=(), extra=live, **site)
+    detection_off = write_config(tmp_path / "off", ids=(A,), run=("change_detection = false",), **site)
+    for config in (always_read, detection_off):
+        data = json_of(invoke(config, "check", A, "--json"))
+        assert data["health"] == "ok" and data["volatile"] is None and data["warnings"] == []
+        assert data["quota_spent"]["reads"] == 1
+    assert reads(sandbox) == 2
 
 
 def test_check_of_a_freshness_on_the_files_modified_time_spends_a_drive_read(sandbox_site):

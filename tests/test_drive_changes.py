@@ -57,6 +57,19 @@ def test_a_deleted_file_is_reported_removed(feed):
     assert found.removed == {"sheet-5"} and "sheet-5" not in found.changed
 
 
+def test_a_trashed_file_is_reported_changed_and_in_the_trash_not_removed(feed):
+    # Drive's Change resource: "removed" is deletion or loss of access; a file moved to the trash is
+    # a change of the file whose ``trashed`` is true, and it reads fine until it is deleted.
+    store, changes, credential = feed
+    position = changes.start_position(5)
+    store.put_control("sheet-2", {**stock(2), "trashed": True})
+    store.put_control("sheet-3", stock(3))
+    found = changes.changed_since(position, 5)
+    assert found.changed == {"sheet-2", "sheet-3"} and found.trashed == {"sheet-2"} and not found.removed
+    store.put_control("sheet-2", stock(2))  # restored
+    assert not changes.changed_since(found.position, 5).trashed
+
+
 def test_a_position_drive_does_not_know_is_a_permanent_error(feed):
     _, changes, credential = feed
     with pytest.raises(SheetReadError) as raised:

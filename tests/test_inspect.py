@@ -48,8 +48,8 @@ class Google:
         self.timeouts_asked += 1
         return 2.0
 
-    def read(self, sheet_plan: SheetPlan) -> SheetData:
-        return read(sheet_plan, self.reader, self.credential, self.timeout)
+    def read(self, sheet_plan: SheetPlan, detailed: bool = False) -> SheetData:
+        return read(sheet_plan, self.reader, self.credential, self.timeout, detailed=detailed)
 
     def requests(self) -> dict[str, int]:
         return self.sandbox.google.stats.snapshot()["by_endpoint"]
@@ -98,12 +98,24 @@ def test_a_failed_read_arrives_classified(google):
 def test_judging_evaluates_every_check_over_what_google_returned(google):
     google.put(ROWS, modified="2026-01-04T00:00:00Z")
     sheet_plan = plan(ERRORS, LOW_STOCK, EDITED)
-    results = judge(sheet_plan, google.read(sheet_plan), datetime(2026, 1, 5, 3, 0, tzinfo=UTC), UTC)
+    # B3's #REF! is no external function's: a read with Google's details judges it a formula error.
+    now = datetime(2026, 1, 5, 3, 0, tzinfo=UTC)
+    results = judge(sheet_plan, google.read(sheet_plan, detailed=True), now, UTC)
     assert [(result.kind, result.status) for result in results] == [
         ("formula_errors", "fail"), ("threshold", "ok"), ("freshness", "fail"),
     ]
     assert results[0].cells == ("Stock!B3",)
     assert "2026-01-04" in results[2].message
+
+
+def test_a_named_range_is_read_and_judged_as_the_cells_it_names(google):
+    google.sandbox.google.store.put_control(SHEET, {"title": "Store", "tabs": {"Stock": ROWS},
+                                                    "namedRanges": {"Quantities": "Stock!C2:C3"}})
+    low = ThresholdCheck(range="Stock!Quantities", aggregate="min", warn="< 11")
+    data = google.read(plan(low))
+    assert data.value_ranges["Stock!Quantities"]["range"] == "Stock!C2:C3"  # Google's echo: cells
+    [result] = judge(plan(low), data, datetime(2026, 1, 5, tzinfo=UTC), UTC)
+    assert (result.status, result.observed, result.cells) == ("warn", 10, ("Stock!C2",))
 
 
 def test_cells_still_loading_are_a_failed_read_to_retry_never_a_finding(google):
@@ -155,6 +167,18 @@ def test_a_read_that_must_learn_the_zone_asks_for_it_alone_first(google):
     assert sum(quota["users"].values()) == 2  # both count against the Sheets read quota
 
 
+def test_a_read_with_details_that_must_learn_the_zone_sends_two_spreadsheets_gets(google):
+    # `check ID` reads with details at once; its zone request is a narrower spreadsheets.get first.
+    google.sandbox.google.store.put_control(SHEET, {"title": "Store", "timeZone": "GMT-07:00",
+                                                    "tabs": {"Stock": ROWS}})
+    data = read(plan(ERRORS), google.reader, google.credential, google.timeout, fetch_zone=True,
+                detailed=True)
+    assert data.time_zone == "GMT-07:00"
+    assert data.cell_errors is not None and data.formula_ranges is not None
+    assert google.requests() == {"GET /v4/spreadsheets/{id}": 2}
+    assert google.timeouts_asked == 2
+
+
 def test_the_plans_of_a_config(tmp_path):
     config = load(secrets_folder(tmp_path), FULL)
     stock, sales = plans_of(config)
@@ -165,3 +189,34 @@ def test_the_plans_of_a_config(tmp_path):
     # The config's [alerts] timezone (Europe/Moscow) is the digest's: no plan carries a zone.
     assert not hasattr(stock, "timezone") and not hasattr(stock, "tz")
     assert SheetPlan.of(config.sheets[0], config) == stock
+
+
+def test_a_plain_read_showing_na_or_ref_asks_for_details_unless_no_try_is_left(google):
+    google.put(ROWS)  # B3 shows #REF!: IMPORTRANGE shows it too while it computes
+    sheet_plan = plan(ERRORS)
+    data = google.read(sheet_plan)
+    with pytest.raises(SheetReadError) as failure:
+        judge(sheet_plan, data, datetime(2026, 1, 5, tzinfo=UTC), UTC)
+    assert failure.value.error_class is ErrorClass.LOADING
+    assert failure.value.message.startswith("Stock!B3 shows #REF!, which IMPORTRANGE and GOOGLEFINANCE")
+    [result] = judge(sheet_plan, data, datetime(2026, 1, 5, tzinfo=UTC), UTC, last_try=True)
+    assert (result.status, result.cells) == ("fail", ("Stock!B3",))
+
+
+def test_a_read_with_details_gives_the_values_a_batch_get_gives(google):
+    # The retry after a value not known yet judges grid data's effectiveValue: it must be what
+    # UNFORMATTED_VALUE with SERIAL_NUMBER renders, for every kind of cell a generated store holds.
+    from monitor.sandbox import dataset
+
+    generated = dataset.generate(30, 5, now=datetime(2026, 1, 5, tzinfo=UTC))
+    dataset.apply(generated, google.sandbox.google)
+    ranges = ("Stock!A1:H500", "Stock!F2:F500", "Sales!A2:D", "Notes", "Stock!E2:E500")
+    faulted = {spec["spreadsheet"] for spec in generated.faults}
+    for entry in generated.sheets[:8]:  # a formula_errors store (4th) among healthy ones
+        if entry.kind in ("missing", "renamed_tab") or entry.id in faulted:
+            continue
+        sheet_plan = SheetPlan(entry.id, entry.title, (ERRORS,), ranges)
+        plain = google.read(sheet_plan)
+        detailed = google.read(sheet_plan, detailed=True)
+        assert detailed.value_ranges == plain.value_ranges, entry.kind
+        assert detailed.cell_errors == () or entry.kind == "formula_errors"

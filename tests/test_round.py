@@ -36,8 +36,9 @@ REQUEST_TIMEOUT = "1s"  # what a hanging spreadsheet costs per attempt, in wall 
 # "slow" spreadsheets answer after 1.5-3 s; scaled to 0.15-0.3 s, they still answer within the timeout.
 LATENCY_SCALE = 0.1
 
-# Reads (batchGet requests, quota refusals not counted) each kind needs: its retries and no more.
-READS_BY_KIND = {"flaky": 3, "server_error": 2, "hang": 3}
+# Reads (quota refusals not counted) each kind needs: its retries and no more. A spreadsheet showing
+# #REF! or #N/A is read again with Google's details (the codes IMPORTRANGE shows while it computes).
+READS_BY_KIND = {"flaky": 3, "server_error": 2, "hang": 3, "formula_errors": 2}
 # The manifest's verdicts, with the one documented exception: a hanging spreadsheet's three timeouts
 # open its breaker (the default failure_threshold is 3, and five tries are allowed), so this round
 # skips it instead of dead-lettering it; a later round probes it after the cooldown.
@@ -46,8 +47,9 @@ DLQ_STATUS = {"missing": 404, "access_removed": 403, "renamed_tab": 400}
 
 
 class CountingReader:
-    """The real reader, counting the reads it starts per spreadsheet: a batchGet, or the request for
-    the spreadsheet's time zone that goes just before it (and may fail in its place)."""
+    """The real reader, counting the reads it starts per spreadsheet: a batchGet or a spreadsheets.get
+    with details, or the request for the spreadsheet's time zone that goes just before either (and may
+    fail in its place)."""
 
     def __init__(self, inner: GspreadReader, reads: Counter) -> None:
         self.inner = inner
@@ -67,8 +69,15 @@ class CountingReader:
         try:
             return self.inner.time_zone(spreadsheet_id, credential, timeout)
         except Exception:
-            self.asked_zone.discard(spreadsheet_id)  # no batchGet follows
+            self.asked_zone.discard(spreadsheet_id)  # no values request follows
             raise
+
+    def read_detailed(self, spreadsheet_id, ranges, credential, timeout):
+        if spreadsheet_id in self.asked_zone:
+            self.asked_zone.discard(spreadsheet_id)  # counted with its zone request
+        else:
+            self.reads[spreadsheet_id] += 1
+        return self.inner.read_detailed(spreadsheet_id, ranges, credential, timeout)
 
 
 @pytest.fixture(scope="module")

@@ -97,10 +97,13 @@ def test_stats_count_requests_by_status_and_user(url, token):
     requests.get(f"{url}/v4/spreadsheets/s1", timeout=5)  # no token
     stats = requests.get(f"{url}/_sandbox/stats", timeout=5).json()
     assert stats["total"] == 3
-    assert stats["by_status"] == {"200": 1, "401": 1, "404": 1}
+    assert stats["by_status"] == {"200": 1, "403": 1, "404": 1}
     assert stats["by_user"] == {"tester@sheet-monitor-sandbox.iam.gserviceaccount.com": 2, "anonymous": 1}
     assert stats["quota_exceeded"] == 0
     assert stats["quota"]["read"]["projects"] == {"sheet-monitor-sandbox": 2}
+    # Per spreadsheet, whatever the answer: what tells a test whether a spreadsheet was read.
+    assert {sid: sum(counts.values()) for sid, counts in stats["by_spreadsheet"].items()} == {
+        "s1": 2, "missing": 1}
 
 
 def test_quota_limits_change_at_runtime(url, token):

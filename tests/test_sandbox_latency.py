@@ -182,9 +182,9 @@ def test_every_google_answer_is_delayed_on_top_of_a_faults_latency_but_not_the_c
     slow = sandbox_request(sandbox, "/v4/spreadsheets/s1/values/Stock!A1", token)
     assert slow.status == 200
     assert slow.delay_seconds == pytest.approx(0.25 + GOOGLE_MODEL.draw(rng, len(slow.body)))
-    unauthenticated = sandbox_request(sandbox, "/v4/spreadsheets/s1/values/Stock!A1")
-    assert unauthenticated.status == 401  # errors take Google's time too
-    assert unauthenticated.delay_seconds == pytest.approx(GOOGLE_MODEL.draw(rng, len(unauthenticated.body)))
+    refused = sandbox_request(sandbox, "/v4/spreadsheets/s1/values/Stock!A1")
+    assert refused.status == 403  # errors take Google's time too
+    assert refused.delay_seconds == pytest.approx(GOOGLE_MODEL.draw(rng, len(refused.body)))
     assert sandbox_request(sandbox, "/_sandbox/stats").delay_seconds == 0.0
     assert sandbox.latency.snapshot()["delayed"] == 2
 

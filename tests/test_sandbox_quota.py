@@ -201,18 +201,21 @@ def test_unknown_kinds_are_a_programming_error(clock):
         QuotaMeter(clock).admit("u", "delete")
 
 
-def test_stats_count_requests_by_endpoint_status_and_user():
+def test_stats_count_requests_by_endpoint_status_user_and_spreadsheet():
     stats = Stats()
-    stats.record("values.get", 200, "a@x")
-    stats.record("values.get", 429, "a@x")
-    stats.record("spreadsheets.get", 404, None)
+    stats.record("values.get", 200, "a@x", "sheet-1")
+    stats.record("values.get", 429, "a@x", "sheet-1")
+    stats.record("spreadsheets.get", 404, None, "sheet-2")
+    stats.record("changes.list", 200, "a@x")  # names no spreadsheet
     snapshot = stats.snapshot()
     assert snapshot == {
-        "total": 3,
-        "by_endpoint": {"values.get": 2, "spreadsheets.get": 1},
-        "by_status": {"200": 1, "404": 1, "429": 1},
-        "by_user": {"a@x": 2, "anonymous": 1},
+        "total": 4,
+        "by_endpoint": {"values.get": 2, "spreadsheets.get": 1, "changes.list": 1},
+        "by_status": {"200": 2, "404": 1, "429": 1},
+        "by_user": {"a@x": 3, "anonymous": 1},
         "quota_exceeded": 1,
+        "by_spreadsheet": {"sheet-1": {"values.get": 2}, "sheet-2": {"spreadsheets.get": 1}},
     }
+    assert stats.of_spreadsheet("sheet-1") == {"values.get": 2} and stats.of_spreadsheet("sheet-3") == {}
     stats.reset()
-    assert stats.snapshot()["total"] == 0
+    assert stats.snapshot()["total"] == 0 and stats.of_spreadsheet("sheet-1") == {}

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 import pytest
 import requests
+from gspread.auth import DEFAULT_SCOPES
 
 from monitor.core.clock import ManualClock
 from monitor.google.client import build_gspread_client
@@ -28,7 +29,9 @@ def google(tmp_path_factory):
     # google-auth stamps its JWTs with the real time, so the manual clock starts at the real time.
     with running_sandbox(clock=ManualClock(datetime.now(UTC)), telegram=False, latency="off") as sandbox:
         (credentials,) = sandbox.write_credentials(tmp_path_factory.mktemp("zones"), 1)
-        yield sandbox, build_gspread_client(credentials, endpoint=sandbox.base_url, timeout=5)
+        # gspread's own scopes, an editor's: one test sets the zone as a person would (a write).
+        yield sandbox, build_gspread_client(credentials, endpoint=sandbox.base_url, timeout=5,
+                                            scopes=DEFAULT_SCOPES)
 
 
 def put(google, timeout=5, **settings) -> requests.Response:

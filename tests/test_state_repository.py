@@ -328,6 +328,18 @@ def test_documents_of_an_older_version_are_read_in_todays_shape_and_saved_in_it(
     assert reload(backing)[1].quota == state.quota and not reload(backing)[1].needs_full_save
 
 
+def test_a_feed_saved_before_trash_was_told_reads_with_nothing_in_the_trash():
+    backing = MemoryBacking({
+        SCHEMA_KEY: json.dumps({"layout": 2, "documents": {"feed": 1}}),
+        "feed": json.dumps({"position": "42", "source": "sa-1.json", "asked_at": "2026-11-30T03:00:00Z",
+                            "failing_since": None, "last_error": None}),
+    })
+    repository, state = reload(backing)
+    assert state.damaged == [] and (state.feed.position, state.feed.trashed) == ("42", {})
+    repository.save(state)
+    assert json.loads(backing.copy()[SCHEMA_KEY])["documents"]["feed"] == 2
+
+
 def test_a_document_already_in_the_newer_shape_under_an_older_schema_reads_the_same():
     backing = older_documents()
     repository, state = reload(backing)

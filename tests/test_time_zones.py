@@ -118,7 +118,9 @@ def test_check_asks_for_the_zone_and_says_it_spent_two_reads(zoned_site):
     human = invoke(path, "check", LOS_ANGELES)
     assert "in its time zone America/Los_Angeles" in human.stdout
     assert "Spent two reads" in human.stderr
-    assert zone_reads(sandbox) == 2
+    # Each check: its zone, then its values with Google's details; both are spreadsheets.get.
+    assert zone_reads(sandbox) == 2 * 2
+    assert sum(sandbox.google.quota.usage()["read"]["users"].values()) == 2 * 2
 
 
 def test_check_config_counts_the_zone_reads_in_the_quota_arithmetic(tmp_path):
@@ -131,8 +133,14 @@ def test_check_config_counts_the_zone_reads_in_the_quota_arithmetic(tmp_path):
     assert (data["zone_reads_per_round"], data["reads_per_round"], data["first_round_reads"]) == (2, 302, 600)
     assert data["round_seconds"] == 302.0  # 302 reads at 60 a minute
     human = invoke(path, "check-config").stdout
-    assert "302 (one values:batchGet per spreadsheet, 2 time-zone reads)" in human
+    assert "302 in a full round (one values:batchGet per spreadsheet, 2 time-zone reads)" in human
     assert "the first round 600, every spreadsheet's time zone once" in human
+    # With change detection a round carries the same share of zone reads, whatever the edits: with
+    # everything edited it reads what a full round does.
+    every = json_of(invoke(path, "check-config", "--edits", "100%", "--json"))["change_detection"]
+    [edited] = every["estimates"]
+    assert (edited["zone_reads"], edited["reads_per_round"]) == (2, 302)
+    assert "Reads per round with change detection, 2 time-zone reads included" in human
 
 
 # -- the engine's run, scripted ----------------------------------------------------------------------

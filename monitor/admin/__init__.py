@@ -9,6 +9,10 @@ from monitor.admin.changes import breaker_reset, dlq_purge, dlq_retry, mute, unm
 from monitor.admin.errors import AdminError, unknown_id_message
 from monitor.admin.plan import config_plan
 from monitor.admin.reports import (
+    FEED_FAILING,
+    FEED_NO_POSITION,
+    FEED_OFF,
+    FEED_OK,
     MUTED,
     SHOWN_ORDER,
     breakers_list,
@@ -20,7 +24,8 @@ from monitor.admin.reports import (
 )
 
 __all__ = [
-    "MUTED", "SHOWN_ORDER", "AdminError", "breaker_reset", "breakers_list", "config_plan",
+    "FEED_FAILING", "FEED_NO_POSITION", "FEED_OFF", "FEED_OK", "MUTED", "SHOWN_ORDER", "AdminError",
+    "breaker_reset", "breakers_list", "config_plan",
     "dlq_list", "dlq_show", "dlq_purge", "dlq_retry", "mute", "sheets_report", "shown_health",
     "status_report", "unknown_id_message", "unmute",
 ]

@@ -5,17 +5,20 @@ Quotas are per Google Cloud project: each project's credentials together may rea
 how long a read takes: with ``W`` reads in flight (``reads_in_flight``, at most
 ``max_concurrent_reads``) a round of N reads of L seconds cannot be shorter than N x L / W.
 
-A round's reads are one ``values:batchGet`` per spreadsheet plus the time-zone reads of spreadsheets
-with a freshness check: each asks for its zone once a day, spread over the day
-(``monitor.engine.zones``), so a round carries its share of them; the first round asks for all.
+A full round's reads are one ``values:batchGet`` per spreadsheet plus the time-zone reads of
+spreadsheets with a freshness check on a range: each asks for its zone once a day, spread over the day
+(``monitor.engine.zones``), so a round carries its share of them; the first round asks for all. With
+change detection most rounds read fewer, how many ``monitor.admin.change_plan`` estimates.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
+from monitor.admin.change_plan import DEFAULT_EDIT_SHARES, change_detection_plan
 from monitor.config import MAX_CONCURRENT_READS, Config
 from monitor.core.durations import format_duration
 from monitor.engine.concurrency import TYPICAL_READ_SECONDS, reads_in_flight, round_time_at_latency
@@ -25,9 +28,11 @@ from monitor.engine.zones import needs_time_zone, zone_reads_per_round
 MEASURED, TYPICAL = "the last run's mean", "typical of Google; no run has measured one yet"
 
 
-def config_plan(config: Config, read_seconds: float | None = None) -> dict[str, Any]:
+def config_plan(config: Config, read_seconds: float | None = None,
+                edit_shares: Sequence[float] = DEFAULT_EDIT_SHARES) -> dict[str, Any]:
     """The plan for a Config: spreadsheets, reads per round, the quota arithmetic per project, the
-    round time at the quota and at ``read_seconds`` (the last run's mean read time; None: typical)."""
+    round time at the quota and at ``read_seconds`` (the last run's mean read time; None: typical),
+    and with change detection the reads per round at each of ``edit_shares`` (0 to 1)."""
     google, run = config.google, config.run
     count = len(config.sheets)
     interval = run.round_interval.total_seconds()
@@ -67,6 +72,7 @@ def config_plan(config: Config, read_seconds: float | None = None) -> dict[str, 
         "projects_needed": None,
         "to_add": None,
         "runs_per_round": None,
+        "change_detection": change_detection_plan(config, sizes if rate else {}, latency, edit_shares),
     }
     warnings = list(config.warnings)
     if not rate:

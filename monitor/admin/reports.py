@@ -14,17 +14,24 @@ from typing import Any, Protocol
 
 from monitor.admin.errors import AdminError, not_in_dlq_message
 from monitor.core.errors import ErrorInfo
+from monitor.core.remedies import remedy
 from monitor.core.timefmt import format_utc
+from monitor.engine.changes import FeedState
 from monitor.engine.dlq import DeadLetter
 from monitor.engine.health import ERROR, FAIL, OK, SKIPPED, UNKNOWN, WARN, SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunStats
 from monitor.engine.mutes import Mute
 from monitor.engine.retry import DEFAULT_POLICIES
-from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING
+from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round
 from monitor.state import State
 from monitor.state.schema import DLQ
 
 MUTED = "muted"
+# The change feed as `status` reports it: how the next round chooses what to read.
+FEED_OFF = "off"  # the config reads every spreadsheet every round
+FEED_FAILING = "failing"  # Drive could not answer: every spreadsheet is read until it does
+FEED_NO_POSITION = "no_position"  # never asked (or starting afresh): the next round reads everything
+FEED_OK = "ok"
 # What `sheets --status` accepts and the order tables list them in: the worst first.
 SHOWN_ORDER = (ERROR, FAIL, WARN, SKIPPED, MUTED, UNKNOWN, OK)
 
@@ -53,11 +60,14 @@ def _age(since: datetime | None, now: datetime) -> float | None:
 # -- status ------------------------------------------------------------------------------------------
 
 
-def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] = ()) -> dict[str, Any]:
-    """Last run, current round, queue, oldest pending task, next retry, DLQ, breakers, outbox, quota.
+def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] = (),
+                  change_detection: bool = True) -> dict[str, Any]:
+    """Last run, current round (what it reads, what it judged unchanged), queue, oldest pending task,
+    next retry, DLQ, breakers, outbox, quota, Drive's change feed.
 
     ``sheets`` (the configured spreadsheets) adds health counts; spreadsheets the state holds but the
-    config no longer lists are left out of them.
+    config no longer lists are left out of them. ``change_detection``: the config's; when off, the
+    stored feed is reported as it is, but "off" (the next round forgets it).
     """
     rnd = state.round
     counts = rnd.counts() if rnd else dict.fromkeys((PENDING, PROCESSING, DONE, FAILED), 0)
@@ -72,7 +82,8 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] = ())
             "started_at": _iso(rnd.started_at),
             "age_seconds": _age(rnd.started_at, now),
             "done": rnd.finished(),
-            "total": len(rnd),
+            "total": len(rnd),  # the spreadsheets it reads, one task each
+            "unread": rnd.info.unread,  # judged again from their last read: Drive reported no change
             "complete": rnd.is_complete(),
         },
         "queue": {str(status): count for status, count in counts.items()},
@@ -93,6 +104,7 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] = ())
         "muted": sorted(mutes),
         "api_degraded": state.api.degraded,
         "quota_last_run": _quota_last_run(stats),
+        "change_feed": _change_feed(state.feed, change_detection),
         "health": _health_counts(state, sheets, mutes) if sheets else None,
         "set_aside": list(state.set_aside),
     }
@@ -108,6 +120,26 @@ def _quota_last_run(stats: RunStats | None) -> dict[str, Any]:
         "by_project": dict(stats.reads_by_project) if stats else {},
         "mean_read_seconds": stats.mean_read_seconds if stats else None,
         "concurrency": stats.concurrency if stats else None,
+    }
+
+
+def _change_feed(feed: FeedState, enabled: bool) -> dict[str, Any]:
+    """Drive's change feed as the last round left it (``monitor.engine.changes``)."""
+    if not enabled:
+        shown = FEED_OFF
+    elif feed.failing_since is not None:
+        shown = FEED_FAILING
+    elif feed.position is None:
+        shown = FEED_NO_POSITION
+    else:
+        shown = FEED_OK
+    return {
+        "state": shown,
+        "position_known": feed.position is not None,  # the position itself is Drive's, of no use to read
+        "source": feed.source,
+        "asked_at": _iso(feed.asked_at),
+        "failing_since": _iso(feed.failing_since),
+        "last_error": feed.last_error,
     }
 
 
@@ -144,6 +176,7 @@ def sheets_report(
 ) -> list[dict[str, Any]]:
     """One row per configured spreadsheet, the worst first; ``status`` keeps only that shown health."""
     mutes = state.active_mutes(now)
+    reads = _round_reads(state.round)
     rows = []
     for sheet in sheets:
         record, mute = state.health.get(sheet.id), mutes.get(sheet.id)
@@ -160,6 +193,8 @@ def sheets_report(
             "mute_reason": mute.reason if mute else None,
             "since": _iso(record.since) if record else None,
             "last_checked_at": _iso(record.last_checked_at) if record else None,
+            "read_at": _iso(record.read_at) if record else None,
+            "unchanged": _judged_unchanged(record, sheet.id, state.round, reads),
             "findings": len(record.findings) if record else 0,
             "in_dlq": sheet.id in state.dlq,
             "time_zone": record.time_zone if record else None,  # its dates are read in it
@@ -167,6 +202,20 @@ def sheets_report(
     rank = {shown: n for n, shown in enumerate(SHOWN_ORDER)}
     rows.sort(key=lambda row: (rank[row["shown"]], row["name"], row["id"]))
     return rows
+
+
+def _round_reads(rnd: Round | None) -> frozenset[str | None]:
+    return frozenset(rnd.info.targets) if rnd else frozenset()
+
+
+def _judged_unchanged(record: SheetHealth | None, spreadsheet_id: str, rnd: Round | None,
+                      reads: frozenset[str | None]) -> bool:
+    """Did the current round judge this spreadsheet from its last read instead of reading it (Drive
+    reported no change)? Read before the round began and not among its ``reads``; a spreadsheet the
+    round skipped (muted when it began) was left out, not judged."""
+    if rnd is None or record is None or record.read_at is None or record.skipped is not None:
+        return False
+    return record.read_at < rnd.started_at and spreadsheet_id not in reads
 
 
 # -- dead-letter queue -------------------------------------------------------------------------------
@@ -209,6 +258,7 @@ def _dlq_entry(entry: DeadLetter) -> dict[str, Any]:
     # stored both in every task, the limit always 5).
     shown["task"].update(type="check_spreadsheet", max_attempts=policy.max_attempts if policy else None)
     shown["error_class"] = entry.last_error.error_class
+    shown["remedy"] = remedy(entry.last_error)  # what to do, when Google's words do not say
     return shown
 
 

@@ -11,6 +11,7 @@ Public API::
     needs_modified_time(checks) -> whether one Drive request for the file's modifiedTime is needed
     health_of(results) -> "ok" | "warn" | "fail"
     ValuesStillLoading   raised when a cell still shows "Loading..." (retry; never a finding)
+    volatile_cells(formula_ranges) -> the cells whose formulas move without an edit (NOW(), IMPORTRANGE)
 
 Models: ``models`` (field types in ``fields``). Conditions: ``conditions``; durations are
 ``monitor.core.durations``. Date handling: ``dates``.
@@ -39,6 +40,7 @@ from .models import (
     ThresholdCheck,
 )
 from .result import MAX_CELLS, CheckResult, health_of, worst
+from .volatile import VOLATILE_FUNCTIONS, VolatileCell, volatile_cells, volatile_functions
 
 __all__ = [
     "AGGREGATES",
@@ -54,7 +56,9 @@ __all__ = [
     "NotEmptyCheck",
     "RowCountCheck",
     "ThresholdCheck",
+    "VOLATILE_FUNCTIONS",
     "ValuesStillLoading",
+    "VolatileCell",
     "evaluate",
     "judge_age",
     "evaluate_all",
@@ -65,4 +69,6 @@ __all__ = [
     "parse_age_condition",
     "parse_condition",
     "ranges_of",
+    "volatile_cells",
+    "volatile_functions",
 ]

@@ -11,7 +11,7 @@ from typing import Annotated
 
 from pydantic import PlainSerializer, PlainValidator
 
-from monitor.core.a1 import A1Error, parse_a1
+from monitor.core.a1 import A1Error, parse_a1, parse_named
 from monitor.core.invalid import InvalidValue
 
 from .conditions import CONDITION_FORMS, Condition, parse_age_condition, parse_condition
@@ -56,9 +56,13 @@ def _a1_with_tab(value: object) -> str:
     try:
         parsed = parse_a1(text)
     except A1Error:
+        # A named range on its tab ("Stock!Quantities") reads like cells to Google, which resolves
+        # it; a bare name ("Quantities") already parses, as the tab it may also be.
+        if parse_named(text) is not None:
+            return text
         raise InvalidValue(f"malformed A1 range {value!r}",
-                           'write TAB!CELLS, e.g. "Stock!A2:A", "Stock!A1:H500", "\'My tab\'!B:B"'
-                           ) from None
+                           'write TAB!CELLS, e.g. "Stock!A2:A", "Stock!A1:H500", "\'My tab\'!B:B", '
+                           'or a named range, e.g. "Stock!Quantities"') from None
     if not parsed.sheet:
         raise InvalidValue(f"range {value!r} does not name a tab",
                            f'prefix the tab name: "TAB!{text}", e.g. "Stock!{text}" (tabs get renamed '

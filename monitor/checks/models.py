@@ -17,7 +17,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from monitor.core.a1 import A1Range, parse_a1
+from monitor.core.a1 import A1Error, A1Range, parse_a1
 from monitor.core.invalid import InvalidValue
 
 from .fields import A1Text, AgeConditionField, ConditionField
@@ -48,9 +48,14 @@ class _CheckBase(BaseModel):
 
     @property
     def a1(self) -> A1Range | None:
-        """The parsed range (None for a freshness check on the file's modified time)."""
+        """The parsed range (None for a freshness check on the file's modified time, and for a named
+        range on its tab, ``Stock!Quantities``, whose cells only the spreadsheet knows; a bare name
+        reads as the tab it may also be)."""
         text = getattr(self, "range", None)
-        return parse_a1(text) if text else None
+        try:
+            return parse_a1(text) if text else None
+        except A1Error:  # validated: a named range on its tab
+            return None
 
     def as_written(self) -> dict[str, Any]:
         """The check as an admin writes it in TOML: ``kind`` first, then only the parameters that

@@ -2,22 +2,25 @@
 
 `check ID` inspects a spreadsheet exactly as a run does (``monitor.engine.inspect``), but records
 nothing: no queue, breaker, health or DLQ change, and it needs no lock. It does spend one read of a
-credential's quota; it picks the credential the last run used least in its final minute, so that a
-check typed between runs does not push a run into a 429.
+credential's quota (the same read gives the formulas ``volatile_formulas`` looks at), two when a
+freshness check needs the spreadsheet's time zone; it picks the credential the last run used least in
+its final minute, so that a check typed between runs does not push a run into a 429.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
 from monitor import admin
+from monitor.admin.change_plan import DEFAULT_EDIT_SHARES
 from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
-from monitor.checks import health_of
+from monitor.checks import VolatileCell, health_of
 from monitor.cli.common import clock, reading_options
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit
@@ -26,21 +29,44 @@ from monitor.core.durations import format_duration
 from monitor.core.errors import SheetReadError
 from monitor.core.logs import configure_logging
 from monitor.core.timefmt import format_utc
-from monitor.engine.inspect import SheetPlan, judge, read, zone_of
+from monitor.engine.inspect import SheetPlan, judge, read, volatile_formulas, zone_of
 from monitor.engine.quota import QuotaPacer
 from monitor.state import read_state
 from monitor.storage import StateError
 
 
+class EditShare(click.ParamType):
+    """A share of spreadsheets edited per round interval, written as a percentage ("20%")."""
+
+    name = "PERCENT"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            return value
+        text = str(value).strip()
+        try:
+            # The sign is required: "0.2" could mean a fifth or a fifth of a percent.
+            share = float(text.removesuffix("%")) / 100 if text.endswith("%") else math.nan
+        except ValueError:
+            share = math.nan
+        if not 0 <= share <= 1:  # NaN fails both
+            self.fail(f"{value!r} is not a percentage from 0% to 100%, e.g. 20%", param, ctx)
+        return share
+
+
 @click.command("check-config")
 @reading_options
-def check_config(config_path: Path | None, as_json: bool) -> None:
+@click.option("--edits", "edit_shares", type=EditShare(), multiple=True,
+              help="Share of spreadsheets edited per round interval to plan change detection's reads "
+                   "for, e.g. 20% (repeatable; default: 5%, 20% and 50%).")
+def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[float, ...]) -> None:
     """Validate the config (credential files included) and print the plan: spreadsheets, reads per
-    round, the quota arithmetic per Google Cloud project, the round time at the quota and at the last
-    run's read time, and warnings. Exit 2 with every problem listed if it is invalid."""
+    round (a full round, and with change detection at a few edit rates), the quota arithmetic per
+    Google Cloud project, the round time at the quota and at the last run's read time, and warnings.
+    Exit 2 with every problem listed if it is invalid."""
     configure_logging(level=logging.WARNING)
     config = load_or_exit(config_path, require_secrets=True)
-    plan = admin.config_plan(config, _last_read_seconds(config))
+    plan = admin.config_plan(config, _last_read_seconds(config), edit_shares or DEFAULT_EDIT_SHARES)
     if as_json:
         emit_json({"valid": True, **plan})
         return
@@ -48,6 +74,7 @@ def check_config(config_path: Path | None, as_json: bool) -> None:
     echo_fields([
         ("spreadsheets", f"{plan['spreadsheets']} ({plan['checks']} checks over {plan['ranges']} ranges)"),
         ("reads per round", _reads_per_round(plan)),
+        ("change detection", _change_detection(plan)),
         *_project_fields(plan),
         ("quota", plan["summary"]),
         ("read time", _read_time(plan)),
@@ -55,6 +82,7 @@ def check_config(config_path: Path | None, as_json: bool) -> None:
         ("state", plan["state_dir"]),
         ("telegram", "enabled" if config.telegram.enabled else "not configured: messages go to stdout"),
     ])
+    _echo_change_estimates(plan, config)
     if plan["warnings"]:
         click.echo(f"\nWarnings ({len(plan['warnings'])}):")
         for warning in plan["warnings"]:
@@ -65,11 +93,55 @@ def _reads_per_round(plan: dict[str, Any]) -> str:
     zones = plan["zone_reads_per_round"]
     zone = f", {zones} time-zone read{'' if zones == 1 else 's'}" if zones else ""
     drive = f", plus {plan['drive_reads_per_round']} Drive reads" if plan["drive_reads_per_round"] else ""
-    text = f"{plan['reads_per_round']} (one values:batchGet per spreadsheet{zone}{drive})"
+    text = f"{plan['reads_per_round']} in a full round (one values:batchGet per spreadsheet{zone}{drive})"
     if plan["first_round_reads"] > plan["spreadsheets"]:
         # Each zone a freshness check needs is read with the spreadsheet's first read, then daily.
         text += f"; the first round {plan['first_round_reads']}, every spreadsheet's time zone once"
     return text
+
+
+def _change_detection(plan: dict[str, Any]) -> str:
+    detection, count = plan["change_detection"], plan["spreadsheets"]
+    if not detection["enabled"]:
+        return f"off ([run] change_detection = false): every round reads all {count} spreadsheets"
+    reasons = ["what Drive reports edited"]
+    if detection["max_age"]:
+        every = "; ".join(f"{group['max_age']}: every {group['rounds_between_reads']} rounds for "
+                          f"{group['spreadsheets']}" for group in detection["max_age"])
+        reasons.append(f"what max_age makes due ({every})")
+    if detection["always_read"]:
+        reasons.append(f"the {detection['always_read']} always_read")
+    listed = ", ".join(reasons[:-1]) + " and " + reasons[-1] if len(reasons) > 1 else reasons[0]
+    return (f"on: a round reads {listed}; the first round, and any round Drive cannot answer, "
+            f"reads all {count}")
+
+
+def _echo_change_estimates(plan: dict[str, Any], config: Config) -> None:
+    estimates = plan["change_detection"]["estimates"]
+    if not estimates:
+        return
+    interval = format_duration(config.run.round_interval)
+    zones = plan["zone_reads_per_round"]
+    # A round's share of the daily time-zone reads does not depend on the edits: said once, not a column.
+    with_zones = f", {zones} time-zone read{'' if zones == 1 else 's'} included" if zones else ""
+    click.echo(f"\nReads per round with change detection{with_zones}, by share of spreadsheets edited "
+               f"per round_interval ({interval}):")
+    headers = ("edited", "changed", "max_age due", "always_read", "reads", "Drive requests", "round", "fits")
+    echo_table(headers,
+               [(f"{row['edit_share'] * 100:g}%", row["changed_reads"], row["max_age_reads"],
+                 row["always_read_reads"], row["reads_per_round"], row["drive_requests_per_round"],
+                 _round_time(row["round_seconds_at_latency"]), _yes_no(row["fits"]))
+                for row in estimates])
+
+
+def _round_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    return f"{seconds:.0f} s" if seconds < 60 else f"{seconds / 60:.1f} min"
+
+
+def _yes_no(fits: bool | None) -> str:
+    return "-" if fits is None else "yes" if fits else "no"
 
 
 def _last_read_seconds(config: Config) -> float | None:
@@ -117,10 +189,11 @@ def _runs(plan: dict[str, Any], config) -> str:
 @reading_options
 @click.argument("spreadsheet_id", metavar="ID")
 def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
-    """Read one spreadsheet now and print each check's result and the cells involved. Changes no
-    queue, breaker or health state; spends one read of Google quota (two with a freshness check: its
-    dates are read in the spreadsheet's own time zone, asked for first), plus one Drive read for a
-    freshness check on the file's modified time."""
+    """Read one spreadsheet now and print each check's result and the cells involved, and warn about
+    formulas in its ranges whose values move without an edit (NOW(), IMPORTRANGE) when change
+    detection would read it late. Changes no queue, breaker or health state; spends one read of Google
+    quota (two with a freshness check on a range: its dates are read in the spreadsheet's own time
+    zone, asked for first), plus one Drive read for a freshness check on the file's modified time."""
     configure_logging(level=logging.WARNING)
     config = load_or_exit(config_path, require_secrets=True)
     sheet = config.sheets_by_id.get(spreadsheet_id)
@@ -140,24 +213,47 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     spent = {"reads": (1 if plan.ranges else 0) + fetch_zone,
              "drive_reads": 1 if plan.needs_modified_time else 0, "credential": credential}
     try:
-        data = read(plan, reader, credential, lambda: timeout, fetch_zone)
+        # With Google's details at once: a check of one spreadsheet has no later try to learn
+        # whether an #N/A is IMPORTRANGE still computing (monitor.engine.inspect); one read, which
+        # also gives each cell's formula, after the spreadsheet's time zone when its dates need it.
+        data = read(plan, reader, credential, lambda: timeout, fetch_zone=fetch_zone, detailed=True)
         results = judge(plan, data, now, zone_of(plan, data.time_zone))
     except SheetReadError as error:
         _read_failed(sheet, error_dict(error.info()), spent, as_json)
+    volatile = volatile_formulas(plan, data, config.run.change_detection)
+    warnings = _volatile_warnings(plan, sheet, volatile or [])
     health = health_of(results)
     if as_json:
         emit_json({"id": sheet.id, "name": sheet.name, "checked_at": format_utc(now), "health": health,
                    "time_zone": data.time_zone, "results": [r.to_dict() for r in results],
-                   "quota_spent": spent})
+                   "quota_spent": spent,
+                   "volatile": None if volatile is None else [cell.to_dict() for cell in volatile],
+                   "warnings": warnings})
         return
     zone = f" in its time zone {data.time_zone}" if data.time_zone else ""
     click.echo(f"{sheet.name} ({sheet.id}): {styled_status(health)}{zone}")
     echo_table(("check", "status", "message", "cells"),
                [(r.check_name, r.status, r.message, ", ".join(r.cells)) for r in results],
                status_column=1, empty="(no checks configured)")
+    for warning in warnings:
+        click.echo(f"\n{click.style('Warning: ' + warning, fg='yellow')}")
+    reads = ("no read", "one read", "two reads")[spent["reads"]]
     drive = " and one Drive read" if spent["drive_reads"] else ""
-    reads = "two reads" if spent["reads"] == 2 else "one read"
     click.echo(f"\nSpent {reads} of {Path(credential).name}'s quota{drive}; nothing was recorded.", err=True)
+
+
+def _volatile_warnings(plan: SheetPlan, sheet: Sheet, volatile: list[VolatileCell]) -> list[str]:
+    if not volatile:
+        return []
+    cells = "; ".join(f"{cell.cell} {', '.join(name + '()' for name in cell.functions)}"
+                      for cell in volatile[:5])
+    more = f"; and {len(volatile) - 5} more cells" if len(volatile) > 5 else ""
+    where = (f"set always_read = true in [profiles.{sheet.profile}]" if sheet.profile
+             else "give it a profile with always_read = true")
+    return [
+        f"{cells}{more}: these values change without an edit, which Drive does not report, so with "
+        f"change detection a round reads them only when max_age ({format_duration(plan.max_age)}) "
+        f"comes due; to read this spreadsheet every round, {where}"]
 
 
 def _credential(config: Config, reads: int) -> str:

@@ -68,6 +68,7 @@ def dlq_show(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> No
                   f"{error.get('google_status') or ''}".rstrip()),
         ("message", error.get("message")),
         ("range", error.get("range")),
+        ("to fix", entry.get("remedy")),
         ("first failed", when(entry["first_failed_at"], now)),
         ("last failed", when(entry["last_failed_at"], now)),
         ("occurrences", entry["occurrences"]),

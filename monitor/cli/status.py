@@ -26,8 +26,9 @@ from monitor.state import State
 @click.command()
 @reading_options
 def status(config_path: Path | None, as_json: bool) -> None:
-    """Last run, current round, queue counts, oldest pending task, next retry, DLQ, breakers, outbox,
-    quota used. Reads the state without the lock: safe while a run works."""
+    """Last run, current round (how many spreadsheets it reads, how many it judged unchanged), queue
+    counts, oldest pending task, next retry, DLQ, breakers, outbox, quota used, Drive's change feed.
+    Reads the state without the lock: safe while a run works."""
     quiet_logs()
     config = load_or_exit(config_path)
     state = read_or_exit(config)
@@ -37,7 +38,7 @@ def status(config_path: Path | None, as_json: bool) -> None:
         click.echo(f"No run yet: there is no state file at {path}. Start one with `sheet-monitor run`.")
         return
     # Without a state the JSON keeps its whole shape (empty queue, no run), so scripts need no branch.
-    report = admin.status_report(state or State(), now, config.sheets)
+    report = admin.status_report(state or State(), now, config.sheets, config.run.change_detection)
     if as_json:
         emit_json({"state_file": path, "has_run": state is not None, **report})
         return
@@ -67,6 +68,11 @@ def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
         ("state file", path),
         ("last run", last),
         ("round", round_text),
+    ]
+    if rnd is not None:
+        fields.append(("  spreadsheets", f"{rnd['total']} read, {rnd['unread']} judged unchanged "
+                                         "from their last read"))
+    fields += [
         ("queue", queue),
         ("oldest pending", oldest_text),
         ("next retry", when(report["next_retry_at"], now)),
@@ -84,6 +90,7 @@ def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
         ("open breakers", f"{len(breakers)}" + (" (breakers list)" if breakers else "")),
         ("muted", len(report["muted"])),
         ("Google API", "degraded (the next run starts with one probe)" if report["api_degraded"] else "ok"),
+        ("Drive change feed", _feed_text(report["change_feed"], now)),
         ("outbox", outbox),
         *_quota_fields(report["quota_last_run"]),
     ]
@@ -91,6 +98,18 @@ def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
         # Entries a run could not read and kept aside for inspection (docs/operations.md, Runbook).
         fields.append(("set aside", ", ".join(f"damaged/{key}" for key in report["set_aside"])))
     return fields
+
+
+def _feed_text(feed: dict, now) -> str:
+    """How the next round chooses its reads (``admin.status_report``'s "change_feed")."""
+    if feed["state"] == admin.FEED_OFF:
+        return "off (change_detection = false): every spreadsheet is read every round"
+    if feed["state"] == admin.FEED_FAILING:
+        return (f"failing since {when(feed['failing_since'], now)}, every spreadsheet is read: "
+                f"{feed['last_error']}")
+    if feed["state"] == admin.FEED_NO_POSITION:
+        return "not asked yet: the next round takes a position and reads every spreadsheet"
+    return f"ok, last asked {when(feed['asked_at'], now)}"
 
 
 def _quota_fields(quota: dict) -> list[tuple[str, str]]:
@@ -127,8 +146,9 @@ def _age(seconds: float | None) -> str:
               default=None, help="Only spreadsheets shown with this health.")
 @json_option
 def sheets(config_path: Path | None, status_filter: str | None, as_json: bool) -> None:
-    """Each configured spreadsheet's health (muted and skipped shown as such), since when, when it was
-    last checked, how many findings it has and the time zone its dates are read in; the worst first."""
+    """Each configured spreadsheet's health (muted and skipped shown as such, and "unchanged since" its
+    last read when the current round judged it without reading), since when, when it was last checked,
+    how many findings it has and the time zone its dates are read in; the worst first."""
     quiet_logs()
     config = load_or_exit(config_path)
     state = read_or_exit(config) or State()
@@ -152,4 +172,6 @@ def _shown(row: dict) -> str:
         return f"muted until {short_time(row['muted_until'])} ({row['mute_reason']})"
     if row["shown"] == "skipped":
         return f"skipped ({row['skipped']}; was {row['health']})"
+    if row["unchanged"]:  # Drive reported no change: judged again from that read
+        return f"{row['shown']} (unchanged since {short_time(row['read_at'])})"
     return row["shown"] + (" (DLQ)" if row["in_dlq"] else "")

@@ -11,6 +11,12 @@ Shapes accepted (``Tab`` may be quoted as ``'It''s'``, with ``''`` for a quote i
 A bare word is a tab name unless it reads as a cell (``A1``, ``XFD7``): Google resolves ``D3`` as a
 cell, which is why it quotes a tab called ``D3`` when it echoes a range. Columns run from A to ZZZ
 (18,278, Google's maximum). Reversed corners (``D4:A1``) are normalised. ``$`` anchors are ignored.
+
+Named ranges: ``MyRange``, ``Stock!MyRange`` and ``'Stock'!MyRange`` name a range by its name
+(:func:`parse_named`). A bare word may be a tab or a name: Google takes the named range when the
+spreadsheet has one, and ``'MyRange'`` (quoted) is always the tab (the Sheets API guide, "A1
+notation"). Which one a bare word is depends on the spreadsheet, so :func:`parse_a1` still reads it
+as a tab.
 """
 
 from __future__ import annotations
@@ -27,6 +33,9 @@ _ROW = re.compile(r"^\$?([0-9]+)$")
 _PLAIN_NAME = re.compile(r"^[^\W\d]\w*$")
 # R1C1-looking names (R, C, R1, C2, R1C1) would be read as references, so they get quotes too.
 _R1C1 = re.compile(r"^[Rr][0-9]*([Cc][0-9]*)?$|^[Cc][0-9]*$")
+# A range's name: letters, digits and underscores, not starting with a digit, 1 to 250 characters
+# (Google's "Name a range" help, support.google.com/docs/answer/63175).
+_RANGE_NAME = re.compile(r"^[^\W\d]\w{0,249}$")
 
 
 class A1Error(ValueError):
@@ -59,6 +68,14 @@ class A1Range:
             self.end_row if self.end_row is not None else rows,
             self.end_col if self.end_col is not None else cols,
         )
+
+
+@dataclass(frozen=True)
+class NamedRef:
+    """A named range as a range names it: ``name``, on tab ``sheet`` when the text names one."""
+
+    sheet: str | None
+    name: str
 
 
 def column_letters(index: int) -> str:
@@ -204,6 +221,35 @@ def parse_a1(text: str) -> A1Range:
     except A1Error:
         raise A1Error(text) from None
     return A1Range(sheet, start_row, start_col, end_row, end_col)
+
+
+def is_range_name(text: str) -> bool:
+    """Could ``text`` name a range? Not TRUE or FALSE, nor anything that reads as a reference in
+    A1 or R1C1 notation (``A1``, ``R1C1``), which Google refuses as names."""
+    return (bool(_RANGE_NAME.match(text)) and not _looks_like_reference(text)
+            and text.upper() not in ("TRUE", "FALSE"))
+
+
+def parse_named(text: str) -> NamedRef | None:
+    """``MyRange``, ``Tab!MyRange`` or ``'Tab'!MyRange`` as a named range; None for anything else
+    (cells, a quoted tab alone, a name Google would refuse)."""
+    if not isinstance(text, str):
+        return None
+    stripped = text.strip()
+    try:
+        if stripped.startswith("'"):
+            sheet, name = _split_quoted(stripped)  # "'Tab'" alone (name None) is the tab
+        elif "!" in stripped:
+            sheet, name = stripped.rsplit("!", 1)
+            if not sheet:
+                return None
+        else:
+            sheet, name = None, stripped
+    except A1Error:
+        return None
+    if name is None or not is_range_name(name) or _is_cells(name):
+        return None
+    return NamedRef(sheet, name)
 
 
 def _format_cells(r: A1Range) -> str:

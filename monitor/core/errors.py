@@ -19,7 +19,7 @@ class ErrorClass(StrEnum):
     """What a failure means for the run (docs/architecture.md, "Errors"). The value is stored and logged."""
 
     QUOTA = "quota"  # 429 / RESOURCE_EXHAUSTED: not the spreadsheet's fault
-    TRANSIENT = "transient"  # 502/503/504, HTML page, timeout, connection error
+    TRANSIENT = "transient"  # 502/503/504, HTML page, timeout, connection error, credential refused
     UNCERTAIN = "uncertain"  # 500 or anything we do not recognise
     PERMANENT = "permanent"  # 400/403/404, invalid data: retrying cannot help
     LOADING = "loading"  # cells still computing (#LOADING / "Loading..."): retry, never a finding
@@ -43,6 +43,7 @@ _STATUS_NAME_CLASSES: dict[str, ErrorClass] = {
     "INVALID_ARGUMENT": ErrorClass.PERMANENT,
     "NOT_FOUND": ErrorClass.PERMANENT,
     "PERMISSION_DENIED": ErrorClass.PERMANENT,
+    "UNAUTHENTICATED": ErrorClass.TRANSIENT,  # see CREDENTIAL_REASONS
 }
 
 _HTTP_STATUS_CLASSES: dict[int, ErrorClass] = {
@@ -52,6 +53,7 @@ _HTTP_STATUS_CLASSES: dict[int, ErrorClass] = {
     504: ErrorClass.TRANSIENT,
     500: ErrorClass.UNCERTAIN,
     400: ErrorClass.PERMANENT,
+    401: ErrorClass.TRANSIENT,  # see CREDENTIAL_REASONS
     403: ErrorClass.PERMANENT,
     404: ErrorClass.PERMANENT,
 }
@@ -65,6 +67,20 @@ _HTTP_STATUS_CLASSES: dict[int, ErrorClass] = {
 QUOTA_REASONS = frozenset({"userRateLimitExceeded", "rateLimitExceeded", "dailyLimitExceeded"})
 
 
+# Google refusing the credential a request carried, not the spreadsheet: a token none of whose scopes
+# the method accepts (403 with ErrorInfo ``ACCESS_TOKEN_SCOPE_INSUFFICIENT``, Drive's legacy reason
+# ``insufficientPermissions``), a request that reached Google without one (403 "The request is missing a
+# valid API key.", ``CREDENTIALS_MISSING``), a token refused (401, even after google-auth fetched a new
+# one). Like the token endpoint failing, it would fail every spreadsheet read with that credential
+# alike: transient, so none is dead-lettered for it and the whole-API breaker stops a run that meets it
+# everywhere. The file-level refusal (403 ``forbidden``, "The caller does not have permission") stays
+# permanent: that one the spreadsheet's sharing fixes.
+CREDENTIAL_REASONS = frozenset({
+    "ACCESS_TOKEN_SCOPE_INSUFFICIENT", "insufficientPermissions", "CREDENTIALS_MISSING",
+    "ACCESS_TOKEN_EXPIRED", "ACCESS_TOKEN_TYPE_UNSUPPORTED",
+})
+
+
 def classify(
     http_status: int | None,
     google_status: str | None,
@@ -72,10 +88,13 @@ def classify(
     is_timeout: bool,
     is_connection_error: bool,
     reason: str | None = None,
+    *,
+    detail_reason: str | None = None,
 ) -> ErrorClass:
     """The classification table. Never returns LOADING: the adapter detects loading cells itself.
 
-    ``reason`` is the first ``error.errors[].reason`` of the body (Drive's errors carry one).
+    ``reason`` is the first ``error.errors[].reason`` of the body (Drive's errors carry one);
+    ``detail_reason`` the ``reason`` of its ``google.rpc.ErrorInfo`` detail, if any.
 
     Precedence, and why:
     1. quota (429, ``RESOURCE_EXHAUSTED`` in the body, or one of Drive's quota reasons, whatever
@@ -83,15 +102,18 @@ def classify(
        with an odd status (Drive sends 403);
     2. timeout, connection error, HTML error page: Google's front end answered (or nobody did),
        not the Sheets API, so the status code says nothing about the spreadsheet;
-    3. the HTTP status; ``None`` or gspread's ``-1`` (its code for non-JSON bodies) mean unknown;
-    4. the body's ``error.status`` when no status is known;
-    5. anything else is uncertain (retried a little, then dead-lettered).
+    3. the credential refused (``CREDENTIAL_REASONS``, 401): transient, whatever the status;
+    4. the HTTP status; ``None`` or gspread's ``-1`` (its code for non-JSON bodies) mean unknown;
+    5. the body's ``error.status`` when no status is known;
+    6. anything else is uncertain (retried a little, then dead-lettered).
     """
     status = http_status if http_status is not None and http_status >= 0 else None
     google = (google_status or "").strip().upper() or None
     if status == 429 or google == "RESOURCE_EXHAUSTED" or reason in QUOTA_REASONS:
         return ErrorClass.QUOTA
     if is_timeout or is_connection_error or is_html:
+        return ErrorClass.TRANSIENT
+    if reason in CREDENTIAL_REASONS or detail_reason in CREDENTIAL_REASONS:
         return ErrorClass.TRANSIENT
     if status is not None:
         return _HTTP_STATUS_CLASSES.get(status, ErrorClass.UNCERTAIN)

@@ -5,36 +5,47 @@ quota is far larger than Sheets'. So a round starts by asking Drive's change fee
 the position the last round saved, and reads only the spreadsheets that may differ from their last
 read (:func:`due_for_read`):
 
-* Drive reported a change (or the file left our view: deleted, unshared) after the last read;
+* Drive reported a change (or the file left our view: deleted, unshared; or went to the trash,
+  which is told on its own, :class:`SpreadsheetTrashed`) after the last read;
 * never read, or read with other checks than the config's today;
-* the last read is as old as the spreadsheet's ``max_age`` (it would be by the next round): a change
+* the last read would be older than the spreadsheet's ``max_age`` by the next round: a change
   Drive does not report, a value recomputed at Google, is seen within that age;
 * its profile says ``always_read`` (NOW(), IMPORTRANGE, GOOGLEFINANCE change without an edit);
 * it is failing (dead-lettered, or its breaker has a record): that is decided by reading, as before;
 * it has a freshness check and its time zone is not known (a record from before zones were read:
   its moments were found in the config's zone, and may be hours off).
 
-The others are judged again without a read (``monitor.engine.rejudge``). The feed's new position is
-stored with the round it built, in one save: a run killed before that save asks again from the old
-position, so no change is ever skipped. Every spreadsheet Drive named is marked (``changed_at``) in
-the same save, so a change is remembered until a read sees it, even when the round's read of it fails
-or the spreadsheet is muted meanwhile. When Drive cannot answer, the round reads every spreadsheet and
-keeps the old position.
+The others are judged again without a read (``monitor.engine.rejudge``), but for a few read early,
+oldest first, so that max_age's reads are spread evenly over the rounds (``_read_early``).
+
+The feed's new position is stored with the round it built, in one save: a run killed before that save
+asks again from the old position, so no change is ever skipped. Every spreadsheet Drive named is
+marked (``changed_at``) in the same save, so a change is remembered until a read sees it, even when
+the round's read of it fails or the spreadsheet is muted meanwhile. When Drive cannot answer, the
+round reads every spreadsheet and keeps the old position.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from fractions import Fraction
 from typing import TYPE_CHECKING, Protocol
 
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.logs import log_event
 from monitor.core.timefmt import UtcTime
 from monitor.core.tracking import document
-from monitor.engine.events import ChangeFeedFailing, ChangeFeedRecovered, Event
+from monitor.engine.events import (
+    ChangeFeedFailing,
+    ChangeFeedRecovered,
+    Event,
+    SpreadsheetRestored,
+    SpreadsheetTrashed,
+)
 from monitor.engine.health import ERROR, SheetHealth
 from monitor.engine.inspect import SheetPlan
 
@@ -42,14 +53,19 @@ if TYPE_CHECKING:
     from monitor.engine.state import RunnerState  # which imports FeedState from here
 
 
+# Drive's largest page of changes: the feed asks for it, so it costs a request per this many changes.
+CHANGES_PER_FEED_REQUEST = 1000
+
+
 @dataclass(frozen=True)
 class ChangedFiles:
     """What Drive reported after a position."""
 
-    changed: frozenset[str]  # edited (or created, or shared) since the position
-    removed: frozenset[str]  # deleted, trashed, or no longer visible to the credential
+    changed: frozenset[str]  # edited (or created, shared, trashed, restored) since the position
+    removed: frozenset[str]  # deleted, or no longer visible to the credential
     position: str  # where the next call starts
     requests: int  # how many Drive requests it took
+    trashed: frozenset[str] = frozenset()  # of ``changed``, those now in Drive's trash
 
 
 class ChangeFeed(Protocol):
@@ -72,6 +88,9 @@ class FeedState:
     asked_at: UtcTime | None = None  # when the position was taken (the last round's start)
     failing_since: UtcTime | None = None  # Drive could not answer from then on (every sheet is read)
     last_error: str | None = None
+    # Configured spreadsheets Drive reported in its trash, since when: told once when they go in,
+    # once when they come out. A trashed file is still read; Drive deletes it 30 days later.
+    trashed: dict[str, UtcTime] = field(default_factory=dict)
 
 
 def due_for_read(plan: SheetPlan, record: SheetHealth | None, now: datetime, interval: timedelta,
@@ -86,7 +105,16 @@ def due_for_read(plan: SheetPlan, record: SheetHealth | None, now: datetime, int
         return True
     if plan.needs_time_zone and record.time_zone is None:
         return True
-    return now + interval - record.read_at >= plan.max_age
+    return now + interval - record.read_at > plan.max_age  # the next round would find it too old
+
+
+def rounds_between_reads(max_age: timedelta, interval: timedelta) -> int:
+    """How many rounds apart :func:`due_for_read` reads a spreadsheet Drive never reports changed,
+    rounds starting ``interval`` apart (what check-config plans with): the whole intervals in
+    ``max_age``, at least one. With rounds 5m apart and max_age 1h, a read at 0:00 (or a little after
+    its round's start) is not due at 0:55, where the next round would find it an hour old at most,
+    and is at 1:00."""
+    return max(1, max_age // interval)
 
 
 def marked_changed(record: SheetHealth | None, now: datetime) -> SheetHealth:
@@ -122,12 +150,36 @@ class ChangeDetection:
             return list(candidates), []  # a fresh position: nothing before it is known, all is read
         for spreadsheet_id in (changes.changed | changes.removed) & plans.keys():
             self.state.health[spreadsheet_id] = marked_changed(self.state.health.get(spreadsheet_id), now)
+        self._note_trash(changes, plans, now)
         read, unread = [], []
         for spreadsheet_id in candidates:
             due = due_for_read(plans[spreadsheet_id], self.state.health.get(spreadsheet_id), now, interval,
                                self.state.is_failing(spreadsheet_id))
             (read if due else unread).append(spreadsheet_id)
+        early = self._read_early(read, unread, plans, interval)
+        if early:
+            taken = set(early)
+            read += early
+            unread = [spreadsheet_id for spreadsheet_id in unread if spreadsheet_id not in taken]
         return read, unread
+
+    def _read_early(self, read: list[str], unread: list[str], plans: Mapping[str, SheetPlan],
+                    interval: timedelta) -> list[str]:
+        """The unchanged spreadsheets to read before their max_age comes due, oldest read first, so
+        that every round reads about its share of them. Without it, the spreadsheets a full round read
+        together (the first, or one after Drive failed) would all come due together max_age later: a
+        round of nearly everything, on one credential far longer than a round interval. The share is
+        the whole reads per round that keep every spreadsheet within its max_age; reads made anyway
+        (changed, due, failing) count toward it."""
+        ages = Counter(plans[spreadsheet_id].max_age for spreadsheet_id in (*read, *unread)
+                       if not plans[spreadsheet_id].always_read)
+        share = int(sum(Fraction(count, rounds_between_reads(max_age, interval))
+                        for max_age, count in ages.items()))
+        wanted = share - sum(1 for spreadsheet_id in read if not plans[spreadsheet_id].always_read)
+        if wanted <= 0:
+            return []
+        oldest = sorted(unread, key=lambda spreadsheet_id: self.state.health[spreadsheet_id].read_at)
+        return oldest[:wanted]
 
     def _ask(self, now: datetime, timeout: float) -> ChangedFiles | None:
         """What changed since the stored position, and the new position stored (saved with the round
@@ -143,18 +195,46 @@ class ChangeDetection:
             self.drive_requests += changes.requests
         if stored.failing_since is not None:
             self._emit(ChangeFeedRecovered(at=now, run_id=self.run_id, failing_since=stored.failing_since))
-        self.state.feed = FeedState(position, self.feed.source, now)
+        self.state.feed = FeedState(position, self.feed.source, now, trashed=stored.trashed)
         return changes
 
+    def _note_trash(self, changes: ChangedFiles, plans: Mapping[str, SheetPlan], now: datetime) -> None:
+        """Tell people when Drive reports a configured spreadsheet put in its trash (it still reads
+        fine until Drive deletes it for good) and when it comes out. A trashed file that is then
+        removed (deleted for good, or unshared) is forgotten here: its next read says what happened."""
+        before = self.state.feed.trashed
+        trashed = {sid: since for sid, since in before.items() if sid in plans}
+        for sid in sorted((changes.changed | changes.removed) & plans.keys()):
+            sheet = {"at": now, "run_id": self.run_id, "spreadsheet_id": sid, "name": plans[sid].name}
+            if sid in changes.trashed and sid not in trashed:
+                trashed[sid] = now
+                self._emit(SpreadsheetTrashed(**sheet))
+            elif sid not in changes.trashed and sid in trashed:
+                since = trashed.pop(sid)
+                if sid in changes.changed:
+                    self._emit(SpreadsheetRestored(**sheet, trashed_at=since))
+        if trashed != before:
+            self.state.feed = replace(self.state.feed, trashed=trashed)
+
     def _failed(self, error: SheetReadError, now: datetime) -> None:
-        """Every spreadsheet is read this round. A feed refused for quota or a passing fault is asked
-        from the same position next round; any other refusal (a position Drive no longer knows, the
-        Drive API not enabled) starts from a fresh position once Drive answers again."""
+        """Every spreadsheet is read this round. A feed refused for quota or a passing fault (a 5xx,
+        a timeout) is asked from the same position next round; any other refusal (a position Drive
+        no longer knows, the Drive API not enabled, an answer not Drive's) starts from a fresh
+        position once Drive answers again."""
         stored = self.state.feed
         log_event("change_feed_failed", logging.WARNING, status=error.http_status, error=error.message,
                   error_class=error.error_class.value)
         if stored.failing_since is None:
             self._emit(ChangeFeedFailing(at=now, run_id=self.run_id, error=error.message[:200]))
-        keep = error.error_class in (ErrorClass.QUOTA, ErrorClass.TRANSIENT)
-        self.state.feed = replace(stored, position=stored.position if keep else None,
+        self.state.feed = replace(stored, position=stored.position if _passing(error) else None,
                                   failing_since=stored.failing_since or now, last_error=error.message[:200])
+
+
+def _passing(error: SheetReadError) -> bool:
+    """Is the feed's refusal one that asking again from the same position can outlast? A 500 is
+    Google's "backend error", to retry like a 503 (classified uncertain only because, for a read,
+    it may also be the spreadsheet's fault); dropping the position for it would make the next round
+    read every spreadsheet once more."""
+    if error.error_class in (ErrorClass.QUOTA, ErrorClass.TRANSIENT):
+        return True
+    return error.http_status is not None and error.http_status >= 500

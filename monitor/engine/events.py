@@ -76,11 +76,30 @@ class BreakerClosed(SheetEvent):
 
 
 @document(kw_only=True)
+class SpreadsheetTrashed(SheetEvent):
+    """Drive reported the spreadsheet in its trash: still readable, deleted for good 30 days later."""
+
+    KIND: ClassVar[str] = "trashed"
+
+
+@document(kw_only=True)
+class SpreadsheetRestored(SheetEvent):
+    """Drive reported a spreadsheet told as trashed out of the trash again."""
+
+    KIND: ClassVar[str] = "restored_from_trash"
+    trashed_at: UtcTime
+
+
+@document(kw_only=True)
 class ApiDegraded(Event):
-    """Many different spreadsheets failed in a row: Google, not them. The run stopped early."""
+    """Many different spreadsheets failed in a row: Google, not them. The run stopped early.
+
+    ``last_error`` is the failure that made the count: whether Sheets, the token endpoint or the
+    credential itself is refused tells people what to look at (docs/operations.md)."""
 
     KIND: ClassVar[str] = "api_degraded"
     failing_in_a_row: int
+    last_error: ErrorInfo | None = None
 
 
 @document(kw_only=True)
@@ -159,7 +178,7 @@ class DeliveryHalted(Event):
 EVENT_TYPES: tuple[type[Event], ...] = (
     HealthChanged, DeadLettered, ReadableAgain, BreakerOpened, BreakerClosed, ApiDegraded,
     ApiRecovered, ChangeFeedFailing, ChangeFeedRecovered, FallingBehind, CrashRecovered, StateRestored,
-    StateEntryDamaged, DeliveryHalted,
+    StateEntryDamaged, DeliveryHalted, SpreadsheetTrashed, SpreadsheetRestored,
 )
 BY_KIND: dict[str, type[Event]] = {event_type.KIND: event_type for event_type in EVENT_TYPES}
 

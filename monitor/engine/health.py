@@ -62,7 +62,9 @@ class Moment:
 class SheetHealth:
     health: Health = UNKNOWN
     since: UtcTime | None = None  # when ``health`` last changed
-    last_checked_at: UtcTime | None = None  # when it was last judged, with or without a read
+    # When it was last judged: by a read, or again without one when that moved its verdict or findings
+    # (an unchanged spreadsheet whose judgement stands is not rewritten each round: see read_at).
+    last_checked_at: UtcTime | None = None
     skipped: SkipReason | None = None  # why the latest round skipped it, if it did
     findings: tuple[Finding, ...] = ()  # of the last check
     down_since: UtcTime | None = None  # first moment of the current bad episode (fail or error)

@@ -31,6 +31,7 @@ class ReadJob:
     credential: str
     started: float  # the run clock's monotonic reading when the read was handed out
     fetch_zone: bool = False  # ask for the spreadsheet's time zone too (monitor.engine.zones)
+    detailed: bool = False  # with every error cell's details (monitor.engine.inspect)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +123,8 @@ class ThreadedReads:
             data = error = None
             try:
                 reader = reader or self._make_reader()
-                data = read(job.plan, reader, job.credential, timeout, job.fetch_zone)
+                data = read(job.plan, reader, job.credential, timeout, fetch_zone=job.fetch_zone,
+                            detailed=job.detailed)
             except Exception as exc:  # noqa: BLE001 - the run classifies it; a worker must live on
                 error = exc
             self._done.put(ReadDone(job, data, error, self._monotonic()))

@@ -6,6 +6,16 @@ freshness check looks at the file's modified time, and one ``spreadsheets.get`` 
 when the caller does not know it: see ``monitor.engine.zones``), then the checks, evaluated over what
 Google returned, with dates read in the spreadsheet's own zone. Reading and judging are separate steps
 because the run holds a task's lease only while the requests are in flight.
+
+Values show an error cell only by its code, and #N/A or #REF! may be IMPORTRANGE or GOOGLEFINANCE
+still computing, or IMPORTRANGE refused its source (``monitor.checks.imports``). A read that shows
+such a code is therefore not judged: it fails as *loading*, and the retry reads *with details*
+(``detailed``): one ``spreadsheets.get`` of the same ranges whose grid data carries each error's
+type and message and each cell's formula, still one request. A detailed read judges refused
+imports as a finding of their own, and reads again while an external function may be computing,
+until its last try, when what it shows is judged as it is. The same answer gives each cell's formula:
+`check ID`, which always reads with details, finds in them values that move without an edit
+(``volatile_formulas``: NOW(), IMPORTRANGE), which change detection would see late.
 """
 
 from __future__ import annotations
@@ -15,7 +25,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Protocol
 
-from monitor.checks import Check, CheckResult, ValuesStillLoading, evaluate_all
+from monitor.checks import (
+    Check,
+    CheckResult,
+    ValuesStillLoading,
+    VolatileCell,
+    evaluate_all,
+    volatile_cells,
+)
+from monitor.checks.imports import CellError, ambiguous_cell, import_findings, may_be_computing
 from monitor.config import Config, Sheet
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.zones import zone_named
@@ -55,11 +73,18 @@ def plans_of(config: Config) -> list[SheetPlan]:
 class SheetReader(Protocol):
     """What inspecting needs from the Sheets adapter (``monitor.google.GspreadReader`` implements it).
 
-    Both raise ``SheetReadError`` (already classified), never a library's exception."""
+    All raise ``SheetReadError`` (already classified), never a library's exception."""
 
     def read(
         self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float
     ) -> list[dict]: ...
+
+    def read_detailed(
+        self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float
+    ) -> tuple[list[dict], tuple[CellError, ...], list[dict]]:
+        """The same ValueRanges as :meth:`read`, in one request, every error cell's details, and the
+        same ranges as formulas (as ``valueRenderOption=FORMULA`` renders them)."""
+        ...
 
     def modified_time(self, spreadsheet_id: str, credential: str, timeout: float) -> str: ...
 
@@ -73,17 +98,28 @@ class SheetData:
 
     value_ranges: Mapping[str, Mapping[str, Any]]
     modified_time: str | None = None
-    time_zone: str | None = None
+    cell_errors: tuple[CellError, ...] | None = None  # a detailed read's error cells; None: not asked
+    formula_ranges: tuple[Mapping[str, Any], ...] | None = None  # a detailed read's ranges as formulas
+    time_zone: str | None = None  # the spreadsheet's, when this read asked for it
 
 
-def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callable[[], float],
-         fetch_zone: bool = False) -> SheetData:
+def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callable[[], float], *,
+         fetch_zone: bool = False, detailed: bool = False) -> SheetData:
     """Every request ``plan`` needs, and its spreadsheet's time zone first when ``fetch_zone``;
-    ``timeout()`` is asked as each request starts (the budget shrinks)."""
+    ``timeout()`` is asked as each request starts (the budget shrinks). ``detailed``: the values come
+    with every error cell's details (see the module doc)."""
     zone = reader.time_zone(plan.id, credential, timeout()) if fetch_zone else None
-    value_ranges = reader.read(plan.id, plan.ranges, credential, timeout()) if plan.ranges else []
+    value_ranges: list[dict] = []
+    errors: tuple[CellError, ...] | None = None
+    formula_ranges: tuple[dict, ...] | None = None
+    if plan.ranges and detailed:
+        value_ranges, errors, formulas = reader.read_detailed(plan.id, plan.ranges, credential, timeout())
+        formula_ranges = tuple(formulas)
+    elif plan.ranges:
+        value_ranges = reader.read(plan.id, plan.ranges, credential, timeout())
     modified = reader.modified_time(plan.id, credential, timeout()) if plan.needs_modified_time else None
-    return SheetData(dict(zip(plan.ranges, value_ranges, strict=True)), modified, zone)
+    return SheetData(dict(zip(plan.ranges, value_ranges, strict=True)), modified, errors, formula_ranges,
+                     zone)
 
 
 def zone_of(plan: SheetPlan, name: str | None) -> tzinfo:
@@ -106,11 +142,43 @@ def zone_of(plan: SheetPlan, name: str | None) -> tzinfo:
             "time-zone database: update the tzdata package, or choose a listed zone") from None
 
 
-def judge(plan: SheetPlan, data: SheetData, now: datetime, zone: tzinfo) -> list[CheckResult]:
-    """Every check of ``plan`` over ``data``, dates read in ``zone`` (:func:`zone_of`). Cells still
-    showing "Loading..." are not a finding but a failed read, raised as a LOADING ``SheetReadError``
-    so the read is retried later."""
+def volatile_formulas(plan: SheetPlan, data: SheetData, change_detection: bool) -> list[VolatileCell] | None:
+    """The cells of a detailed read's ranges whose formulas move without an edit (NOW(), IMPORTRANGE).
+    None when it would not matter: every round reads the spreadsheet anyway (change detection is off,
+    or it is ``always_read``), or the read was not detailed."""
+    if not change_detection or plan.always_read or data.formula_ranges is None:
+        return None
+    return volatile_cells(data.formula_ranges)
+
+
+def judge(plan: SheetPlan, data: SheetData, now: datetime, zone: tzinfo,
+          last_try: bool = False) -> list[CheckResult]:
+    """Every check of ``plan`` over ``data``, dates read in ``zone`` (:func:`zone_of`), and refused
+    imports first. Values not known yet (cells still showing "Loading...", a code an external function
+    may show while it computes) are no finding but a failed read, raised as a LOADING
+    ``SheetReadError`` so the read is retried (with details). ``last_try``: no retry is left, so what
+    an external function shows is judged as it is."""
     try:
-        return evaluate_all(plan.checks, data.value_ranges, now, zone, modified_time=data.modified_time)
+        _known_or_raise(data, last_try)
+        results = evaluate_all(plan.checks, data.value_ranges, now, zone, modified_time=data.modified_time)
     except ValuesStillLoading as exc:
         raise SheetReadError(ErrorClass.LOADING, None, None, str(exc)) from None
+    return [*import_findings(data.cell_errors or ()), *results]
+
+
+def _known_or_raise(data: SheetData, last_try: bool) -> None:
+    if data.cell_errors is None:
+        # On the last try (after failures of another kind) what the read shows is all there is.
+        ambiguous = None if last_try else ambiguous_cell(data.value_ranges)
+        if ambiguous is not None:
+            cell, code = ambiguous
+            raise SheetReadError(ErrorClass.LOADING, None, None,
+                                 f"{cell} shows {code}, which IMPORTRANGE and GOOGLEFINANCE also show "
+                                 "while they compute; read it again with Google's details")
+        return
+    computing = [error for error in data.cell_errors if may_be_computing(error)]
+    if computing and not last_try:
+        first = computing[0]
+        raise SheetReadError(ErrorClass.LOADING, None, None,
+                             f"{first.cell} shows {first.code} from {first.function}, which may still "
+                             f"be computing ({first.message.strip()[:120]}); read it again later")

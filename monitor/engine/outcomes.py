@@ -163,7 +163,7 @@ class Outcomes:
             # the retries of a few hanging sheets, which come due together at a round's end, look
             # like an outage.
             if decision.attempts == 1 or self.api.probe_required:
-                stop = self._google_failed(plan.id, now)
+                stop = self._google_failed(plan.id, now, info)
         else:
             self._google_answered(now)  # a 400/403/404 or loading cells: Google did answer
         if stop:
@@ -258,7 +258,7 @@ class Outcomes:
             self.state.api = self.api.state  # saved with this task: a kill must not forget it
             self._emit(ApiRecovered(at=now, run_id=self.run_id, degraded_since=recovered.degraded_since))
 
-    def _google_failed(self, spreadsheet_id: str, now: datetime) -> bool:
+    def _google_failed(self, spreadsheet_id: str, now: datetime, error: ErrorInfo) -> bool:
         """Feed the whole-API breaker; True when the run must stop because Google itself is failing."""
         stop, degraded = self.api.record_failure(spreadsheet_id, now)
         if degraded is not None:
@@ -266,7 +266,7 @@ class Outcomes:
             # starting with a single probe.
             self.state.api = self.api.state
             failing = len(degraded.failed_spreadsheets)
-            self._emit(ApiDegraded(at=now, run_id=self.run_id, failing_in_a_row=failing))
+            self._emit(ApiDegraded(at=now, run_id=self.run_id, failing_in_a_row=failing, last_error=error))
             log_event("api_degraded", logging.ERROR, failing_in_a_row=failing)
         if stop:
             self.report.outcome = Outcome.DEGRADED

@@ -69,6 +69,13 @@ DEFAULT_POLICIES: Mapping[ErrorClass, RetryPolicy] = {
 }
 
 
+def is_last_try(error_class: ErrorClass, attempts_so_far: int,
+                policies: Mapping[ErrorClass, RetryPolicy] = DEFAULT_POLICIES) -> bool:
+    """Would a failure of ``error_class`` on the next try (after ``attempts_so_far`` counted ones)
+    be the last one allowed? A read that may still be computing is judged as it is then."""
+    return attempts_so_far + 1 >= policies[ErrorClass(error_class)].max_attempts
+
+
 @dataclass(frozen=True)
 class Decision:
     """What to do with a task whose try just failed.

@@ -31,6 +31,7 @@ from monitor.engine.inflight import ReadDone, ReadJob, Reads
 from monitor.engine.inspect import SheetPlan, judge, zone_of
 from monitor.engine.outcomes import Fate, Outcomes, RunReport
 from monitor.engine.quota import QuotaPacer
+from monitor.engine.retry import is_last_try
 from monitor.engine.settings import RunSettings
 from monitor.engine.state import RetryFirst, RunnerState
 from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round, Task
@@ -248,7 +249,10 @@ class Run:
         flight.started = self.clock.monotonic()
         self.in_flight[task.id] = flight
         self.peak_in_flight = max(self.peak_in_flight, len(self.in_flight))
-        self.reads.start(ReadJob(task.id, flight.plan, flight.credential, flight.started, flight.fetch_zone),
+        # A read that found values not known yet is tried again with Google's details (engine.inspect).
+        detailed = task.last_error is not None and task.last_error.error_class == ErrorClass.LOADING
+        self.reads.start(ReadJob(task.id, flight.plan, flight.credential, flight.started,
+                                 fetch_zone=flight.fetch_zone, detailed=detailed),
                          self._request_timeout)
         self._apply(self.reads.collect(0))  # whatever has finished meanwhile (this read, if it was quick)
 
@@ -274,7 +278,8 @@ class Run:
         try:
             if done.error is not None:
                 raise done.error
-            results = judge(plan, done.data, now, self._zone(plan, done.data.time_zone, now))
+            results = judge(plan, done.data, now, self._zone(plan, done.data.time_zone, now),
+                            last_try=is_last_try(ErrorClass.LOADING, task.attempts))
         except SheetReadError as error:
             if error.error_class in (ErrorClass.QUOTA, ErrorClass.LOADING):
                 # Neither says whether the spreadsheet can be read; a probe spent on one is given back,

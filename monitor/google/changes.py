@@ -3,8 +3,9 @@
 
 Drive keeps, per user, a log of changes to the files they can see; a *position* (Google's page token)
 is an opaque place in it. :meth:`DriveChangeFeed.changed_since` pages through everything after a
-position and returns the files that changed, the files that left the user's view (deleted, trashed,
-or no longer shared: ``removed``), and the position to ask from next time (``newStartPageToken``).
+position and returns the files that changed, those of them now in the trash (``trashed``: still
+readable, and deleted for good 30 days later), the files that left the user's view (deleted, or no
+longer shared: ``removed``), and the position to ask from next time (``newStartPageToken``).
 A file edited several times appears once. Errors are classified like every other request
 (``monitor.google.reader.classified``) and raised as ``SheetReadError``. The feed is one credential's
 view (the run asks its first credential's, which sees every spreadsheet the run reads); it implements
@@ -17,12 +18,12 @@ import time
 from pathlib import Path
 
 from monitor.core.errors import ErrorClass, SheetReadError
-from monitor.engine.changes import ChangedFiles
+from monitor.engine.changes import CHANGES_PER_FEED_REQUEST, ChangedFiles
 from monitor.google.reader import GspreadReader, classified
 
 CHANGES_URL = "https://www.googleapis.com/drive/v3/changes"
 # Drive's largest page: a feed of a thousand changes is one request.
-PAGE_SIZE = 1000
+PAGE_SIZE = CHANGES_PER_FEED_REQUEST
 # Only what deciding needs: which file, and whether it left the user's view.
 _FIELDS = "nextPageToken,newStartPageToken,changes(fileId,removed,file(trashed))"
 _ALL_DRIVES = {"supportsAllDrives": "true", "includeItemsFromAllDrives": "true"}
@@ -38,7 +39,7 @@ class DriveChangeFeed:
 
     def start_position(self, timeout: float) -> str:
         """The feed's current end: changes after it are what a later call reports."""
-        with classified(timeout):
+        with classified(timeout, self.credential):
             client = self._reader.client_for(self.credential, timeout)
             response = client.http_client.request(
                 "get", f"{CHANGES_URL}/startPageToken", params={"supportsAllDrives": "true"}
@@ -49,10 +50,10 @@ class DriveChangeFeed:
         """Every change after ``position``, all pages, within ``timeout`` seconds in all (a feed of
         many pages must not outrun the run's budget); the latest change of a file decides whether
         it changed or was removed."""
-        latest: dict[str, bool] = {}  # file id -> removed from view
+        latest: dict[str, str] = {}  # file id -> "removed", "trashed" or "changed"
         token, requests = position, 0
         until = time.monotonic() + timeout
-        with classified(timeout):
+        with classified(timeout, self.credential):
             client = self._reader.client_for(self.credential, timeout)
             while True:
                 left = until - time.monotonic()
@@ -68,14 +69,23 @@ class DriveChangeFeed:
                 for change in body.get("changes", ()):
                     file_id = change.get("fileId")
                     if file_id:
-                        trashed = bool((change.get("file") or {}).get("trashed"))
-                        latest[file_id] = bool(change.get("removed")) or trashed
+                        latest[file_id] = _what_happened(change)
                 if "newStartPageToken" in body:
                     token = body["newStartPageToken"]
                     break
                 token = body["nextPageToken"]  # a page without either is not Drive's: KeyError, classified
         return ChangedFiles(
-            changed=frozenset(file_id for file_id, removed in latest.items() if not removed),
-            removed=frozenset(file_id for file_id, removed in latest.items() if removed),
+            changed=frozenset(file_id for file_id, what in latest.items() if what != "removed"),
+            removed=frozenset(file_id for file_id, what in latest.items() if what == "removed"),
             position=str(token), requests=requests,
+            trashed=frozenset(file_id for file_id, what in latest.items() if what == "trashed"),
         )
+
+
+def _what_happened(change: dict) -> str:
+    """A change's file, as of that change: gone from view ("removed": Drive's word for deletion or
+    lost access), in the trash (a change of the file with ``trashed`` true: the Change resource and
+    files.update's ``trashed``), or there."""
+    if change.get("removed"):
+        return "removed"
+    return "trashed" if (change.get("file") or {}).get("trashed") else "changed"

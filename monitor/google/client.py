@@ -8,27 +8,36 @@ same function with ``endpoint=None``.
 
 Several workers read at once, each with its own client (a ``requests`` session is not thread-safe),
 but one service account has one token: :class:`CredentialCache` loads each key file once and hands
-every worker the same :class:`SharedServiceAccount`, which refreshes its token on one thread at a time."""
+every worker the same :class:`SharedServiceAccount`, which refreshes its token on one thread at a time.
+
+A request's timeout covers fetching its token too (:class:`TokenTimedSession`), and the token request
+is tried once (``monitor.google.token``): a failing token endpoint costs a read its timeout, no more."""
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterable
+from functools import partial
 from urllib.parse import urlsplit, urlunsplit
 
 import gspread
 import requests
 from google.auth.transport.requests import AuthorizedSession
-from google.auth.transport.requests import Request as AuthRequest
 from google.oauth2 import service_account
 from gspread.auth import READONLY_SCOPES
 from gspread.http_client import HTTPClient
 from requests.adapters import HTTPAdapter
 
+from monitor.google.token import TokenTransport
+
 # The hosts gspread talks to (Sheets v4 and Drive v3); the seam redirects exactly these.
 GOOGLE_API_ORIGINS = ("https://sheets.googleapis.com", "https://www.googleapis.com")
 DEFAULT_TIMEOUT_SECONDS = 30.0  # gspread's own default is no timeout at all: a hang would be forever
+# What a request keeps of its timeout when fetching its token took all of it: it then fails as a
+# timeout at once instead of waiting a whole timeout more.
+_LEAST_TIMEOUT_SECONDS = 0.05
 
 
 class EndpointAdapter(HTTPAdapter):
@@ -76,6 +85,30 @@ class SharedServiceAccount(service_account.Credentials):
             super().refresh(request)
 
 
+class TokenTimedSession(AuthorizedSession):
+    """An AuthorizedSession whose request timeout covers fetching the token the request needs.
+
+    AuthorizedSession gives the token request the whole timeout and then the request the whole
+    timeout again. Here a token that is missing or expired is fetched first, within the timeout, and
+    the request gets what is left, so a read never takes longer than its timeout (which the run cuts
+    to the budget left), however slowly the token endpoint answers.
+    """
+
+    def __init__(self, credentials: service_account.Credentials, token_transport: TokenTransport) -> None:
+        super().__init__(credentials, auth_request=token_transport)
+        self._token_transport = token_transport
+
+    def request(self, method, url, *args, **kwargs):
+        timeout = kwargs.get("timeout")
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and not self.credentials.valid:
+            started = time.monotonic()
+            # Refreshes (one thread per service account, the others wait: SharedServiceAccount) and
+            # fills a throwaway header dict; the request below then finds the token valid.
+            self.credentials.before_request(partial(self._token_transport, timeout=timeout), method, url, {})
+            kwargs["timeout"] = max(timeout - (time.monotonic() - started), _LEAST_TIMEOUT_SECONDS)
+        return super().request(method, url, *args, **kwargs)
+
+
 class CredentialCache:
     """Each service-account file loaded once (checking its RSA key costs tens of milliseconds), for
     every worker of a run. Thread-safe."""
@@ -108,19 +141,17 @@ def build_gspread_client(
     Uses gspread's plain ``HTTPClient`` (never ``BackOffHTTPClient``, whose retries would stack with
     the monitor's). With ``endpoint`` set, Sheets and Drive traffic goes there instead of Google and
     environment proxies are ignored; the token request goes to the credentials' own ``token_uri``
-    (for sandbox credentials, the sandbox). The token request shares the timeout, because
-    AuthorizedSession passes each request's timeout on to its refresh.
+    (for sandbox credentials, the sandbox). The token request is tried once, within the request's
+    timeout (:class:`TokenTimedSession`).
     """
     if timeout is None or timeout <= 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     if not isinstance(credentials, service_account.Credentials):
         credentials = CredentialCache(scopes).get(credentials)
-    auth_request = None
+    token_session = requests.Session()
     if endpoint is not None:
-        token_session = requests.Session()
         token_session.trust_env = False  # a proxy from the environment must not see sandbox traffic
-        auth_request = AuthRequest(token_session)
-    session = AuthorizedSession(credentials, auth_request=auth_request)
+    session = TokenTimedSession(credentials, TokenTransport(token_session))
     if endpoint is not None:
         session.trust_env = False
         adapter = EndpointAdapter(endpoint)

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 import google.auth.exceptions
 import gspread
 import requests
 from gspread.exceptions import APIError
-from gspread.urls import DRIVE_FILES_API_V3_URL
+from gspread.urls import DRIVE_FILES_API_V3_URL, SPREADSHEET_URL
 
 from monitor.config import Config
-from monitor.core.errors import ErrorClass, SheetReadError, classify
+from monitor.core.errors import CREDENTIAL_REASONS, ErrorClass, SheetReadError, classify
+from monitor.google import grid, token
 from monitor.google.client import CredentialCache, build_gspread_client
 
 # Numbers as numbers and dates as serial numbers: the checks compare values, not their display.
@@ -30,6 +32,9 @@ READ_PARAMS = {
 _BAD_RANGE_PREFIX = "Unable to parse range: "
 # spreadsheets.get narrowed to the one property the monitor needs: a small answer, one read of quota.
 ZONE_PARAMS = {"fields": "properties.timeZone"}
+# Google's answer to a request that reached it without any credential carries no ErrorInfo; it is
+# given the reason Google's newer answers to that use, so the table classifies it as the others.
+_MISSING_CREDENTIAL = "The request is missing a valid API key."
 
 
 class GspreadReader:
@@ -60,7 +65,7 @@ class GspreadReader:
 
     def read(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float) -> list[dict]:
         """Every range in one request; raises SheetReadError, never a requests/gspread/google-auth error."""
-        with classified(timeout):
+        with classified(timeout, credential):
             client = self.client_for(credential, timeout)
             body = client.http_client.values_batch_get(spreadsheet_id, list(ranges), params=dict(READ_PARAMS))
             value_ranges = body["valueRanges"]
@@ -73,10 +78,25 @@ class GspreadReader:
             )
         return value_ranges
 
+    def read_detailed(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float
+                      ) -> grid.GridValues:
+        """The ValueRanges :meth:`read` returns, every error cell's details, and the same ranges as
+        formulas, from one ``spreadsheets.get`` with grid data (``monitor.google.grid``);
+        SheetReadError as read."""
+        params = {"ranges": list(ranges), "fields": grid.FIELDS}
+        with classified(timeout, credential):
+            client = self.client_for(credential, timeout)
+            body = client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id, params=params).json()
+        try:
+            return grid.value_ranges_of(body, ranges)
+        except grid.UnreadableGrid as exc:
+            message = f"unreadable grid data: {exc}"[:300]
+            raise SheetReadError(ErrorClass.UNCERTAIN, 200, None, message) from None
+
     def modified_time(self, spreadsheet_id: str, credential: str, timeout: float) -> str:
         """The file's Drive ``modifiedTime`` (RFC 3339), for freshness checks on the whole file."""
         params = {"fields": "modifiedTime", "supportsAllDrives": True}
-        with classified(timeout):
+        with classified(timeout, credential):
             client = self.client_for(credential, timeout)
             response = client.http_client.request(
                 "get", f"{DRIVE_FILES_API_V3_URL}/{spreadsheet_id}", params=params
@@ -86,7 +106,7 @@ class GspreadReader:
     def time_zone(self, spreadsheet_id: str, credential: str, timeout: float) -> str:
         """The spreadsheet's ``properties.timeZone`` as Google names it ("Europe/Moscow",
         "GMT-07:00"): one Sheets read, counted against the read quota like a batchGet."""
-        with classified(timeout):
+        with classified(timeout, credential):
             client = self.client_for(credential, timeout)
             body = client.http_client.fetch_sheet_metadata(spreadsheet_id, params=dict(ZONE_PARAMS))
             zone = body["properties"]["timeZone"]
@@ -104,13 +124,14 @@ class GspreadReader:
 
 
 @contextmanager
-def classified(timeout: float) -> Iterator[None]:
+def classified(timeout: float, credential: str | None = None) -> Iterator[None]:
     """Turn whatever gspread, requests or google-auth raise into one classified SheetReadError (for
-    every request this package sends: reads, and Drive's change feed)."""
+    every request this package sends: reads, and Drive's change feed). ``credential`` (its file's
+    path) is named when the failure is the credential's, not the spreadsheet's."""
     try:
         yield
     except APIError as exc:
-        raise _api_error(exc) from None
+        raise _api_error(exc, credential) from None
     except requests.Timeout:
         raise _transient(f"no answer within {timeout:.1f} s") from None
     except requests.ConnectionError as exc:
@@ -118,21 +139,48 @@ def classified(timeout: float) -> Iterator[None]:
     except google.auth.exceptions.GoogleAuthError as exc:
         # The token endpoint refused or failed: every spreadsheet would fail alike, so this must
         # not dead-letter them one by one; as transient it feeds the whole-API breaker instead.
-        raise _transient(f"token request failed: {_reason(exc)}") from None
+        raise _transient(f"token request failed{_for(credential)}: {_token_problem(exc, timeout)}") from None
     except (ValueError, KeyError) as exc:  # a 200 whose body is not the JSON we asked for
         raise SheetReadError(ErrorClass.UNCERTAIN, 200, None, f"unreadable answer: {exc!r}"[:300]) from None
 
 
-def _api_error(exc: APIError) -> SheetReadError:
+def _api_error(exc: APIError, credential: str | None) -> SheetReadError:
     response = exc.response
     content_type = response.headers.get("Content-Type", "")
     is_html = "json" not in content_type.lower()
     google_status = exc.error.get("status") if not is_html else None
     message = str(exc.error.get("message", "")) if not is_html else f"HTTP {response.status_code} error page"
-    error_class = classify(response.status_code, google_status, is_html, False, False,
-                           None if is_html else _first_reason(exc.error))
+    reason = None if is_html else _first_reason(exc.error)
+    detail = None if is_html else _detail_reason(exc.error, message)
+    error_class = classify(response.status_code, google_status, is_html, False, False, reason,
+                           detail_reason=detail)
+    credential_refused = response.status_code == 401 or CREDENTIAL_REASONS & {reason, detail}
+    if credential_refused and credential:  # which key file to look at: the spreadsheet is not at fault
+        message = f"{message} (credential {Path(credential).name})"
     bad_range = message[len(_BAD_RANGE_PREFIX) :] if message.startswith(_BAD_RANGE_PREFIX) else None
     return SheetReadError(error_class, response.status_code, google_status, message[:500], range=bad_range)
+
+
+def _detail_reason(error: dict, message: str) -> str | None:
+    """The ``reason`` of the body's ``google.rpc.ErrorInfo`` detail, if any (see _MISSING_CREDENTIAL)."""
+    details = error.get("details")
+    for detail in details if isinstance(details, list) else ():
+        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("google.rpc.ErrorInfo"):
+            return detail.get("reason")
+    return "CREDENTIALS_MISSING" if message == _MISSING_CREDENTIAL else None
+
+
+def _token_problem(exc: google.auth.exceptions.GoogleAuthError, timeout: float) -> str:
+    # google-auth wraps a request that got no answer in its own error: told as for any request.
+    if isinstance(exc.__cause__, requests.Timeout):
+        return f"no answer within {timeout:.1f} s"
+    if isinstance(exc.__cause__, requests.ConnectionError):
+        return f"connection failed: {_reason(exc)}"
+    return token.failure_text(exc)
+
+
+def _for(credential: str | None) -> str:
+    return f" for {Path(credential).name}" if credential else ""
 
 
 def _first_reason(error: dict) -> str | None:

@@ -9,7 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from monitor.core.timefmt import format_utc
-from monitor.engine.events import BreakerClosed, BreakerOpened, Event, StateEntryDamaged, sheet_of
+from monitor.engine.events import (
+    BreakerClosed,
+    BreakerOpened,
+    Event,
+    SpreadsheetRestored,
+    SpreadsheetTrashed,
+    StateEntryDamaged,
+    sheet_of,
+)
 from monitor.engine.health import BAD, SheetHealth
 from monitor.notify.messages import Message, fingerprint, listed, messages_for
 from monitor.notify.render import Item, render
@@ -20,8 +28,9 @@ def topic(event: Event) -> tuple[str, ...]:
     """What an event is about; of several events on one topic in a run, people hear the latest.
 
     A spreadsheet's health and readability are one topic (failed then recovered within a run is
-    told once, as recovered), its breaker another. An event about the monitor or Google is its own
-    topic by kind, except a damaged state entry: each one lost something different.
+    told once, as recovered), its breaker another, its place in Drive's trash a third. An event
+    about the monitor or Google is its own topic by kind, except a damaged state entry: each one
+    lost something different.
     """
     sid = sheet_of(event)
     if sid is None:
@@ -30,6 +39,8 @@ def topic(event: Event) -> tuple[str, ...]:
         return ("system", event.KIND)
     if isinstance(event, BreakerOpened | BreakerClosed):
         return ("breaker", sid)
+    if isinstance(event, SpreadsheetTrashed | SpreadsheetRestored):
+        return ("trash", sid)
     return ("sheet", sid)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import singledispatch
 
+from monitor.core.remedies import remedy
 from monitor.engine.events import (
     ApiDegraded,
     ApiRecovered,
@@ -26,6 +27,8 @@ from monitor.engine.events import (
     HealthChanged,
     ReadableAgain,
     SheetEvent,
+    SpreadsheetRestored,
+    SpreadsheetTrashed,
     StateEntryDamaged,
     StateRestored,
 )
@@ -39,6 +42,8 @@ WARNING = "warning"
 RECOVERED = "recovered"
 PAUSED = "paused"
 RESUMED = "resumed"
+IN_TRASH = "in trash"
+RESTORED = "restored from trash"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +93,9 @@ def _health_changed(event: HealthChanged) -> Item | None:
 def _dead_lettered(event: DeadLettered) -> Item:
     attempts = event.attempts
     tries = f" after {esc(attempts)} attempt{'s' * (attempts != 1)}" if attempts else ""
-    return Item(10, FAILING, f"🔴 {_link(event)} could not be read{tries}: {error_text(event.error)}")
+    fix = remedy(event.error)
+    to_fix = f"; to fix: {esc(fix)}" if fix else ""
+    return Item(10, FAILING, f"🔴 {_link(event)} could not be read{tries}: {error_text(event.error)}{to_fix}")
 
 
 @render.register(ReadableAgain)
@@ -114,6 +121,22 @@ def _breaker_closed(event: BreakerClosed) -> Item:
     return Item(50, RESUMED, f"▶ {_link(event)}: checks resumed after {duration_text(event.down_seconds)}")
 
 
+@render.register(SpreadsheetTrashed)
+def _trashed(event: SpreadsheetTrashed) -> Item:
+    # Drive's help: files in the trash are deleted forever after 30 days. The Sheets API still
+    # serves a trashed spreadsheet, so its checks go on passing until the day it is gone.
+    text = (f"🗑 {_link(event)} is in Google Drive's trash: still checked, but Drive deletes it for "
+            "good 30 days after it was trashed. Restore it (drive.google.com > Trash > Restore), or "
+            "remove it from the config if it is no longer used")
+    return Item(10, IN_TRASH, text)
+
+
+@render.register(SpreadsheetRestored)
+def _restored(event: SpreadsheetRestored) -> Item:
+    text = f"♻️ {_link(event)} is out of Google Drive's trash (told trashed {utc_text(event.trashed_at)})"
+    return Item(50, RESTORED, text)
+
+
 # ---- about Google and the monitor itself ---------------------------------------------------------
 
 
@@ -123,6 +146,8 @@ def _api_degraded(event: ApiDegraded) -> Item:
         f"🟠 Google API degraded: {esc(event.failing_in_a_row)} spreadsheets failed "
         "in a row; the run stopped early and the next one probes first"
     )
+    if event.last_error is not None:  # a token or credential refused reads differently from Sheets down
+        text += f" (last: {error_text(event.last_error)})"
     return Item(0, "API degraded", text)
 
 

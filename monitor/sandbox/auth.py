@@ -4,8 +4,11 @@ The sandbox issues real service-account JSON files (fresh RSA-2048 keys whose ``
 the sandbox) and remembers each public key. ``POST /token`` then runs Google's jwt-bearer grant for real:
 google-auth signs an RS256 JWT with the private key, the sandbox verifies the signature against the
 registered key, checks the audience and the time window against its clock, and answers with an opaque
-access token tied to the account's email. A JWT signed by any other key gets Google's
-``invalid_grant`` / ``Invalid JWT Signature.`` answer.
+access token tied to the account's email and to the scopes the JWT asked for. A JWT signed by any other
+key gets Google's ``invalid_grant`` / ``Invalid JWT Signature.`` answer.
+
+API requests are identified here too (``identify``): no credential at all, a token the sandbox never
+minted, one that expired, or a caller and its scopes; what Google answers each is in ``google.py``.
 
 Time: ``iat``/``exp`` are stamped by google-auth from the real clock, so a sandbox on a ManualClock must
 start that clock near the real time (``ManualClock(datetime.now(UTC))``) for google-auth's flow to pass,
@@ -28,8 +31,10 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
+from . import errors
 from .http import Request, Response
 from .projects import DEFAULT_PROJECT_ID, spread
+from .scopes import ALL_SCOPES
 
 JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 ACCESS_TOKEN_SECONDS = 3599  # what Google answers in expires_in
@@ -47,6 +52,24 @@ _BAD_TIME = (
     "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. "
     "Check your iat and exp values in the JWT claim."
 )
+_NO_SCOPE = "Invalid OAuth scope or ID token audience provided."
+
+# What an injected fault on the token endpoint may answer (docs/sandbox.md, Faults): 200 (answer
+# normally), 400 the intermittent "Invalid JWT Signature.", 500 Google's "internal_failure", 502 the
+# front end's HTML page.
+TOKEN_FAULT_STATUSES = frozenset({200, 400, 500, 502})
+
+# Why an API request has no caller (``Caller.problem``).
+MISSING, UNKNOWN, EXPIRED = "missing", "unknown", "expired"
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who sent an API request, as its credential says: an email and the token's scopes, or why not."""
+
+    email: str | None = None
+    scopes: frozenset[str] = frozenset()
+    problem: str | None = None  # MISSING (no credential), UNKNOWN (not a token minted here), EXPIRED
 
 
 @dataclass(frozen=True)
@@ -66,7 +89,8 @@ class TokenAuthority:
         self._clock = clock
         self._lock = threading.Lock()
         self._keys: dict[str, _Key] = {}  # private_key_id -> registered public key
-        self._tokens: dict[str, tuple[str, float]] = {}  # access token -> (email, expires at epoch)
+        # access token -> (email, expires at epoch, scopes); expired ones stay known, to be told apart
+        self._tokens: dict[str, tuple[str, float, frozenset[str]]] = {}
         self._issued = 0
 
     # -- credentials -------------------------------------------------------------------------
@@ -131,36 +155,41 @@ class TokenAuthority:
 
     # -- tokens ------------------------------------------------------------------------------
 
-    def mint_token(self, email: str) -> str:
-        """An access token for ``email`` valid for ACCESS_TOKEN_SECONDS (for tests and tools)."""
+    def mint_token(self, email: str, scopes: frozenset[str] | None = None) -> str:
+        """An access token for ``email`` valid for ACCESS_TOKEN_SECONDS, with ``scopes`` (default:
+        every scope a sandbox endpoint accepts; for tests and tools)."""
         token = "ya29.sandbox-" + secrets.token_urlsafe(32)
+        granted = ALL_SCOPES if scopes is None else frozenset(scopes)
         with self._lock:
-            self._tokens[token] = (email, self._clock.time() + ACCESS_TOKEN_SECONDS)
+            self._tokens[token] = (email, self._clock.time() + ACCESS_TOKEN_SECONDS, granted)
         return token
 
     def tokens_issued(self, email: str | None = None) -> int:
         """Access tokens minted so far (for ``email``, or for everyone)."""
         with self._lock:
-            return sum(1 for owner, _ in self._tokens.values() if email in (None, owner))
+            return sum(1 for owner, _, _ in self._tokens.values() if email in (None, owner))
 
-    def authenticate(self, request: Request) -> str | None:
-        """The email behind the request's valid, unexpired Bearer token (or ``access_token`` query)."""
+    def identify(self, request: Request) -> Caller:
+        """The caller behind the request's Bearer token (or ``access_token`` query), or why none."""
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer":
             token = request.arg("access_token") or ""
         token = token.strip()
         if not token:
-            return None
+            return Caller(problem=MISSING)
         with self._lock:
             entry = self._tokens.get(token)
-            if entry is None:
-                return None
-            email, expires_at = entry
-            if self._clock.time() >= expires_at:
-                del self._tokens[token]  # forget it: expired tokens never come back to life
-                return None
-        return email
+        if entry is None:
+            return Caller(problem=UNKNOWN)
+        email, expires_at, scopes = entry
+        if self._clock.time() >= expires_at:
+            return Caller(problem=EXPIRED)
+        return Caller(email, scopes)
+
+    def authenticate(self, request: Request) -> str | None:
+        """The email behind the request's valid, unexpired token, or None."""
+        return self.identify(request).email
 
     def token_endpoint(self, request: Request) -> Response:
         """``POST /token``: Google's OAuth 2.0 jwt-bearer grant, with Google's error answers."""
@@ -181,8 +210,11 @@ class TokenAuthority:
         email, problem = self._verify_assertion(assertion)
         if problem is not None:
             return _oauth_error(400, "invalid_grant", problem)
+        scopes = _scopes_asked(assertion)
+        if not scopes:  # Google mints no token that could call nothing
+            return _oauth_error(400, "invalid_scope", _NO_SCOPE)
         return Response.json(200, {
-            "access_token": self.mint_token(email),
+            "access_token": self.mint_token(email, scopes),
             "expires_in": ACCESS_TOKEN_SECONDS,
             "token_type": "Bearer",
         })
@@ -234,6 +266,24 @@ class TokenAuthority:
             and expires > now - CLOCK_SKEW_SECONDS
             and 0 < expires - issued <= MAX_JWT_LIFETIME_SECONDS
         )
+
+
+def token_fault_answer(status: int) -> Response | None:
+    """What Google's token service answers when it fails with ``status`` (None: answer normally)."""
+    if status == 400:  # intermittent, with a key that works a moment later
+        return _oauth_error(400, "invalid_grant", _BAD_SIGNATURE)
+    if status == 500:
+        return Response.json(500, {"error": "internal_failure"})
+    if status == 502:
+        return errors.html_bad_gateway()
+    return None
+
+
+def _scopes_asked(assertion: str) -> frozenset[str]:
+    """The ``scope`` claim of an assertion already verified (space-separated, as google-auth writes it)."""
+    claims = json.loads(_b64decode(assertion.split(".")[1]))
+    scope = claims.get("scope")
+    return frozenset(scope.split()) if isinstance(scope, str) else frozenset()
 
 
 def _signature_matches(public_key: rsa.RSAPublicKey, signed: bytes, signature: bytes) -> bool:

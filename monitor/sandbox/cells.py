@@ -7,13 +7,15 @@ holds millions of them:
     str                  text
     bool                 a boolean (checked before int: bool is an int in Python)
     int | float          a number in Google's automatic format
-    ErrorValue           #REF!, #N/A, ... (one shared instance per code)
+    ErrorValue           #REF!, #N/A, ... (one shared instance per code, or one with Google's
+                         detailed message), and LOADING, a cell still computing
     Formatted            a number shown through a pattern: a date, a date-time, 1,234.50, 12%
     Formula              the formula's text and the value it computed
 
 Google's rules reproduced here: FORMATTED_VALUE gives strings; UNFORMATTED_VALUE gives numbers,
 booleans and date serials (or date strings with dateTimeRenderOption=FORMATTED_STRING); FORMULA gives
-the formula text where there is one. Error values are their code in every option.
+the formula text where there is one. Error values are their code in every option, and a cell
+still computing (IMPORTRANGE, GOOGLEFINANCE: the API's ErrorType LOADING) its text "Loading...".
 """
 
 from __future__ import annotations
@@ -37,16 +39,26 @@ SERIAL_EPOCH = date(1899, 12, 30)
 
 
 class ErrorValue:
-    __slots__ = ("code",)
+    """An error a cell shows (``code``), with the detailed message Google keeps for it when one was
+    given (the grid data's ``errorValue.message``, e.g. IMPORTRANGE's "You need to connect these
+    sheets.")."""
 
-    def __init__(self, code: str) -> None:
+    __slots__ = ("code", "message")
+
+    def __init__(self, code: str, message: str | None = None) -> None:
         self.code = code
+        self.message = message
 
     def __repr__(self) -> str:
-        return f"ErrorValue({self.code!r})"
+        return f"ErrorValue({self.code!r}, {self.message!r})"
 
 
 ERRORS = {code: ErrorValue(code) for code in ERROR_CODES}
+# A cell whose value is still being computed: shown as "Loading..." by every render option, and in
+# grid data as errorValue {type: LOADING, message: "Loading..."} (ErrorType LOADING, "Corresponds
+# to the Loading... state"). Formulas that depend on it show it too.
+LOADING_TEXT = "Loading..."
+LOADING = ErrorValue(LOADING_TEXT, LOADING_TEXT)
 
 
 class Formatted:

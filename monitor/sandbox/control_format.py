@@ -1,19 +1,27 @@
 """The control API's JSON for a spreadsheet, to the data model and back.
 
-``{"title": str, "tabs": {"Name": TAB, ...}, "modifiedTime": RFC 3339 (optional),
-"createdTime": RFC 3339 (optional), "timeZone": str (optional), "locale": str (optional)}``, tabs in
+``{"title": str, "tabs": {"Name": TAB, ...}, "modifiedTime": RFC 3339 (optional), "createdTime": RFC
+3339 (optional), "timeZone": str (optional), "locale": str (optional), "namedRanges": {"Name":
+"Tab!A1:B5", ...} (optional), "mimeType": str (optional), "trashed": bool (optional)}``, tabs in
 order, the first getting sheetId 0 and the others ids derived from the spreadsheet id and the tab name
 (stable for a dataset). ``timeZone`` and ``locale`` are the spreadsheet's properties, named as Google
 names them (default "Etc/GMT" and "en_US", what a service account's new file gets); the zone is a
-CLDR/IANA name or Google's custom "GMT-07:00" form. TAB is a list of rows,
-or ``{"rows": [...], "rowCount": N, "columnCount": M, "hidden": bool}``; the grid is at least
-1000 x 26 and at least the data. A row is a list of cells: string, number, boolean or null; a
-string naming an error ("#REF!", "#N/A", "#DIV/0!", "#VALUE!", "#NAME?", "#NUM!", "#NULL!",
-"#ERROR!") is that error value; a string starting with "=" is a formula computed by the sandbox's
-small evaluator; ``{"formula": "=VLOOKUP(...)", "value": 12}`` is a formula with a stated value;
-``{"date": "2026-01-05"}`` is a day and ``{"datetime": "2026-01-05T03:00:00Z"}`` a moment, stored as
-Google stores a moment written into a spreadsheet: the wall-clock time in the spreadsheet's zone (a
-serial number unformatted, "2026-01-05" / "2026-01-05 06:00:00" formatted in Europe/Moscow).
+CLDR/IANA name or Google's custom "GMT-07:00" form. TAB is a list of rows, or ``{"rows": [...],
+"rowCount": N, "columnCount": M, "hidden": bool}``; the grid is at least 1000 x 26 and at least the
+data. A row is a list of cells: string, number, boolean or null; a string naming an error ("#REF!",
+"#N/A", "#DIV/0!", "#VALUE!", "#NAME?", "#NUM!", "#NULL!", "#ERROR!") is that error value; a string
+starting with "=" is a formula computed by the sandbox's small evaluator; ``{"formula":
+"=VLOOKUP(...)", "value": 12}`` is a formula with a stated value; ``{"date": "2026-01-05"}`` is a day
+and ``{"datetime": "2026-01-05T03:00:00Z"}`` a moment, stored as Google stores a moment written into a
+spreadsheet: the wall-clock time in the spreadsheet's zone (a serial number unformatted, "2026-01-05"
+/ "2026-01-05 06:00:00" formatted in Europe/Moscow). ``{"error": "#REF!", "message": "You need to
+connect these sheets."}`` is an error with Google's detailed message; ``{"loading": true}`` is a cell
+still computing ("Loading...").
+
+A named range names a box of one tab in A1 notation (a range without a tab is on the first tab);
+its name follows Google's rules (``monitor.core.a1.is_range_name``). ``mimeType`` other than Google
+Sheets' makes a file Drive holds and the Sheets API refuses (an uploaded .xlsx); ``trashed`` puts the
+file in Drive's trash.
 
 Malformed input is a ValueError whose message names the key, or the tab, row and column.
 """
@@ -26,10 +34,12 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime
 from functools import lru_cache
 
+from monitor.core.a1 import A1Error, A1Range, format_a1, is_range_name, parse_a1
 from monitor.core.zones import zone_named
 
 from .cells import (
     ERRORS,
+    LOADING,
     ErrorValue,
     Formatted,
     Formula,
@@ -37,9 +47,20 @@ from .cells import (
     datetime_to_serial,
     serial_to_datetime,
 )
-from .model import DEFAULT_COLS, DEFAULT_ROWS, Spreadsheet, Tab, parse_rfc3339, rfc3339
+from .model import (
+    DEFAULT_COLS,
+    DEFAULT_ROWS,
+    SPREADSHEET_MIME,
+    XLSX_MIME,
+    NamedRange,
+    Spreadsheet,
+    Tab,
+    parse_rfc3339,
+    rfc3339,
+)
 
-_KEYS = ("title", "tabs", "modifiedTime", "createdTime", "timeZone", "locale")
+_KEYS = ("title", "tabs", "modifiedTime", "createdTime", "timeZone", "locale", "namedRanges", "mimeType",
+         "trashed")
 _SETTINGS = ("timeZone", "locale")  # the spreadsheet's own properties a payload may set
 # Google's locale forms: "en", "fil", "en_US" (Sheets API reference, SpreadsheetProperties.locale).
 _LOCALE = re.compile(r"^[a-z]{2,3}(_[A-Z]{2})?$")
@@ -77,6 +98,8 @@ def spreadsheet_from_control(spreadsheet_id: str, payload: object, now: datetime
                                              share, zone))
     if all(tab.hidden for tab in spreadsheet.tabs):
         raise ValueError("at least one tab must be visible")
+    spreadsheet.named_ranges = _named_ranges(spreadsheet, payload.get("namedRanges", {}))
+    spreadsheet.mime_type, spreadsheet.trashed = _drive_fields(payload)
     spreadsheet.recalculate()
     spreadsheet.modified = times.get("modifiedTime", now)
     return spreadsheet
@@ -97,7 +120,7 @@ def control_payload(spreadsheet: Spreadsheet) -> dict:
                                "columnCount": tab.col_count}
             if tab.hidden:
                 tabs[tab.title]["hidden"] = True
-    return {
+    payload = {
         "title": spreadsheet.title,
         "tabs": tabs,
         "createdTime": rfc3339(spreadsheet.created),
@@ -105,6 +128,67 @@ def control_payload(spreadsheet: Spreadsheet) -> dict:
         "timeZone": zone,
         "locale": spreadsheet.properties["locale"],
     }
+    if spreadsheet.named_ranges:
+        payload["namedRanges"] = {named.name: _named_a1(spreadsheet, named)
+                                  for named in spreadsheet.named_ranges}
+    if not spreadsheet.is_google_sheet:
+        payload["mimeType"] = spreadsheet.mime_type
+    if spreadsheet.trashed:
+        payload["trashed"] = True
+    return payload
+
+
+def _drive_fields(payload: dict) -> tuple[str, bool]:
+    mime = payload.get("mimeType", SPREADSHEET_MIME)
+    if not isinstance(mime, str) or "/" not in mime:
+        raise ValueError(f'"mimeType" must be a MIME type such as "{XLSX_MIME}", got {mime!r}')
+    trashed = payload.get("trashed", False)
+    if not isinstance(trashed, bool):
+        raise ValueError(f'"trashed" must be true or false, got {trashed!r}')
+    return mime, trashed
+
+
+def _named_ranges(spreadsheet: Spreadsheet, spec: object) -> list[NamedRange]:
+    """Each ``{"Name": "Tab!A1:B5"}`` as a NamedRange of the tab it names (ids derived from the
+    spreadsheet id and the name, so a dataset's are stable)."""
+    if not isinstance(spec, dict):
+        raise ValueError('"namedRanges" must map names to A1 ranges, e.g. {"Totals": "Stock!F2:F"}')
+    named = []
+    for name, text in spec.items():
+        where = f"namedRanges[{name!r}]"
+        if not isinstance(name, str) or not is_range_name(name):
+            raise ValueError(f"{where}: a name has letters, digits and underscores, starts with no "
+                             "digit and reads as no cell reference (A1, R1C1) nor TRUE/FALSE")
+        if any(other.name.casefold() == name.casefold() for other in named):
+            raise ValueError(f"{where}: the name is taken (names are compared ignoring case)")
+        try:
+            box = parse_a1(text) if isinstance(text, str) else None
+        except A1Error:
+            box = None
+        tab = None if box is None else (spreadsheet.tabs[0] if box.sheet is None
+                                        else spreadsheet.tab_named(box.sheet))
+        if box is None or tab is None:
+            raise ValueError(f"{where}: {text!r} is not an A1 range of one of the tabs")
+        bounds = (_index(box.start_row), box.end_row, _index(box.start_col), box.end_col)
+        range_id = str(zlib.crc32(f"{spreadsheet.id}/{name}".encode()) & 0x7FFFFFFF)
+        named.append(NamedRange(range_id, name, tab.sheet_id, bounds))
+    return named
+
+
+def _index(start: int | None) -> int | None:
+    """A 1-based A1 start as a 0-based GridRange index."""
+    return None if start is None else start - 1
+
+
+def _named_a1(spreadsheet: Spreadsheet, named: NamedRange) -> str:
+    tab = spreadsheet.tab_with_id(named.sheet_id)
+    box = A1Range(tab.title if tab else "?", _one_based(named.start_row), _one_based(named.start_col),
+                  named.end_row, named.end_col)
+    return format_a1(box)
+
+
+def _one_based(index: int | None) -> int | None:
+    return None if index is None else index + 1
 
 
 def _control_settings(payload: dict, kept: Mapping[str, str] | None) -> dict[str, str]:
@@ -237,6 +321,10 @@ def control_cell(value: object, where: str, zone: str = "Etc/GMT") -> object:
                 return _date_cell(value["datetime"], "datetime", zone)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: bad date {value!r} ({exc})") from None
+        if value == {"loading": True}:
+            return LOADING
+        if set(value) == {"error", "message"}:
+            return _error_with_message(value, where)
         if "formula" in value and set(value) <= {"formula", "value"}:
             text = value["formula"]
             if not isinstance(text, str) or not text.startswith("="):
@@ -246,8 +334,16 @@ def control_cell(value: object, where: str, zone: str = "Etc/GMT") -> object:
             return _FixedFormula(text, control_cell(value["value"], where, zone))
     raise ValueError(
         f"{where}: a cell must be a string, number, boolean, null, {{\"date\": \"YYYY-MM-DD\"}}, "
-        f"{{\"datetime\": \"RFC 3339\"}} or {{\"formula\": \"=...\", \"value\": ...}}; got {value!r}"
+        f"{{\"datetime\": \"RFC 3339\"}}, {{\"formula\": \"=...\", \"value\": ...}}, "
+        f"{{\"error\": \"#REF!\", \"message\": \"...\"}} or {{\"loading\": true}}; got {value!r}"
     )
+
+
+def _error_with_message(value: dict, where: str) -> ErrorValue:
+    code, message = value["error"], value["message"]
+    if code not in ERRORS or not isinstance(message, str) or not message:
+        raise ValueError(f"{where}: an error is one of {', '.join(ERRORS)} with a non-empty message")
+    return ErrorValue(code, message)
 
 
 @lru_cache(maxsize=65536)
@@ -274,8 +370,10 @@ def control_json(cell: object, zone: str = "Etc/GMT") -> object:
     """A stored cell in the control API's JSON; a date-time's wall clock in ``zone`` back to UTC."""
     if cell is None or isinstance(cell, str | bool | int | float):
         return cell
+    if cell is LOADING:
+        return {"loading": True}
     if isinstance(cell, ErrorValue):
-        return cell.code
+        return {"error": cell.code, "message": cell.message} if cell.message else cell.code
     if isinstance(cell, Formatted):
         if cell.kind in ("date", "us_date"):
             return {"date": serial_to_datetime(cell.number).date().isoformat()}

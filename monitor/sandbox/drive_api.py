@@ -1,7 +1,10 @@
 """Handlers for the Drive v3 endpoints the monitor and gspread use, over the sandbox's spreadsheets.
 
-The sandbox's Drive holds only Google Sheets files: every spreadsheet of the store is a file, with
-``createdTime`` and ``modifiedTime`` (moved by every write). ``files.list`` understands the ``q``
+The sandbox's Drive holds the store's files: Google Sheets spreadsheets, with ``createdTime`` and
+``modifiedTime`` (moved by every write), and files of other types the control API puts there (an
+uploaded .xlsx), which the Sheets API refuses. ``files.update`` moves a file to the trash and back
+(``trashed``) and renames it; a trashed file stays readable, as at Google, until it is deleted.
+``files.list`` understands the ``q``
 terms gspread and operators write (``name``, ``mimeType``, ``trashed``, ``createdTime``,
 ``modifiedTime`` with = != < <= > >= and ``contains``, ``'root' in parents``, joined by ``and``),
 pages with ``pageSize``/``pageToken`` and orders newest change first.
@@ -28,10 +31,11 @@ def file_json(spreadsheet: Spreadsheet) -> dict:
         "kind": "drive#file",
         "id": spreadsheet.id,
         "name": spreadsheet.title,
-        "mimeType": SPREADSHEET_MIME,
+        "mimeType": spreadsheet.mime_type,
         "createdTime": rfc3339(spreadsheet.created),
         "modifiedTime": rfc3339(spreadsheet.modified),
-        "trashed": False,
+        "trashed": spreadsheet.trashed,
+        "explicitlyTrashed": spreadsheet.trashed,
         "parents": ["root"],
         "webViewLink": f"https://docs.google.com/spreadsheets/d/{spreadsheet.id}/edit?usp=drivesdk",
     }
@@ -64,6 +68,39 @@ def delete_file(sandbox, request: Request, route) -> Response:
     if not sandbox.store.delete(route.params["file_id"]):
         return errors.drive_file_not_found(route.params["file_id"])
     return Response(status=204, body=b"", content_type="text/html")
+
+
+_UPDATABLE = ("name", "trashed")
+
+
+def update_file(sandbox, request: Request, route) -> Response:
+    """PATCH /drive/v3/files/{fileId} ``{"trashed": true}``: to the trash (or back with false);
+    ``{"name": ...}`` renames. Either is a change in Drive's change feed; neither moves
+    modifiedTime, which follows the contents."""
+    file_id = route.params["file_id"]
+    try:
+        body = request.json() or {}
+    except BadJSON:
+        return errors.drive_error(400, "Invalid JSON payload received.", "parseError")
+    if not isinstance(body, dict):
+        return errors.drive_error(400, "Invalid JSON payload received.", "parseError")
+    for key, value in body.items():
+        valid = isinstance(value, bool) if key == "trashed" else isinstance(value, str) and value
+        if key not in _UPDATABLE or not valid:
+            return errors.drive_error(400, f"The sandbox's files.update changes only name (a "
+                                           f"string) and trashed (true or false), got {key!r}.",
+                                      "badRequest", key)
+    with sandbox.store.lock:
+        spreadsheet = sandbox.store.get(file_id)
+        if spreadsheet is None:
+            return errors.drive_file_not_found(file_id)
+        if "name" in body:
+            spreadsheet.properties["title"] = body["name"]
+        if "trashed" in body:
+            spreadsheet.trashed = body["trashed"]
+        sandbox.store.changes.record(file_id, sandbox.store.clock.now())
+        file = file_json(spreadsheet)
+    return _masked(request, file, _DEFAULT_FILE_FIELDS)
 
 
 def create_file(sandbox, request: Request, route) -> Response:

@@ -1,7 +1,9 @@
 """Google's error responses, byte for byte where the recordings show them.
 
 Every error the fake Google API returns is built here, so their wording lives in one table.
-Bodies are always ``{"error": {"code", "message", "status"[, "details"]}}``.
+Bodies are always ``{"error": {"code", "message"[, "errors"], "status"[, "details"]}}``: the
+``errors`` list is the legacy form Google still adds to some answers (Drive's, some 5xx); where each
+body comes from is in docs/sandbox.md.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ _DEFAULT_MESSAGES = {
     400: "Request contains an invalid argument.",
     401: (
         "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie "
-        "or other valid authentication credential."
+        "or other valid authentication credential. "
+        "See https://developers.google.com/identity/sign-in/web/devconsole-project."
     ),
     403: "The caller does not have permission",
     404: "Requested entity was not found.",
@@ -46,12 +49,22 @@ in 30 seconds.  <ins>That's all we know.</ins>
 """
 
 
-def google_error(code: int, message: str | None = None, details: list | None = None) -> Response:
-    error: dict = {
-        "code": code,
-        "message": message if message is not None else _DEFAULT_MESSAGES.get(code, "Unknown error."),
-        "status": _STATUS_NAMES.get(code, "UNKNOWN"),
-    }
+# The legacy ``errors`` entry some of Google's 5xx bodies carry (reason by status).
+LEGACY_SERVER_ERRORS = {500: "backendError", 503: "backendError"}
+
+_MISSING_CREDENTIALS = "The request is missing a valid API key."
+_INSUFFICIENT_SCOPES = "Request had insufficient authentication scopes."
+
+
+def google_error(code: int, message: str | None = None, details: list | None = None,
+                 legacy_reason: str | None = None, legacy: dict | None = None) -> Response:
+    """Google's error body. ``legacy_reason`` adds the legacy ``errors`` list with one entry of that
+    reason (domain ``global``, the body's message); ``legacy`` overrides or adds entry fields."""
+    text = message if message is not None else _DEFAULT_MESSAGES.get(code, "Unknown error.")
+    error: dict = {"code": code, "message": text}
+    if legacy_reason:
+        error["errors"] = [{"message": text, "domain": "global", "reason": legacy_reason, **(legacy or {})}]
+    error["status"] = _STATUS_NAMES.get(code, "UNKNOWN")
     if details:
         error["details"] = details
     return Response.json(code, {"error": error})
@@ -65,8 +78,35 @@ def permission_denied() -> Response:
     return google_error(403)
 
 
-def unauthenticated() -> Response:
-    return google_error(401)
+def unauthenticated(api: str, reason: str | None = None, service: str = "", method: str = ""
+                    ) -> Response:
+    """401 for a token Google does not accept; ``reason`` (``ACCESS_TOKEN_EXPIRED``) adds the
+    ErrorInfo naming the service and the method refused; Drive adds its legacy ``authError``."""
+    details = [_error_info(reason, service, method)] if reason else None
+    if api != "drive":
+        return google_error(401, details=details)
+    where = {"message": "Invalid Credentials", "location": "Authorization", "locationType": "header"}
+    return google_error(401, details=details, legacy_reason="authError", legacy=where)
+
+
+def missing_credentials(api: str) -> Response:
+    """403 for a request that carries no credential at all; Drive adds its legacy list."""
+    return google_error(403, _MISSING_CREDENTIALS, legacy_reason="forbidden" if api == "drive" else None)
+
+
+def insufficient_scopes(api: str, service: str, method: str) -> Response:
+    """403 for a token none of whose scopes the method accepts; Drive adds its legacy list, whose
+    message is Drive's older wording."""
+    details = [_error_info("ACCESS_TOKEN_SCOPE_INSUFFICIENT", service, method)]
+    if api != "drive":
+        return google_error(403, _INSUFFICIENT_SCOPES, details=details)
+    return google_error(403, _INSUFFICIENT_SCOPES, details=details, legacy_reason="insufficientPermissions",
+                        legacy={"message": "Insufficient Permission"})
+
+
+def _error_info(reason: str, service: str, method: str) -> dict:
+    return {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason,
+            "domain": "googleapis.com", "metadata": {"service": service, "method": method}}
 
 
 def bad_range(text: str) -> Response:
@@ -102,6 +142,17 @@ def quota_exceeded(kind: str, scope: str, limit: int,
             "quota_unit": unit,
         },
     }])
+
+
+def not_a_spreadsheet() -> Response:
+    """What the Sheets API answers for a Drive file that is not a Google Sheets spreadsheet (an
+    uploaded .xlsx), with the legacy ``errors`` list it still carries here: the body as quoted from
+    the live API in github.com/googleworkspace/php-samples/issues/65 and, with the same reason,
+    github.com/cpvalente/ontime/pull/1487."""
+    message = "This operation is not supported for this document"
+    item = {"message": message, "domain": "global", "reason": "failedPrecondition"}
+    return Response.json(400, {"error": {"code": 400, "message": message, "errors": [item],
+                                         "status": "FAILED_PRECONDITION"}})
 
 
 def html_bad_gateway() -> Response:

@@ -2,8 +2,9 @@
 
 A fault spec (JSON, from the control API, start-up flags or a dataset)::
 
-    {"spreadsheet": "ID" or "*",   # required; a spreadsheet's own faults win over "*"
+    {"spreadsheet": "ID" or "*" or "/token",   # required; a spreadsheet's own faults win over "*"
      "statuses": [503, 503],       # answered in order, one per request; 200 = answer normally
+     "legacy_errors": false,       # 500 and 503 bodies carry Google's legacy "errors" list
      "repeat": false,              # true: cycle through statuses forever
      "latency_ms": 0,              # added before each answer this spec affects
      "hang": false,                # hold the request until the client gives up
@@ -14,6 +15,11 @@ A fault spec (JSON, from the control API, start-up flags or a dataset)::
 
 Specs for one target form a queue: the first unexhausted one decides, and is dropped once spent.
 A request that a spec's probability spares is answered normally and uses up nothing.
+
+``"/token"`` targets the token endpoint (``POST /token``) alone: Google's token service fails on its own
+(an HTML 502 page, a hang, an intermittent ``invalid_grant``), and ``"*"`` never reaches it, so faults
+meant for the APIs leave tokens alone. Its statuses answer in the token endpoint's flat OAuth shape
+(``auth.token_fault_answer``).
 
 A spec that answers one spreadsheet 403 forever (``removes_access``) is how the sandbox models an
 account that lost access to it; the plan tells its ``on_access`` listener when such a spec is added
@@ -28,10 +34,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import errors
+from .auth import TOKEN_FAULT_STATUSES, token_fault_answer
 from .http import Response
 
 WILDCARD = "*"
-_KEYS = ("spreadsheet", "statuses", "repeat", "latency_ms", "hang", "reset", "probability", "times")
+TOKEN = "/token"  # the target of faults on the token endpoint (no spreadsheet id starts with "/")
+_KEYS = ("spreadsheet", "statuses", "repeat", "latency_ms", "hang", "reset", "probability", "times",
+         "legacy_errors")
 NORMAL = 200  # in a status sequence: let this request through
 
 
@@ -46,6 +55,7 @@ class _Fault:
     remaining: int | None  # requests still to affect; None = forever
     position: int = 0
     spec: dict | None = None
+    answer: Callable[[int], Response | None] | None = None  # a status's body; None: the APIs'
 
     def next_outcome(self) -> Response | None:
         """Consume one request's worth of this fault: its answer, or None to answer normally."""
@@ -59,22 +69,40 @@ class _Fault:
             return None  # latency only
         status = self.statuses[self.position % len(self.statuses)]
         self.position += 1
-        return error_response(status)
+        return (self.answer or error_response)(status)
 
     @property
     def spent(self) -> bool:
         return self.remaining is not None and self.remaining <= 0
 
 
-def error_response(status: int) -> Response | None:
-    """The body Google sends with ``status`` (None for 200: the normal answer)."""
+def error_response(status: int, legacy_errors: bool = False) -> Response | None:
+    """The body Google sends with ``status`` (None for 200: the normal answer); ``legacy_errors``
+    adds the ``errors`` list some of Google's 500 and 503 bodies still carry."""
     if status == NORMAL:
         return None
     if status == 502:
         return errors.html_bad_gateway()
     if status == 429:
         return errors.quota_exceeded("Read", "user", 60)
+    if legacy_errors and status in errors.LEGACY_SERVER_ERRORS:
+        return errors.google_error(status, legacy_reason=errors.LEGACY_SERVER_ERRORS[status])
     return errors.google_error(status)
+
+
+# Drive does not tell a file the caller may not see from one that does not exist: files.get answers
+# both with 404 notFound "File not found: {id}." (Drive's "Resolve errors" page, 404 "File not
+# found"). A fault that refuses a spreadsheet 403 (no access) or 404 therefore reaches a Drive
+# request for that file as Drive's 404, not as the Sheets API's 403 PERMISSION_DENIED.
+_DRIVE_NOT_FOUND = frozenset({403, 404})
+
+
+def as_drive_answers(response: Response, file_id: str | None) -> Response:
+    """``response``, a fault's answer to a Drive request about ``file_id``, as Drive words it."""
+    if file_id is not None and not response.hang and not response.reset \
+            and response.status in _DRIVE_NOT_FOUND:
+        return errors.drive_file_not_found(file_id)
+    return response
 
 
 def validate(spec: object) -> dict:
@@ -92,8 +120,12 @@ def validate(spec: object) -> dict:
         raise ValueError(
             f'fault key "statuses" must be a list of HTTP statuses (200 or 400-599), got {statuses!r}'
         )
+    if target == TOKEN and not set(statuses) <= TOKEN_FAULT_STATUSES:
+        allowed = ", ".join(map(str, sorted(TOKEN_FAULT_STATUSES)))
+        raise ValueError(f'the token endpoint\'s "statuses" may be {allowed} (the failures Google\'s '
+                         f"token service is seen to answer), got {statuses!r}")
     flags = {}
-    for key in ("repeat", "hang", "reset"):
+    for key in ("repeat", "hang", "reset", "legacy_errors"):
         flags[key] = spec.get(key, False)
         if not isinstance(flags[key], bool):
             raise ValueError(f'fault key "{key}" must be true or false, got {flags[key]!r}')
@@ -125,13 +157,23 @@ def validate(spec: object) -> dict:
         "reset": flags["reset"],
         "probability": float(probability),
         "times": times,
+        "legacy_errors": flags["legacy_errors"],
     }
 
 
 def removes_access(spec: dict) -> bool:
     """True for a normalised spec that refuses one spreadsheet with 403 every time, for good."""
-    return (spec["spreadsheet"] != WILDCARD and spec["repeat"] and set(spec["statuses"]) == {403}
+    return (spec["spreadsheet"] not in (WILDCARD, TOKEN) and spec["repeat"]
+            and set(spec["statuses"]) == {403}
             and spec["times"] is None and spec["probability"] == 1.0)
+
+
+def _answers_for(spec: dict) -> Callable[[int], Response | None]:
+    """How the spec's statuses are answered: the token endpoint's OAuth bodies, or the APIs'."""
+    if spec["spreadsheet"] == TOKEN:
+        return token_fault_answer
+    legacy = spec["legacy_errors"]
+    return lambda status: error_response(status, legacy)
 
 
 def _is_status(value: object) -> bool:
@@ -174,6 +216,7 @@ class FaultPlan:
             probability=clean["probability"],
             remaining=remaining,
             spec=clean,
+            answer=_answers_for(clean),
         )
         with self._lock:
             self._queues.setdefault(clean["spreadsheet"], []).append(fault)
@@ -208,10 +251,12 @@ class FaultPlan:
         """(added delay in seconds, the fault's answer or None to answer normally) for one request.
 
         ``spreadsheet_id`` is None for requests that name no spreadsheet (Drive lists, creates):
-        only "*" faults apply to them.
+        only "*" faults apply to them. ``TOKEN`` is the token endpoint: only its own faults apply.
         """
         with self._lock:
-            fault = self._first(spreadsheet_id) or self._first(WILDCARD)
+            fault = self._first(spreadsheet_id)
+            if fault is None and spreadsheet_id != TOKEN:
+                fault = self._first(WILDCARD)
             if fault is None:
                 return 0.0, None
             if fault.probability < 1 and self._random.random() >= fault.probability:

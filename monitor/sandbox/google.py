@@ -1,6 +1,7 @@
 """The fake Google API as one HTTP app: the order in which a request meets each concern.
 
-    control (/_sandbox/...) -> token endpoint -> route -> authentication -> injected fault
+    control (/_sandbox/...) -> token endpoint (its own faults first) -> route -> authentication
+    (no credential: 403; a token not accepted: 401; too few scopes: 403) -> injected fault
     -> quota (the caller's project; Sheets' or Drive's) -> the endpoint's handler -> stats
     -> latency
 
@@ -18,14 +19,15 @@ from dataclasses import InitVar, dataclass, field
 from monitor.core.clock import SystemClock
 
 from . import control, errors
-from .auth import TokenAuthority
+from .auth import EXPIRED, MISSING, Caller, TokenAuthority
 from .drive_quota import DEFAULT_PER_PROJECT, DEFAULT_PER_USER, DriveQuotaMeter
-from .faults import FaultPlan
+from .faults import TOKEN, FaultPlan, as_drive_answers
 from .http import Request, Response
 from .latency import GOOGLE, Latency
 from .projects import project_of
 from .quota import QuotaMeter
-from .routes import match_route
+from .routes import Route, match_route
+from .scopes import method_auth
 from .stats import ANONYMOUS, Stats
 from .store import SpreadsheetStore
 
@@ -90,23 +92,26 @@ class GoogleSandbox:
 
     def _answer(self, request: Request) -> Response:
         if request.raw_path == "/token":
-            return self.auth.token_endpoint(request)
+            return self._token(request)
 
         route = match_route(request)
         if route.response is not None:  # unknown path or wrong method, already in Google's shape
-            self.stats.record(route.endpoint, route.response.status, None)
+            self.stats.record(route.endpoint, route.response.status, None, route.spreadsheet_id)
             return route.response
 
-        user = self.auth.authenticate(request)
-        if user is None and self.require_auth:
-            response = errors.unauthenticated()
-            self.stats.record(route.endpoint, response.status, None)
-            return response
+        caller = self.auth.identify(request)
+        refusal = _refusal(route, caller) if self.require_auth else None
+        if refusal is not None:
+            self.stats.record(route.endpoint, refusal.status, None, route.spreadsheet_id)
+            return refusal
+        user = caller.email
 
         delay, fault_response = self.faults.take(route.spreadsheet_id)
         if fault_response is not None:
+            if route.api == "drive":
+                fault_response = as_drive_answers(fault_response, route.spreadsheet_id)
             fault_response.delay_seconds += delay
-            self.stats.record(route.endpoint, fault_response.status, user)
+            self.stats.record(route.endpoint, fault_response.status, user, route.spreadsheet_id)
             return fault_response
 
         if route.api == "sheets":
@@ -115,10 +120,32 @@ class GoogleSandbox:
             refusal = self.drive_quota.admit(user or ANONYMOUS, project_of(user))
         if refusal is not None:
             refusal.delay_seconds += delay
-            self.stats.record(route.endpoint, refusal.status, user)
+            self.stats.record(route.endpoint, refusal.status, user, route.spreadsheet_id)
             return refusal
 
         response = route.handler(self, request, route)
         response.delay_seconds += delay
-        self.stats.record(route.endpoint, response.status, user)
+        self.stats.record(route.endpoint, response.status, user, route.spreadsheet_id)
         return response
+
+    def _token(self, request: Request) -> Response:
+        """``POST /token``, unless a fault aimed at it answers first (``"spreadsheet": "/token"``)."""
+        delay, fault_response = self.faults.take(TOKEN)
+        response = fault_response if fault_response is not None else self.auth.token_endpoint(request)
+        response.delay_seconds += delay
+        return response
+
+
+def _refusal(route: Route, caller: Caller) -> Response | None:
+    """Google's answer to a request whose credential does not let it through, else None: none at
+    all is a 403 (Google then wants an API key), a token it does not accept a 401, and a token
+    without a scope the method accepts a 403 naming the method."""
+    if caller.problem == MISSING:
+        return errors.missing_credentials(route.api)
+    auth = method_auth(route.endpoint)
+    if caller.problem is not None:
+        reason = "ACCESS_TOKEN_EXPIRED" if caller.problem == EXPIRED else None
+        return errors.unauthenticated(route.api, reason, auth.service, auth.method)
+    if not caller.scopes & auth.scopes:
+        return errors.insufficient_scopes(route.api, auth.service, auth.method)
+    return None

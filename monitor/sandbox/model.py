@@ -21,6 +21,8 @@ DEFAULT_ROWS = 1000
 DEFAULT_COLS = 26
 MAX_CELLS = 10_000_000  # Google's per-spreadsheet limit
 SPREADSHEET_MIME = "application/vnd.google-apps.spreadsheet"
+# An Excel file kept in Drive as it was uploaded: Drive shows it, the Sheets API refuses it.
+XLSX_MIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 _DEFAULT_PROPERTIES = {"locale": "en_US", "autoRecalc": "ON_CHANGE", "timeZone": "Etc/GMT"}
 
 
@@ -116,8 +118,34 @@ class Tab:
         self.trim()
 
 
+class NamedRange:
+    """A name for a box of one tab, as Google's NamedRange holds it: the tab's sheetId (so the name
+    follows a renamed tab) and 0-based, half-open indexes, None where the box is open."""
+
+    __slots__ = ("id", "name", "sheet_id", "start_row", "end_row", "start_col", "end_col")
+
+    def __init__(self, range_id: str, name: str, sheet_id: int, box: tuple) -> None:
+        self.id = range_id
+        self.name = name
+        self.sheet_id = sheet_id
+        self.start_row, self.end_row, self.start_col, self.end_col = box
+
+    def grid_range(self) -> dict:
+        """The GridRange Google shows: defaults (sheetId 0, an open side) are left out."""
+        grid: dict = {"sheetId": self.sheet_id} if self.sheet_id else {}
+        for key, value in (("startRowIndex", self.start_row), ("endRowIndex", self.end_row),
+                           ("startColumnIndex", self.start_col), ("endColumnIndex", self.end_col)):
+            if value is not None:
+                grid[key] = value
+        return grid
+
+
 class Spreadsheet:
-    __slots__ = ("id", "properties", "tabs", "created", "modified")
+    """A file of the sandbox's Drive: a Google Sheets spreadsheet, or (``mime_type`` another type)
+    a file Drive holds that the Sheets API refuses, such as an uploaded .xlsx."""
+
+    __slots__ = ("id", "properties", "tabs", "created", "modified", "mime_type", "trashed",
+                 "named_ranges")
 
     def __init__(self, spreadsheet_id: str, title: str, now: datetime) -> None:
         self.id = spreadsheet_id
@@ -125,6 +153,13 @@ class Spreadsheet:
         self.tabs: list[Tab] = []
         self.created = now
         self.modified = now
+        self.mime_type = SPREADSHEET_MIME
+        self.trashed = False  # in Drive's trash: Drive says so, the Sheets API still serves it
+        self.named_ranges: list[NamedRange] = []
+
+    @property
+    def is_google_sheet(self) -> bool:
+        return self.mime_type == SPREADSHEET_MIME
 
     @property
     def title(self) -> str:
@@ -144,6 +179,16 @@ class Spreadsheet:
         for tab in self.tabs:
             if tab.sheet_id == sheet_id:
                 return tab
+        return None
+
+    def named_range(self, name: str) -> NamedRange | None:
+        for named in self.named_ranges:
+            if named.name == name:
+                return named
+        folded = name.casefold()  # like tab names, a name is found whatever its case
+        for named in self.named_ranges:
+            if named.name.casefold() == folded:
+                return named
         return None
 
     # -- formulas ----------------------------------------------------------------------------
@@ -191,6 +236,8 @@ __all__ = [
     "DEFAULT_ROWS",
     "MAX_CELLS",
     "SPREADSHEET_MIME",
+    "XLSX_MIME",
+    "NamedRange",
     "Spreadsheet",
     "Tab",
     "parse_rfc3339",

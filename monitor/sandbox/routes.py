@@ -49,6 +49,7 @@ _TABLE: dict[str, dict[str, tuple[str, Handler]]] = {
     },
     "/drive/v3/files/{fileId}": {
         "GET": ("read", drive_api.get_file),
+        "PATCH": ("write", drive_api.update_file),
         "DELETE": ("write", drive_api.delete_file),
     },
     "/drive/v3/changes": {"GET": ("read", drive_changes.list_changes)},

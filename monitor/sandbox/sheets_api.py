@@ -15,6 +15,7 @@ from . import errors, values
 from .cells import (
     DATE_TIME_RENDER_OPTIONS,
     FORMATTED_VALUE,
+    LOADING_TEXT,
     SERIAL_NUMBER,
     VALUE_RENDER_OPTIONS,
     ErrorValue,
@@ -47,6 +48,8 @@ def _spreadsheet(sandbox, route) -> Spreadsheet:
     spreadsheet = sandbox.store.get(route.spreadsheet_id)
     if spreadsheet is None:
         raise _Refusal(errors.not_found())
+    if not spreadsheet.is_google_sheet:  # an .xlsx in Drive: every Sheets request is refused
+        raise _Refusal(errors.not_a_spreadsheet())
     return spreadsheet
 
 
@@ -131,12 +134,12 @@ def spreadsheet_json(spreadsheet: Spreadsheet, with_data: bool, ranges: list[str
             boxes = wanted.get(tab.sheet_id) or [values.resolve(spreadsheet, _whole(tab.title))[1]]
             sheet["data"] = [_grid_data(tab, r) for r in boxes]
         sheets.append(sheet)
-    return {
-        "spreadsheetId": spreadsheet.id,
-        "properties": properties,
-        "sheets": sheets,
-        "spreadsheetUrl": f"https://docs.google.com/spreadsheets/d/{spreadsheet.id}/edit",
-    }
+    body = {"spreadsheetId": spreadsheet.id, "properties": properties, "sheets": sheets}
+    if spreadsheet.named_ranges:  # absent when there are none, as Google leaves empty lists out
+        body["namedRanges"] = [{"namedRangeId": named.id, "name": named.name,
+                                "range": named.grid_range()} for named in spreadsheet.named_ranges]
+    body["spreadsheetUrl"] = f"https://docs.google.com/spreadsheets/d/{spreadsheet.id}/edit"
+    return body
 
 
 def _whole(title: str) -> str:
@@ -166,7 +169,7 @@ def _extended(cell: object) -> dict:
     if isinstance(cell, bool):
         return {"boolValue": cell}
     if isinstance(cell, ErrorValue):
-        return {"errorValue": {"type": _ERROR_TYPES[cell.code], "message": cell.code}}
+        return {"errorValue": {"type": _ERROR_TYPES[cell.code], "message": cell.message or cell.code}}
     if isinstance(cell, Formatted):
         return {"numberValue": cell.number}
     if isinstance(cell, int | float):
@@ -175,7 +178,8 @@ def _extended(cell: object) -> dict:
 
 
 _ERROR_TYPES = {"#REF!": "REF", "#N/A": "N_A", "#DIV/0!": "DIVIDE_BY_ZERO", "#VALUE!": "VALUE",
-                "#NAME?": "NAME", "#NUM!": "NUM", "#NULL!": "NULL_VALUE", "#ERROR!": "ERROR"}
+                "#NAME?": "NAME", "#NUM!": "NUM", "#NULL!": "NULL_VALUE", "#ERROR!": "ERROR",
+                LOADING_TEXT: "LOADING"}
 
 
 def _cell_data(cell: object) -> dict:

@@ -9,21 +9,30 @@ ANONYMOUS = "anonymous"  # the user of requests answered before (or without) aut
 
 
 class Stats:
-    """Requests by endpoint, by status and by user. Thread-safe; ``record`` is a few dict updates."""
+    """Requests by endpoint, by status, by user and, for those that name one, by spreadsheet (which
+    tells a test whether a given spreadsheet was read). Thread-safe; ``record`` is a few dict updates."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.reset()
 
-    def record(self, endpoint: str, status: int, user: str | None) -> None:
+    def record(self, endpoint: str, status: int, user: str | None, spreadsheet: str | None = None) -> None:
         with self._lock:
             self._total += 1
             self._by_endpoint[endpoint] += 1
             self._by_status[status] += 1
             self._by_user[user or ANONYMOUS] += 1
+            if spreadsheet is not None:
+                self._by_spreadsheet.setdefault(spreadsheet, Counter())[endpoint] += 1
+
+    def of_spreadsheet(self, spreadsheet: str) -> dict[str, int]:
+        """Requests naming ``spreadsheet``, by endpoint (answered with any status)."""
+        with self._lock:
+            return dict(self._by_spreadsheet.get(spreadsheet, {}))
 
     def snapshot(self) -> dict:
-        """A JSON-ready copy: total, by_endpoint, by_status (string keys), by_user, quota_exceeded."""
+        """A JSON-ready copy: total, by_endpoint, by_status (string keys), by_user, quota_exceeded,
+        by_spreadsheet (id -> endpoint -> count)."""
         with self._lock:
             return {
                 "total": self._total,
@@ -31,6 +40,7 @@ class Stats:
                 "by_status": {str(status): n for status, n in sorted(self._by_status.items())},
                 "by_user": dict(self._by_user),
                 "quota_exceeded": self._by_status.get(429, 0),
+                "by_spreadsheet": {sid: dict(counts) for sid, counts in self._by_spreadsheet.items()},
             }
 
     def reset(self) -> None:
@@ -39,3 +49,4 @@ class Stats:
             self._by_endpoint: Counter[str] = Counter()
             self._by_status: Counter[int] = Counter()
             self._by_user: Counter[str] = Counter()
+            self._by_spreadsheet: dict[str, Counter[str]] = {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from monitor.core.a1 import A1Error, A1Range, column_letters, format_a1, parse_a1
+from monitor.core.a1 import A1Error, A1Range, column_letters, format_a1, parse_a1, parse_named
 
 from .cells import SERIAL_NUMBER, raw_cell, user_entered_cell
 from .model import Spreadsheet, Tab
@@ -44,10 +44,12 @@ class Written:
 
 def resolve(spreadsheet: Spreadsheet, text: str) -> tuple[Tab, A1Range]:
     """The tab and the grid-clamped range ``text`` names; RequestError if Google could not."""
-    try:
-        parsed = parse_a1(text)
-    except A1Error:
-        raise RequestError(f"Unable to parse range: {text}") from None
+    parsed = _named(spreadsheet, text)
+    if parsed is None:
+        try:
+            parsed = parse_a1(text)
+        except A1Error:
+            raise RequestError(f"Unable to parse range: {text}") from None
     if parsed.sheet is None:
         tab = spreadsheet.tabs[0]
     else:
@@ -64,6 +66,30 @@ def resolve(spreadsheet: Spreadsheet, text: str) -> tuple[Tab, A1Range]:
             f"Max rows: {tab.row_count}, max columns: {tab.col_count}"
         )
     return tab, clamped
+
+
+def _named(spreadsheet: Spreadsheet, text: str) -> A1Range | None:
+    """The box a named range names, as an A1Range on its tab; None when ``text`` names none.
+
+    ``MyRange`` is the named range when there is one (else the tab of that name); ``'MyRange'``,
+    quoted, is always the tab; ``Tab!MyRange`` names the range on its own tab (the Sheets API
+    guide, "A1 notation"; the recorded read of ``'Sheet1'!NamedRange`` echoed ``Sheet1!B1:C3``). A
+    name on another tab than the one written cannot be resolved: 400, as for an unknown range."""
+    ref = parse_named(text)
+    named = spreadsheet.named_range(ref.name) if ref is not None else None
+    if named is None:
+        if ref is not None and ref.sheet is not None:
+            raise RequestError(f"Unable to parse range: {text}")
+        return None
+    tab = spreadsheet.tab_with_id(named.sheet_id)
+    if tab is None or (ref.sheet is not None and spreadsheet.tab_named(ref.sheet) is not tab):
+        raise RequestError(f"Unable to parse range: {text}")
+    return A1Range(tab.title, _one_based(named.start_row), _one_based(named.start_col),
+                   named.end_row, named.end_col)
+
+
+def _one_based(index: int | None) -> int | None:
+    return None if index is None else index + 1
 
 
 def read(
@@ -104,7 +130,7 @@ def write(spreadsheet: Spreadsheet, text: str, values: object, input_option: str
     width = max((len(cells) for cells in grid), default=0)
     if height == 0 or width == 0:
         return Written(tab.sheet_id, format_a1(r))
-    box = _box_to_write(tab, r, text, height, width)
+    box = _box_to_write(tab, r, _named(spreadsheet, text) or parse_a1(text), height, width)
     written = Written(tab.sheet_id, format_a1(box))
     user_entered = input_option == "USER_ENTERED"
     for i, row_values in enumerate(grid):
@@ -121,10 +147,9 @@ def write(spreadsheet: Spreadsheet, text: str, values: object, input_option: str
     return written
 
 
-def _box_to_write(tab: Tab, r: A1Range, text: str, height: int, width: int) -> A1Range:
-    """The box ``height`` x ``width`` values fill from the corner of ``r`` (resolved from
-    ``text``); RequestError if they spill out of the range asked for or out of the grid."""
-    parsed = parse_a1(text)
+def _box_to_write(tab: Tab, r: A1Range, parsed: A1Range, height: int, width: int) -> A1Range:
+    """The box ``height`` x ``width`` values fill from the corner of ``r`` (``parsed``, the range
+    as asked, resolved); RequestError if they spill out of the range asked for or out of the grid."""
     if (parsed.start_row, parsed.start_col) == (parsed.end_row, parsed.end_col):
         # One cell only anchors the write: Google extends it to fit the values.
         parsed = A1Range(None, parsed.start_row, parsed.start_col, None, None)

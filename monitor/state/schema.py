@@ -125,13 +125,15 @@ HEALTH = Kind("health", SheetHealth, version=3, prefix="health/")
 BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
 DLQ = Kind("dlq", DeadLetter, prefix="dlq/")
 MUTE = Kind("mute", Mute, prefix="mute/")
-EVENT = EventKind("event", Event, prefix="event/")
+# Version 2 added ``last_error`` to ``api_degraded`` (what failed: Sheets, the token endpoint, the key).
+EVENT = EventKind("event", Event, version=2, prefix="event/")
 HEARTBEAT = Kind("heartbeat", Heartbeat, version=2)
 RUNS = Kind("runs", RunHistory)
 API = Kind("api", ApiState)
 QUOTA = Kind("quota", QuotaLog, version=2)
 RETRY_FIRST = Kind("retry_first", RetryFirst)
-FEED = Kind("feed", FeedState)
+# Version 2 added ``trashed`` (configured spreadsheets Drive reported in its trash, since when).
+FEED = Kind("feed", FeedState, version=2)
 OUTBOX = Kind("outbox", Outbox)
 ALERTS = Kind("alerts", AlertMemory)
 
@@ -196,6 +198,18 @@ def _heartbeat_read_measures(value: Any) -> Any:
     return {**value, "stats": {**measures, **stats}}
 
 
+def _event_last_error(value: Any) -> Any:
+    """event 1 -> 2 added ``last_error`` to ``api_degraded``: an older one did not say what failed."""
+    if isinstance(value, dict) and value.get("kind") == "api_degraded":
+        return {"last_error": None, **value}
+    return value
+
+
+def _feed_trash(value: Any) -> Any:
+    """feed 1 -> 2 added ``trashed``: a feed before it told no spreadsheet as trashed."""
+    return {"trashed": {}, **value} if isinstance(value, dict) else value
+
+
 # UPGRADES[(kind name, n)] turns the JSON value of a version-n document into version n + 1. Each step
 # leaves a value already in the newer shape as it is, so a document saved in it under a schema that
 # still said n (saved before the next whole save rewrote the schema) reads the same.
@@ -206,6 +220,8 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("task", 1): _task_quarantine,
     ("quota", 1): _quota_per_project,
     ("heartbeat", 1): _heartbeat_read_measures,
+    ("event", 1): _event_last_error,
+    ("feed", 1): _feed_trash,
 }
 
 
