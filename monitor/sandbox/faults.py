@@ -9,6 +9,7 @@ A fault spec (JSON, from the control API, start-up flags or a dataset)::
      "hang": false,                # hold the request until the client gives up
      "reset": false,               # abort the TCP connection without answering
      "probability": 1.0,           # chance that a request is affected (seeded, deterministic)
+     "html": false,                # true: a 429 is the front end's anti-abuse HTML page, not JSON
      "times": null}                # how many requests it affects; default: len(statuses), or
                                    # forever for repeat, hang, reset and latency-only specs
 
@@ -31,7 +32,8 @@ from . import errors
 from .http import Response
 
 WILDCARD = "*"
-_KEYS = ("spreadsheet", "statuses", "repeat", "latency_ms", "hang", "reset", "probability", "times")
+_KEYS = ("spreadsheet", "statuses", "repeat", "latency_ms", "hang", "reset", "probability", "times",
+         "html")
 NORMAL = 200  # in a status sequence: let this request through
 
 
@@ -44,6 +46,7 @@ class _Fault:
     reset: bool
     probability: float
     remaining: int | None  # requests still to affect; None = forever
+    html: bool = False  # a 429 is the anti-abuse HTML page
     position: int = 0
     spec: dict | None = None
 
@@ -59,21 +62,22 @@ class _Fault:
             return None  # latency only
         status = self.statuses[self.position % len(self.statuses)]
         self.position += 1
-        return error_response(status)
+        return error_response(status, self.html)
 
     @property
     def spent(self) -> bool:
         return self.remaining is not None and self.remaining <= 0
 
 
-def error_response(status: int) -> Response | None:
-    """The body Google sends with ``status`` (None for 200: the normal answer)."""
+def error_response(status: int, html: bool = False) -> Response | None:
+    """The body Google sends with ``status`` (None for 200: the normal answer); ``html``: a 429 is
+    the front end's anti-abuse page rather than the API's quota body."""
     if status == NORMAL:
         return None
     if status == 502:
         return errors.html_bad_gateway()
     if status == 429:
-        return errors.quota_exceeded("Read", "user", 60)
+        return errors.html_sorry() if html else errors.quota_exceeded("Read", "user", 60)
     return errors.google_error(status)
 
 
@@ -93,7 +97,7 @@ def validate(spec: object) -> dict:
             f'fault key "statuses" must be a list of HTTP statuses (200 or 400-599), got {statuses!r}'
         )
     flags = {}
-    for key in ("repeat", "hang", "reset"):
+    for key in ("repeat", "hang", "reset", "html"):
         flags[key] = spec.get(key, False)
         if not isinstance(flags[key], bool):
             raise ValueError(f'fault key "{key}" must be true or false, got {flags[key]!r}')
@@ -114,6 +118,8 @@ def validate(spec: object) -> dict:
         raise ValueError('a fault has one kind of outcome: "statuses", "hang" or "reset", not several')
     if flags["repeat"] and not statuses:
         raise ValueError('fault key "repeat" needs a non-empty "statuses" list to cycle through')
+    if flags["html"] and 429 not in statuses:
+        raise ValueError('fault key "html" (the anti-abuse HTML page) needs 429 among "statuses"')
     if not (statuses or flags["hang"] or flags["reset"] or latency > 0):
         raise ValueError('a fault must do something: give "statuses", "hang", "reset" or "latency_ms"')
     return {
@@ -125,6 +131,7 @@ def validate(spec: object) -> dict:
         "reset": flags["reset"],
         "probability": float(probability),
         "times": times,
+        "html": flags["html"],
     }
 
 
@@ -173,6 +180,7 @@ class FaultPlan:
             reset=clean["reset"],
             probability=clean["probability"],
             remaining=remaining,
+            html=clean["html"],
             spec=clean,
         )
         with self._lock:
