@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from monitor.config import Config
+from monitor.core.errors import QuotaScope
 from monitor.core.tracking import document
 
 WINDOW_SECONDS = 60.0
@@ -44,7 +45,7 @@ class QuotaLog:
     window_seconds: float = WINDOW_SECONDS + DEFAULT_MARGIN_SECONDS
     sent: dict[str, tuple[float, ...]] = field(default_factory=dict)  # by credential
     projects: dict[str, tuple[float, ...]] = field(default_factory=dict)  # by Google Cloud project
-    paused_until: dict[str, float] = field(default_factory=dict)  # by credential
+    paused_until: dict[str, float] = field(default_factory=dict)  # by credential, by a 429
     # Sends whose project is not known (a log written before quotas were paced per project): each
     # counts against every project, the reading that cannot underestimate any project's window.
     every_project: tuple[float, ...] = ()
@@ -151,24 +152,54 @@ class QuotaPacer:
         now = self._advance(now)
         return max(0.0, min(self._ready_at_by_credential(now).values()) - now)
 
-    def record_quota_error(self, credential: str, now: float, project_wide: bool = False) -> float:
-        """A 429 came back: pause ``credential`` (or, for the project quota, every credential of its
-        project) for a full window.
+    def record_quota_error(self, credential: str, now: float,
+                           scope: QuotaScope = QuotaScope.UNKNOWN) -> float:
+        """A 429 came back for ``credential``: wait as long as the quota it names needs, no longer.
 
-        A full window because requests we do not know about (another process, a previous run not
-        persisted) may be what filled it; after one window nothing older can still count. Other
-        projects' credentials carry on: their quotas are their own.
+        ``scope`` says whose quota Google says is full (``core.errors.quota_scope``). Of the sends in
+        that window we know only ours; the others (another tool, an admin's ``check``) are taken to
+        fill the rest of it, sent just now: the latest they can have been, so no slot of theirs is
+        taken for free. So the wait ends when our oldest send in the window ages out, and then one
+        read goes per send of ours that ages out, until the others have aged out too: the window's
+        limit as Google showed it, rather than a burst at the configured one into the next 429.
+
+        - USER: the credential's window; only it waits.
+        - PROJECT: its project's window; every credential of the project waits, the other projects'
+          carry on (their quotas are their own).
+        - UNKNOWN (an HTML page, a body naming no limit): the credential waits a full window, after
+          which nothing older can still count.
+
+        The wait is also kept as the credentials' ``paused_until``, carried to the next run with the
+        sends, so that a run held back by it knows why (:meth:`held_by_quota_errors`).
         Returns :meth:`next_ready_in`: how long until this credential (or another) may send again.
         """
         if credential not in self._sent:
             raise KeyError(f"unknown credential {credential!r}")
         now = self._advance(now)
-        until = now + self._window
         self._quota_errors[credential] += 1
-        paused = self.projects[self._project_of[credential]] if project_wide else (credential,)
+        project = self._project_of[credential]
+        if scope is QuotaScope.PROJECT:
+            log, limit, paused = self._project_sent[project], self._project_limit, self.projects[project]
+        elif scope is QuotaScope.USER:
+            log, limit, paused = self._sent[credential], self._credential_limit, (credential,)
+        else:
+            log, limit, paused = None, 0, (credential,)
+        if log is None:
+            until = now + self._window
+        else:
+            log.extend([now] * max(0, limit - len(log)))  # now >= every entry: the log stays sorted
+            until = self._ready_at(log, limit, now)
         for name in paused:
             self._paused_until[name] = max(self._paused_until.get(name, -math.inf), until)
         return self.next_ready_in(now)
+
+    def held_by_quota_errors(self, now: float) -> bool:
+        """True when nothing may be sent at ``now`` and the credential free soonest waits on a 429
+        (this run's or the last run's): what makes a run that read nothing a degraded one."""
+        now = self._advance(now)
+        ready = self._ready_at_by_credential(now)
+        soonest = min(self.credentials, key=ready.__getitem__)
+        return ready[soonest] > now and self._paused_until.get(soonest, -math.inf) > now
 
     def usage(self) -> dict[str, Any]:
         """Counts since this pacer was built (JSON-ready, for run stats and benchmarks)."""

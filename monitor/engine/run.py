@@ -119,10 +119,13 @@ class Run:
         now = self.clock.now()
         report = self.report
         report.duration_seconds = round(self.clock.monotonic() - self.started_monotonic, 3)
-        if report.outcome is Outcome.OK and report.tasks > report.reads_of_failing and not report.ok:
+        if report.outcome is Outcome.OK and not report.ok and (
+                report.tasks > report.reads_of_failing or report.quota_errors
+                or self.pacer.held_by_quota_errors(self.clock.time())):
             # Not one spreadsheet could be read: too short a run to trip the whole-API breaker, but
-            # the watchdog must still see runs that achieve nothing. Reads of spreadsheets known to
-            # be failing do not count: a quiet round may read nothing else (monitor.engine.changes).
+            # the watchdog must still see runs that achieve nothing, those that Google's quota kept
+            # from reading (its 429s, or the wait one left) too. Reads of spreadsheets known to be
+            # failing do not count: a quiet round may read nothing else (monitor.engine.changes).
             report.outcome = Outcome.DEGRADED
         self.state.dlq.prune(now)
         rnd = self.state.round
@@ -291,7 +294,8 @@ class Run:
         }
         if fate is Fate.QUOTA_WAIT:
             retry_in = (task.next_attempt_at - now).total_seconds()
-            log_event("task_quota_wait", logging.WARNING, **fields, retry_in_s=round(retry_in, 1))
+            log_event("task_quota_wait", logging.WARNING, **fields, retry_in_s=round(retry_in, 1),
+                      quota=error.quota_scope or "unknown")
         elif fate is Fate.API_DEGRADED:
             log_event("task_retry", logging.WARNING, **fields, reason="api_degraded")
             self._stop("api_degraded")

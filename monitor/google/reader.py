@@ -17,7 +17,7 @@ from gspread.exceptions import APIError
 from gspread.urls import DRIVE_FILES_API_V3_URL
 
 from monitor.config import Config
-from monitor.core.errors import ErrorClass, SheetReadError, classify
+from monitor.core.errors import ErrorClass, QuotaScope, SheetReadError, classify, quota_scope
 from monitor.google.client import CredentialCache, build_gspread_client
 
 # Numbers as numbers and dates as serial numbers: the checks compare values, not their display.
@@ -119,7 +119,12 @@ def _api_error(exc: APIError) -> SheetReadError:
     error_class = classify(response.status_code, google_status, is_html, False, False,
                            None if is_html else _first_reason(exc.error))
     bad_range = message[len(_BAD_RANGE_PREFIX) :] if message.startswith(_BAD_RANGE_PREFIX) else None
-    return SheetReadError(error_class, response.status_code, google_status, message[:500], range=bad_range)
+    scope = None
+    if error_class is ErrorClass.QUOTA:
+        # Whose quota ran out decides who waits; Google's anti-abuse page ("Sorry...") names none.
+        scope = QuotaScope.UNKNOWN if is_html else quota_scope(exc.error)
+    return SheetReadError(error_class, response.status_code, google_status, message[:500], range=bad_range,
+                          quota_scope=scope)
 
 
 def _first_reason(error: dict) -> str | None:
