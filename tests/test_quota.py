@@ -115,6 +115,21 @@ def test_a_per_user_429_waits_until_the_credentials_oldest_send_ages_out_not_a_w
     assert pacer.usage()["credentials"]["sa-1"]["quota_errors"] == 1
 
 
+def test_a_read_refused_again_after_the_window_was_filled_waits_a_whole_window():
+    pacer = QuotaPacer(["sa-1"], per_credential=60, margin_seconds=0.0)
+    for t in range(20):
+        pacer.acquire(float(t))
+    pacer.record_quota_error("sa-1", 20.0, QuotaScope.USER, sent_at=19.0)
+    # A read already in flight when the window was filled is refused alike: nothing changes.
+    assert pacer.record_quota_error("sa-1", 20.5, QuotaScope.USER, sent_at=19.5) == 39.5
+    assert pacer.acquire(60.0) == ("sa-1", 0.0)
+    # Sent into the window as Google showed it, and refused: the others' share grew; a whole window.
+    assert pacer.record_quota_error("sa-1", 60.4, QuotaScope.USER, sent_at=60.0) == pytest.approx(60.0)
+    assert pacer.acquire(120.3)[0] is None and pacer.acquire(120.4)[0] == "sa-1"
+    # A window after the last refusal, the next one fills the window again, as a first one does.
+    assert pacer.record_quota_error("sa-1", 150.0, QuotaScope.USER, sent_at=120.4) == pytest.approx(30.4)
+
+
 def test_a_per_user_429_pauses_only_that_credential():
     pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=60, margin_seconds=0.0)
     assert pacer.acquire(0.0)[0] == "sa-1"

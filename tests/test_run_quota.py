@@ -58,7 +58,8 @@ def test_a_per_project_429_stops_that_projects_credentials_and_no_other(world, t
         by_project[projects[credential]] += reads
     # East's four reads went, its fifth was refused for the project, and neither east credential
     # sent again: one 429, not one per credential; west read the rest.
-    assert world.sandbox.google.stats.snapshot()["quota_exceeded"] == 1
+    stats = world.sandbox.google.stats.snapshot()
+    assert stats["quota_exceeded"] == 1 and EAST in next(iter(stats["quota_exceeded_by_user"]))
     assert by_project == {EAST: 5, WEST: 8}
     assert run.report.quota_errors == 1 and run.state.heartbeat.outcome is Outcome.OK
 

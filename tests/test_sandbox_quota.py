@@ -248,6 +248,7 @@ def test_stats_count_requests_by_endpoint_status_and_user():
         "by_status": {"200": 1, "404": 1, "429": 1},
         "by_user": {"a@x": 2, "anonymous": 1},
         "quota_exceeded": 1,
+        "quota_exceeded_by_user": {"a@x": 1},
     }
     stats.reset()
     assert stats.snapshot()["total"] == 0

@@ -141,13 +141,14 @@ class Outcomes:
     # -- a read that failed ------------------------------------------------------------------------
 
     def failed(self, rnd: Round, task: Task, plan: SheetPlan, credential: str, error: SheetReadError,
-               now: datetime) -> Fate:
-        """Record the failure; return what became of the task (a :class:`Fate`)."""
+               now: datetime, *, sent_at: float | None = None) -> Fate:
+        """Record the failure; return what became of the task (a :class:`Fate`). ``sent_at``: when
+        the pacer counted its request (epoch seconds), which tells a 429's pacing what it follows."""
         info = error.info()
         if error.error_class is ErrorClass.QUOTA:
             self.report.quota_errors += 1
             scope = error.quota_scope or QuotaScope.UNKNOWN
-            wait = self.pacer.record_quota_error(credential, self._epoch_seconds(), scope)
+            wait = self.pacer.record_quota_error(credential, self._epoch_seconds(), scope, sent_at=sent_at)
             rnd.record_quota_wait(task, now, info, now + timedelta(seconds=wait))
             return Fate.QUOTA_WAIT
         decision = retry.decide(error.error_class, task.attempts, now, self.rng)

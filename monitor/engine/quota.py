@@ -107,6 +107,9 @@ class QuotaPacer:
         self._sent: dict[str, deque[float]] = {c: deque() for c in self.credentials}
         self._project_sent: dict[str, deque[float]] = {p: deque() for p in self.projects}
         self._paused_until: dict[str, float] = {}
+        # When a 429 last filled a window, by (scope, credential or project): a read sent after it
+        # and refused again shows the others' share growing (see record_quota_error).
+        self._filled_at: dict[tuple[QuotaScope, str], float] = {}
         self._totals: Counter[str] = Counter()
         self._quota_errors: Counter[str] = Counter()
         self._latest = -math.inf
@@ -152,8 +155,8 @@ class QuotaPacer:
         now = self._advance(now)
         return max(0.0, min(self._ready_at_by_credential(now).values()) - now)
 
-    def record_quota_error(self, credential: str, now: float,
-                           scope: QuotaScope = QuotaScope.UNKNOWN) -> float:
+    def record_quota_error(self, credential: str, now: float, scope: QuotaScope = QuotaScope.UNKNOWN,
+                           *, sent_at: float | None = None) -> float:
         """A 429 came back for ``credential``: wait as long as the quota it names needs, no longer.
 
         ``scope`` says whose quota Google says is full (``core.errors.quota_scope``). Of the sends in
@@ -168,6 +171,12 @@ class QuotaPacer:
           carry on (their quotas are their own).
         - UNKNOWN (an HTML page, a body naming no limit): the credential waits a full window, after
           which nothing older can still count.
+
+        A read refused although it was sent (``sent_at``) after the same window was filled less
+        than a window ago went into the window as Google had shown it: the others' share is growing
+        faster than ours ages out, and guessing again would only meet more 429s. Then the scope
+        waits a full window. (Reads already in flight when a window is filled are refused alike,
+        and change nothing.)
 
         The wait is also kept as the credentials' ``paused_until``, carried to the next run with the
         sends, so that a run held back by it knows why (:meth:`held_by_quota_errors`).
@@ -187,8 +196,12 @@ class QuotaPacer:
         if log is None:
             until = now + self._window
         else:
+            key = (scope, project if scope is QuotaScope.PROJECT else credential)
+            filled = self._filled_at.get(key, -math.inf)
+            again = sent_at is not None and sent_at > filled > now - self._window
             log.extend([now] * max(0, limit - len(log)))  # now >= every entry: the log stays sorted
-            until = self._ready_at(log, limit, now)
+            self._filled_at[key] = now
+            until = now + self._window if again else self._ready_at(log, limit, now)
         for name in paused:
             self._paused_until[name] = max(self._paused_until.get(name, -math.inf), until)
         return self.next_ready_in(now)

@@ -51,6 +51,7 @@ class InFlight:
     credential: str
     breaker_before: BreakerState | None  # its breaker before this read (a probe may be given back)
     alone: bool  # a quarantined task, read with nothing else in flight
+    sent_at: float = 0.0  # epoch seconds, as the pacer counted the send
     started: float = 0.0  # monotonic, set when its read is handed out
 
 
@@ -196,12 +197,13 @@ class Run:
             self.checkpoints.save()
             return True
 
-        credential, wait = self.pacer.acquire(self.clock.time())
+        sent_at = self.clock.time()
+        credential, wait = self.pacer.acquire(sent_at)
         if credential is None:
             return self._wait(wait, usable)
         # Only now, with a request certain to go out, may an open breaker's probe be spent.
         breaker_before = self.outcomes.breaker_let_through(plan, now)
-        self._start(rnd, InFlight(task, plan, credential, breaker_before, alone))
+        self._start(rnd, InFlight(task, plan, credential, breaker_before, alone, sent_at))
         return True
 
     def _next_task(self, rnd: Round, now: datetime) -> tuple[Task | None, bool, float | None]:
@@ -287,7 +289,8 @@ class Run:
     def _failed(self, rnd: Round, flight: InFlight, error: SheetReadError, now: datetime, seconds: float
                 ) -> None:
         task = flight.task
-        fate = self.outcomes.failed(rnd, task, flight.plan, flight.credential, error, now)
+        fate = self.outcomes.failed(rnd, task, flight.plan, flight.credential, error, now,
+                                    sent_at=flight.sent_at)
         fields = {
             "task_id": task.id, "spreadsheet_id": task.target, "attempt": task.attempts,
             "status": error.http_status, "error": error.message, "duration_ms": int(seconds * 1000),

@@ -21,9 +21,13 @@ class Stats:
             self._by_endpoint[endpoint] += 1
             self._by_status[status] += 1
             self._by_user[user or ANONYMOUS] += 1
+            if status == 429:
+                self._refused_by_user[user or ANONYMOUS] += 1
 
     def snapshot(self) -> dict:
-        """A JSON-ready copy: total, by_endpoint, by_status (string keys), by_user, quota_exceeded."""
+        """A JSON-ready copy: total, by_endpoint, by_status (string keys), by_user, quota_exceeded
+        and quota_exceeded_by_user (whose requests were refused for quota: which accounts a client
+        kept sending after a 429)."""
         with self._lock:
             return {
                 "total": self._total,
@@ -31,6 +35,7 @@ class Stats:
                 "by_status": {str(status): n for status, n in sorted(self._by_status.items())},
                 "by_user": dict(self._by_user),
                 "quota_exceeded": self._by_status.get(429, 0),
+                "quota_exceeded_by_user": dict(self._refused_by_user),
             }
 
     def reset(self) -> None:
@@ -39,3 +44,4 @@ class Stats:
             self._by_endpoint: Counter[str] = Counter()
             self._by_status: Counter[int] = Counter()
             self._by_user: Counter[str] = Counter()
+            self._refused_by_user: Counter[str] = Counter()
