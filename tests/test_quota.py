@@ -126,8 +126,19 @@ def test_a_read_refused_again_after_the_window_was_filled_waits_a_whole_window()
     # Sent into the window as Google showed it, and refused: the others' share grew; a whole window.
     assert pacer.record_quota_error("sa-1", 60.4, QuotaScope.USER, sent_at=60.0) == pytest.approx(60.0)
     assert pacer.acquire(120.3)[0] is None and pacer.acquire(120.4)[0] == "sa-1"
+    assert pacer.acquire(121.0)[0] == "sa-1"
     # A window after the last refusal, the next one fills the window again, as a first one does.
-    assert pacer.record_quota_error("sa-1", 150.0, QuotaScope.USER, sent_at=120.4) == pytest.approx(30.4)
+    assert pacer.record_quota_error("sa-1", 150.0, QuotaScope.USER, sent_at=121.0) == pytest.approx(30.4)
+
+
+def test_the_refused_read_leaves_the_logs_as_google_did_not_count_it():
+    pacer = QuotaPacer(["sa-1"], per_credential=3, margin_seconds=0.0)
+    for t in (0.0, 10.0, 20.0):
+        pacer.acquire(t)
+    pacer.record_quota_error("sa-1", 20.5, QuotaScope.USER, sent_at=20.0)
+    # Google holds the sends at 0 and 10 and one of someone else's: ours at 0 leaves at 60, then 10.
+    assert pacer.snapshot(20.5).sent == {"sa-1": (0.0, 10.0, 20.5)}
+    assert pacer.acquire(60.0) == ("sa-1", 0.0) and pacer.acquire(60.0)[0] is None
 
 
 def test_a_per_user_429_pauses_only_that_credential():

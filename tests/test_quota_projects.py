@@ -183,7 +183,9 @@ def test_no_credential_and_no_project_ever_exceeds_its_limit_in_any_window(
             now += amount
         elif action == "error":
             scope = QuotaScope.UNKNOWN if amount > 30 else QuotaScope.PROJECT if flag else QuotaScope.USER
-            pacer.record_quota_error(credential, now, scope, sent_at=now - index if index % 2 else None)
+            # The refused read is the credential's last one (Google did not count it), or unknown.
+            refused = sends[credential].pop() if amount < 20 and sends[credential] else None
+            pacer.record_quota_error(credential, now, scope, sent_at=refused)
         elif action == "carry":  # the run ends; the next one restores what it saved
             log = carried_over(pacer.snapshot(now))
             pacer = new_pacer()

@@ -23,6 +23,7 @@ for a slot, before it hands a read to a worker.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -172,6 +173,9 @@ class QuotaPacer:
         - UNKNOWN (an HTML page, a body naming no limit): the credential waits a full window, after
           which nothing older can still count.
 
+        The refused read itself (sent at ``sent_at``) leaves the logs: Google did not count it, and
+        keeping it would make the others' share look smaller by one, for a window.
+
         A read refused although it was sent (``sent_at``) after the same window was filled less
         than a window ago went into the window as Google had shown it: the others' share is growing
         faster than ours ages out, and guessing again would only meet more 429s. Then the scope
@@ -187,6 +191,10 @@ class QuotaPacer:
         now = self._advance(now)
         self._quota_errors[credential] += 1
         project = self._project_of[credential]
+        if sent_at is not None:  # Google did not count the refused read: neither do we
+            for log in (self._sent[credential], self._project_sent[project]):
+                with contextlib.suppress(ValueError):
+                    log.remove(sent_at)
         if scope is QuotaScope.PROJECT:
             log, limit, paused = self._project_sent[project], self._project_limit, self.projects[project]
         elif scope is QuotaScope.USER:
