@@ -196,23 +196,28 @@ class QuotaPacer:
                 with contextlib.suppress(ValueError):
                     log.remove(sent_at)
         if scope is QuotaScope.PROJECT:
-            log, limit, paused = self._project_sent[project], self._project_limit, self.projects[project]
+            until = self._fill(self._project_sent[project], self._project_limit, (scope, project), now,
+                               sent_at)
+            paused = self.projects[project]
         elif scope is QuotaScope.USER:
-            log, limit, paused = self._sent[credential], self._credential_limit, (credential,)
+            until = self._fill(self._sent[credential], self._credential_limit, (scope, credential), now,
+                               sent_at)
+            paused = (credential,)
         else:
-            log, limit, paused = None, 0, (credential,)
-        if log is None:
-            until = now + self._window
-        else:
-            key = (scope, project if scope is QuotaScope.PROJECT else credential)
-            filled = self._filled_at.get(key, -math.inf)
-            again = sent_at is not None and sent_at > filled > now - self._window
-            log.extend([now] * max(0, limit - len(log)))  # now >= every entry: the log stays sorted
-            self._filled_at[key] = now
-            until = now + self._window if again else self._ready_at(log, limit, now)
+            until, paused = now + self._window, (credential,)
         for name in paused:
             self._paused_until[name] = max(self._paused_until.get(name, -math.inf), until)
         return self.next_ready_in(now)
+
+    def _fill(self, log: deque[float], limit: int, key: tuple[QuotaScope, str], now: float,
+              sent_at: float | None) -> float:
+        """Fill the window Google said is full with the others' sends, taken as sent at ``now``;
+        when its first slot frees (a whole window on if it was refused again: see above)."""
+        filled = self._filled_at.get(key, -math.inf)
+        again = sent_at is not None and sent_at > filled > now - self._window
+        log.extend([now] * max(0, limit - len(log)))  # now >= every entry: the log stays sorted
+        self._filled_at[key] = now
+        return now + self._window if again else self._ready_at(log, limit, now)
 
     def held_by_quota_errors(self, now: float) -> bool:
         """True when nothing may be sent at ``now`` and the credential free soonest waits on a 429

@@ -51,7 +51,7 @@ class InFlight:
     credential: str
     breaker_before: BreakerState | None  # its breaker before this read (a probe may be given back)
     alone: bool  # a quarantined task, read with nothing else in flight
-    sent_at: float = 0.0  # epoch seconds, as the pacer counted the send
+    sent_at: float | None = None  # epoch seconds, as the pacer counted the send
     started: float = 0.0  # monotonic, set when its read is handed out
 
 
