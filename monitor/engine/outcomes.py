@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from monitor.checks import CheckResult, health_of
-from monitor.core.errors import ErrorClass, ErrorInfo, SheetReadError
+from monitor.core.errors import ErrorClass, ErrorInfo, QuotaScope, SheetReadError
 from monitor.core.logs import log_event
 from monitor.engine import breaker, retry
 from monitor.engine.api_health import ApiHealth
@@ -62,6 +62,7 @@ class RunReport:
     failed: int = 0  # dead-lettered
     retries_scheduled: int = 0
     reads_of_failing: int = 0  # reads sent to spreadsheets already failing (dead-lettered, breaker)
+    quota_errors: int = 0  # reads Google refused for quota (429)
     reads_by_credential: dict[str, int] = field(default_factory=dict)
     duration_seconds: float = 0.0
     events: int = 0
@@ -140,11 +141,14 @@ class Outcomes:
     # -- a read that failed ------------------------------------------------------------------------
 
     def failed(self, rnd: Round, task: Task, plan: SheetPlan, credential: str, error: SheetReadError,
-               now: datetime) -> Fate:
-        """Record the failure; return what became of the task (a :class:`Fate`)."""
+               now: datetime, *, sent_at: float | None = None) -> Fate:
+        """Record the failure; return what became of the task (a :class:`Fate`). ``sent_at``: when
+        the pacer counted its request (epoch seconds), which tells a 429's pacing what it follows."""
         info = error.info()
         if error.error_class is ErrorClass.QUOTA:
-            wait = self.pacer.record_quota_error(credential, self._epoch_seconds())
+            self.report.quota_errors += 1
+            scope = error.quota_scope or QuotaScope.UNKNOWN
+            wait = self.pacer.record_quota_error(credential, self._epoch_seconds(), scope, sent_at=sent_at)
             rnd.record_quota_wait(task, now, info, now + timedelta(seconds=wait))
             return Fate.QUOTA_WAIT
         decision = retry.decide(error.error_class, task.attempts, now, self.rng)

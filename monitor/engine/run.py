@@ -52,6 +52,7 @@ class InFlight:
     credential: str
     breaker_before: BreakerState | None  # its breaker before this read (a probe may be given back)
     alone: bool  # a quarantined task, read with nothing else in flight
+    sent_at: float | None = None  # epoch seconds, as the pacer counted the send
     started: float = 0.0  # monotonic, set when its read is handed out
 
 
@@ -120,10 +121,13 @@ class Run:
         now = self.clock.now()
         report = self.report
         report.duration_seconds = round(self.clock.monotonic() - self.started_monotonic, 3)
-        if report.outcome is Outcome.OK and report.tasks > report.reads_of_failing and not report.ok:
+        if report.outcome is Outcome.OK and not report.ok and (
+                report.tasks > report.reads_of_failing or report.quota_errors
+                or self.pacer.held_by_quota_errors(self.clock.time())):
             # Not one spreadsheet could be read: too short a run to trip the whole-API breaker, but
-            # the watchdog must still see runs that achieve nothing. Reads of spreadsheets known to
-            # be failing do not count: a quiet round may read nothing else (monitor.engine.changes).
+            # the watchdog must still see runs that achieve nothing, those that Google's quota kept
+            # from reading (its 429s, or the wait one left) too. Reads of spreadsheets known to be
+            # failing do not count: a quiet round may read nothing else (monitor.engine.changes).
             report.outcome = Outcome.DEGRADED
         self.state.dlq.prune(now)
         rnd = self.state.round
@@ -194,12 +198,13 @@ class Run:
             self.checkpoints.save()
             return True
 
-        credential, wait = self.pacer.acquire(self.clock.time())
+        sent_at = self.clock.time()
+        credential, wait = self.pacer.acquire(sent_at)
         if credential is None:
             return self._wait(wait, usable)
         # Only now, with a request certain to go out, may an open breaker's probe be spent.
         breaker_before = self.outcomes.breaker_let_through(plan, now)
-        self._start(rnd, InFlight(task, plan, credential, breaker_before, alone))
+        self._start(rnd, InFlight(task, plan, credential, breaker_before, alone, sent_at))
         return True
 
     def _next_task(self, rnd: Round, now: datetime) -> tuple[Task | None, bool, float | None]:
@@ -287,14 +292,16 @@ class Run:
     def _failed(self, rnd: Round, flight: InFlight, error: SheetReadError, now: datetime, seconds: float
                 ) -> None:
         task = flight.task
-        fate = self.outcomes.failed(rnd, task, flight.plan, flight.credential, error, now)
+        fate = self.outcomes.failed(rnd, task, flight.plan, flight.credential, error, now,
+                                    sent_at=flight.sent_at)
         fields = {
             "task_id": task.id, "spreadsheet_id": task.target, "attempt": task.attempts,
             "status": error.http_status, "error": error.message, "duration_ms": int(seconds * 1000),
         }
         if fate is Fate.QUOTA_WAIT:
             retry_in = (task.next_attempt_at - now).total_seconds()
-            log_event("task_quota_wait", logging.WARNING, **fields, retry_in_s=round(retry_in, 1))
+            log_event("task_quota_wait", logging.WARNING, **fields, retry_in_s=round(retry_in, 1),
+                      quota=error.quota_scope or "unknown")
         elif fate is Fate.API_DEGRADED:
             log_event("task_retry", logging.WARNING, **fields, reason="api_degraded")
             self._stop("api_degraded")
