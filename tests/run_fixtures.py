@@ -26,8 +26,8 @@ from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.engine.breaker import BreakerPolicy
 from monitor.engine.changes import ChangeFeed
 from monitor.engine.events import Event
-from monitor.engine.inflight import ReadDone, ReadJob, Reads
-from monitor.engine.inspect import SheetPlan, SheetReader, read
+from monitor.engine.inflight import ReadDone, ReadJob, Reads, perform
+from monitor.engine.inspect import SheetPlan, SheetReader
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.run import Run
 from monitor.engine.settings import RunSettings
@@ -66,7 +66,8 @@ class ScriptedReader:
                        for sid, due in (script or {}).items()}
         self.reads: list[str] = []
         self.timeouts: list[float] = []
-        self.zones: dict[str, str] = {}  # each spreadsheet's time zone (default Etc/GMT, Google's)
+        # Each spreadsheet's time zone (default Etc/GMT, Google's), or an exception its zone request raises.
+        self.zones: dict[str, str | BaseException] = {}
         self.zone_reads: list[str] = []
 
     def read(self, spreadsheet_id, ranges, credential, timeout):
@@ -91,7 +92,10 @@ class ScriptedReader:
 
     def time_zone(self, spreadsheet_id, credential, timeout):
         self.zone_reads.append(spreadsheet_id)
-        return self.zones.get(spreadsheet_id, "Etc/GMT")
+        answer = self.zones.get(spreadsheet_id, "Etc/GMT")
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
 
 
 class InlineReads:
@@ -107,8 +111,7 @@ class InlineReads:
     def start(self, job: ReadJob, timeout: Callable[[], float]) -> None:
         data = error = None
         try:
-            data = read(job.plan, self.reader, job.credential, timeout, fetch_zone=job.fetch_zone,
-                        detailed=job.detailed)
+            data = perform(job, self.reader, timeout)
         except Exception as exc:  # noqa: BLE001 - handed to the run, as a worker would
             error = exc
         self._done.append(ReadDone(job, data, error, self.clock.monotonic()))
@@ -146,8 +149,7 @@ class SimulatedReads:
                                                    f"no answer within {limit:.1f} s")
         else:
             try:
-                data = read(job.plan, self.reader, job.credential, lambda: limit, fetch_zone=job.fetch_zone,
-                            detailed=job.detailed)
+                data = perform(job, self.reader, lambda: limit)
             except Exception as exc:  # noqa: BLE001 - handed to the run, as a worker would
                 error = exc
         ends = self.clock.monotonic() + seconds

@@ -8,6 +8,7 @@ from collections import defaultdict
 import pytest
 from concurrency_helpers import WINDOW, most_in_a_window
 
+from monitor.core.errors import QuotaScope
 from monitor.engine.quota import ONE_PROJECT, QuotaLog, QuotaPacer, round_estimate
 from monitor.state.schema import QUOTA
 
@@ -78,7 +79,9 @@ def test_a_paced_round_takes_what_the_quota_allows_and_no_more():
     assert 11 * 61 <= finished <= round_estimate(700, 1, 60, 300) * 1.1
 
 
-def test_a_quota_error_pauses_that_credential_for_a_full_window_while_others_carry_on():
+def test_a_quota_error_naming_no_quota_pauses_that_credential_a_full_window_while_others_carry_on():
+    # An HTML page (Google's anti-abuse "Sorry...") or a body naming no limit: after a window nothing
+    # older can still count, whatever filled it.
     pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=60, margin_seconds=1.0)
     first, _ = pacer.acquire(0.0)
     wait = pacer.record_quota_error(first, 0.0)
@@ -92,9 +95,87 @@ def test_a_quota_error_pauses_that_credential_for_a_full_window_while_others_car
 def test_a_project_wide_quota_error_pauses_every_credential_of_a_single_project():
     pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=60, margin_seconds=0.0)
     credential, _ = pacer.acquire(5.0)
-    assert pacer.record_quota_error(credential, 5.0, project_wide=True) == 60.0
+    assert pacer.record_quota_error(credential, 5.0, QuotaScope.PROJECT) == 60.0
     assert pacer.acquire(30.0) == (None, 35.0)
     assert pacer.next_ready_in(30.0) == 35.0
+
+
+def test_a_per_user_429_waits_until_the_credentials_oldest_send_ages_out_not_a_window():
+    pacer = QuotaPacer(["sa-1"], per_credential=60, margin_seconds=0.0)
+    for t in range(20):
+        pacer.acquire(float(t))  # 20 sends at 0..19; Google says the other 40 are someone else's
+    assert pacer.record_quota_error("sa-1", 20.0, QuotaScope.USER) == 40.0  # the send at 0 leaves at 60
+    assert pacer.acquire(59.9)[0] is None
+    # Then one read per send of ours that ages out: the others' share stays taken until it has aged
+    # out too (at 80), so the window never holds more than Google showed.
+    for t in range(60, 80):
+        assert pacer.acquire(float(t)) == ("sa-1", 0.0)
+        assert pacer.acquire(float(t))[0] is None
+    assert [pacer.acquire(80.0)[0] for _ in range(40)] == ["sa-1"] * 40
+    assert pacer.usage()["credentials"]["sa-1"]["quota_errors"] == 1
+
+
+def test_a_read_refused_again_after_the_window_was_filled_waits_a_whole_window():
+    pacer = QuotaPacer(["sa-1"], per_credential=60, margin_seconds=0.0)
+    for t in range(20):
+        pacer.acquire(float(t))
+    pacer.record_quota_error("sa-1", 20.0, QuotaScope.USER, sent_at=19.0)
+    # A read already in flight when the window was filled is refused alike: nothing changes.
+    assert pacer.record_quota_error("sa-1", 20.5, QuotaScope.USER, sent_at=19.5) == 39.5
+    assert pacer.acquire(60.0) == ("sa-1", 0.0)
+    # Sent into the window as Google showed it, and refused: the others' share grew; a whole window.
+    assert pacer.record_quota_error("sa-1", 60.4, QuotaScope.USER, sent_at=60.0) == pytest.approx(60.0)
+    assert pacer.acquire(120.3)[0] is None and pacer.acquire(120.4)[0] == "sa-1"
+    assert pacer.acquire(121.0)[0] == "sa-1"
+    # A window after the last refusal, the next one fills the window again, as a first one does.
+    assert pacer.record_quota_error("sa-1", 150.0, QuotaScope.USER, sent_at=121.0) == pytest.approx(30.4)
+
+
+def test_the_refused_read_leaves_the_logs_as_google_did_not_count_it():
+    pacer = QuotaPacer(["sa-1"], per_credential=3, margin_seconds=0.0)
+    for t in (0.0, 10.0, 20.0):
+        pacer.acquire(t)
+    pacer.record_quota_error("sa-1", 20.5, QuotaScope.USER, sent_at=20.0)
+    # Google holds the sends at 0 and 10 and one of someone else's: ours at 0 leaves at 60, then 10.
+    assert pacer.snapshot(20.5).sent == {"sa-1": (0.0, 10.0, 20.5)}
+    assert pacer.acquire(60.0) == ("sa-1", 0.0) and pacer.acquire(60.0)[0] is None
+
+
+def test_a_per_user_429_pauses_only_that_credential():
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=60, margin_seconds=0.0)
+    assert pacer.acquire(0.0)[0] == "sa-1"
+    assert pacer.record_quota_error("sa-1", 1.0, QuotaScope.USER) == 0.0  # sa-2 may send now
+    assert {pacer.acquire(t)[0] for t in (1.0, 2.0, 30.0, 59.9)} == {"sa-2"}
+    credentials = pacer.usage()["credentials"]
+    assert credentials["sa-1"]["paused_until"] == 60.0  # its one send, at 0, ages out then
+    assert credentials["sa-2"]["paused_until"] is None
+
+
+def test_a_per_project_429_stops_the_project_until_its_oldest_send_ages_out():
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=60, per_project=300, margin_seconds=0.0)
+    for t in range(10):
+        pacer.acquire(float(t))
+    assert pacer.record_quota_error("sa-1", 10.0, QuotaScope.PROJECT) == 50.0  # sa-2 waits too
+    assert pacer.acquire(59.9)[0] is None
+    assert pacer.acquire(60.0)[0] is not None
+    assert pacer.acquire(60.0) == (None, 1.0)
+
+
+def test_a_run_held_by_a_429_knows_it_and_one_held_by_its_own_pace_does_not():
+    paced = QuotaPacer(["sa-1"], per_credential=2, margin_seconds=0.0)
+    paced.acquire(0.0)
+    paced.acquire(1.0)
+    assert paced.acquire(2.0)[0] is None and not paced.held_by_quota_errors(2.0)
+    refused = QuotaPacer(["sa-1", "sa-2"], per_credential=2, margin_seconds=0.0)
+    refused.acquire(0.0)
+    refused.record_quota_error("sa-1", 1.0, QuotaScope.USER)
+    assert not refused.held_by_quota_errors(1.0)  # sa-2 may still send
+    refused.record_quota_error("sa-2", 1.0, QuotaScope.UNKNOWN)
+    assert refused.held_by_quota_errors(1.0)
+    restored = QuotaPacer(["sa-1", "sa-2"], per_credential=2, margin_seconds=0.0)
+    restored.restore(carried_over(refused.snapshot(2.0)))
+    assert restored.acquire(3.0) == (None, 57.0) and restored.held_by_quota_errors(3.0)
+    assert not restored.held_by_quota_errors(61.0)
 
 
 def carried_over(log: QuotaLog) -> QuotaLog:
@@ -208,13 +289,3 @@ def test_more_requests_than_a_limit_are_taken_as_the_limit_rather_than_never_sen
     pacer = QuotaPacer(["sa-1"], per_credential=1, per_project=300, margin_seconds=0.0)
     assert pacer.acquire(0.0, requests=2) == ("sa-1", 0.0)
     assert pacer.acquire(0.0, requests=2) == (None, 60.0)
-
-
-def test_a_request_that_went_out_later_is_counted_when_it_went():
-    pacer = QuotaPacer(["sa-1"], per_credential=2, per_project=300, margin_seconds=0.0)
-    assert pacer.acquire(0.0, requests=2) == ("sa-1", 0.0)
-    # The second request left when the first was answered, 5 s later: Google counts it until 65 s.
-    pacer.sent_later("sa-1", counted_at=0.0, sent_by=5.0)
-    assert pacer.acquire(60.0) == ("sa-1", 0.0)  # the first one's slot is free at 60 s
-    assert pacer.acquire(60.0) == (None, 5.0)  # the second's only at 65 s, not at 60 s
-    assert pacer.snapshot(60.0).sent == {"sa-1": (5.0, 60.0)}

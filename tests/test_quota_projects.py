@@ -16,6 +16,7 @@ from config_fixtures import FULL, load, secrets_folder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from monitor.core.errors import QuotaScope
 from monitor.engine.quota import ONE_PROJECT, QuotaLog, QuotaPacer
 from monitor.state.schema import QUOTA
 
@@ -79,7 +80,7 @@ def test_projects_and_their_credentials_are_public():
 
 def test_a_project_wide_quota_error_pauses_only_that_project():
     pacer = pacer_of({"e-1": "east", "e-2": "east", "w-1": "west"}, margin_seconds=1.0)
-    assert pacer.record_quota_error("e-1", 5.0, project_wide=True) == 0.0  # west may still send
+    assert pacer.record_quota_error("e-1", 5.0, QuotaScope.PROJECT) == 0.0  # west may still send
     assert {pacer.acquire(t)[0] for t in (5.0, 6.0, 65.9)} == {"w-1"}
     assert pacer.acquire(66.0)[0] in {"e-1", "e-2"}
     usage = pacer.usage()
@@ -88,8 +89,8 @@ def test_a_project_wide_quota_error_pauses_only_that_project():
 
 def test_when_every_project_is_paused_the_wait_is_until_the_first_pause_ends():
     pacer = pacer_of({"e-1": "east", "w-1": "west"})
-    pacer.record_quota_error("e-1", 0.0, project_wide=True)
-    assert pacer.record_quota_error("w-1", 10.0, project_wide=True) == 50.0
+    pacer.record_quota_error("e-1", 0.0, QuotaScope.PROJECT)
+    assert pacer.record_quota_error("w-1", 10.0, QuotaScope.PROJECT) == 50.0
     assert pacer.acquire(59.9)[0] is None
     assert pacer.acquire(60.0) == ("e-1", 0.0)
 
@@ -181,7 +182,10 @@ def test_no_credential_and_no_project_ever_exceeds_its_limit_in_any_window(
         if action == "wait":
             now += amount
         elif action == "error":
-            pacer.record_quota_error(credential, now, project_wide=flag)
+            scope = QuotaScope.UNKNOWN if amount > 30 else QuotaScope.PROJECT if flag else QuotaScope.USER
+            # The refused read is the credential's last one (Google did not count it), or unknown.
+            refused = sends[credential].pop() if amount < 20 and sends[credential] else None
+            pacer.record_quota_error(credential, now, scope, sent_at=refused)
         elif action == "carry":  # the run ends; the next one restores what it saved
             log = carried_over(pacer.snapshot(now))
             pacer = new_pacer()

@@ -47,36 +47,27 @@ DLQ_STATUS = {"missing": 404, "access_removed": 403, "renamed_tab": 400}
 
 
 class CountingReader:
-    """The real reader, counting the reads it starts per spreadsheet: a batchGet or a spreadsheets.get
-    with details, or the request for the spreadsheet's time zone that goes just before either (and may
-    fail in its place)."""
+    """The real reader, counting per spreadsheet the requests that are attempts: a batchGet or a
+    spreadsheets.get with details, and a request for the spreadsheet's time zone only when it fails
+    (one that works is no attempt: the values read follows as the task's next request)."""
 
     def __init__(self, inner: GspreadReader, reads: Counter) -> None:
         self.inner = inner
         self.reads = reads
-        self.asked_zone: set[str] = set()  # one worker reads a spreadsheet at a time
 
     def read(self, spreadsheet_id, ranges, credential, timeout):
-        if spreadsheet_id in self.asked_zone:
-            self.asked_zone.discard(spreadsheet_id)  # counted with its zone request
-        else:
-            self.reads[spreadsheet_id] += 1
+        self.reads[spreadsheet_id] += 1
         return self.inner.read(spreadsheet_id, ranges, credential, timeout)
 
     def time_zone(self, spreadsheet_id, credential, timeout):
-        self.reads[spreadsheet_id] += 1
-        self.asked_zone.add(spreadsheet_id)
         try:
             return self.inner.time_zone(spreadsheet_id, credential, timeout)
         except Exception:
-            self.asked_zone.discard(spreadsheet_id)  # no values request follows
+            self.reads[spreadsheet_id] += 1
             raise
 
     def read_detailed(self, spreadsheet_id, ranges, credential, timeout):
-        if spreadsheet_id in self.asked_zone:
-            self.asked_zone.discard(spreadsheet_id)  # counted with its zone request
-        else:
-            self.reads[spreadsheet_id] += 1
+        self.reads[spreadsheet_id] += 1
         return self.inner.read_detailed(spreadsheet_id, ranges, credential, timeout)
 
 

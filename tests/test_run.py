@@ -8,13 +8,13 @@ folder as `sheet-monitor run` does (see run_fixtures.Bench).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
-from run_fixtures import Bench, kinds, of_run
+from run_fixtures import kinds, of_run
+from sandbox_bench import SandboxBench, sandbox_bench
 
 from monitor.checks import FormulaErrorsCheck, FreshnessCheck, ThresholdCheck
-from monitor.core.clock import ManualClock
 from monitor.engine.breaker import OPEN
 from monitor.engine.events import (
     ApiDegraded,
@@ -31,7 +31,6 @@ from monitor.engine.inspect import SheetPlan
 from monitor.engine.mutes import Mute
 from monitor.engine.tasks import DONE, PENDING, PROCESSING
 from monitor.google.reader import GspreadReader
-from monitor.sandbox.server import running_sandbox
 
 CHECKS = (
     FormulaErrorsCheck(range="Stock!A1:C20"),
@@ -52,10 +51,8 @@ def sheet_id(n: int) -> str:
 
 
 @dataclass
-class World(Bench):
+class World(SandboxBench):
     """A Bench whose spreadsheets live in the sandbox and are read through real gspread."""
-
-    sandbox: object = None
 
     def add_sheets(self, count: int, **payload) -> list[str]:
         ids = []
@@ -80,11 +77,7 @@ class World(Bench):
 
 @pytest.fixture
 def world(tmp_path):
-    # google-auth stamps its JWTs with the real time, so the manual clock starts at the real time.
-    clock = ManualClock(start=datetime.now(UTC))
-    with running_sandbox(clock=clock, telegram=False, latency="off") as sandbox:
-        the_world = World(None, [], tmp_path / "state", clock=clock, sandbox=sandbox)
-        the_world.use_credentials(sandbox.write_credentials(tmp_path / "secrets", 1))
+    with sandbox_bench(World, tmp_path) as the_world:
         yield the_world
 
 

@@ -8,21 +8,16 @@ is known then is judged. A refused import is a finding of its own, with what to 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
-from run_fixtures import Bench
+from sandbox_bench import SandboxBench, sandbox_bench
 
 from monitor.checks import FormulaErrorsCheck, ThresholdCheck
-from monitor.core.clock import ManualClock
 from monitor.engine.events import DeadLettered, HealthChanged
 from monitor.engine.health import FAIL, OK
 from monitor.engine.inspect import SheetPlan
 from monitor.google.reader import GspreadReader
-from monitor.notify.alerts import compose_alert
-from monitor.notify.settings import AlertSettings
-from monitor.sandbox.server import running_sandbox
-from monitor.sandbox.telegram_html import parse_html
 
 SID = "1computing".ljust(44, "x")
 IMPORT = '=IMPORTRANGE("https://docs.google.com/spreadsheets/d/1src", "Stock!C2:C3")'
@@ -66,9 +61,7 @@ class ComputedAfterReads:
 
 
 @dataclass
-class World(Bench):
-    sandbox: object = None
-
+class World(SandboxBench):
     def put(self, quantity) -> None:
         self.sandbox.google.store.put_control(SID, stock(quantity))
         self.plans[:] = [SheetPlan(SID, "Store 1", CHECKS, ("Stock!A1:C3", "Stock!C2:C3"))]
@@ -80,19 +73,10 @@ class World(Bench):
         [task] = self.stored().round.tasks.values()
         return [attempt.outcome for attempt in task.history]
 
-    def told(self) -> str:
-        [message] = compose_alert(list(self.stored().events), {}, AlertSettings())
-        return parse_html(message.text).text
-
 
 @pytest.fixture
 def world(tmp_path):
-    clock = ManualClock(start=datetime.now(UTC))  # google-auth stamps its JWTs with the real time
-    with running_sandbox(clock=clock, telegram=False, latency="off") as sandbox:
-        world = World(None, [], tmp_path / "state", clock=clock, sandbox=sandbox)
-        [credential] = sandbox.write_credentials(tmp_path / "secrets", 1)
-        world.credentials = [str(credential)]
-        world.reader = GspreadReader.from_credentials(endpoint=sandbox.base_url, timeout=2)
+    with sandbox_bench(World, tmp_path) as world:
         yield world
 
 

@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 
 import pytest
 from run_fixtures import kinds, of_run
+from sandbox_bench import sandbox_bench
 from test_run import World
 
-from monitor.core.clock import ManualClock
 from monitor.core.errors import ErrorInfo
 from monitor.engine.events import ApiDegraded, BreakerOpened, DeadLettered
 from monitor.engine.health import OK
@@ -23,24 +23,19 @@ from monitor.google.client import CredentialCache
 from monitor.google.reader import GspreadReader
 from monitor.notify.alerts import compose_alert
 from monitor.notify.settings import AlertSettings
-from monitor.sandbox.server import running_sandbox
 
 DRIVE_METADATA = "https://www.googleapis.com/auth/drive.metadata.readonly"
-
-
-@pytest.fixture
-def world(tmp_path):
-    # As test_run's: google-auth stamps its JWTs with the real time, so the clock starts at it.
-    clock = ManualClock(start=datetime.now(UTC))
-    with running_sandbox(clock=clock, telegram=False, latency="off") as sandbox:
-        bench = World(None, [], tmp_path / "state", clock=clock, sandbox=sandbox)
-        bench.use_credentials(sandbox.write_credentials(tmp_path / "secrets", 1))
-        yield bench
 
 
 def degraded_event(run) -> ApiDegraded:
     [event] = [event for event in of_run(run) if isinstance(event, ApiDegraded)]
     return event
+
+
+@pytest.fixture
+def world(tmp_path):
+    with sandbox_bench(World, tmp_path) as bench:
+        yield bench
 
 
 def test_a_token_service_answering_502_stops_the_run_with_one_alert_that_names_it(world: World, caplog):

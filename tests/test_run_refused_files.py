@@ -6,24 +6,18 @@ answers each as Google does (docs/sandbox.md), and what people are told.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 import requests
-from run_fixtures import Bench
+from sandbox_bench import SandboxBench, sandbox_bench
 
 from monitor.checks import FormulaErrorsCheck, FreshnessCheck
 from monitor.core import remedies
-from monitor.core.clock import ManualClock
 from monitor.engine.events import DeadLettered, SpreadsheetRestored, SpreadsheetTrashed
 from monitor.engine.health import ERROR, OK
 from monitor.engine.inspect import SheetPlan
 from monitor.google.changes import DriveChangeFeed
-from monitor.google.reader import GspreadReader
-from monitor.notify.alerts import compose_alert
-from monitor.notify.settings import AlertSettings
-from monitor.sandbox.server import running_sandbox
-from monitor.sandbox.telegram_html import parse_html
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 STOCK = {"Stock": [["SKU", "Qty"], ["A-1", 5]]}
@@ -32,9 +26,7 @@ MODIFIED = (FreshnessCheck(source="modified_time", warn="> 1d"),)
 
 
 @dataclass
-class World(Bench):
-    sandbox: object = None
-
+class World(SandboxBench):
     def add(self, sid: str, checks=FORMULAS, **payload) -> str:
         self.sandbox.google.store.put_control(sid, {"title": sid, "tabs": STOCK, **payload})
         ranges = tuple(check.range for check in checks if check.range)
@@ -55,20 +47,10 @@ class World(Bench):
         self.clock.advance(360)  # past the round interval: a new round asks Drive
         return self.run(budget=timedelta(minutes=2))
 
-    def told(self) -> str:
-        """The alert people would get for everything the runs recorded."""
-        [message] = compose_alert(list(self.stored().events), {}, AlertSettings())
-        return parse_html(message.text).text
-
 
 @pytest.fixture
 def world(tmp_path):
-    clock = ManualClock(start=datetime.now(UTC))  # google-auth stamps its JWTs with the real time
-    with running_sandbox(clock=clock, telegram=False, latency="off") as sandbox:
-        world = World(None, [], tmp_path / "state", clock=clock, sandbox=sandbox)
-        [credential] = sandbox.write_credentials(tmp_path / "secrets", 1)
-        world.credentials = [str(credential)]
-        world.reader = GspreadReader.from_credentials(endpoint=sandbox.base_url, timeout=2)
+    with sandbox_bench(World, tmp_path) as world:
         yield world
 
 

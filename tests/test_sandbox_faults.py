@@ -79,6 +79,18 @@ def test_each_status_carries_googles_body():
     assert b"<title>Error 502 (Server Error)!!1</title>" in bodies[5].body
 
 
+def test_an_html_429_is_the_front_ends_anti_abuse_page():
+    # Google's "We're sorry..." page, served with a 429 instead of the API's JSON (docs/sandbox.md,
+    # "Quotas", sources); only a 429 has it, the other statuses keep their bodies.
+    plan = FaultPlan()
+    plan.add({"spreadsheet": "s1", "statuses": [429, 503], "html": True})
+    sorry, unavailable = plan.take("s1")[1], plan.take("s1")[1]
+    assert sorry.status == 429 and sorry.content_type.startswith("text/html")
+    assert b"<title>Sorry...</title>" in sorry.body
+    assert b"your computer or network may be sending automated queries" in sorry.body
+    assert json.loads(unavailable.body)["error"]["status"] == "UNAVAILABLE"
+
+
 def test_latency_hang_and_reset():
     plan = FaultPlan()
     plan.add({"spreadsheet": "slow", "latency_ms": 250})
@@ -138,6 +150,8 @@ def test_clear_all_or_one_target():
     ({"spreadsheet": "s", "repeat": True, "hang": True}, '"repeat" needs'),
     ({"spreadsheet": "s", "hang": True, "times": 0}, '"times" must be'),
     ({"spreadsheet": "s"}, "must do something"),
+    ({"spreadsheet": "s", "statuses": [503], "html": True}, '"html" .* needs 429'),
+    ({"spreadsheet": "s", "statuses": [429], "html": 1}, '"html" must be true or false'),
 ])
 def test_bad_specs_are_refused_with_a_clear_message(spec, message):
     plan = FaultPlan()

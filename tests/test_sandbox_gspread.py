@@ -147,6 +147,15 @@ def test_every_injected_error_reaches_gspread_as_api_error(sandbox, credentials,
     assert spreadsheet.values_batch_get(["Sheet1!A1:B3"])["valueRanges"]  # the sequence is spent
 
 
+def test_the_anti_abuse_429_reaches_gspread_as_a_page_it_cannot_parse(sandbox, credentials, google):
+    spreadsheet = client_for(sandbox, credentials[0]).open_by_key("s1")
+    google.faults.add({"spreadsheet": "s1", "statuses": [429], "html": True})
+    with pytest.raises(gspread.exceptions.APIError) as caught:
+        spreadsheet.values_batch_get(["Sheet1!A1:B3"])
+    assert caught.value.code == -1 and caught.value.response.status_code == 429
+    assert "Sorry..." in caught.value.error["message"]
+
+
 def test_open_by_key_raises_like_against_google(sandbox, credentials, google):
     client = client_for(sandbox, credentials[0])
     with pytest.raises(gspread.exceptions.SpreadsheetNotFound):
@@ -184,7 +193,8 @@ def test_each_project_has_its_own_read_quota_and_one_exhausted_does_not_refuse_t
     with pytest.raises(gspread.exceptions.APIError) as caught:
         in_first.values_batch_get(["Sheet1!A1"])
     error = caught.value.error
-    assert caught.value.code == 429 and "per minute per project" in error["message"]
+    assert caught.value.code == 429 and "limit 'Read requests per minute' of" in error["message"]
+    assert error["details"][0]["metadata"]["quota_limit"] == "ReadRequestsPerMinutePerProject"
     assert f"project_number:{project_number('sheet-monitor-sandbox-1')}'" in error["message"]
     in_second = client_for(sandbox, second).open_by_key("s1")  # project -2 still has its 3
     for _ in range(2):

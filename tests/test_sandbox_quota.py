@@ -11,6 +11,11 @@ from monitor.sandbox.projects import DEFAULT_PROJECT_ID, project_ids, project_nu
 from monitor.sandbox.quota import QuotaMeter
 from monitor.sandbox.stats import Stats
 
+# Sheets' per-user 429 as it comes today: the message of the recorded body
+# (/work/shared/google-recordings) and the details of a live Sheets 429 that gargle's test
+# snapshot prints field by field (r-lib/gargle tests/testthat/_snaps/response_process.md,
+# "Resource exhausted (Sheets, ReadGroup)", the same consumer project): ErrorInfo with
+# quota_location and consumer, then a Help link. docs/sandbox.md, "Quotas", quotes both.
 GOOGLE_READ_429 = {"error": {
     "code": 429,
     "message": (
@@ -18,19 +23,38 @@ GOOGLE_READ_429 = {"error": {
         "of service 'sheets.googleapis.com' for consumer 'project_number:603366585132'."
     ),
     "status": "RESOURCE_EXHAUSTED",
-    "details": [{
-        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-        "reason": "RATE_LIMIT_EXCEEDED",
-        "domain": "googleapis.com",
-        "metadata": {
-            "quota_limit_value": "60",
-            "service": "sheets.googleapis.com",
-            "quota_metric": "sheets.googleapis.com/read_requests",
-            "quota_limit": "ReadRequestsPerMinutePerUser",
-            "quota_unit": "1/min/{project}/{user}",
+    "details": [
+        {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": "RATE_LIMIT_EXCEEDED",
+            "domain": "googleapis.com",
+            "metadata": {
+                "quota_location": "global",
+                "quota_metric": "sheets.googleapis.com/read_requests",
+                "quota_limit": "ReadRequestsPerMinutePerUser",
+                "quota_limit_value": "60",
+                "consumer": "projects/603366585132",
+                "service": "sheets.googleapis.com",
+            },
         },
-    }],
+        {
+            "@type": "type.googleapis.com/google.rpc.Help",
+            "links": [{
+                "description": "Request a higher quota limit.",
+                "url": "https://cloud.google.com/docs/quota#requesting_higher_quota",
+            }],
+        },
+    ],
 }}
+# The per-project one differs in the limit alone: its text ends at "per minute", with no "per
+# project" (googlesheets4 users' reports: github.com/r-lib/gargle/issues/160,
+# github.com/benborgers/opensheet/issues/22), and its ErrorInfo names ReadRequestsPerMinutePerProject.
+GOOGLE_PROJECT_READ_429 = json.loads(
+    json.dumps(GOOGLE_READ_429)
+    .replace("Read requests per minute per user", "Read requests per minute")
+    .replace("ReadRequestsPerMinutePerUser", "ReadRequestsPerMinutePerProject")
+    .replace('"quota_limit_value": "60"', '"quota_limit_value": "300"')
+)
 
 
 @pytest.fixture
@@ -87,9 +111,18 @@ def test_each_user_has_its_own_quota_and_the_project_caps_them_all(clock):
     assert admit_many(meter, "b", "read", 2) == [None] * 2
     refusal = meter.admit("c", "read")
     body = json.loads(refusal.body)["error"]
-    assert "per minute per project" in body["message"]
+    assert "limit 'Read requests per minute' of service" in body["message"]
+    assert "per project" not in body["message"]  # Google's text names no scope for the project's
     assert body["details"][0]["metadata"]["quota_limit"] == "ReadRequestsPerMinutePerProject"
     assert body["details"][0]["metadata"]["quota_limit_value"] == "5"
+
+
+def test_the_projects_429_is_googles_body_for_its_limit(clock):
+    meter = QuotaMeter(clock, read_per_user=1000)
+    admit_many(meter, "a", "read", 300)
+    refusal = meter.admit("b", "read")
+    assert refusal.status == 429
+    assert json.loads(refusal.body) == GOOGLE_PROJECT_READ_429
 
 
 def test_two_projects_each_get_their_own_300_reads_a_minute(clock):
@@ -99,7 +132,9 @@ def test_two_projects_each_get_their_own_300_reads_a_minute(clock):
     for user, project in (("a@one", "one"), ("c@one", "one"), ("b@two", "two")):
         refusal = meter.admit(user, "read", project)
         assert refusal is not None
-        assert "per minute per project" in json.loads(refusal.body)["error"]["message"]
+        metadata = json.loads(refusal.body)["error"]["details"][0]["metadata"]
+        assert metadata["quota_limit"] == "ReadRequestsPerMinutePerProject"
+        assert metadata["consumer"] == f"projects/{project_number(project)}"
     assert meter.usage()["read"]["projects"] == {"one": 300, "two": 300}
 
 
@@ -214,6 +249,7 @@ def test_stats_count_requests_by_endpoint_status_user_and_spreadsheet():
         "by_status": {"200": 2, "404": 1, "429": 1},
         "by_user": {"a@x": 3, "anonymous": 1},
         "quota_exceeded": 1,
+        "quota_exceeded_by_user": {"a@x": 1},
         "by_spreadsheet": {"sheet-1": {"values.get": 2}, "sheet-2": {"spreadsheets.get": 1}},
     }
     assert stats.of_spreadsheet("sheet-1") == {"values.get": 2} and stats.of_spreadsheet("sheet-3") == {}

@@ -21,11 +21,12 @@ from monitor.app.run import run_once
 from monitor.checks import FreshnessCheck
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
-from monitor.core.errors import ErrorClass
+from monitor.core.errors import ErrorClass, QuotaScope, SheetReadError
 from monitor.engine.changes import ChangedFiles
 from monitor.engine.events import DeadLettered
 from monitor.engine.health import ERROR, OK, WARN, Moment, SheetHealth
 from monitor.engine.inspect import SheetPlan
+from monitor.engine.run import Run
 from monitor.engine.zones import ZONE_REFRESH, with_zone, zone_due, zone_reads_per_round
 from monitor.sandbox.server import running_sandbox
 from monitor.state import changing_state
@@ -169,26 +170,58 @@ class QuietDrive:
         return ChangedFiles(frozenset(), frozenset(), position, requests=1)
 
 
-def test_a_read_that_asks_for_the_zone_takes_two_slots_of_the_credentials_quota():
-    clock = ManualClock()
-    reader = ScriptedReader()
+def simulated_run(reader: ScriptedReader, per_credential: int = 4) -> tuple[list[tuple[str, float]], Run]:
+    """One run over three spreadsheets with a freshness check, each request taking 0.1 s: which
+    spreadsheet each request named and when it went (seconds from the start), and the run."""
     made: list[SimulatedReads] = []
 
     def simulated(run_clock: ManualClock) -> SimulatedReads:
         made.append(SimulatedReads(reader, run_clock, lambda sid: 0.1))
         return made[-1]
 
-    the_bench = Bench(reader, fresh_plans(3), MemoryLocation(), clock=clock, per_credential=4,
-                      make_reads=simulated)
-    start = clock.time()
-    run = the_bench.run()
-    started = {sid: round(at - start, 1) for sid, at in made[0].started}
-    # 4 reads a minute: the first two spreadsheets' zones and values fill it; the third waits a window
-    # (60 s and the pacer's 1 s margin) rather than meet a 429. A values request leaves when its zone
-    # is answered, so it counts from the end of its read: s0's from 0.1 s, hence 61.1 s.
-    assert started == {"s0": 0.0, "s1": 0.1, "s2": 61.1}  # s1 once s0's 0.1 s read is applied
-    assert reader.zone_reads == ["s0", "s1", "s2"]
-    assert run.report.reads_by_credential == {"sa-1.json": 6}
+    the_bench = Bench(reader, fresh_plans(3), MemoryLocation(), clock=ManualClock(),
+                      per_credential=per_credential, make_reads=simulated)
+    start = the_bench.clock.time()
+    run = the_bench.run(budget=timedelta(minutes=3))
+    return [(sid, round(at - start, 1)) for sid, at in made[0].started], run
+
+
+def test_a_zone_is_a_request_of_its_own_paced_when_it_goes_and_the_values_follow():
+    reader = ScriptedReader()
+    sent, run = simulated_run(reader)
+    # 4 requests a minute: s0's zone, then its values once the zone is back, then s1's two; s2's zone
+    # waits for the window (60 s and the pacer's 1 s margin) rather than meet a 429. Each request
+    # is counted when it goes, as Google counts it when it arrives.
+    assert sent == [("s0", 0.0), ("s0", 0.1), ("s1", 0.2), ("s1", 0.3), ("s2", 61.0), ("s2", 61.1)]
+    assert reader.zone_reads == ["s0", "s1", "s2"] and reader.reads == ["s0", "s1", "s2"]
+    assert run.report.reads_by_credential == {"sa-1.json": 6}  # Sheets requests, zones included
+    assert run.report.tasks == 3 and run.report.ok == 3  # a zone alone is no attempt and no verdict
+    assert all(len(task.history) == 1 for task in run.state.round.tasks.values())
+
+
+def test_a_failed_zone_request_is_the_reads_failure_and_no_values_request_follows():
+    reader = ScriptedReader()
+    reader.zones["s1"] = SheetReadError(ErrorClass.PERMANENT, 404, "NOT_FOUND",
+                                        "Requested entity was not found.")
+    sent, run = simulated_run(reader, per_credential=60)
+    assert [sid for sid, _ in sent] == ["s0", "s0", "s1", "s2", "s2"]
+    assert reader.reads == ["s0", "s2"]
+    assert run.report.tasks == 3  # the failed zone request was s1's attempt
+    [dead] = [event for event in run.state.events if isinstance(event, DeadLettered)]
+    assert dead.spreadsheet_id == "s1" and dead.error.http_status == 404
+
+
+def test_a_zone_refused_for_quota_leaves_the_pacers_log_as_google_did_not_count_it():
+    full = SheetReadError(ErrorClass.QUOTA, 429, "RESOURCE_EXHAUSTED", "Quota exceeded ... per user",
+                          quota_scope=QuotaScope.USER)
+    reader = ScriptedReader()
+    reader.zones["s0"] = full
+    sent, run = simulated_run(reader)
+    # Refused (answered at 0.1 s): the window is taken as the others', filled at the refusal, so
+    # nothing goes until it ages out; then s0's zone again, and the round as before.
+    assert sent[0] == ("s0", 0.0) and sent[1][1] >= 61.0
+    first = run.state.round.tasks[next(iter(run.state.round.tasks))]
+    assert first.target == "s0" and first.history[0].outcome == "quota"
 
 
 def test_a_record_from_before_zones_is_read_again_even_when_drive_says_unchanged():

@@ -66,16 +66,7 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str]) -> 
         config = load_config(config_path, {"TELEGRAM_BOT_TOKEN": DEMO_TOKEN})
 
         say(f"sheet-monitor demo: {sheets} generated spreadsheets (seed {seed}) on the built-in sandbox.")
-        say(
-            f"  Shortened for the demo: quota raised to {DEMO_READS_PER_MINUTE} reads/min per account "
-            f"(Google allows 60) with {DEMO_CREDENTIALS} accounts, request timeout {DEMO_REQUEST_TIMEOUT}."
-        )
-        say(f"  Answers are delayed by the {sandbox.google.latency.describe()} (Google: ~0.4 s).")
-        # A first round reads each spreadsheet's time zone too (every generated one has a freshness check).
-        first = config_plan(config)["first_round_reads"]
-        say(f"  With Google's real quota this first round ({first} reads: values, and each time zone once) "
-            f"would take {first / (60 * DEMO_CREDENTIALS):.1f} min.")
-        say()
+        _print_setup(config, sandbox.google.latency.describe(), say)
 
         runs = 0
         while time.monotonic() - started < budget_seconds:
@@ -98,6 +89,19 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str]) -> 
         _print_telegram(sandbox.telegram.messages(DEMO_CHAT_ID), say)
         _print_status(read_state(config.run.state_dir), dataset, say)
         say(f"\nDone in {time.monotonic() - started:.0f} s. Config and state were in {folder} (now removed).")
+
+
+def _print_setup(config, latency: str, say) -> None:
+    say(
+        f"  Shortened for the demo: quota raised to {DEMO_READS_PER_MINUTE} reads/min per account "
+        f"(Google allows 60) with {DEMO_CREDENTIALS} accounts, request timeout {DEMO_REQUEST_TIMEOUT}."
+    )
+    say(f"  Answers are delayed by the {latency} (Google: ~0.4 s).")
+    # A first round reads each spreadsheet's time zone too (every generated one has a freshness check).
+    first = config_plan(config)["first_round_reads"]
+    say(f"  With Google's real quota this first round ({first} reads: values, and each time zone once) "
+        f"would take {first / (60 * DEMO_CREDENTIALS):.1f} min.")
+    say()
 
 
 def _print_telegram(messages, say) -> None:

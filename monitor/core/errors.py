@@ -9,8 +9,10 @@ Usage errors (bad config) are ``monitor.config.ConfigError``; they are not defin
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from monitor.core.tracking import document
 
@@ -122,6 +124,52 @@ def classify(
     return ErrorClass.UNCERTAIN
 
 
+class QuotaScope(StrEnum):
+    """Whose quota a refusal says ran out: it decides which credentials wait (``engine.quota``)."""
+
+    USER = "user"  # the credential's own per-user quota: only it waits
+    PROJECT = "project"  # its Google Cloud project's: every credential of that project waits
+    UNKNOWN = "unknown"  # not said (an HTML page, a body naming no limit): the credential waits a window
+
+
+# The limit a quota message names: "... and limit 'Read requests per minute per user' of service ...".
+_LIMIT_IN_MESSAGE = re.compile(r"limit '([^']*)'")
+_ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+
+
+def quota_scope(error: Mapping[str, Any] | None) -> QuotaScope:
+    """Whose quota a 429's ``error`` object (the body's ``error``) says ran out.
+
+    The ErrorInfo detail first, as Google means it to be read: its ``quota_limit``
+    (``ReadRequestsPerMinutePerUser`` / ``ReadRequestsPerMinutePerProject``), else its ``quota_unit``
+    (``1/min/{project}/{user}`` names a user). Then the message's limit: the per-user one ends "per
+    user" ("Read requests per minute per user"), the project's names no scope at all ("Read requests
+    per minute"; older bodies: "per user per 100 seconds" and "per 100 seconds"). A body that says
+    neither is UNKNOWN.
+    """
+    if not isinstance(error, Mapping):
+        return QuotaScope.UNKNOWN
+    details = error.get("details")
+    for detail in details if isinstance(details, list) else ():
+        if not isinstance(detail, Mapping) or detail.get("@type") != _ERROR_INFO:
+            continue
+        metadata = detail.get("metadata")
+        if not isinstance(metadata, Mapping):
+            continue
+        limit, unit = str(metadata.get("quota_limit", "")), str(metadata.get("quota_unit", ""))
+        if "PerUser" in limit:  # before PerProject: "...PerProjectPerUser" is a user's share
+            return QuotaScope.USER
+        if "PerProject" in limit:
+            return QuotaScope.PROJECT
+        if unit:
+            return QuotaScope.USER if "{user}" in unit else QuotaScope.PROJECT
+    message = error.get("message")
+    match = _LIMIT_IN_MESSAGE.search(message) if isinstance(message, str) else None
+    if match is None:
+        return QuotaScope.UNKNOWN
+    return QuotaScope.USER if "per user" in match.group(1).lower() else QuotaScope.PROJECT
+
+
 # Not an ErrorClass: what the dead-letter queue records for a task whose checks killed three runs.
 POISON = "poison"
 FailureClass = Literal["quota", "transient", "uncertain", "permanent", "loading", "poison"]
@@ -156,7 +204,8 @@ class SheetReadError(MonitorError):
     """Reading a spreadsheet failed; raised by the gspread adapter after :func:`classify`.
 
     ``range`` names the A1 range Google refused (a 400 on a bad range), so the message can tell
-    the admin which config entry to fix. :meth:`info` is what a task's history and a dead letter keep.
+    the admin which config entry to fix. ``quota_scope`` says whose quota a QUOTA refusal names (the
+    pacer's business only; not stored). :meth:`info` is what a task's history and a dead letter keep.
     """
 
     def __init__(
@@ -166,6 +215,7 @@ class SheetReadError(MonitorError):
         google_status: str | None,
         message: str,
         range: str | None = None,  # shadows the builtin: it is the word Google and the config use
+        quota_scope: QuotaScope | None = None,
     ) -> None:
         super().__init__(message)
         self.error_class = ErrorClass(error_class)
@@ -173,6 +223,7 @@ class SheetReadError(MonitorError):
         self.google_status = google_status
         self.message = message
         self.range = range
+        self.quota_scope = quota_scope
 
     @property
     def permanent(self) -> bool:  # type: ignore[override]

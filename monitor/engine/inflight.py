@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from monitor.engine.inspect import SheetData, SheetPlan, SheetReader, read
+from monitor.engine.inspect import SheetData, SheetPlan, SheetReader, read, read_zone
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +30,7 @@ class ReadJob:
     plan: SheetPlan
     credential: str
     started: float  # the run clock's monotonic reading when the read was handed out
-    fetch_zone: bool = False  # ask for the spreadsheet's time zone too (monitor.engine.zones)
+    zone_only: bool = False  # only the spreadsheet's time zone: its own request (monitor.engine.zones)
     detailed: bool = False  # with every error cell's details (monitor.engine.inspect)
 
 
@@ -46,6 +46,13 @@ class ReadDone:
     @property
     def seconds(self) -> float:
         return max(0.0, self.finished - self.job.started)
+
+
+def perform(job: ReadJob, reader: SheetReader, timeout: Callable[[], float]) -> SheetData:
+    """The requests ``job`` stands for, with ``reader``: what every :class:`Reads` runs."""
+    if job.zone_only:
+        return read_zone(job.plan, reader, job.credential, timeout)
+    return read(job.plan, reader, job.credential, timeout, detailed=job.detailed)
 
 
 class Reads(Protocol):
@@ -123,8 +130,7 @@ class ThreadedReads:
             data = error = None
             try:
                 reader = reader or self._make_reader()
-                data = read(job.plan, reader, job.credential, timeout, fetch_zone=job.fetch_zone,
-                            detailed=job.detailed)
+                data = perform(job, reader, timeout)
             except Exception as exc:  # noqa: BLE001 - the run classifies it; a worker must live on
                 error = exc
             self._done.put(ReadDone(job, data, error, self._monotonic()))

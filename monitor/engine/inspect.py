@@ -3,8 +3,9 @@
 The one place that does it, for the run and for `sheet-monitor check ID` alike: one
 ``values:batchGet`` for every range of the spreadsheet's checks (plus one Drive request when a
 freshness check looks at the file's modified time, and one ``spreadsheets.get`` for its time zone
-when the caller does not know it: see ``monitor.engine.zones``), then the checks, evaluated over what
-Google returned, with dates read in the spreadsheet's own zone. Reading and judging are separate steps
+when the caller does not know it: see ``monitor.engine.zones``; the run asks that one on its own,
+``read_zone``), then the checks, evaluated over what Google returned, with dates read in the
+spreadsheet's own zone. Reading and judging are separate steps
 because the run holds a task's lease only while the requests are in flight.
 
 Values show an error cell only by its code, and #N/A or #REF! may be IMPORTRANGE or GOOGLEFINANCE
@@ -120,6 +121,13 @@ def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callabl
     modified = reader.modified_time(plan.id, credential, timeout()) if plan.needs_modified_time else None
     return SheetData(dict(zip(plan.ranges, value_ranges, strict=True)), modified, errors, formula_ranges,
                      zone)
+
+
+def read_zone(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callable[[], float]
+              ) -> SheetData:
+    """The spreadsheet's time zone alone, one request: the run asks it as a request of its own, paced
+    when it goes, and reads the values with the task's next request (``monitor.engine.run``)."""
+    return SheetData({}, time_zone=reader.time_zone(plan.id, credential, timeout()))
 
 
 def zone_of(plan: SheetPlan, name: str | None) -> tzinfo:

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from monitor.checks import CheckResult, health_of
-from monitor.core.errors import ErrorClass, ErrorInfo, SheetReadError
+from monitor.core.errors import ErrorClass, ErrorInfo, QuotaScope, SheetReadError
 from monitor.core.logs import log_event
 from monitor.engine import breaker, retry
 from monitor.engine.api_health import ApiHealth
@@ -58,11 +58,13 @@ class RunReport:
     run_id: str
     outcome: Outcome = Outcome.OK
     stop_reason: str = ""
-    tasks: int = 0  # reads sent
+    tasks: int = 0  # read attempts: reads sent, and requests for a time zone alone that failed
     ok: int = 0
     failed: int = 0  # dead-lettered
     retries_scheduled: int = 0
-    reads_of_failing: int = 0  # reads sent to spreadsheets already failing (dead-lettered, breaker)
+    reads_of_failing: int = 0  # requests sent to spreadsheets already failing (dead-lettered, breaker)
+    quota_errors: int = 0  # reads Google refused for quota (429)
+    zones_read: int = 0  # requests for a spreadsheet's time zone alone answered (monitor.engine.zones)
     reads_by_credential: dict[str, int] = field(default_factory=dict)
     duration_seconds: float = 0.0
     events: int = 0
@@ -119,8 +121,9 @@ class Outcomes:
         return verdict
 
     def learned_zone(self, plan: SheetPlan, name: str, now: datetime) -> None:
-        """Keep the time zone Google just gave for the spreadsheet, and when to ask again; saved with
-        the read's result, whatever it is."""
+        """Keep the time zone Google just gave for the spreadsheet, and when to ask again. Google
+        answered: that counts for the whole-API breaker as any answer does."""
+        self._google_answered(now)
         self.state.health[plan.id] = with_zone(self.state.health.get(plan.id), plan.id, name, now)
 
     def judged_unread(self, plan: SheetPlan, now: datetime) -> None:
@@ -146,11 +149,14 @@ class Outcomes:
     # -- a read that failed ------------------------------------------------------------------------
 
     def failed(self, rnd: Round, task: Task, plan: SheetPlan, credential: str, error: SheetReadError,
-               now: datetime) -> Fate:
-        """Record the failure; return what became of the task (a :class:`Fate`)."""
+               now: datetime, *, sent_at: float | None = None) -> Fate:
+        """Record the failure; return what became of the task (a :class:`Fate`). ``sent_at``: when
+        the pacer counted its request (epoch seconds), which tells a 429's pacing what it follows."""
         info = error.info()
         if error.error_class is ErrorClass.QUOTA:
-            wait = self.pacer.record_quota_error(credential, self._epoch_seconds())
+            self.report.quota_errors += 1
+            scope = error.quota_scope or QuotaScope.UNKNOWN
+            wait = self.pacer.record_quota_error(credential, self._epoch_seconds(), scope, sent_at=sent_at)
             rnd.record_quota_wait(task, now, info, now + timedelta(seconds=wait))
             return Fate.QUOTA_WAIT
         decision = retry.decide(error.error_class, task.attempts, now, self.rng)

@@ -23,15 +23,15 @@ for a slot, before it hands a read to a worker.
 
 from __future__ import annotations
 
-import bisect
+import contextlib
 import math
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
 from monitor.config import Config
+from monitor.core.errors import QuotaScope
 from monitor.core.tracking import document
 
 WINDOW_SECONDS = 60.0
@@ -46,7 +46,7 @@ class QuotaLog:
     window_seconds: float = WINDOW_SECONDS + DEFAULT_MARGIN_SECONDS
     sent: dict[str, tuple[float, ...]] = field(default_factory=dict)  # by credential
     projects: dict[str, tuple[float, ...]] = field(default_factory=dict)  # by Google Cloud project
-    paused_until: dict[str, float] = field(default_factory=dict)  # by credential
+    paused_until: dict[str, float] = field(default_factory=dict)  # by credential, by a 429
     # Sends whose project is not known (a log written before quotas were paced per project): each
     # counts against every project, the reading that cannot underestimate any project's window.
     every_project: tuple[float, ...] = ()
@@ -108,6 +108,9 @@ class QuotaPacer:
         self._sent: dict[str, deque[float]] = {c: deque() for c in self.credentials}
         self._project_sent: dict[str, deque[float]] = {p: deque() for p in self.projects}
         self._paused_until: dict[str, float] = {}
+        # When a 429 last filled a window, by (scope, credential or project): a read sent after it
+        # and refused again shows the others' share growing (see record_quota_error).
+        self._filled_at: dict[tuple[QuotaScope, str], float] = {}
         self._totals: Counter[str] = Counter()
         self._quota_errors: Counter[str] = Counter()
         self._latest = -math.inf
@@ -128,8 +131,8 @@ class QuotaPacer:
         return self._project_of[credential]
 
     def acquire(self, now: float, requests: int = 1) -> tuple[str | None, float]:
-        """Take ``requests`` send slots of one credential at ``now`` if any credential has them (a
-        read that also asks for the spreadsheet's time zone sends two); else say how long to wait.
+        """Take ``requests`` send slots of one credential at ``now`` if any credential has them (`check
+        ID` of a spreadsheet whose dates need its time zone sends two); else say how long to wait.
         A count above a limit is taken as the limit: one credential could never send it at once."""
         now = self._advance(now)
         requests = max(1, min(requests, self._credential_limit, self._project_limit))
@@ -145,16 +148,6 @@ class QuotaPacer:
         self._totals[chosen] += requests
         return chosen, 0.0
 
-    def sent_later(self, credential: str, counted_at: float, sent_by: float) -> None:
-        """One of ``credential``'s requests, counted at ``counted_at``, went out later, by ``sent_by``
-        at the latest: count it then. A read's second request (its values, after the spreadsheet's
-        time zone) leaves when the first is answered, seconds later in Google's slow tail, and Google
-        counts it when it arrives; counted at ``counted_at`` its slot would free before Google's does."""
-        for log in (self._sent[credential], self._project_sent[self._project_of[credential]]):
-            with suppress(ValueError):  # already out of the window: the move only adds it back
-                log.remove(counted_at)
-            bisect.insort(log, max(sent_by, counted_at))
-
     def reads_per_second(self) -> float:
         """The rate the limits sustain, summed over the projects (what the run sizes its reads in
         flight for)."""
@@ -166,24 +159,76 @@ class QuotaPacer:
         now = self._advance(now)
         return max(0.0, min(self._ready_at_by_credential(now).values()) - now)
 
-    def record_quota_error(self, credential: str, now: float, project_wide: bool = False) -> float:
-        """A 429 came back: pause ``credential`` (or, for the project quota, every credential of its
-        project) for a full window.
+    def record_quota_error(self, credential: str, now: float, scope: QuotaScope = QuotaScope.UNKNOWN,
+                           *, sent_at: float | None = None) -> float:
+        """A 429 came back for ``credential``: wait as long as the quota it names needs, no longer.
 
-        A full window because requests we do not know about (another process, a previous run not
-        persisted) may be what filled it; after one window nothing older can still count. Other
-        projects' credentials carry on: their quotas are their own.
+        ``scope`` says whose quota Google says is full (``core.errors.quota_scope``). Of the sends in
+        that window we know only ours; the others (another tool, an admin's ``check``) are taken to
+        fill the rest of it, sent just now: the latest they can have been, so no slot of theirs is
+        taken for free. So the wait ends when our oldest send in the window ages out, and then one
+        read goes per send of ours that ages out, until the others have aged out too: the window's
+        limit as Google showed it, rather than a burst at the configured one into the next 429.
+
+        - USER: the credential's window; only it waits.
+        - PROJECT: its project's window; every credential of the project waits, the other projects'
+          carry on (their quotas are their own).
+        - UNKNOWN (an HTML page, a body naming no limit): the credential waits a full window, after
+          which nothing older can still count.
+
+        The refused read itself (sent at ``sent_at``) leaves the logs: Google did not count it, and
+        keeping it would make the others' share look smaller by one, for a window.
+
+        A read refused although it was sent (``sent_at``) after the same window was filled less
+        than a window ago went into the window as Google had shown it: the others' share is growing
+        faster than ours ages out, and guessing again would only meet more 429s. Then the scope
+        waits a full window. (Reads already in flight when a window is filled are refused alike,
+        and change nothing.)
+
+        The wait is also kept as the credentials' ``paused_until``, carried to the next run with the
+        sends, so that a run held back by it knows why (:meth:`held_by_quota_errors`).
         Returns :meth:`next_ready_in`: how long until this credential (or another) may send again.
         """
         if credential not in self._sent:
             raise KeyError(f"unknown credential {credential!r}")
         now = self._advance(now)
-        until = now + self._window
         self._quota_errors[credential] += 1
-        paused = self.projects[self._project_of[credential]] if project_wide else (credential,)
+        project = self._project_of[credential]
+        if sent_at is not None:  # Google did not count the refused read: neither do we
+            for log in (self._sent[credential], self._project_sent[project]):
+                with contextlib.suppress(ValueError):
+                    log.remove(sent_at)
+        if scope is QuotaScope.PROJECT:
+            until = self._fill(self._project_sent[project], self._project_limit, (scope, project), now,
+                               sent_at)
+            paused = self.projects[project]
+        elif scope is QuotaScope.USER:
+            until = self._fill(self._sent[credential], self._credential_limit, (scope, credential), now,
+                               sent_at)
+            paused = (credential,)
+        else:
+            until, paused = now + self._window, (credential,)
         for name in paused:
             self._paused_until[name] = max(self._paused_until.get(name, -math.inf), until)
         return self.next_ready_in(now)
+
+    def _fill(self, log: deque[float], limit: int, key: tuple[QuotaScope, str], now: float,
+              sent_at: float | None) -> float:
+        """Fill the window Google said is full with the others' sends, taken as sent at ``now``;
+        when its first slot frees (a whole window on if it was refused again: see above)."""
+        filled = self._filled_at.get(key, -math.inf)
+        again = sent_at is not None and sent_at > filled > now - self._window
+        log.extend([now] * max(0, limit - len(log)))  # now >= every entry: the log stays sorted
+        self._filled_at[key] = now
+        return now + self._window if again else self._ready_at(log, limit, now)
+
+    def held_by_quota_errors(self, now: float) -> bool:
+        """True when nothing may be sent at ``now`` and the credential free soonest waits on a 429
+        (this run's or the last run's): what makes a run that read nothing a degraded one."""
+        now = self._advance(now)
+        ready = self._ready_at_by_credential(now)
+        soonest = min(self.credentials, key=ready.__getitem__)
+        return ready[soonest] > now and self._paused_until.get(soonest, -math.inf) > now
 
     def usage(self) -> dict[str, Any]:
         """Counts since this pacer was built (JSON-ready, for run stats and benchmarks)."""

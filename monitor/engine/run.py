@@ -53,9 +53,9 @@ class InFlight:
     credential: str
     breaker_before: BreakerState | None  # its breaker before this read (a probe may be given back)
     alone: bool  # a quarantined task, read with nothing else in flight
+    sent_at: float | None = None  # epoch seconds, as the pacer counted the send
     started: float = 0.0  # monotonic, set when its read is handed out
-    fetch_zone: bool = False  # the read asks for the spreadsheet's time zone too (one more request)
-    paced_at: float = 0.0  # the pacer's time (epoch seconds) at which its requests were counted
+    zone_only: bool = False  # the request asks for the spreadsheet's time zone alone
 
 
 class Run:
@@ -123,10 +123,14 @@ class Run:
         now = self.clock.now()
         report = self.report
         report.duration_seconds = round(self.clock.monotonic() - self.started_monotonic, 3)
-        if report.outcome is Outcome.OK and report.tasks > report.reads_of_failing and not report.ok:
+        sent = sum(report.reads_by_credential.values())
+        if report.outcome is Outcome.OK and not (report.ok or report.zones_read) and (
+                sent > report.reads_of_failing or report.quota_errors
+                or self.pacer.held_by_quota_errors(self.clock.time())):
             # Not one spreadsheet could be read: too short a run to trip the whole-API breaker, but
-            # the watchdog must still see runs that achieve nothing. Reads of spreadsheets known to
-            # be failing do not count: a quiet round may read nothing else (monitor.engine.changes).
+            # the watchdog must still see runs that achieve nothing, those that Google's quota kept
+            # from reading (its 429s, or the wait one left) too. Reads of spreadsheets known to be
+            # failing do not count: a quiet round may read nothing else (monitor.engine.changes).
             report.outcome = Outcome.DEGRADED
         self.state.dlq.prune(now)
         rnd = self.state.round
@@ -197,17 +201,18 @@ class Run:
             self.checkpoints.save()
             return True
 
-        # Dates are judged in the spreadsheet's own zone: asked with its first read that needs it,
-        # then about daily (monitor.engine.zones). It is one more read of the same credential's quota.
-        fetch_zone = plan.needs_time_zone and zone_due(self.state.health.get(plan.id), now)
-        paced_at = self.clock.time()
-        credential, wait = self.pacer.acquire(paced_at, 1 + fetch_zone)
+        # Dates are judged in the spreadsheet's own zone: asked before its first read that needs it,
+        # then about daily (monitor.engine.zones), as a request of its own, paced when it goes: the
+        # values then go as the task's next request (_zone_read).
+        zone_only = plan.needs_time_zone and zone_due(self.state.health.get(plan.id), now)
+        sent_at = self.clock.time()
+        credential, wait = self.pacer.acquire(sent_at)
         if credential is None:
             return self._wait(wait, usable)
         # Only now, with a request certain to go out, may an open breaker's probe be spent.
         breaker_before = self.outcomes.breaker_let_through(plan, now)
-        self._start(rnd, InFlight(task, plan, credential, breaker_before, alone, fetch_zone=fetch_zone,
-                                  paced_at=paced_at))
+        self._start(rnd, InFlight(task, plan, credential, breaker_before, alone, sent_at,
+                                  zone_only=zone_only))
         return True
 
     def _next_task(self, rnd: Round, now: datetime) -> tuple[Task | None, bool, float | None]:
@@ -239,9 +244,9 @@ class Run:
     def _start(self, rnd: Round, flight: InFlight) -> None:
         task = flight.task
         rnd.start(task)
-        self.report.tasks += 1
         by_credential = self.report.reads_by_credential  # Sheets requests, the quota they spend
-        by_credential[flight.credential] = by_credential.get(flight.credential, 0) + 1 + flight.fetch_zone
+        by_credential[flight.credential] = by_credential.get(flight.credential, 0) + 1
+        self.report.tasks += not flight.zone_only  # a zone request is an attempt only if it fails
         self.report.reads_of_failing += self.state.is_failing(task.target)
         # The lease is on disk before the request goes out: if the process dies during it, the next
         # run must know which reads were in flight (how many, for the poison guard).
@@ -252,7 +257,7 @@ class Run:
         # A read that found values not known yet is tried again with Google's details (engine.inspect).
         detailed = task.last_error is not None and task.last_error.error_class == ErrorClass.LOADING
         self.reads.start(ReadJob(task.id, flight.plan, flight.credential, flight.started,
-                                 fetch_zone=flight.fetch_zone, detailed=detailed),
+                                 zone_only=flight.zone_only, detailed=detailed),
                          self._request_timeout)
         self._apply(self.reads.collect(0))  # whatever has finished meanwhile (this read, if it was quick)
 
@@ -266,8 +271,6 @@ class Run:
         for done in finished:
             flight = self.in_flight.pop(done.job.task_id)
             self.latency.add(done.seconds)
-            if flight.fetch_zone:  # its values request left when the zone came back: by now, at the latest
-                self.pacer.sent_later(flight.credential, flight.paced_at, self.clock.time())
             self._settle(flight, done)
         if finished:
             self.checkpoints.save()
@@ -278,7 +281,10 @@ class Run:
         try:
             if done.error is not None:
                 raise done.error
-            results = judge(plan, done.data, now, self._zone(plan, done.data.time_zone, now),
+            if flight.zone_only:
+                self._zone_read(flight, done.data.time_zone, now)
+                return
+            results = judge(plan, done.data, now, self._zone(plan),
                             last_try=is_last_try(ErrorClass.LOADING, task.attempts))
         except SheetReadError as error:
             if error.error_class in (ErrorClass.QUOTA, ErrorClass.LOADING):
@@ -296,27 +302,38 @@ class Run:
             log_event("task_done", task_id=task.id, spreadsheet_id=plan.id, attempt=task.attempts,
                       status=verdict, findings=findings, duration_ms=int(done.seconds * 1000))
 
-    def _zone(self, plan: SheetPlan, fetched: str | None, now: datetime) -> tzinfo:
-        """The zone ``plan``'s dates are judged in: the one this read fetched (kept once known to be
-        a zone, whatever the judgement), else the one its record keeps."""
-        if fetched is None:
-            record = self.state.health.get(plan.id)
-            return zone_of(plan, record.time_zone if record else None)
-        zone = zone_of(plan, fetched)
-        self.outcomes.learned_zone(plan, fetched, now)
-        return zone
+    def _zone_read(self, flight: InFlight, name: str | None, now: datetime) -> None:
+        """The spreadsheet's time zone came back: keep it and give the task back, due at once, for its
+        values read. Not an attempt, and no judgement: that is the values read's. A name this machine
+        cannot read fails here, as the read it stands for (monitor.engine.inspect.zone_of)."""
+        plan = flight.plan
+        zone_of(plan, name)
+        self.outcomes.learned_zone(plan, name, now)
+        self.report.zones_read += 1
+        self.outcomes.give_back_probe(plan, flight.breaker_before)  # the values read is the probe
+        self.state.round.release(flight.task)
+        log_event("zone_read", task_id=flight.task.id, spreadsheet_id=plan.id, time_zone=name)
+
+    def _zone(self, plan: SheetPlan) -> tzinfo:
+        """The zone ``plan``'s dates are judged in: the one its record keeps (read before the values,
+        when due)."""
+        record = self.state.health.get(plan.id)
+        return zone_of(plan, record.time_zone if record else None)
 
     def _failed(self, rnd: Round, flight: InFlight, error: SheetReadError, now: datetime, seconds: float
                 ) -> None:
         task = flight.task
-        fate = self.outcomes.failed(rnd, task, flight.plan, flight.credential, error, now)
+        self.report.tasks += flight.zone_only  # the read's attempt, its values never asked
+        fate = self.outcomes.failed(rnd, task, flight.plan, flight.credential, error, now,
+                                    sent_at=flight.sent_at)
         fields = {
             "task_id": task.id, "spreadsheet_id": task.target, "attempt": task.attempts,
             "status": error.http_status, "error": error.message, "duration_ms": int(seconds * 1000),
         }
         if fate is Fate.QUOTA_WAIT:
             retry_in = (task.next_attempt_at - now).total_seconds()
-            log_event("task_quota_wait", logging.WARNING, **fields, retry_in_s=round(retry_in, 1))
+            log_event("task_quota_wait", logging.WARNING, **fields, retry_in_s=round(retry_in, 1),
+                      quota=error.quota_scope or "unknown")
         elif fate is Fate.API_DEGRADED:
             log_event("task_retry", logging.WARNING, **fields, reason="api_degraded")
             self._stop("api_degraded")

@@ -250,8 +250,9 @@ class Round:
         heapq.heappush(self._waiting, (at, task.id))
 
     def release(self, task: Task) -> None:
-        """Give back a task whose read was still in flight when the run had to end: it is pending
-        again, as it was, and no interruption is counted (the run was not killed)."""
+        """Give back a task whose read was still in flight when the run had to end, or whose request
+        only read its spreadsheet's time zone (the values read follows): it is pending again, as it
+        was, and no interruption or attempt is counted."""
         self._set_status(task, PENDING)
         if task.next_attempt_at:  # a retry: back in line by its due time
             heapq.heappush(self._waiting, (task.next_attempt_at, task.id))

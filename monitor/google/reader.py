@@ -18,7 +18,14 @@ from gspread.exceptions import APIError
 from gspread.urls import DRIVE_FILES_API_V3_URL, SPREADSHEET_URL
 
 from monitor.config import Config
-from monitor.core.errors import CREDENTIAL_REASONS, ErrorClass, SheetReadError, classify
+from monitor.core.errors import (
+    CREDENTIAL_REASONS,
+    ErrorClass,
+    QuotaScope,
+    SheetReadError,
+    classify,
+    quota_scope,
+)
 from monitor.google import grid, token
 from monitor.google.client import CredentialCache, build_gspread_client
 
@@ -158,7 +165,12 @@ def _api_error(exc: APIError, credential: str | None) -> SheetReadError:
     if credential_refused and credential:  # which key file to look at: the spreadsheet is not at fault
         message = f"{message} (credential {Path(credential).name})"
     bad_range = message[len(_BAD_RANGE_PREFIX) :] if message.startswith(_BAD_RANGE_PREFIX) else None
-    return SheetReadError(error_class, response.status_code, google_status, message[:500], range=bad_range)
+    scope = None
+    if error_class is ErrorClass.QUOTA:
+        # Whose quota ran out decides who waits; Google's anti-abuse page ("Sorry...") names none.
+        scope = QuotaScope.UNKNOWN if is_html else quota_scope(exc.error)
+    return SheetReadError(error_class, response.status_code, google_status, message[:500], range=bad_range,
+                          quota_scope=scope)
 
 
 def _detail_reason(error: dict, message: str) -> str | None:

@@ -78,12 +78,9 @@ def update_file(sandbox, request: Request, route) -> Response:
     ``{"name": ...}`` renames. Either is a change in Drive's change feed; neither moves
     modifiedTime, which follows the contents."""
     file_id = route.params["file_id"]
-    try:
-        body = request.json() or {}
-    except BadJSON:
-        return errors.drive_error(400, "Invalid JSON payload received.", "parseError")
-    if not isinstance(body, dict):
-        return errors.drive_error(400, "Invalid JSON payload received.", "parseError")
+    body = _json_object(request)
+    if isinstance(body, Response):
+        return body
     for key, value in body.items():
         valid = isinstance(value, bool) if key == "trashed" else isinstance(value, str) and value
         if key not in _UPDATABLE or not valid:
@@ -103,14 +100,22 @@ def update_file(sandbox, request: Request, route) -> Response:
     return _masked(request, file, _DEFAULT_FILE_FIELDS)
 
 
-def create_file(sandbox, request: Request, route) -> Response:
-    """POST /drive/v3/files: a new spreadsheet with one 1000 x 26 tab "Sheet1"."""
+def _json_object(request: Request) -> dict | Response:
+    """The request's JSON object (an empty body is ``{}``), or Drive's 400 for anything else."""
     try:
         body = request.json() or {}
     except BadJSON:
-        return errors.drive_error(400, "Invalid JSON payload received.", "parseError")
+        body = None
     if not isinstance(body, dict):
         return errors.drive_error(400, "Invalid JSON payload received.", "parseError")
+    return body
+
+
+def create_file(sandbox, request: Request, route) -> Response:
+    """POST /drive/v3/files: a new spreadsheet with one 1000 x 26 tab "Sheet1"."""
+    body = _json_object(request)
+    if isinstance(body, Response):
+        return body
     mime = body.get("mimeType")
     if mime != SPREADSHEET_MIME:
         return errors.drive_error(

@@ -48,6 +48,25 @@ _HTML_502 = """<!DOCTYPE html>
 in 30 seconds.  <ins>That's all we know.</ins>
 """
 
+# Google's front end turns away traffic it takes for automated abuse with a 429 whose body is this
+# page, not the API's JSON (as quoted whole in public reports, e.g. github.com/Wei-Shaw/sub2api
+# issue 360, 2026; docs/sandbox.md, "Quotas").
+_HTML_SORRY = (
+    '<html><head><meta http-equiv="content-type" content="text/html; charset=utf-8"/>'
+    "<title>Sorry...</title><style> body { font-family: verdana, arial, sans-serif; "
+    "background-color: #fff; color: #000; }</style></head><body><div><table><tr><td><b>"
+    "<font face=sans-serif size=10><font color=#4285f4>G</font><font color=#ea4335>o</font>"
+    "<font color=#fbbc05>o</font><font color=#4285f4>g</font><font color=#34a853>l</font>"
+    "<font color=#ea4335>e</font></font></b></td><td style=\"text-align: left; vertical-align: bottom; "
+    'padding-bottom: 15px; width: 50%"><div style="border-bottom: 1px solid #dfdfdf;">Sorry...</div>'
+    '</td></tr></table></div><div style="margin-left: 4em;"><h1>We\'re sorry...</h1><p>... but your '
+    "computer or network may be sending automated queries. To protect our users, we can't process "
+    'your request right now.</p></div><div style="margin-left: 4em;">See <a '
+    'href="https://support.google.com/websearch/answer/86640">Google Help</a> for more information.'
+    '<br/><br/></div><div style="text-align: center; border-top: 1px solid #dfdfdf;"><a '
+    'href="https://www.google.com">Google Home</a></div></body></html>'
+)
+
 
 # The legacy ``errors`` entry some of Google's 5xx bodies carry (reason by status).
 LEGACY_SERVER_ERRORS = {500: "backendError", 503: "backendError"}
@@ -117,31 +136,44 @@ def invalid_argument(message: str) -> Response:
     return google_error(400, message)
 
 
+# Google's link for raising a quota, the one ``google.rpc.Help`` detail of its 429s.
+QUOTA_HELP_URL = "https://cloud.google.com/docs/quota#requesting_higher_quota"
+
+
 def quota_exceeded(kind: str, scope: str, limit: int,
                    project_number: str = DEFAULT_PROJECT_NUMBER) -> Response:
     """429 for ``kind`` "Read"/"Write" and ``scope`` "user"/"project"; no Retry-After, like Google.
 
-    ``project_number`` is the consumer Google names: the project of the account that asked.
+    ``project_number`` is the consumer Google names: the project of the account that asked. The
+    per-user limit is "... per minute per user", the per-project one "... per minute" with nothing
+    after it (no "per project"); the ErrorInfo names the limit (``ReadRequestsPerMinutePerUser`` /
+    ``...PerProject``), and a Help detail links to raising it (docs/sandbox.md, "Quotas", sources).
     """
-    per = "per user" if scope == "user" else "per project"
-    quota_limit = f"{kind}RequestsPerMinutePer{'User' if scope == 'user' else 'Project'}"
-    unit = "1/min/{project}/{user}" if scope == "user" else "1/min/{project}"
+    per_user = scope == "user"
     message = (
-        f"Quota exceeded for quota metric '{kind} requests' and limit '{kind} requests per minute {per}' "
+        f"Quota exceeded for quota metric '{kind} requests' and limit "
+        f"'{kind} requests per minute{' per user' if per_user else ''}' "
         f"of service 'sheets.googleapis.com' for consumer 'project_number:{project_number}'."
     )
-    return google_error(429, message, details=[{
-        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-        "reason": "RATE_LIMIT_EXCEEDED",
-        "domain": "googleapis.com",
-        "metadata": {
-            "quota_limit_value": str(limit),
-            "service": "sheets.googleapis.com",
-            "quota_metric": f"sheets.googleapis.com/{kind.lower()}_requests",
-            "quota_limit": quota_limit,
-            "quota_unit": unit,
+    return google_error(429, message, details=[
+        {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": "RATE_LIMIT_EXCEEDED",
+            "domain": "googleapis.com",
+            "metadata": {
+                "quota_location": "global",
+                "quota_metric": f"sheets.googleapis.com/{kind.lower()}_requests",
+                "quota_limit": f"{kind}RequestsPerMinutePer{'User' if per_user else 'Project'}",
+                "quota_limit_value": str(limit),
+                "consumer": f"projects/{project_number}",
+                "service": "sheets.googleapis.com",
+            },
         },
-    }])
+        {
+            "@type": "type.googleapis.com/google.rpc.Help",
+            "links": [{"description": "Request a higher quota limit.", "url": QUOTA_HELP_URL}],
+        },
+    ])
 
 
 def not_a_spreadsheet() -> Response:
@@ -158,6 +190,11 @@ def not_a_spreadsheet() -> Response:
 def html_bad_gateway() -> Response:
     """The front end's HTML 502 page (gspread raises APIError with code -1 for it)."""
     return Response.html(502, _HTML_502)
+
+
+def html_sorry() -> Response:
+    """The front end's anti-abuse 429, an HTML page (gspread raises APIError with code -1 for it)."""
+    return Response.html(429, _HTML_SORRY)
 
 
 def field_violation(message: str, field: str | None = None) -> Response:

@@ -10,6 +10,7 @@ A fault spec (JSON, from the control API, start-up flags or a dataset)::
      "hang": false,                # hold the request until the client gives up
      "reset": false,               # abort the TCP connection without answering
      "probability": 1.0,           # chance that a request is affected (seeded, deterministic)
+     "html": false,                # true: a 429 is the front end's anti-abuse HTML page, not JSON
      "times": null}                # how many requests it affects; default: len(statuses), or
                                    # forever for repeat, hang, reset and latency-only specs
 
@@ -40,7 +41,7 @@ from .http import Response
 WILDCARD = "*"
 TOKEN = "/token"  # the target of faults on the token endpoint (no spreadsheet id starts with "/")
 _KEYS = ("spreadsheet", "statuses", "repeat", "latency_ms", "hang", "reset", "probability", "times",
-         "legacy_errors")
+         "legacy_errors", "html")
 NORMAL = 200  # in a status sequence: let this request through
 
 
@@ -76,15 +77,16 @@ class _Fault:
         return self.remaining is not None and self.remaining <= 0
 
 
-def error_response(status: int, legacy_errors: bool = False) -> Response | None:
+def error_response(status: int, legacy_errors: bool = False, html: bool = False) -> Response | None:
     """The body Google sends with ``status`` (None for 200: the normal answer); ``legacy_errors``
-    adds the ``errors`` list some of Google's 500 and 503 bodies still carry."""
+    adds the ``errors`` list some of Google's 500 and 503 bodies still carry; ``html``: a 429 is
+    the front end's anti-abuse page rather than the API's quota body."""
     if status == NORMAL:
         return None
     if status == 502:
         return errors.html_bad_gateway()
     if status == 429:
-        return errors.quota_exceeded("Read", "user", 60)
+        return errors.html_sorry() if html else errors.quota_exceeded("Read", "user", 60)
     if legacy_errors and status in errors.LEGACY_SERVER_ERRORS:
         return errors.google_error(status, legacy_reason=errors.LEGACY_SERVER_ERRORS[status])
     return errors.google_error(status)
@@ -125,7 +127,7 @@ def validate(spec: object) -> dict:
         raise ValueError(f'the token endpoint\'s "statuses" may be {allowed} (the failures Google\'s '
                          f"token service is seen to answer), got {statuses!r}")
     flags = {}
-    for key in ("repeat", "hang", "reset", "legacy_errors"):
+    for key in ("repeat", "hang", "reset", "legacy_errors", "html"):
         flags[key] = spec.get(key, False)
         if not isinstance(flags[key], bool):
             raise ValueError(f'fault key "{key}" must be true or false, got {flags[key]!r}')
@@ -146,6 +148,8 @@ def validate(spec: object) -> dict:
         raise ValueError('a fault has one kind of outcome: "statuses", "hang" or "reset", not several')
     if flags["repeat"] and not statuses:
         raise ValueError('fault key "repeat" needs a non-empty "statuses" list to cycle through')
+    if flags["html"] and 429 not in statuses:
+        raise ValueError('fault key "html" (the anti-abuse HTML page) needs 429 among "statuses"')
     if not (statuses or flags["hang"] or flags["reset"] or latency > 0):
         raise ValueError('a fault must do something: give "statuses", "hang", "reset" or "latency_ms"')
     return {
@@ -158,6 +162,7 @@ def validate(spec: object) -> dict:
         "probability": float(probability),
         "times": times,
         "legacy_errors": flags["legacy_errors"],
+        "html": flags["html"],
     }
 
 
@@ -172,8 +177,8 @@ def _answers_for(spec: dict) -> Callable[[int], Response | None]:
     """How the spec's statuses are answered: the token endpoint's OAuth bodies, or the APIs'."""
     if spec["spreadsheet"] == TOKEN:
         return token_fault_answer
-    legacy = spec["legacy_errors"]
-    return lambda status: error_response(status, legacy)
+    legacy, html = spec["legacy_errors"], spec["html"]
+    return lambda status: error_response(status, legacy, html)
 
 
 def _is_status(value: object) -> bool:

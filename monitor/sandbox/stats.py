@@ -22,6 +22,8 @@ class Stats:
             self._by_endpoint[endpoint] += 1
             self._by_status[status] += 1
             self._by_user[user or ANONYMOUS] += 1
+            if status == 429:
+                self._refused_by_user[user or ANONYMOUS] += 1
             if spreadsheet is not None:
                 self._by_spreadsheet.setdefault(spreadsheet, Counter())[endpoint] += 1
 
@@ -32,7 +34,8 @@ class Stats:
 
     def snapshot(self) -> dict:
         """A JSON-ready copy: total, by_endpoint, by_status (string keys), by_user, quota_exceeded,
-        by_spreadsheet (id -> endpoint -> count)."""
+        quota_exceeded_by_user (whose requests were refused for quota: which accounts a client kept
+        sending after a 429), by_spreadsheet (id -> endpoint -> count)."""
         with self._lock:
             return {
                 "total": self._total,
@@ -40,6 +43,7 @@ class Stats:
                 "by_status": {str(status): n for status, n in sorted(self._by_status.items())},
                 "by_user": dict(self._by_user),
                 "quota_exceeded": self._by_status.get(429, 0),
+                "quota_exceeded_by_user": dict(self._refused_by_user),
                 "by_spreadsheet": {sid: dict(counts) for sid, counts in self._by_spreadsheet.items()},
             }
 
@@ -50,3 +54,4 @@ class Stats:
             self._by_status: Counter[int] = Counter()
             self._by_user: Counter[str] = Counter()
             self._by_spreadsheet: dict[str, Counter[str]] = {}
+            self._refused_by_user: Counter[str] = Counter()
