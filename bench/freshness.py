@@ -25,6 +25,9 @@ marker (or a later one); the reads it observed are exactly the reads the runs lo
 sandbox's batchGets equal the reads the runs sent. It exits 1 when an edit was missed, a check
 failed, or Google answered 429.
 
+``--monitor-root PATH`` runs another checkout's monitor (an older commit, say) against the same
+sandbox, for before/after figures; ``--logs DIR`` keeps every run's log.
+
 ``--scale K`` shortens everything K times: Sheets quotas x K, Google's latency, the request timeout,
 the round interval, the budget, ``max_age`` and the editor's period / K. Counts (reads, Drive
 requests, edits, rounds) are per round interval and do not change; times are printed multiplied
@@ -36,6 +39,7 @@ with x2.
 
     .venv/bin/python bench/freshness.py [--settings 5 20 50 20:off] [--periods 3] [--drain 6]
                                         [--sheets 700] [--scale 1] [--seed 7] [--logs DIR]
+                                        [--monitor-root PATH]
 """
 
 from __future__ import annotations
@@ -97,6 +101,7 @@ class Cron:
     interval: float
     control: requests.Session
     base: str
+    monitor_root: Path = ROOT  # whose monitor the runs are (another checkout: before/after figures)
     started: float = field(default_factory=time.monotonic)
     ticks: list[dict] = field(default_factory=list)  # the sandbox's stats as each tick came
     runs: list[subprocess.Popen] = field(default_factory=list)
@@ -113,11 +118,11 @@ class Cron:
 
     def start_run(self) -> None:
         env = {key: value for key, value in os.environ.items() if key != "TELEGRAM_BOT_TOKEN"}
-        env["PYTHONPATH"] = str(ROOT)
+        env["PYTHONPATH"] = str(self.monitor_root)
         with open(self.logs / f"run-{len(self.runs):03d}.log", "w") as log:
             self.runs.append(subprocess.Popen(
                 [sys.executable, "-m", "monitor.cli", "run", "--config", str(self.config)],
-                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log,
+                cwd=self.monitor_root, env=env, stdout=subprocess.DEVNULL, stderr=log,
             ))
 
     def finish(self) -> dict:
@@ -156,7 +161,7 @@ def measure(args, setting: Setting) -> dict:
         logs = args.logs / f"{setting.share:.0%}-{'on' if setting.detection else 'off'}" if args.logs \
             else Path(tmp) / "logs"
         logs.mkdir(parents=True, exist_ok=True)
-        cron = Cron(config_path, logs, interval, control, base)
+        cron = Cron(config_path, logs, interval, control, base, args.monitor_root or ROOT)
         editor, first_edit_tick = drive(args, setting, cron, observer, payloads, base)
         final = cron.finish()
         observer.stop()
@@ -261,6 +266,8 @@ def describe(args, m: dict) -> str:
     figures = ", ".join(f"{name} {minutes(percentile(lags, q))} ({percentile(lags, q) / interval:.2f})"
                         for name, q in (("p50", 0.5), ("p95", 0.95), ("max", 1.0)))
     mode = f"scale x{scale}, times below in Google's minutes" if scale > 1 else "Google's own scale"
+    if args.monitor_root:
+        mode += f", monitor from {args.monitor_root}"
     return "\n".join([
         f"{args.sheets} spreadsheets, {m['setting']} ({mode}):",
         f"  edits {len(edits)} in {args.periods} periods of 5 min ({len(edits) // max(args.periods, 1)} "
@@ -269,7 +276,8 @@ def describe(args, m: dict) -> str:
         "  rounds started between an edit and its verdict: "
         + ", ".join(f"{n}: {k} edits" for n, k in late.items()),
         f"  per 5 min, the {len(reads)} ticks after each period: reads (sandbox batchGets) "
-        f"{'/'.join(map(str, reads))}, Drive requests {'/'.join(map(str, drive))}, rounds started "
+        f"{'/'.join(map(str, reads))} (mean {sum(reads) / max(len(reads), 1):.0f}), Drive requests "
+        f"{'/'.join(map(str, drive))}, rounds started "
         f"{m['rounds_started']} (judged unread {summary(m['unread'])}), runs with nothing to do "
         f"{m['idle_runs']}; reads that found an edit {m['found']} of {sum(reads)}",
         f"  429s {m['quota_exceeded']}, 403s {m['forbidden']}, change feed failures {m['feed_failed']}; "
@@ -302,6 +310,7 @@ def main() -> int:
     parser.add_argument("--scale", type=int, default=1, help="quotas x K; latency, timeout and times / K")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--logs", type=Path, help="keep the runs' logs in this folder")
+    parser.add_argument("--monitor-root", type=Path, help="run the monitor of this checkout instead")
     args = parser.parse_args()
     ok = True
     for setting in args.settings:
