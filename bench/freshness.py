@@ -34,8 +34,9 @@ requests, edits, rounds) are per round interval and do not change; times are pri
 back by K, in Google's minutes, and as fractions of the interval. What does not scale: a run's
 start-up (~0.6 s), the engine's save reserve and minimum request time (3 s + 1 s of each budget),
 its retry backoff, and the 60 s windows of both quota meters (at K = 10 a window spans two
-intervals, not a fifth of one, so a run may start with a larger burst). README.md compares x10
-with x2.
+intervals, not a fifth of one, so a run may send a round's reads in one burst). At x10 lags come
+out 0.1 to 0.2 of an interval shorter at p95 and max than at x1 (README.md): take lags from x1
+when they decide something.
 
     .venv/bin/python bench/freshness.py [--settings 5 20 50 20:off] [--periods 3] [--drain 6]
                                         [--sheets 700] [--scale 1] [--seed 7] [--logs DIR]
