@@ -30,7 +30,8 @@ def served_dataset(folder: Path, *, sheets: int, credentials: int, per_user: int
     ``latency_scale`` multiplies Google's draws. ``faults=False`` removes the dataset's injected
     faults (slow, hanging, flaky spreadsheets; its missing ones and renamed tabs stay, they are
     data), so that a round is not spent waiting on them.
-    ``run`` adds keys to the config's [run] table, e.g. ``{"round_interval": "24h"}``, and ``google``
+    ``run`` adds keys to the config's [run] table, e.g. ``{"round_interval": "24h"}`` or
+    ``{"change_detection": False}`` (strings are written quoted, booleans as TOML's), and ``google``
     to its [google] table, e.g. ``{"max_concurrent_reads": 1}``. ``projects`` spreads the credentials
     over that many Cloud projects, each with its own ``per_project`` quota.
     """
@@ -58,7 +59,7 @@ def served_dataset(folder: Path, *, sheets: int, credentials: int, per_user: int
         text = re.sub(r'(?m)^request_timeout = .*\n', "", text)
         text = text.replace("[google]\n", f'[google]\nrequest_timeout = "{request_timeout}"\n', 1)
         for key, value in (run or {}).items():
-            text = text.replace("[run]\n", f'[run]\n{key} = "{value}"\n', 1)
+            text = text.replace("[run]\n", f"[run]\n{key} = {toml_value(value)}\n", 1)
         for key, value in (google or {}).items():
             text = text.replace("[google]\n", f'[google]\n{key} = {value!r}\n', 1)
         config.write_text(text)
@@ -68,6 +69,10 @@ def served_dataset(folder: Path, *, sheets: int, credentials: int, per_user: int
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def toml_value(value: str | bool) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else f'"{value}"'
 
 
 def sandbox_url(config: Path) -> str:

@@ -23,7 +23,7 @@ from monitor.engine.health import ERROR, FAIL, OK, WARN, Finding, SheetHealth, r
 from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats
 from monitor.engine.mutes import Mute
 from monitor.engine.state import RetryFirst
-from monitor.engine.tasks import FAILED, PENDING, Round, Task
+from monitor.engine.tasks import FAILED, PENDING, Round, Task, tick_slack
 from monitor.notify.documents import Outbox, PendingMessage
 from monitor.state import State
 
@@ -264,8 +264,8 @@ def test_dlq_retry_after_a_finished_round_whose_interval_passed_puts_it_first_in
     assert state.retry_first == RetryFirst(("s3",))  # retrying twice lists it once
 
 
-def test_dlq_retry_a_second_before_the_interval_ends_still_uses_the_finished_round():
-    state = state_with_round(started=NOW - INTERVAL + timedelta(seconds=1))
+def test_dlq_retry_a_second_before_the_next_round_is_due_still_uses_the_finished_round():
+    state = state_with_round(started=NOW - INTERVAL + tick_slack(INTERVAL) + timedelta(seconds=1))
     finish_round(state)
     dead_letter(state, "s3", NOW)
     assert admin.dlq_retry(state, ["s3"], NOW, INTERVAL)[0]["due"] == "current_round"

@@ -97,6 +97,19 @@ class RoundInfo:
     unread: int = 0  # spreadsheets judged without a read: Drive reported no change (engine.changes)
 
 
+MAX_TICK_SLACK = timedelta(seconds=30)
+
+
+def tick_slack(interval: timedelta) -> timedelta:
+    """How much sooner than ``interval`` after a round started the next one may start. Cron starts
+    runs one interval apart, but a round starts after its run's start-up (imports, the state, the
+    first request), which varies by a second or more from run to run: without this, about every other
+    tick would find its round begun a moment less than an interval ago and do nothing, and a change
+    would wait two intervals to be read. A tenth of the interval, at most 30 s: far below a 5-minute
+    tick, and it never lets a round of a longer ``round_interval`` start a cron tick early."""
+    return min(interval / 10, MAX_TICK_SLACK)
+
+
 def task_id(round_id: str, number: int) -> str:
     """The id of the ``number``-th task (1-based) of a round."""
     return f"{round_id}-{number:06d}"
@@ -173,8 +186,8 @@ class Round:
 
     def continues(self, now: datetime, interval: timedelta) -> bool:
         """Will the next run keep working on this round (rather than start a new one)? Yes while it
-        is unfinished, and until ``interval`` has passed since it started."""
-        return not self.is_complete() or now - self.started_at < interval
+        is unfinished, and until ``interval`` has passed since it started, less :func:`tick_slack`."""
+        return not self.is_complete() or now - self.started_at < interval - tick_slack(interval)
 
     def oldest_pending(self) -> Task | None:
         pending = [task for task in self.tasks.values() if task.status is PENDING]
