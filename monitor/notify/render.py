@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import singledispatch
 
-from monitor.core.remedies import remedy
+from monitor.core.remedies import problem, remedy
+from monitor.core.wording import counted
 from monitor.engine.events import (
     ApiDegraded,
     ApiRecovered,
@@ -91,11 +92,15 @@ def _health_changed(event: HealthChanged) -> Item | None:
 
 @render.register(DeadLettered)
 def _dead_lettered(event: DeadLettered) -> Item:
-    attempts = event.attempts
-    tries = f" after {esc(attempts)} attempt{'s' * (attempts != 1)}" if attempts else ""
-    fix = remedy(event.error)
-    to_fix = f"; to fix: {esc(fix)}" if fix else ""
-    return Item(10, FAILING, f"🔴 {_link(event)} could not be read{tries}: {error_text(event.error)}{to_fix}")
+    # What is wrong and what to do lead, in words; Google's own words follow for whoever digs.
+    tries = f" after {counted(event.attempts, 'attempt')}" if event.attempts else ""
+    what, fix = problem(event.error), remedy(event.error)
+    if what is None:
+        text = f"🔴 {_link(event)} could not be read{tries}: {error_text(event.error)}"
+        return Item(10, FAILING, text + (f". To fix: {esc(fix)}" if fix else ""))
+    to_fix = f" To fix: {esc(fix)}." if fix else ""
+    google = f" (Google: {error_text(event.error)})"
+    return Item(10, FAILING, f"🔴 {_link(event)} cannot be read: {esc(what)}.{to_fix}{google}")
 
 
 @render.register(ReadableAgain)
@@ -110,7 +115,8 @@ def _readable_again(event: ReadableAgain) -> Item:
 
 @render.register(BreakerOpened)
 def _breaker_opened(event: BreakerOpened) -> Item:
-    text = f"⏸ {_link(event)}: checks paused after {esc(event.consecutive_failures)} failures in a row"
+    failures = counted(event.consecutive_failures, "failure")
+    text = f"⏸ {_link(event)}: checks paused after {failures} in a row"
     if event.probe_at:
         text += f", next try {utc_text(event.probe_at)}"
     return Item(30, PAUSED, text)
@@ -143,7 +149,7 @@ def _restored(event: SpreadsheetRestored) -> Item:
 @render.register(ApiDegraded)
 def _api_degraded(event: ApiDegraded) -> Item:
     text = (
-        f"🟠 Google API degraded: {esc(event.failing_in_a_row)} spreadsheets failed "
+        f"🟠 Google API degraded: {counted(event.failing_in_a_row, 'spreadsheet')} failed "
         "in a row; the run stopped early and the next one probes first"
     )
     if event.last_error is not None:  # a token or credential refused reads differently from Sheets down
@@ -174,7 +180,7 @@ def _change_feed_recovered(event: ChangeFeedRecovered) -> Item:
 def _falling_behind(event: FallingBehind) -> Item:
     text = (
         f"🐢 Falling behind: the round started {utc_text(event.round_started_at)} "
-        f"has {esc(event.done)} of {esc(event.total)} spreadsheets done"
+        f"has {event.done} of {counted(event.total, 'spreadsheet')} done"
     )
     return Item(1, "falling behind", text)
 
@@ -182,8 +188,8 @@ def _falling_behind(event: FallingBehind) -> Item:
 @render.register(CrashRecovered)
 def _crash_recovered(event: CrashRecovered) -> Item:
     text = (
-        f"♻️ The previous run died mid-round: {esc(event.reclaimed)} tasks taken "
-        f"over, {esc(event.poisoned)} given up as poison"
+        f"♻️ The previous run died mid-round: {counted(event.reclaimed, 'task')} taken "
+        f"over, {event.poisoned} given up as poison"
     )
     return Item(2, "crash recovered", text)
 

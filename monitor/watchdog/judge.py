@@ -27,9 +27,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from monitor.config import WatchdogConfig
-from monitor.core.timefmt import format_utc
 from monitor.engine.heartbeat import GOOD_OUTCOMES, Heartbeat, RunSummary
-from monitor.notify.messages import duration_text
+from monitor.notify.messages import duration_text, since_text
 
 HEALTHY = "healthy"
 SILENT = "silent"
@@ -187,4 +186,4 @@ def _healthy_since(runs: Sequence[RunSummary], max_silence: timedelta) -> dateti
 
 
 def _ago(now: datetime, moment: datetime) -> str:
-    return f"{format_utc(moment)} ({duration_text((now - moment).total_seconds())} ago)"
+    return since_text(moment, now)
