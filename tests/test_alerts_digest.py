@@ -53,7 +53,8 @@ def test_summary_and_digest_list_what_is_failing_first_then_counts():
     settings = AlertSettings(timezone="Europe/Berlin")
     [digest] = compose_digest(overview(reads=84), NOW, settings)
     text = parse_html(digest.text, strict_ampersand=True).text
-    assert text.index("Old <one> failing for 2 days") < text.index("new not readable for 1 hour") < text.index("ok 1")
+    old, new = text.index("Old <one> failing for 2 days"), text.index("new not readable for 1 hour")
+    assert old < new < text.index("ok 1")
     assert "Still failing (2):" in text
     assert "ok 1 · warn 0 · fail 1 · error 1 · not yet checked 1" in text
     assert "dead letters 1 · breakers open 2 · muted 1" in text

@@ -288,7 +288,8 @@ def test_freshness_exactly_one_day_old_is_a_warning_not_a_failure():
 
 def test_freshness_with_a_future_date_says_so_and_is_ok():
     got = evaluate(FRESH, log(SERIAL_2026_01_05 + 2), NOW)
-    assert (got.status, got.message) == ("ok", "newest date 2026-01-07 00:00 UTC is 1 day and 12 hours in the future")
+    assert (got.status, got.message) == (
+        "ok", "newest date 2026-01-07 00:00 UTC is 1 day and 12 hours in the future")
 
 
 # --- freshness: formatted strings --------------------------------------------------------------

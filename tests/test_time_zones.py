@@ -256,7 +256,8 @@ def test_judging_again_without_a_read_shows_the_newest_date_on_the_spreadsheets_
     assert run.report.tasks == 0 and reader.reads == ["s0"]
     record = the_bench.stored().health["s0"]
     assert record.health is WARN
-    assert record.findings[0].message == f"newest date {local:%Y-%m-%d %H:%M} UTC+7 is 2 hours and 30 minutes old (> 2h)"
+    assert record.findings[0].message == (
+        f"newest date {local:%Y-%m-%d %H:%M} UTC+7 is 2 hours and 30 minutes old (> 2h)")
 
 
 def test_a_zone_this_machine_does_not_know_dead_letters_the_spreadsheet_with_what_to_do():
