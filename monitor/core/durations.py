@@ -76,12 +76,13 @@ def format_duration(duration: timedelta) -> str:
 
 def human_duration(seconds: float) -> str:
     """A duration as a message says it: "45 seconds", "10 minutes", "2 hours and 5 minutes", "2 days
-    and 3 hours". Two units at most (a phone's line has no room for "2 days, 3 hours, 4 minutes and 5
-    seconds", and nobody acts on the seconds of a two-day outage); the smaller one is rounded down,
-    so a duration is never shown longer than it was. Negative durations are shown as their size."""
+    and 3 hours". Two units at most, seconds only below ten minutes: a phone's line has no room for
+    "2 days, 3 hours, 4 minutes and 5 seconds", and nobody acts on the seconds of a two-day outage.
+    The smaller unit is rounded down, so a duration is never shown longer than it was. A negative
+    duration is shown as its size."""
     total = int(abs(seconds))
-    if total < 60:
-        return humanize.precisedelta(timedelta(seconds=total), minimum_unit="seconds")
+    if total < 600:  # a few minutes: the seconds still matter ("4 minutes and 30 seconds")
+        return humanize.precisedelta(timedelta(seconds=total), minimum_unit="seconds", format="%d")
     smallest = "minutes" if total < 86400 else "hours"
     unit_seconds = 60 if smallest == "minutes" else 3600
     # precisedelta shows a fraction of its smallest unit; whole units keep the text short.

@@ -7,6 +7,7 @@ a library's exception. Implements ``monitor.engine.inspect.SheetReader``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,6 +40,11 @@ READ_PARAMS = {
 _BAD_RANGE_PREFIX = "Unable to parse range: "
 # spreadsheets.get narrowed to the one property the monitor needs: a small answer, one read of quota.
 ZONE_PARAMS = {"fields": "properties.timeZone"}
+# The tabs a spreadsheet has, asked once its range was refused (a tab renamed or deleted?).
+TABS_PARAMS = {"fields": "sheets.properties.title"}
+_LEAST_TABS_TIMEOUT = 0.5  # seconds: less than this is no time for a request to Google
+# The Sheets API's words for a spreadsheet not shared with the caller.
+_FORBIDDEN = "The caller does not have permission"
 # Google's answer to a request that reached it without any credential carries no ErrorInfo; it is
 # given the reason Google's newer answers to that use, so the table classifies it as the others.
 _MISSING_CREDENTIAL = "The request is missing a valid API key."
@@ -72,7 +78,7 @@ class GspreadReader:
 
     def read(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float) -> list[dict]:
         """Every range in one request; raises SheetReadError, never a requests/gspread/google-auth error."""
-        with classified(timeout, credential):
+        with self._explained(spreadsheet_id, credential, timeout), classified(timeout, credential):
             client = self.client_for(credential, timeout)
             body = client.http_client.values_batch_get(spreadsheet_id, list(ranges), params=dict(READ_PARAMS))
             value_ranges = body["valueRanges"]
@@ -91,7 +97,7 @@ class GspreadReader:
         formulas, from one ``spreadsheets.get`` with grid data (``monitor.google.grid``);
         SheetReadError as read."""
         params = {"ranges": list(ranges), "fields": grid.FIELDS}
-        with classified(timeout, credential):
+        with self._explained(spreadsheet_id, credential, timeout), classified(timeout, credential):
             client = self.client_for(credential, timeout)
             body = client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id, params=params).json()
         try:
@@ -120,6 +126,41 @@ class GspreadReader:
             if not isinstance(zone, str):
                 raise ValueError(f"timeZone is {zone!r}")
             return zone
+
+    @contextmanager
+    def _explained(self, spreadsheet_id: str, credential: str, timeout: float) -> Iterator[None]:
+        """A refusal a person must act on, given what they need to act: a 403's service-account
+        e-mail (the address to share the spreadsheet with), and on a 400 for a range, the tabs the
+        spreadsheet has (was one renamed?)."""
+        started = time.monotonic()
+        try:
+            yield
+        except SheetReadError as error:
+            if error.http_status == 403 and error.message.startswith(_FORBIDDEN):
+                error.account = self._account(credential)
+            elif error.http_status == 400 and error.range:
+                error.tabs = self._tabs(spreadsheet_id, credential, timeout - (time.monotonic() - started))
+            raise
+
+    def _account(self, credential: str) -> str | None:
+        client = self.clients.get(credential)
+        email = getattr(client.http_client.auth, "service_account_email", None) if client else None
+        return email if isinstance(email, str) and email else None
+
+    def _tabs(self, spreadsheet_id: str, credential: str, timeout: float) -> tuple[str, ...] | None:
+        """The spreadsheet's tab titles, or None when they cannot be had within ``timeout`` (the
+        read's own, less what it took: the run's deadline holds). One more Sheets read, sent only
+        for a spreadsheet whose range was refused, which is dead-lettered anyway."""
+        if timeout < _LEAST_TABS_TIMEOUT:
+            return None
+        try:
+            with classified(timeout, credential):
+                client = self.client_for(credential, timeout)
+                body = client.http_client.fetch_sheet_metadata(spreadsheet_id, params=dict(TABS_PARAMS))
+                titles = tuple(sheet["properties"]["title"] for sheet in body.get("sheets", []))
+        except SheetReadError:
+            return None  # the refusal is told without them
+        return titles if all(isinstance(title, str) for title in titles) else None
 
     def client_for(self, credential: str, timeout: float) -> gspread.Client:
         """This reader's client for ``credential``, its timeout set to ``timeout``."""
