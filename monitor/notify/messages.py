@@ -162,8 +162,10 @@ def tab_of(finding: Finding) -> str | None:
     named after it ("not_empty Stock!A2:A"); None for a check of the file (its modified time) or one
     an admin named without a cell to go by."""
     candidates = [*finding.cells[:1]]
-    if _is_default_name(finding):
-        candidates.append(finding.check.rsplit(" ", 1)[-1])
+    if _is_default_name(finding):  # "<kind> [aggregate] <range>": a quoted tab may hold spaces
+        where = finding.check[len(finding.kind) + 1:]
+        # Only a threshold names an aggregate ("threshold min Stock!F2:F"), one word before its range.
+        candidates.append(where.partition(" ")[2] if finding.kind == "threshold" else where)
     for text in candidates:
         if "!" not in text:
             continue
