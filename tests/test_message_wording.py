@@ -11,7 +11,7 @@ from monitor.core.durations import human_duration
 from monitor.core.errors import ErrorInfo
 from monitor.core.remedies import problem, remedy
 from monitor.core.wording import counted
-from monitor.engine.health import Finding
+from monitor.engine.health import Finding, Tab, located
 from monitor.notify.messages import findings_text, sentences, since_text, tab_url, utc_text
 from monitor.watchdog.judge import STATE_UNREADABLE, Verdict, WatchdogSettings
 from monitor.watchdog.memory import WatchdogMemory, advance
@@ -59,7 +59,9 @@ def test_a_check_the_admin_named_is_named_after_its_tab():
 
 
 def test_with_the_tabs_id_known_the_tab_links_to_its_first_bad_cell():
-    text = findings_text([REF], tabs={"Stock": 123}, spreadsheet_id="1abc")
+    [found] = located((REF,), (Tab("Sales", 7), Tab("Stock", 123)))
+    assert found.gid == 123
+    text = findings_text([found], spreadsheet_id="1abc")
     url = "https://docs.google.com/spreadsheets/d/1abc/edit#gid=123&amp;range=H214"
     assert text.startswith(f'<a href="{url}">Stock</a>: 3 cells show #REF!')
     assert tab_url("1abc", 0, "H214") == "https://docs.google.com/spreadsheets/d/1abc/edit#gid=0&range=H214"

@@ -45,7 +45,7 @@ def failing_line(sid: str, record: SheetHealth, names: Mapping[str, str], now: d
     """'🔴 <name> failing for 2h: check: message' for a spreadsheet that is bad now."""
     since = record.down_since or record.since
     how_long = f" for {duration_text((now - since).total_seconds())}" if since else ""
-    found = findings_text(record.findings, limit=1)
+    found = findings_text(record.findings, limit=1, spreadsheet_id=sid)
     verb = "failing" if record.health == FAIL else "not readable"
     return f"🔴 {sheet_link(sid, names.get(sid))} {verb}{how_long}{': ' + found if found else ''}"
 

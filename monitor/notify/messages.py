@@ -12,7 +12,7 @@ import hashlib
 import html
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeVar
@@ -112,19 +112,18 @@ def since_text(moment: datetime | None, now: datetime) -> str:
 # ---- findings: the tab and the problem in words ---------------------------------------------------
 
 
-def findings_text(findings: Sequence[Finding], limit: int = 2, tabs: Mapping[str, int] | None = None,
-                  spreadsheet_id: str | None = None) -> str:
+def findings_text(findings: Sequence[Finding], limit: int = 2, spreadsheet_id: str | None = None) -> str:
     """"Stock: 3 cells show #REF! (H214, H215, H216)" for the first ``limit`` findings, then "+N more
     problems". The tab leads, as people find it in the spreadsheet; a check the admin named is named
-    after it. With the tab's ``sheetId`` known (``tabs``: title -> id), the tab links to its first bad
-    cell."""
-    parts = [_finding_text(finding, tabs or {}, spreadsheet_id) for finding in findings[:limit]]
+    after it. With the tab's id known (the finding's ``gid``) and ``spreadsheet_id``, the tab links
+    to its first bad cell."""
+    parts = [_finding_text(finding, spreadsheet_id) for finding in findings[:limit]]
     if len(findings) > limit:
         parts.append(f"+{len(findings) - limit} more problems")
     return "; ".join(parts)
 
 
-def _finding_text(finding: Finding, tabs: Mapping[str, int], spreadsheet_id: str | None) -> str:
+def _finding_text(finding: Finding, spreadsheet_id: str | None) -> str:
     tab = tab_of(finding)
     message, cells = finding.message, finding.cells
     if tab is not None:  # on the tab's own line, "Stock!H214" is just "H214"
@@ -137,21 +136,21 @@ def _finding_text(finding: Finding, tabs: Mapping[str, int], spreadsheet_id: str
         shown = ", ".join(esc(cell, 60) for cell in cells[:MAX_CELLS])
         more = f" +{len(cells) - MAX_CELLS}" if len(cells) > MAX_CELLS else ""
         text += f" ({shown}{more})"
-    lead = _tab_lead(tab, cells[0] if cells else None, tabs, spreadsheet_id)
+    lead = _tab_lead(tab, cells[0] if cells else None, finding.gid, spreadsheet_id)
     if not _is_default_name(finding):
         named = f"“{esc(finding.check, 80)}”"
         lead = f"{lead}, {named}" if lead else named
     return f"{lead}: {text}" if lead else text
 
 
-def _tab_lead(tab: str | None, cell: str | None, tabs: Mapping[str, int], spreadsheet_id: str | None
-              ) -> str:
+def _tab_lead(tab: str | None, cell: str | None, gid: int | None, spreadsheet_id: str | None) -> str:
     if tab is None:
         return ""
-    gid = tabs.get(tab)
     if gid is None or spreadsheet_id is None:
         # Without the tab's id a link can open only the spreadsheet (its first tab), which the
-        # spreadsheet's name already links to.
+        # spreadsheet's name already links to. The id comes with the time zone, which is asked only
+        # for spreadsheets with a freshness check on a range: asking it for every spreadsheet would
+        # cost a read each (monitor.engine.zones).
         return esc(tab, 80)
     first = cell if cell and "!" not in cell else None
     return link(tab_url(spreadsheet_id, gid, first), esc(tab, 80))

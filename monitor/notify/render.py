@@ -66,6 +66,10 @@ def _link(event: SheetEvent) -> str:
     return sheet_link(event.spreadsheet_id, event.name)
 
 
+def _found(event: HealthChanged | ReadableAgain) -> str:
+    return findings_text(event.findings, spreadsheet_id=event.spreadsheet_id)
+
+
 def _colon(text: str) -> str:
     return f": {text}" if text else ""
 
@@ -75,7 +79,7 @@ def _colon(text: str) -> str:
 
 @render.register(HealthChanged)
 def _health_changed(event: HealthChanged) -> Item | None:
-    found = findings_text(event.findings)
+    found = _found(event)
     if event.current in BAD:
         verb = "is failing" if event.current == FAIL else "could not be checked"
         return Item(10, FAILING, f"🔴 {_link(event)} {verb}{_colon(found)}")
@@ -106,7 +110,7 @@ def _dead_lettered(event: DeadLettered) -> Item:
 @render.register(ReadableAgain)
 def _readable_again(event: ReadableAgain) -> Item:
     after = f"after {duration_text(event.down_for_seconds)}"
-    found = findings_text(event.findings)
+    found = _found(event)
     if event.health == FAIL:  # readable again, but its checks fail: still bad
         return Item(10, FAILING, f"🔴 {_link(event)} can be read again {after} but is failing: {found}")
     warns = f", still warns: {found}" if event.health == WARN and found else ""
