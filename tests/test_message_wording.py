@@ -12,7 +12,7 @@ from monitor.core.errors import ErrorInfo
 from monitor.core.remedies import problem, remedy
 from monitor.core.wording import counted
 from monitor.engine.health import Finding, Tab, located
-from monitor.notify.messages import findings_text, sentences, since_text, tab_url, utc_text
+from monitor.notify.messages import esc, findings_text, sentences, since_text, tab_url, utc_text
 from monitor.watchdog.judge import STATE_UNREADABLE, Verdict, WatchdogSettings
 from monitor.watchdog.memory import WatchdogMemory, advance
 
@@ -98,3 +98,9 @@ def test_the_watchdogs_unreadable_state_alert_keeps_the_commands_it_gives_whole(
     settings = WatchdogSettings(timedelta(minutes=15), timedelta(hours=4), timedelta(minutes=5), 3)
     [message] = advance(WatchdogMemory(), Verdict(STATE_UNREADABLE, reason), NOW, settings).messages
     assert commands + "." in message.text
+
+
+def test_a_long_value_in_a_message_is_shortened_to_whole_sentences():
+    description = "Forbidden: bot was kicked from the group chat. " + "Ask an admin to add it back. " * 12
+    shortened = "Forbidden: bot was kicked from the group chat. Ask an admin to add it back. …"
+    assert esc(description, 100) == shortened

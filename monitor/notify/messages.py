@@ -45,11 +45,10 @@ class Message:
 
 
 def esc(value: object, limit: int = MAX_TEXT) -> str:
-    """Escape any value for Telegram HTML, shortened first so an escape is never cut in half."""
+    """Escape any value for Telegram HTML, shortened first (to whole sentences, or words: see
+    :func:`sentences`) so an escape is never cut in half."""
     text = "" if value is None else str(value)
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return html.escape(text, quote=True)
+    return html.escape(sentences(text, limit), quote=True)
 
 
 def sentences(text: str, limit: int) -> str:
