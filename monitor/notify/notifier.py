@@ -14,7 +14,7 @@ from datetime import datetime
 
 from monitor.engine.events import DeliveryHalted, Event, sheet_of
 from monitor.engine.state import RunnerState
-from monitor.notify.alerts import compose_alert
+from monitor.notify.alerts import compose_alert, rendered
 from monitor.notify.crashes import fold_crashes
 from monitor.notify.digest import Overview, compose_reminder, daily_digest, round_summary
 from monitor.notify.documents import AlertMemory, Halt, Outbox
@@ -136,7 +136,7 @@ def compose_all(
         muted=muted,
         reads=reads_known(memory),
         # Named above in the same message: the summary's list leaves them out rather than repeat them.
-        named=frozenset(due) | {sid for event in events if (sid := sheet_of(event)) is not None},
+        named=frozenset(due) | {sid for event, _ in rendered(events, muted) if (sid := sheet_of(event))},
     )
     memory, summary = round_summary(memory, state.round, overview, now, settings)
     memory, digest = daily_digest(memory, overview, now, settings)
