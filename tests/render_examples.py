@@ -94,6 +94,8 @@ def event_examples() -> list[tuple[str, type[ev.Event], Message]]:
         ("Falling behind", ev.FallingBehind(**RUN, round_id="r20260302T090000", round_started_at=hour_ago,
                                              done=412, total=700)),
         ("A run died mid-round", ev.CrashRecovered(**RUN, previous_run_id="run-x", reclaimed=2, poisoned=1)),
+        ("Runs finish again after dying mid-round", ev.RunsFinishAgain(
+            **RUN, first_at=NOW - timedelta(hours=3), last_at=hour_ago, runs=4, reclaimed=7, poisoned=1)),
         ("The state file was restored", ev.StateRestored(**RUN, reason="not valid JSON")),
         ("A state entry was set aside", ev.StateEntryDamaged(
             **RUN, key=f"health/{SID}", problem="health: Input should be 'ok', 'warn' or 'fail'",

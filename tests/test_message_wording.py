@@ -56,6 +56,8 @@ def test_a_finding_without_cells_takes_its_tab_from_the_range_it_was_named_after
 def test_a_check_the_admin_named_is_named_after_its_tab():
     named = Finding("low stock", "threshold", "warn", "min 3 < 5", ("Stock!F7",))
     assert findings_text([named]) == "Stock, “low stock”: min 3 &lt; 5 (F7)"
+    after_its_tab = Finding("stock", "threshold", "warn", "min 3 < 5", ("Stock!F7",))
+    assert findings_text([after_its_tab]) == "Stock: min 3 &lt; 5 (F7)"  # said once
 
 
 def test_with_the_tabs_id_known_the_tab_links_to_its_first_bad_cell():

@@ -136,7 +136,7 @@ def _finding_text(finding: Finding, spreadsheet_id: str | None) -> str:
         more = f" +{len(cells) - MAX_CELLS}" if len(cells) > MAX_CELLS else ""
         text += f" ({shown}{more})"
     lead = _tab_lead(tab, cells[0] if cells else None, finding.gid, spreadsheet_id)
-    if not _is_default_name(finding):
+    if not _is_default_name(finding) and finding.check.casefold() != (tab or "").casefold():
         named = f"“{esc(finding.check, 80)}”"
         lead = f"{lead}, {named}" if lead else named
     return f"{lead}: {text}" if lead else text

@@ -27,6 +27,7 @@ from monitor.engine.events import (
     FallingBehind,
     HealthChanged,
     ReadableAgain,
+    RunsFinishAgain,
     SheetEvent,
     SpreadsheetRestored,
     SpreadsheetTrashed,
@@ -196,6 +197,17 @@ def _crash_recovered(event: CrashRecovered) -> Item:
         f"over, {event.poisoned} given up as poison"
     )
     return Item(2, "crash recovered", text)
+
+
+@render.register(RunsFinishAgain)
+def _runs_finish_again(event: RunsFinishAgain) -> Item:
+    poison = f", {event.poisoned} given up as poison" if event.poisoned else ""
+    text = (
+        f"✅ Runs finish again: {counted(event.runs, 'run')} died mid-round between "
+        f"{utc_text(event.first_at)} and {utc_text(event.last_at)} "
+        f"({counted(event.reclaimed, 'task')} taken over{poison})"
+    )
+    return Item(50, RECOVERED, text)
 
 
 @render.register(StateRestored)
