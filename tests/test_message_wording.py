@@ -12,8 +12,9 @@ from monitor.core.errors import ErrorInfo
 from monitor.core.remedies import problem, remedy
 from monitor.core.wording import counted
 from monitor.engine.health import Finding, Tab, located
+from monitor.engine.heartbeat import RunSummary
 from monitor.notify.messages import esc, findings_text, sentences, since_text, tab_url, utc_text
-from monitor.watchdog.judge import STATE_UNREADABLE, Verdict, WatchdogSettings
+from monitor.watchdog.judge import STATE_UNREADABLE, RunnerReading, Verdict, WatchdogSettings, evaluate
 from monitor.watchdog.memory import WatchdogMemory, advance
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -106,3 +107,10 @@ def test_a_long_value_in_a_message_is_shortened_to_whole_sentences():
     description = "Forbidden: bot was kicked from the group chat. " + "Ask an admin to add it back. " * 12
     shortened = "Forbidden: bot was kicked from the group chat. Ask an admin to add it back. …"
     assert esc(description, 100) == shortened
+
+
+def test_the_watchdog_counts_failed_runs_with_their_plural():
+    failed = RunSummary("run-1", NOW - timedelta(minutes=4), NOW - timedelta(minutes=1), "degraded")
+    settings = WatchdogSettings(timedelta(minutes=15), timedelta(hours=4), timedelta(minutes=5), 1)
+    verdict = evaluate(RunnerReading(exists=True, runs=(failed,)), NOW, settings)
+    assert verdict.reason == "the last 1 run did not end well (degraded)"

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from monitor.config import WatchdogConfig
+from monitor.core.wording import counted
 from monitor.engine.heartbeat import GOOD_OUTCOMES, Heartbeat, RunSummary
 from monitor.notify.messages import duration_text, since_text
 
@@ -156,7 +157,7 @@ def _failing(runs: Sequence[RunSummary], last_finished: datetime | None,
     outcomes = ", ".join(run.outcome for run in failed[-settings.failed_runs:])
     return Verdict(
         FAILING,
-        f"the last {len(failed)} runs did not end well ({outcomes})",
+        f"the last {counted(len(failed), 'run')} did not end well ({outcomes})",
         began_at=failed[0].started_at,
         last_finished_at=last_finished,
     )
