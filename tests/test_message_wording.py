@@ -83,6 +83,10 @@ def test_each_refusal_says_what_is_wrong_in_words():
                         tabs=("Stock 2026",))
     assert problem(renamed) == "the tab “Stock” is missing or was renamed (the config reads Stock!A1)"
     assert remedy(renamed).endswith("tabs found: “Stock 2026”")
+    cells_wrong = ErrorInfo("permanent", "Unable to parse range: Stock!A1:ZZZZZZ1", 400, "INVALID_ARGUMENT",
+                            "Stock!A1:ZZZZZZ1", tabs=("Stock",))
+    assert problem(cells_wrong) == "Google cannot read the range Stock!A1:ZZZZZZ1 of the tab “Stock”"
+    assert remedy(cells_wrong) == "fix the range in the config; tabs found: “Stock”"
     gone = ErrorInfo("permanent", "Requested entity was not found.", 404, "NOT_FOUND")
     assert problem(gone) == "no spreadsheet has this id (it was deleted, or the id in the config is wrong)"
 

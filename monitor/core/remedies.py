@@ -55,7 +55,9 @@ def remedy(error: ErrorInfo) -> str | None:
         return NOT_SHARED
     if error.http_status == 400 and error.range:
         if error.tabs is not None:
-            return f"rename the tab back or fix the range in the config; {_tabs_found(error.tabs)}"
+            there = _tab_of(error.range) in error.tabs  # then the cells part is what Google refused
+            fix = "fix the range in the config" if there else "rename the tab back or fix the config's range"
+            return f"{fix}; {_tabs_found(error.tabs)}"
         return BAD_RANGE
     if error.error_class == "loading":
         return STILL_LOADING
