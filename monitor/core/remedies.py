@@ -93,8 +93,9 @@ def problem(error: ErrorInfo) -> str | None:
 def _tab_of(a1: str) -> str | None:
     try:
         return parse_a1(a1).sheet
-    except A1Error:
-        return None
+    except A1Error:  # the cells part may be what Google refused: the tab is still before the "!"
+        sheet, bang, _ = a1.rpartition("!")
+        return (sheet.strip("'").replace("''", "'") or None) if bang else None
 
 
 def _tabs_found(tabs: tuple[str, ...]) -> str:
