@@ -37,10 +37,10 @@ def notify_after_run(
 
     try:
         sender = sender_for(config.telegram, state.outbox, stream, clock=DeadlineClock(clock, deadline),
-                            client=client)
+                            client=client, wrap=lambda each: WithinDeadline(each, client, clock, deadline))
         report = notify(
             state, state.outbox, state.alerts, AlertSettings.from_config(config.alerts),
-            WithinDeadline(sender, client, clock, deadline), clock.now(),
+            sender, clock.now(),
             names={sheet.id: sheet.name for sheet in config.sheets}, checkpoint=checkpoint,
             budget=send_budget,
         )

@@ -134,7 +134,9 @@ QUOTA = Kind("quota", QuotaLog, version=2)
 RETRY_FIRST = Kind("retry_first", RetryFirst)
 # Version 2 added ``trashed`` (configured spreadsheets Drive reported in its trash, since when).
 FEED = Kind("feed", FeedState, version=2)
-OUTBOX = Kind("outbox", Outbox)
+# Version 2 added each message's destination (``chat_id``, ``thread_id``: routes) and the routed
+# chats' halts (``halts``).
+OUTBOX = Kind("outbox", Outbox, version=2)
 ALERTS = Kind("alerts", AlertMemory)
 
 # RunnerState/State attribute -> kind, for the collections and the single documents.
@@ -210,6 +212,17 @@ def _feed_trash(value: Any) -> Any:
     return {"trashed": {}, **value} if isinstance(value, dict) else value
 
 
+def _outbox_destinations(value: Any) -> Any:
+    """outbox 1 -> 2 added routes: every message went to the default chat, no routed chat halted."""
+    if not isinstance(value, dict):
+        return value
+    pending = [
+        {"chat_id": None, "thread_id": None, **entry} if isinstance(entry, dict) else entry
+        for entry in value.get("pending", [])
+    ]
+    return {"halts": {}, **value, "pending": pending}
+
+
 # UPGRADES[(kind name, n)] turns the JSON value of a version-n document into version n + 1. Each step
 # leaves a value already in the newer shape as it is, so a document saved in it under a schema that
 # still said n (saved before the next whole save rewrote the schema) reads the same.
@@ -222,6 +235,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("heartbeat", 1): _heartbeat_read_measures,
     ("event", 1): _event_last_error,
     ("feed", 1): _feed_trash,
+    ("outbox", 1): _outbox_destinations,
 }
 
 
