@@ -202,7 +202,8 @@ def test_a_proxy_page_refusing_a_send_halts_at_once(http, clock):
 
 
 def test_a_lone_refused_message_waits_for_the_next_to_tell_whose_fault_it_was(server, http, clock, fake):
-    outbox, [result] = deliver(outbox_of(clock, "<b>never closed"), telegram(server, http, clock), clock.now())
+    outbox = outbox_of(clock, "<b>never closed")
+    outbox, [result] = deliver(outbox, telegram(server, http, clock), clock.now())
     assert result.outcome == "kept" and stored(outbox).dropped == () and outbox.halted is None
     outbox = enqueue(outbox, [Message("later", "fine")], clock.now()).outbox
     outbox, results = deliver(outbox, telegram(server, http, clock), clock.now())

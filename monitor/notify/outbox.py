@@ -5,13 +5,13 @@ as it is after, and the caller stores it in the state it saves.
 
 Delivery order and duplicates: messages go oldest first, each to its destination (a route's chat and
 topic, or the default chat: ``monitor.notify.destinations``), and a chat's first retryable failure
-stops that chat for the pass, so a later message never overtakes an earlier one in a chat. Telegram has no idempotency key, so a
-message Telegram accepted is sent again when we never learnt it was accepted: the process died
-before the outbox recorded it, or the answer was lost (a read timeout; a run near its deadline
-gives a request as little as 1 s). :func:`deliver` records each message and calls ``checkpoint``
-(the caller's atomic state save) right after each send, and stops at the first retryable failure,
-so either way a pass duplicates at most one message. A caller that passes no checkpoint and saves
-only at the end widens the crash window to everything sent in the pass.
+stops that chat for the pass, so a later message never overtakes an earlier one in a chat. Telegram
+has no idempotency key, so a message Telegram accepted is sent again when we never learnt it was
+accepted: the process died before the outbox recorded it, or the answer was lost (a read timeout; a
+run near its deadline gives a request as little as 1 s). :func:`deliver` records each message and
+calls ``checkpoint`` (the caller's atomic state save) right after each send, and stops at the first
+retryable failure, so either way a pass duplicates at most one message. A caller that passes no
+checkpoint and saves only at the end widens the crash window to everything sent in the pass.
 """
 
 from __future__ import annotations
@@ -24,6 +24,15 @@ from typing import IO, NamedTuple
 
 from monitor.core.logs import log_event
 from monitor.core.timefmt import format_utc
+from monitor.notify.destinations import (
+    DEFAULT,
+    Destination,
+    Router,
+    as_router,
+    destination_of,
+    halt_of,
+    with_halt,
+)
 from monitor.notify.documents import (
     DROPPED_KEPT,
     MAX_PENDING,
@@ -33,15 +42,6 @@ from monitor.notify.documents import (
     Halt,
     Outbox,
     PendingMessage,
-)
-from monitor.notify.destinations import (
-    DEFAULT,
-    Destination,
-    Router,
-    as_router,
-    destination_of,
-    halt_of,
-    with_halt,
 )
 from monitor.notify.messages import Message
 from monitor.notify.telegram import (
