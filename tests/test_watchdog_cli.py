@@ -18,7 +18,9 @@ from watchdog_helpers import CHAT, heartbeat, serving_pings, texts, write_runner
 
 from monitor.app.run import run_once
 from monitor.config import load_config
+from monitor.notify.documents import Halt, Outbox
 from monitor.notify.heartbeat_ping import ping_heartbeat
+from monitor.state import changing_state
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -124,3 +126,17 @@ def test_sheet_watchdog_exits_1_when_it_cannot_send_and_2_without_a_token(tmp_pa
     assert code == 2 and "TELEGRAM_BOT_TOKEN" in stderr
     code, _, _, stderr = run_cli(write_config(tmp_path, None), {"TELEGRAM_BOT_TOKEN": TOKEN})
     assert code == 2 and "no chat to send to" in stderr and TOKEN not in stderr
+
+
+def test_a_wrong_bot_token_makes_the_watchdog_print_exit_1_and_ping_the_failure_endpoint(
+        tmp_path, server, fake, pings):
+    config = write_config(tmp_path, server.base_url, ping_url=pings.url)
+    state_dir = tmp_path / "state"
+    now = datetime.now(UTC)
+    write_runner_state(state_dir, heartbeat(now - timedelta(minutes=2)))
+    with changing_state(state_dir, actor="run-x", now=now) as session:  # what a run's notify step left
+        session.state.outbox = Outbox(halted=Halt(now - timedelta(hours=1), 401, "Unauthorized", str(CHAT)))
+    code, _, stdout, stderr = run_cli(config, {"TELEGRAM_BOT_TOKEN": "999:not-the-bot"})
+    assert code == 1, stderr
+    assert "Alerts cannot reach Telegram" in stdout and "401 Unauthorized" in stdout  # cron mails it
+    assert pings.paths == ["/ping/3f1c/fail"] and texts(fake) == []
