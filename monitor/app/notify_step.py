@@ -16,6 +16,7 @@ from monitor.core.logs import log_event
 from monitor.notify.deadline import DeadlineClock, WithinDeadline, request_timeout
 from monitor.notify.notifier import notify
 from monitor.notify.outbox import DEFAULT_SEND_BUDGET, sender_for
+from monitor.notify.routing import Routing
 from monitor.notify.settings import AlertSettings
 from monitor.state import StateSession
 
@@ -42,7 +43,7 @@ def notify_after_run(
             state, state.outbox, state.alerts, AlertSettings.from_config(config.alerts),
             sender, clock.now(),
             names={sheet.id: sheet.name for sheet in config.sheets}, checkpoint=checkpoint,
-            budget=send_budget,
+            budget=send_budget, routing=Routing.from_config(config),
         )
         halted = report.halted_event(clock.now(), run_id)
         if halted is not None:

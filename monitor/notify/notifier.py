@@ -15,6 +15,7 @@ from datetime import datetime
 from monitor.engine.events import DeliveryHalted, Event
 from monitor.engine.state import RunnerState
 from monitor.notify.alerts import compose_alert
+from monitor.notify.destinations import DEFAULT, Destination, all_halts
 from monitor.notify.digest import Overview, compose_reminder, daily_digest, round_summary
 from monitor.notify.documents import AlertMemory, Halt, Outbox
 from monitor.notify.memory import (
@@ -29,6 +30,7 @@ from monitor.notify.memory import (
 )
 from monitor.notify.messages import Message
 from monitor.notify.outbox import DEFAULT_SEND_BUDGET, DeliveryResult, deliver, enqueue
+from monitor.notify.routing import Routing, routed
 from monitor.notify.settings import AlertSettings
 from monitor.notify.telegram import Sender
 
@@ -67,6 +69,7 @@ def notify(
     names: Mapping[str, str] | None = None,
     checkpoint: Callable[[Outbox, AlertMemory], None] | None = None,
     budget: int | None = DEFAULT_SEND_BUDGET,
+    routing: Routing | None = None,
 ) -> NotifyReport:
     """Turn the state's pending events (and owed reminders, summary, digest) into messages in the
     outbox, remove those events from ``state.events``, checkpoint, then deliver oldest first.
@@ -75,25 +78,31 @@ def notify(
     their own). ``checkpoint(outbox, memory)`` is the caller's save: called once the composed
     messages are in the outbox and their events removed (so a crash after it re-sends from the
     outbox, never re-composes a different message), then after each send. Events added to the state
-    meanwhile (none in one thread) stay for the next pass.
+    meanwhile (none in one thread) stay for the next pass. ``routing`` says which chat hears about
+    which spreadsheet, and who owns it (default: one chat, no owners).
     """
     pending = state.events.pending()
-    memory, messages = compose_all(state, [event for _, event in pending], memory, settings, names, now)
-    outbox, enqueued = enqueue(outbox, messages, now)
+    memory, composed = compose_all(state, [event for _, event in pending], memory, settings, names, now,
+                                   routing or Routing())
+    enqueued = 0
+    for destination, messages in composed.items():
+        outbox, added = enqueue(outbox, messages, now, destination)
+        enqueued += added
     state.events.remove([key for key, _ in pending])
     if checkpoint:
         checkpoint(outbox, memory)
-    halted_before = outbox.halted
+    halts_before = all_halts(outbox)
     outbox, results = deliver(
         outbox, sender, now, budget, (lambda sent: checkpoint(sent, memory)) if checkpoint else None
     )
+    new_halts = [halt for chat, halt in all_halts(outbox).items() if halts_before.get(chat) != halt]
     return NotifyReport(
         outbox=outbox,
         memory=memory,
         enqueued=enqueued,
         results=tuple(results),
-        halted=outbox.halted,
-        newly_halted=outbox.halted is not None and outbox.halted != halted_before,
+        halted=new_halts[0] if new_halts else outbox.halted,
+        newly_halted=bool(new_halts),
     )
 
 
@@ -104,19 +113,27 @@ def compose_all(
     settings: AlertSettings,
     names: Mapping[str, str] | None,
     now: datetime,
-) -> tuple[AlertMemory, list[Message]]:
-    """This run's alert, then reminders, the round summary and the digest, as owed; and the alert
-    memory as it is after composing them."""
+    routing: Routing | None = None,
+) -> tuple[AlertMemory, dict[Destination, list[Message]]]:
+    """This run's alert, then reminders, the round summary and the digest, as owed, by destination
+    (an alert and a reminder per chat that has something to say; the summary and the digest in the
+    default chat); and the alert memory as it is after composing them."""
+    routing = routing or Routing()
     muted = frozenset(state.active_mutes(now))
     known = known_names(memory, state.dlq, names)
-    messages = compose_alert(events, state.health, settings, muted)
+    composed: dict[Destination, list[Message]] = {DEFAULT: []}
+    for destination, part in routing.split_events(events).items():
+        health = {sid: record for sid, record in state.health.items() if routing.of(sid) == destination}
+        composed[destination] = compose_alert(part, health, settings, muted, routing.owners)
     memory, changes = note_alerts(memory, events, now, muted)
     memory = forget_healthy(memory, state.health)
     if state.round is not None:
         memory = count_round_changes(memory, state.round.id, changes)
 
     due = due_reminders(state.health, memory, now, settings.reminder_every, muted)
-    messages += compose_reminder(due, state.health, known, now, settings)
+    for destination, part in routing.split(due, lambda sid: sid).items():
+        reminder = compose_reminder(part, state.health, known, now, settings)
+        composed.setdefault(destination, []).extend(reminder)
     memory = mark_reminded(memory, due, known, now)
 
     memory = count_reads(memory, state.heartbeat)
@@ -130,4 +147,6 @@ def compose_all(
     )
     memory, summary = round_summary(memory, state.round, overview, now, settings)
     memory, digest = daily_digest(memory, overview, now, settings)
-    return memory, messages + summary + digest
+    composed[DEFAULT] += summary + digest
+    return memory, {destination: routed(destination, messages)
+                    for destination, messages in composed.items() if messages}
