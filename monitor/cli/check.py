@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+import httpx
 
 from monitor import admin
 from monitor.admin.change_plan import DEFAULT_EDIT_SHARES
@@ -22,6 +24,7 @@ from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
 from monitor.checks import VolatileCell, health_of
 from monitor.cli.common import clock, reading_options
+from monitor.cli.notify import verify_telegram
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit
 from monitor.config import Config, Sheet
@@ -31,6 +34,7 @@ from monitor.core.logs import configure_logging
 from monitor.core.timefmt import format_utc
 from monitor.engine.inspect import SheetPlan, judge, read, volatile_formulas, zone_of
 from monitor.engine.quota import QuotaPacer
+from monitor.notify.deadline import MAX_REQUEST_SECONDS
 from monitor.state import read_state
 from monitor.storage import StateError
 
@@ -59,18 +63,26 @@ class EditShare(click.ParamType):
 @click.option("--edits", "edit_shares", type=EditShare(), multiple=True,
               help="Share of spreadsheets edited per round interval to plan change detection's reads "
                    "for, e.g. 20% (repeatable; default: 5%, 20% and 50%).")
-def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[float, ...]) -> None:
+@click.option("--offline", is_flag=True,
+              help="Do not ask Telegram about the bot token and the chats (getMe, getChat).")
+def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[float, ...], offline: bool
+                 ) -> None:
     """Validate the config (credential files included) and print the plan: spreadsheets, reads per
     round (a full round, and with change detection at a few edit rates), the quota arithmetic per
     Google Cloud project, the round time at the quota and at the last run's read time, and warnings.
-    Exit 2 with every problem listed if it is invalid."""
+    Unless --offline, ask Telegram whether the bot token and every chat work (nothing is sent).
+    Exit 2 with every problem listed if it is invalid (Telegram refusing the token or a chat
+    included), 1 if Telegram could not be asked."""
     configure_logging(level=logging.WARNING)
     config = load_or_exit(config_path, require_secrets=True)
     plan = admin.config_plan(config, _last_read_seconds(config), edit_shares or DEFAULT_EDIT_SHARES)
+    telegram, code = _ask_telegram(config, offline)
     if as_json:
-        emit_json({"valid": True, **plan})
-        return
-    click.echo(f"Config OK: {plan['config']}")
+        emit_json({"valid": True, **plan, "telegram_check": telegram})
+        sys.exit(code)
+    heading = {0: "Config OK", EXIT_USAGE: "Config valid, but Telegram refuses it (see the telegram lines)",
+               EXIT_OPERATIONAL: "Config valid; Telegram could not be asked (see the telegram lines)"}
+    click.echo(f"{heading[code]}: {plan['config']}")
     echo_fields([
         ("spreadsheets", f"{plan['spreadsheets']} ({plan['checks']} checks over {plan['ranges']} ranges)"),
         ("reads per round", _reads_per_round(plan)),
@@ -80,13 +92,40 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
         ("read time", _read_time(plan)),
         ("runs per round", _runs(plan, config)),
         ("state", plan["state_dir"]),
-        ("telegram", "enabled" if config.telegram.enabled else "not configured: messages go to stdout"),
+        ("telegram", _telegram_field(config, offline)),
+        *[(f"telegram {answer['asked']}", _answer_text(answer)) for answer in telegram or []],
     ])
     _echo_change_estimates(plan, config)
     if plan["warnings"]:
         click.echo(f"\nWarnings ({len(plan['warnings'])}):")
         for warning in plan["warnings"]:
             click.echo(f"  - {click.style(warning, fg='yellow')}")
+    sys.exit(code)
+
+
+def _ask_telegram(config: Config, offline: bool) -> tuple[list[dict[str, Any]] | None, int]:
+    """Telegram's answers about the token and each chat (None: not asked), and the exit code."""
+    if offline or not config.telegram.enabled:
+        return None, 0
+    with httpx.Client(timeout=MAX_REQUEST_SECONDS) as client:
+        answers, code = verify_telegram(config, client)
+    return [{"asked": asked, "ok": answer.ok, "answer": answer.text, "fix": answer.fix}
+            for asked, answer in answers], code
+
+
+def _answer_text(answer: dict[str, Any]) -> str:
+    if answer["ok"]:
+        return click.style("ok", fg="green") + f": {answer['answer']}"
+    return click.style(f"refused: {answer['answer']}", fg="red") + f"; fix: {answer['fix']}"
+
+
+def _telegram_field(config: Config, offline: bool) -> str:
+    if not config.telegram.enabled:
+        return "not configured: messages go to stdout"
+    routes = config.telegram.routes
+    chats = len({route.chat_id for route in routes} - {config.telegram.chat_id})
+    routes = f", routes: {len(routes)}, to {chats} more chat{'' if chats == 1 else 's'}" if routes else ""
+    return f"enabled{routes}" + (" (not asked: --offline)" if offline else "")
 
 
 def _reads_per_round(plan: dict[str, Any]) -> str:
