@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from cli_fixtures import A, B, C, saved_state
+from cli_fixtures import A, B, C, invoke, saved_state
 
 from monitor.app.run import run_once
 from monitor.config import load_config
@@ -115,6 +115,8 @@ def test_a_chat_refusing_every_message_holds_back_only_its_own(site):
     outbox = saved_state(path).outbox
     assert outbox.halted is None and list(outbox.halts) == [str(FINANCE)]
     assert [entry.chat_id for entry in outbox.pending] == [str(FINANCE)]  # kept for when it works
+    status = invoke(path, "status")
+    assert f"Telegram refuses chat {FINANCE} since" in status.output and "bot was kicked" in status.output
     sandbox.telegram.block_chat(FINANCE, blocked=False)
     clock.advance(60)
     run(path, clock)
