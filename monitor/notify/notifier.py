@@ -12,13 +12,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from monitor.engine.events import DeliveryHalted, Event
+from monitor.engine.events import DeliveryHalted, Event, sheet_of
 from monitor.engine.state import RunnerState
-from monitor.notify.alerts import compose_alert
+from monitor.notify.alerts import compose_alert, rendered
+from monitor.notify.crashes import fold_crashes
 from monitor.notify.destinations import DEFAULT, Destination, all_halts
 from monitor.notify.digest import Overview, compose_reminder, daily_digest, round_summary
 from monitor.notify.documents import AlertMemory, Halt, Outbox
 from monitor.notify.memory import (
+    announced_only,
     count_reads,
     count_round_changes,
     due_reminders,
@@ -28,7 +30,7 @@ from monitor.notify.memory import (
     note_alerts,
     reads_known,
 )
-from monitor.notify.messages import Message
+from monitor.notify.messages import Message, fingerprint, messages_for
 from monitor.notify.outbox import DEFAULT_SEND_BUDGET, DeliveryResult, deliver, enqueue
 from monitor.notify.routing import Routing, routed
 from monitor.notify.settings import AlertSettings
@@ -115,12 +117,18 @@ def compose_all(
     now: datetime,
     routing: Routing | None = None,
 ) -> tuple[AlertMemory, dict[Destination, list[Message]]]:
-    """This run's alert, then reminders, the round summary and the digest, as owed, by destination
-    (an alert and a reminder per chat that has something to say; the summary and the digest in the
-    default chat); and the alert memory as it is after composing them."""
+    """This run's alert, reminders, the round summary and the digest, as owed, as ONE message per
+    chat (split only when longer than ``max_length``): each chat's alert, reminder, summary and digest
+    about its own spreadsheets (``routing``); and the alert memory as it is after composing them.
+
+    What the team hears for each change is docs/operations.md's table "What the team hears": the
+    run's events less the resolutions of what nobody was told and the crashes already told.
+    """
     routing = routing or Routing()
     muted = frozenset(state.active_mutes(now))
     known = known_names(memory, state.dlq, names)
+    run_id = state.heartbeat.run_id if state.heartbeat else ""
+    events, memory = fold_crashes(announced_only(events, memory), memory, now, run_id)
     composed: dict[Destination, list[Message]] = {DEFAULT: []}
     for destination, part in routing.split_events(events).items():
         health = {sid: record for sid, record in state.health.items() if routing.of(sid) == destination}
@@ -137,16 +145,42 @@ def compose_all(
     memory = mark_reminded(memory, due, known, now)
 
     memory = count_reads(memory, state.heartbeat)
-    overview = Overview(
-        health=state.health,
-        names=known,
-        dlq_size=len(state.dlq),
-        open_breakers=len(state.open_breakers()),
-        muted=muted,
-        reads=reads_known(memory),
-    )
-    memory, summary = round_summary(memory, state.round, overview, now, settings)
-    memory, digest = daily_digest(memory, overview, now, settings)
-    composed[DEFAULT] += summary + digest
-    return memory, {destination: routed(destination, messages)
+    # Named above in the same message: a summary's list leaves them out rather than repeat them.
+    named = {*due, *(sheet_of(event) for event, _ in rendered(events, muted))}
+    summarized = memory
+    for destination in routing.chats():
+        # The memory a summary or digest leaves does not depend on what it lists: the same for each.
+        overview = _overview(state, known, muted, summarized, routing, destination, named)
+        memory, summary = round_summary(summarized, state.round, overview, now, settings)
+        memory, digest = daily_digest(memory, overview, now, settings)
+        composed.setdefault(destination, []).extend(summary + digest)
+    return memory, {destination: routed(destination, one_message(messages, settings.max_length))
                     for destination, messages in composed.items() if messages}
+
+
+def _overview(state: RunnerState, known: Mapping[str, str], muted: frozenset[str], memory: AlertMemory,
+              routing: Routing, destination: Destination, named: set[str | None]) -> Overview:
+    """What a summary or digest in ``destination``'s chat reports: its own spreadsheets; Google's
+    reads, the monitor's, in the default chat only."""
+    def ours(sid: str | None) -> bool:
+        return sid is not None and routing.of(sid) == destination
+
+    return Overview(
+        health={sid: record for sid, record in state.health.items() if ours(sid)},
+        names=known,
+        dlq_size=sum(1 for sid in state.dlq if ours(sid)),
+        open_breakers=sum(1 for sid in state.open_breakers() if ours(sid)),
+        muted=muted,
+        reads=reads_known(memory) if destination == DEFAULT else None,
+        named=frozenset(sid for sid in named if ours(sid)),
+    )
+
+
+def one_message(messages: Sequence[Message], max_length: int) -> list[Message]:
+    """The run's messages joined into one (one message per run: a summary a second after the alert
+    read as a repeat), split again only when longer than ``max_length``. Its key is made of theirs,
+    so the same parts composed again are recognised."""
+    if len(messages) <= 1:
+        return list(messages)
+    key = "run:" + fingerprint([message.key for message in messages])
+    return messages_for(key, "\n\n".join(message.text for message in messages), max_length)

@@ -12,6 +12,12 @@ run near its deadline gives a request as little as 1 s). :func:`deliver` records
 calls ``checkpoint`` (the caller's atomic state save) right after each send, and stops at the first
 retryable failure, so either way a pass duplicates at most one message. A caller that passes no
 checkpoint and saves only at the end widens the crash window to everything sent in the pass.
+
+That one possible repeat is marked: the message's key is saved as ``Outbox.sending`` before its
+request goes out, and cleared once Telegram answered. A message found still marked was perhaps
+delivered, and goes again under :data:`RESENT_NOTE`, so people can tell a repeat from news. (The Bot
+API offers no way to ask whether it arrived: a bot cannot read the chat's history, and editing or
+deleting a message needs the ``message_id`` that came with the lost answer.)
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from monitor.notify.documents import (
     PendingMessage,
 )
 from monitor.notify.messages import Message
+from monitor.notify.settings import TELEGRAM_MAX_LENGTH
 from monitor.notify.telegram import (
     ChatPacing,
     DeliveryError,
@@ -52,6 +59,12 @@ from monitor.notify.telegram import (
     Sender,
     Sent,
     TelegramSender,
+)
+
+# Put above a message sent again after its first request may have reached the chat.
+RESENT_NOTE = (
+    "↻ <i>Sent again: the previous attempt stopped before Telegram answered. If the same message "
+    "is just above, this one repeats it.</i>"
 )
 
 # Sends per notify pass: one group-minute's worth (Telegram: 20/min to a group), so delivery adds
@@ -183,7 +196,8 @@ def deliver(
     with the same status and description, the channel is broken, not the messages (a wrong
     api_base, a proxy answering 400): the chat halts and they are all kept. ``checkpoint(outbox)``
     runs after every attempt with the outbox as it is then: the only window for a duplicate is
-    between a send and that call. Returns the final outbox and a result per message decided.
+    between a send and that call; it also runs before each send, with the message marked as being
+    sent. Returns the final outbox and a result per message decided.
     """
     router, progress = as_router(sender), _Pass()
     for entry in outbox.pending:
@@ -192,7 +206,11 @@ def deliver(
         destination = destination_of(entry)
         if destination.chat_key in progress.stopped:
             continue
-        outbox = _attempt(outbox, entry, router.sender(destination), now, progress)
+        resend = outbox.sending == entry.key  # a process before this one sent it and never learnt more
+        outbox = replace(outbox, sending=entry.key)
+        if checkpoint:
+            checkpoint(outbox)  # saved before the request: see the module docstring
+        outbox = _attempt(outbox, entry, router.sender(destination), now, progress, resend)
         if checkpoint:
             checkpoint(outbox)
     for held in progress.held.values():  # undecided: tried again next pass
@@ -200,30 +218,47 @@ def deliver(
     return Delivery(outbox, progress.results)
 
 
-def _attempt(outbox: Outbox, entry: PendingMessage, sender: Sender, now: datetime, progress: _Pass) -> Outbox:
-    """Try ``entry`` once; the outbox as it is after, what became of it in ``progress``."""
+def _attempt(outbox: Outbox, entry: PendingMessage, sender: Sender, now: datetime, progress: _Pass,
+             resend: bool = False) -> Outbox:
+    """Try ``entry`` once (``resend``: marked as perhaps repeated); the outbox as it is after, what
+    became of it in ``progress``."""
     chat = destination_of(entry).chat_key
     chat_before = getattr(sender, "chat_id", None)
     progress.attempts += 1
     try:
-        sent = sender.send(entry.text)
-    except PermanentChatError as error:
-        progress.stopped.add(chat)
-        progress.results.append(_result(entry, "kept", error, now))
-        return _halted(_kept(outbox, entry, error, now), chat, error, chat_before, now)
+        sent = sender.send(resent_text(entry.text) if resend else entry.text)
     except DeliveryError as error:
-        if error.permanent:
-            return _refused(outbox, entry, error, now, progress)
-        progress.stopped.add(chat)
-        log_event("telegram_delivery_deferred", logging.WARNING, key=entry.key, attempts=entry.attempts + 1,
-                  error=error.description, pending=len(outbox.pending))
-        progress.results.append(_result(entry, "kept", error, now))
-        return _kept(outbox, entry, error, now)
+        # Telegram answered (a status): it did not take the message. No answer: it may have.
+        outbox = replace(outbox, sending=outbox.sending if error.status is None else None)
+        return _failed(outbox, entry, error, chat, chat_before, now, progress)
     log_event("telegram_sent", key=entry.key, message_id=sent.message_id, chat_id=sent.chat_id,
-              waited_runs=entry.attempts)
+              waited_runs=entry.attempts, resent=resend)
+    outbox = replace(outbox, sending=None)
     outbox = _drop_held(outbox, progress, chat, now)  # another message went: their refusals were their own
     progress.results.append(DeliveryResult(entry.key, "sent", None, sent.message_id))
     return _sent(outbox, entry, sent, chat, chat_before)
+
+
+def resent_text(text: str) -> str:
+    """``text`` under :data:`RESENT_NOTE`, or as it is when the note would make it too long."""
+    marked = f"{RESENT_NOTE}\n\n{text}"
+    return marked if len(marked) <= TELEGRAM_MAX_LENGTH else text
+
+
+def _failed(outbox: Outbox, entry: PendingMessage, error: DeliveryError, chat: str, chat_before: object,
+            now: datetime, progress: _Pass) -> Outbox:
+    """Telegram did not take ``entry``: the chat halted, the message held as refused, or kept."""
+    if isinstance(error, PermanentChatError):
+        progress.stopped.add(chat)
+        progress.results.append(_result(entry, "kept", error, now))
+        return _halted(_kept(outbox, entry, error, now), chat, error, chat_before, now)
+    if error.permanent:
+        return _refused(outbox, entry, error, now, progress)
+    progress.stopped.add(chat)
+    log_event("telegram_delivery_deferred", logging.WARNING, key=entry.key, attempts=entry.attempts + 1,
+              error=error.description, pending=len(outbox.pending))
+    progress.results.append(_result(entry, "kept", error, now))
+    return _kept(outbox, entry, error, now)
 
 
 def _refused(outbox: Outbox, entry: PendingMessage, error: DeliveryError, now: datetime,

@@ -4,8 +4,9 @@ if it were the only one (one grouped alert per chat and run, ``monitor.notify.al
 message is tagged with its destination for the outbox.
 
 A spreadsheet goes where the first ``[[telegram.routes]]`` that takes it says (by tag or profile),
-else to the default chat; an event about no spreadsheet (Google degraded, the state repaired) and
-the round summary and the daily digest go to the default chat.
+else to the default chat; an event about no spreadsheet (Google degraded, the state repaired) goes to
+the default chat. The round summary and the daily digest go to every chat, each about its own
+spreadsheets (Google's read count in the default chat only).
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ class Routing:
                 destinations[sheet.id] = Destination(str(route.chat_id), route.message_thread_id)
         owners = {sheet.id: sheet.owner for sheet in config.sheets if sheet.owner}
         return cls(destinations, owners)
+
+    def chats(self) -> list[Destination]:
+        """Every destination some spreadsheet goes to, the default chat first (always there: the
+        monitor's own messages go to it)."""
+        return list(dict.fromkeys((DEFAULT, *self.destinations.values())))
 
     def of(self, spreadsheet_id: str | None) -> Destination:
         return self.destinations.get(spreadsheet_id, DEFAULT) if spreadsheet_id else DEFAULT

@@ -134,10 +134,11 @@ QUOTA = Kind("quota", QuotaLog, version=2)
 RETRY_FIRST = Kind("retry_first", RetryFirst)
 # Version 2 added ``trashed`` (configured spreadsheets Drive reported in its trash, since when).
 FEED = Kind("feed", FeedState, version=2)
-# Version 2 added each message's destination (``chat_id``, ``thread_id``: routes) and the routed
-# chats' halts (``halts``).
-OUTBOX = Kind("outbox", Outbox, version=2)
-ALERTS = Kind("alerts", AlertMemory)
+# Version 2 added ``sending`` (the message whose request may have reached Telegram); version 3 each
+# message's destination (``chat_id``, ``thread_id``: routes) and the routed chats' halts (``halts``).
+OUTBOX = Kind("outbox", Outbox, version=3)
+# Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded).
+ALERTS = Kind("alerts", AlertMemory, version=2)
 
 # RunnerState/State attribute -> kind, for the collections and the single documents.
 FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DLQ, "mutes": MUTE}
@@ -213,7 +214,7 @@ def _feed_trash(value: Any) -> Any:
 
 
 def _outbox_destinations(value: Any) -> Any:
-    """outbox 1 -> 2 added routes: every message went to the default chat, no routed chat halted."""
+    """outbox 2 -> 3 added routes: every message went to the default chat, no routed chat halted."""
     if not isinstance(value, dict):
         return value
     pending = [
@@ -221,6 +222,17 @@ def _outbox_destinations(value: Any) -> Any:
         for entry in value.get("pending", [])
     ]
     return {"halts": {}, **value, "pending": pending}
+
+
+def _outbox_sending(value: Any) -> Any:
+    """outbox 1 -> 2 added ``sending``: a release before it marked no message as being sent."""
+    return {"sending": None, **value} if isinstance(value, dict) else value
+
+
+def _alerts_warned(value: Any) -> Any:
+    """alerts 1 -> 2 added ``warned`` and ``crashes``: before it, no warning was remembered as told
+    and no crash was being folded."""
+    return {"warned": {}, "crashes": None, **value} if isinstance(value, dict) else value
 
 
 # UPGRADES[(kind name, n)] turns the JSON value of a version-n document into version n + 1. Each step
@@ -235,7 +247,9 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("heartbeat", 1): _heartbeat_read_measures,
     ("event", 1): _event_last_error,
     ("feed", 1): _feed_trash,
-    ("outbox", 1): _outbox_destinations,
+    ("outbox", 1): _outbox_sending,
+    ("outbox", 2): _outbox_destinations,
+    ("alerts", 1): _alerts_warned,
 }
 
 
