@@ -187,6 +187,7 @@ def test_a_channel_refusing_every_message_alike_halts_and_keeps_them_all(server,
             assert [r.outcome for r in results] == ["kept"] * HALT_AFTER_ALIKE
     assert outbox.dropped == () and [e.key for e in outbox.pending] == ["k0", "k1", "k2", "k3"]
     assert outbox.halted.status == 400 and "wrong parameter" in outbox.halted.description
+    assert outbox.halted.chat_id == str(PRIVATE)
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == ["telegram_delivery_halted"]  # said once, not once per message or per run
     outbox, results = deliver(outbox, telegram(server, http, clock), clock.now())  # the channel is fixed

@@ -253,7 +253,7 @@ def _failed(outbox: Outbox, entry: PendingMessage, error: DeliveryError, chat: s
         progress.results.append(_result(entry, "kept", error, now))
         return _halted(_kept(outbox, entry, error, now), chat, error, chat_before, now)
     if error.permanent:
-        return _refused(outbox, entry, error, now, progress)
+        return _refused(outbox, entry, error, now, progress, chat_before)
     progress.stopped.add(chat)
     log_event("telegram_delivery_deferred", logging.WARNING, key=entry.key, attempts=entry.attempts + 1,
               error=error.description, pending=len(outbox.pending))
@@ -262,7 +262,7 @@ def _failed(outbox: Outbox, entry: PendingMessage, error: DeliveryError, chat: s
 
 
 def _refused(outbox: Outbox, entry: PendingMessage, error: DeliveryError, now: datetime,
-             progress: _Pass) -> Outbox:
+             progress: _Pass, chat_id: object = None) -> Outbox:
     """Telegram refused ``entry`` for itself: held until the chat's next message tells whether the
     refusal is the message's or the channel's."""
     chat = destination_of(entry).chat_key
@@ -278,7 +278,7 @@ def _refused(outbox: Outbox, entry: PendingMessage, error: DeliveryError, now: d
     del progress.held[chat]
     progress.stopped.add(chat)
     progress.results += [_result(kept, "kept", refusal, now) for kept, refusal in held]
-    return _halted(outbox, chat, error, None, now, alike=len(held))
+    return _halted(outbox, chat, error, chat_id, now, alike=len(held))
 
 
 def _alike(first: DeliveryError, second: DeliveryError) -> bool:
@@ -353,7 +353,5 @@ def _halted(outbox: Outbox, chat: str, error: DeliveryError, chat_id: object, no
         hint = "check the bot token, the chat id and that the bot is still in the chat"
     log_event("telegram_delivery_halted", logging.ERROR, status=error.status, error=error.description,
               chat_id=None if chat_id is None else str(chat_id), hint=hint)
-    if chat_id is None and before is not None:
-        chat_id = before.chat_id
     halt = Halt(now, error.status, error.description, None if chat_id is None else str(chat_id))
     return with_halt(outbox, chat, halt)
