@@ -18,7 +18,7 @@ from watchdog_helpers import CHAT, heartbeat, serving_pings, texts, write_runner
 
 from monitor.app.run import run_once
 from monitor.config import load_config
-from monitor.notify.documents import Halt, Outbox
+from monitor.notify.documents import Halt, Outbox, PendingMessage
 from monitor.notify.heartbeat_ping import ping_heartbeat
 from monitor.state import changing_state
 
@@ -140,3 +140,18 @@ def test_a_wrong_bot_token_makes_the_watchdog_print_exit_1_and_ping_the_failure_
     assert code == 1, stderr
     assert "Alerts cannot reach Telegram" in stdout and "401 Unauthorized" in stdout  # cron mails it
     assert pings.paths == ["/ping/3f1c/fail"] and texts(fake) == []
+
+
+def test_a_run_whose_alerts_telegram_refuses_does_not_ping_all_is_well(tmp_path, pings, server, fake):
+    config_path = tmp_path / "monitor.toml"
+    config_path.write_text(
+        '[run]\nstate_dir = "state"\n[google]\ncredentials = ["sa.json"]\n'
+        f'[watchdog]\nheartbeat_url = "{pings.url}"\n'
+        f'[telegram]\nchat_id = "{CHAT}"\napi_base = "{server.base_url}"\n'
+    )
+    config = load_config(config_path, {"TELEGRAM_BOT_TOKEN": "999:not-the-bot"}, require_secrets=False)
+    with changing_state(tmp_path / "state", actor="run-0", now=datetime.now(UTC)) as session:
+        session.state.outbox = Outbox(pending=(PendingMessage("k1", "an alert", datetime.now(UTC)),))
+    result = run_once(config, reader_factory=lambda config, timeout: None, messages_to=io.StringIO())
+    assert result.report.outcome == "nothing_to_do"  # a good outcome, but its alert went nowhere
+    assert pings.paths == [] and texts(fake) == []
