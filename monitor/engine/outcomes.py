@@ -18,7 +18,7 @@ from enum import StrEnum
 from monitor.checks import CheckResult, health_of
 from monitor.core.errors import ErrorClass, ErrorInfo, QuotaScope, SheetReadError
 from monitor.core.logs import log_event
-from monitor.engine import breaker, retry
+from monitor.engine import breaker, credentials, retry
 from monitor.engine.api_health import ApiHealth
 from monitor.engine.events import (
     ApiDegraded,
@@ -51,6 +51,7 @@ class Fate(StrEnum):
     DEAD_LETTERED = "dead_lettered"
     PAUSED = "paused"  # its breaker opened: the next round probes it
     API_DEGRADED = "api_degraded"  # Google itself is failing: kept for later, and the run stops
+    CREDENTIAL_REFUSED = "credential_refused"  # the credential cannot read: another one reads it
 
 
 @dataclass
@@ -153,6 +154,13 @@ class Outcomes:
         """Record the failure; return what became of the task (a :class:`Fate`). ``sent_at``: when
         the pacer counted its request (epoch seconds), which tells a 429's pacing what it follows."""
         info = error.info()
+        if error.credential_problem is not None:
+            # The credential's own problem (monitor.engine.credentials): no attempt, no breaker.
+            self.pacer.retire(credential)
+            self.state.credentials = credentials.refused(self.state.credentials, error.credential_problem,
+                                                         now, self.run_id, self._emit)
+            rnd.record_quota_wait(task, now, info, now)
+            return Fate.CREDENTIAL_REFUSED
         if error.error_class is ErrorClass.QUOTA:
             self.report.quota_errors += 1
             scope = error.quota_scope or QuotaScope.UNKNOWN
@@ -188,6 +196,12 @@ class Outcomes:
         rnd.give_up_for_round(task)
         self.state.health[plan.id] = record_skip(self.state.health.get(plan.id), "breaker_open")
         return Fate.PAUSED
+
+    def credential_worked(self, credential: str, now: datetime) -> None:
+        """A request with ``credential`` was answered: a refusal told before is over."""
+        if self.state.credentials.refused:
+            self.state.credentials = credentials.worked(self.state.credentials, credential, now, self.run_id,
+                                                        self._emit)
 
     def dead_letter(self, rnd: Round, task: Task, plan: SheetPlan, error: ErrorInfo, now: datetime) -> None:
         self.report.failed += 1
