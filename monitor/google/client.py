@@ -139,19 +139,20 @@ class CredentialCache:
         with self._lock:
             credentials = self._loaded.get(key)
             if credentials is None:
-                credentials = self._load(key)
+                credentials = load_service_account(key, self._scopes)
                 self._loaded[key] = credentials
             return credentials
 
-    def _load(self, key: str) -> SharedServiceAccount:
-        """The credentials in file ``key``; ``CredentialUnusable`` when its private key does not load
-        (the config checked the file's shape, not that its PEM text is a key)."""
-        try:
-            credentials = SharedServiceAccount.from_service_account_file(key, scopes=self._scopes)
-        except (ValueError, TypeError, IndexError) as exc:  # cryptography's and google-auth's parse errors
-            raise CredentialUnusable(key_unloadable(key)) from exc
-        credentials.key_file = key
-        return credentials
+
+def load_service_account(key: str, scopes: Iterable[str] = READONLY_SCOPES) -> SharedServiceAccount:
+    """The credentials in file ``key``; ``CredentialUnusable`` when its private key does not load
+    (the config checked the file's shape, not that its PEM text is a key)."""
+    try:
+        credentials = SharedServiceAccount.from_service_account_file(key, scopes=list(scopes))
+    except (ValueError, TypeError, IndexError) as exc:  # cryptography's and google-auth's parse errors
+        raise CredentialUnusable(key_unloadable(key)) from exc
+    credentials.key_file = key
+    return credentials
 
 
 def build_gspread_client(

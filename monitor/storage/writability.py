@@ -68,6 +68,10 @@ def no_space_text(folder: Path, free: int | None) -> str:
 
 def write_failure_text(exc: OSError, folder: Path) -> str:
     """What a failed write of the state means, where, and how to fix it."""
+    return f"cannot save the state ({exc.strerror or type(exc).__name__}): {_failure_text(exc, folder)}"
+
+
+def _failure_text(exc: OSError, folder: Path) -> str:
     path = Path(exc.filename) if isinstance(exc.filename, str) else folder
     if exc.errno in _NOT_PERMITTED:
         text = not_permitted_text(path, folder)
@@ -78,7 +82,7 @@ def write_failure_text(exc: OSError, folder: Path) -> str:
     else:
         text = (f"cannot write the state in {folder}: {path}: {exc.strerror or exc}. The state is intact "
                 f"as of its last save. Fix: check the disk (dmesg) and the folder")
-    return f"cannot save the state ({exc.strerror or type(exc).__name__}): {text}"
+    return text
 
 
 @contextmanager
@@ -121,7 +125,7 @@ def folder_problem(
     try:
         _probe(existing)
     except OSError as exc:
-        return write_failure_text(exc, folder)
+        return _failure_text(exc, folder)
     return None
 
 
