@@ -104,6 +104,7 @@ def test_a_failed_append_is_a_state_write_error_that_is_still_an_os_error(tmp_pa
         store.set_property("a", "2")
     monkeypatch.undo()
     assert caught.value.errno == errno.ENOSPC and isinstance(caught.value, OSError)
+    assert "no space left on the device holding the state folder" in str(caught.value)
     assert FileStore.in_dir(tmp_path / "state", read_only=True).get_property("a") == "1"
 
 
