@@ -94,7 +94,9 @@ def test_a_key_refused_every_time_is_the_keys_problem_after_three_refusals(world
     assert "Google refuses its key 3 times in a row" in event.problem
     assert "Invalid JWT Signature." in event.problem
     assert "private_key_id" in event.fix
-    assert ApiDegraded.KIND not in kinds(of_run(run))
+    assert ApiDegraded.KIND not in kinds(of_run(run)) and DeadLettered.KIND not in kinds(of_run(run))
+    assert run.report.stop_reason == "no_usable_credential"
+    assert all(task.attempts == 0 for task in run.state.round.tasks.values())  # no spreadsheet blamed
 
 
 def test_a_damaged_private_key_is_told_with_its_file_and_the_other_credential_reads(world: World, tmp_path):

@@ -234,6 +234,7 @@ class SheetReadError(MonitorError):
         range: str | None = None,  # shadows the builtin: it is the word Google and the config use
         quota_scope: QuotaScope | None = None,
         credential_problem: CredentialProblem | None = None,
+        credential_refused: bool = False,
     ) -> None:
         super().__init__(message)
         self.error_class = ErrorClass(error_class)
@@ -244,6 +245,8 @@ class SheetReadError(MonitorError):
         self.quota_scope = quota_scope
         # Set when the credential itself cannot read (the run stops using it; not the sheet's fault).
         self.credential_problem = credential_problem
+        # Google refused the credential's key this once (it does so now and then): not the sheet's fault.
+        self.credential_refused = credential_refused
 
     @property
     def permanent(self) -> bool:  # type: ignore[override]

@@ -19,6 +19,10 @@ from monitor.core.timefmt import UtcTime
 from monitor.core.tracking import document
 from monitor.engine.events import CredentialRefused, CredentialWorksAgain, Event
 
+# A credential whose key Google refused once waits this long before its next read: a refusal that
+# passes has passed by then, one that repeats is told sooner than if each read waited a backoff.
+REFUSED_PAUSE_SECONDS = 5.0
+
 
 @document
 class RefusedCredential:

@@ -161,6 +161,12 @@ class Outcomes:
                                                          now, self.run_id, self._emit)
             rnd.record_quota_wait(task, now, info, now)
             return Fate.CREDENTIAL_REFUSED
+        if error.credential_refused:
+            # Google refused the key this once: now and then it does, for a moment; repeated, it
+            # becomes the credential's problem above. Never the spreadsheet's, nor Google failing.
+            self.pacer.pause(credential, self._epoch_seconds() + credentials.REFUSED_PAUSE_SECONDS)
+            rnd.record_quota_wait(task, now, info, now)
+            return Fate.CREDENTIAL_REFUSED
         if error.error_class is ErrorClass.QUOTA:
             self.report.quota_errors += 1
             scope = error.quota_scope or QuotaScope.UNKNOWN

@@ -135,6 +135,10 @@ class QuotaPacer:
         """Give out ``credential`` no more: its key does not load, or Google refuses it for good."""
         self._retired.add(credential)
 
+    def pause(self, credential: str, until: float) -> None:
+        """Give out ``credential`` again only from ``until`` (epoch seconds)."""
+        self._paused_until[credential] = max(self._paused_until.get(credential, -math.inf), until)
+
     @property
     def usable(self) -> tuple[str, ...]:
         """The credentials not retired, in the configured order."""

@@ -28,7 +28,7 @@ from monitor.core.errors import (
 )
 from monitor.google import grid, token
 from monitor.google.client import CredentialCache, build_gspread_client
-from monitor.google.refusals import CredentialUnusable
+from monitor.google.refusals import CredentialUnusable, refused_for_now
 
 # Numbers as numbers and dates as serial numbers: the checks compare values, not their display.
 READ_PARAMS = {
@@ -152,7 +152,9 @@ def classified(timeout: float, credential: str | None = None) -> Iterator[None]:
     except google.auth.exceptions.GoogleAuthError as exc:
         # The token endpoint refused or failed: every spreadsheet would fail alike, so this must
         # not dead-letter them one by one; as transient it feeds the whole-API breaker instead.
-        raise _transient(f"token request failed{_for(credential)}: {_token_problem(exc, timeout)}") from None
+        message = f"token request failed{_for(credential)}: {_token_problem(exc, timeout)}"
+        raise SheetReadError(ErrorClass.TRANSIENT, None, None, message,
+                             credential_refused=refused_for_now(exc)) from None
     except (ValueError, KeyError) as exc:  # a 200 whose body is not the JSON we asked for
         raise SheetReadError(ErrorClass.UNCERTAIN, 200, None, f"unreadable answer: {exc!r}"[:300]) from None
 

@@ -59,6 +59,12 @@ def is_refusal(error: google.auth.exceptions.GoogleAuthError) -> bool:
     return _text(error).startswith("invalid_grant")
 
 
+def refused_for_now(error: google.auth.exceptions.GoogleAuthError) -> bool:
+    """True when Google refused the key's signature: the key's problem if it repeats, never the
+    spreadsheet's (a clock off by minutes is this machine's: not this)."""
+    return is_refusal(error) and KEY_REFUSED in _text(error)
+
+
 def refused_for_good(error: google.auth.exceptions.GoogleAuthError, refusals: int, path: str,
                      email: str | None) -> CredentialProblem | None:
     """The credential's own problem when Google's refusal (the ``refusals``-th in a row) says the
