@@ -60,7 +60,7 @@ def read_only_text(folder: Path) -> str:
 
 
 def no_space_text(folder: Path, free: int | None) -> str:
-    left = f" ({free // 1024} KiB free)" if free is not None else ""
+    left = f" ({free / 2**20:.1f} MiB free)" if free is not None else ""
     return (f"no space left on the device holding the state folder {folder}{left}. The state is intact "
             f"as of its last save. Fix: free space on that disk (df -h {folder}; logs, old "
             f".corrupt-/.orphaned- files)")
