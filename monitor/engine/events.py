@@ -30,7 +30,8 @@ class SheetEvent(Event):
 
 @document(kw_only=True)
 class HealthChanged(SheetEvent):
-    """A spreadsheet's verdict moved in a way people hear about (see health.is_alerting)."""
+    """A spreadsheet's verdict moved in a way people hear about (see health.is_alerting), or stayed
+    with a new finding (``previous == current``)."""
 
     KIND: ClassVar[str] = "health_changed"
     previous: Health
@@ -170,6 +171,19 @@ class CrashRecovered(Event):
 
 
 @document(kw_only=True)
+class RunsFinishAgain(Event):
+    """Runs have finished for a while after several died mid-round; only the first death was told
+    (the notifier folds them: ``monitor.notify.crashes``)."""
+
+    KIND: ClassVar[str] = "runs_finish_again"
+    first_at: UtcTime
+    last_at: UtcTime
+    runs: int
+    reclaimed: int
+    poisoned: int
+
+
+@document(kw_only=True)
 class StateRestored(Event):
     """The state file was unreadable; its last good copy was used."""
 
@@ -200,8 +214,8 @@ class DeliveryHalted(Event):
 EVENT_TYPES: tuple[type[Event], ...] = (
     HealthChanged, DeadLettered, ReadableAgain, BreakerOpened, BreakerClosed, ApiDegraded,
     ApiRecovered, ChangeFeedFailing, ChangeFeedRecovered, FallingBehind, CrashRecovered, StateRestored,
-    StateEntryDamaged, DeliveryHalted, SpreadsheetTrashed, SpreadsheetRestored, CredentialRefused,
-    CredentialWorksAgain,
+    StateEntryDamaged, DeliveryHalted, SpreadsheetTrashed, SpreadsheetRestored, RunsFinishAgain,
+    CredentialRefused, CredentialWorksAgain,
 )
 BY_KIND: dict[str, type[Event]] = {event_type.KIND: event_type for event_type in EVENT_TYPES}
 
