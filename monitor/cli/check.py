@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import math
-import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -64,25 +63,29 @@ class EditShare(click.ParamType):
               help="Share of spreadsheets edited per round interval to plan change detection's reads "
                    "for, e.g. 20% (repeatable; default: 5%, 20% and 50%).")
 @click.option("--offline", is_flag=True,
-              help="Do not ask Telegram about the bot token and the chats (getMe, getChat).")
-def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[float, ...], offline: bool
-                 ) -> None:
+              help="Ask neither Google's token service for a token (each key is still loaded and signs) "
+                   "nor Telegram about the bot token and the chats.")
+def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[float, ...],
+                 offline: bool) -> None:
     """Validate the config (credential files included) and print the plan: spreadsheets, reads per
     round (a full round, and with change detection at a few edit rates), the quota arithmetic per
     Google Cloud project, the round time at the quota and at the last run's read time, and warnings.
-    Unless --offline, ask Telegram whether the bot token and every chat work (nothing is sent).
-    Exit 2 with every problem listed if it is invalid (Telegram refusing the token or a chat
-    included), 1 if Telegram could not be asked."""
+    Then check this machine: the state folder can be written, the run lock taken, every key loads and
+    signs and (unless --offline) Google issues a token for it, and Telegram knows the bot token and
+    lets the bot see every chat (getMe, getChat; nothing is sent). Exit 2 with every problem listed
+    if the config, a key, the token or a chat is refused, 1 if only the machine has a problem (the
+    state folder, the network)."""
     configure_logging(level=logging.WARNING)
     config = load_or_exit(config_path, require_secrets=True)
     plan = admin.config_plan(config, _last_read_seconds(config), edit_shares or DEFAULT_EDIT_SHARES)
-    telegram, code = _ask_telegram(config, offline)
+    from monitor.admin.preflight import preflight  # google-auth loads only for this command
+
+    checks = [*preflight(config, offline=offline), *_telegram_checks(config, offline)]
     if as_json:
-        emit_json({"valid": True, **plan, "telegram_check": telegram})
-        sys.exit(code)
-    heading = {0: "Config OK", EXIT_USAGE: "Config valid, but Telegram refuses it (see the telegram lines)",
-               EXIT_OPERATIONAL: "Config valid; Telegram could not be asked (see the telegram lines)"}
-    click.echo(f"{heading[code]}: {plan['config']}")
+        emit_json({"valid": True, **plan, "checks": [check.to_dict() for check in checks]})
+        _exit_for(checks)
+        return
+    click.echo(f"Config OK: {plan['config']}")
     echo_fields([
         ("spreadsheets", f"{plan['spreadsheets']} ({plan['checks']} checks over {plan['ranges']} ranges)"),
         ("reads per round", _reads_per_round(plan)),
@@ -93,30 +96,27 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
         ("runs per round", _runs(plan, config)),
         ("state", plan["state_dir"]),
         ("telegram", _telegram_field(config, offline)),
-        *[(f"telegram {answer['asked']}", _answer_text(answer)) for answer in telegram or []],
     ])
     _echo_change_estimates(plan, config)
     if plan["warnings"]:
         click.echo(f"\nWarnings ({len(plan['warnings'])}):")
         for warning in plan["warnings"]:
             click.echo(f"  - {click.style(warning, fg='yellow')}")
-    sys.exit(code)
+    _echo_checks(checks)
+    _exit_for(checks)
 
 
-def _ask_telegram(config: Config, offline: bool) -> tuple[list[dict[str, Any]] | None, int]:
-    """Telegram's answers about the token and each chat (None: not asked), and the exit code."""
+def _telegram_checks(config: Config, offline: bool) -> list:
+    """Telegram's answers about the bot token and each chat, as checks (none when not asked). A
+    refusal is the config's (exit 2); no answer from Telegram, the machine's or the network's."""
+    from monitor.admin.preflight import Check
+
     if offline or not config.telegram.enabled:
-        return None, 0
+        return []
     with httpx.Client(timeout=MAX_REQUEST_SECONDS) as client:
-        answers, code = verify_telegram(config, client)
-    return [{"asked": asked, "ok": answer.ok, "answer": answer.text, "fix": answer.fix}
-            for asked, answer in answers], code
-
-
-def _answer_text(answer: dict[str, Any]) -> str:
-    if answer["ok"]:
-        return click.style("ok", fg="green") + f": {answer['answer']}"
-    return click.style(f"refused: {answer['answer']}", fg="red") + f"; fix: {answer['fix']}"
+        answers = verify_telegram(config, client)
+    return [Check(f"telegram {asked}", answer.ok, answer.text, None if answer.ok else answer.fix,
+                  usage=not answer.ok and not answer.unreachable) for asked, answer in answers]
 
 
 def _telegram_field(config: Config, offline: bool) -> str:
@@ -125,7 +125,25 @@ def _telegram_field(config: Config, offline: bool) -> str:
     routes = config.telegram.routes
     chats = len({route.chat_id for route in routes} - {config.telegram.chat_id})
     routes = f", routes: {len(routes)}, to {chats} more chat{'' if chats == 1 else 's'}" if routes else ""
-    return f"enabled{routes}" + (" (not asked: --offline)" if offline else "")
+    return f"enabled{routes}" + (" (Telegram not asked: --offline)" if offline else "")
+
+
+def _echo_checks(checks) -> None:
+    """One line per check of this machine: ok, or the problem and, under it, its fix."""
+    click.echo("\nChecks:")
+    for check in checks:
+        mark = click.style("ok     ", fg="green") if check.ok else click.style("problem", fg="red")
+        click.echo(f"  {mark}  {check.name}: {check.detail}")
+        if check.fix:
+            click.echo(f"           fix: {check.fix}")
+
+
+def _exit_for(checks) -> None:
+    """Exit 2 when a problem is the config's (a key, the bot token, a chat), 1 when only the
+    machine's, else return."""
+    problems = [check for check in checks if not check.ok]
+    if problems:
+        raise SystemExit(EXIT_USAGE if any(check.usage for check in problems) else EXIT_OPERATIONAL)
 
 
 def _reads_per_round(plan: dict[str, Any]) -> str:
