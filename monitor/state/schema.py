@@ -137,8 +137,9 @@ RETRY_FIRST = Kind("retry_first", RetryFirst)
 # Version 2 added ``trashed`` (configured spreadsheets Drive reported in its trash, since when).
 FEED = Kind("feed", FeedState, version=2)
 CREDENTIALS = Kind("credentials", CredentialsState)
-# Version 2 added ``sending`` (the message whose request may have reached Telegram).
-OUTBOX = Kind("outbox", Outbox, version=2)
+# Version 2 added ``sending`` (the message whose request may have reached Telegram); version 3 each
+# message's destination (``chat_id``, ``thread_id``: routes) and the routed chats' halts (``halts``).
+OUTBOX = Kind("outbox", Outbox, version=3)
 # Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded).
 ALERTS = Kind("alerts", AlertMemory, version=2)
 
@@ -215,6 +216,17 @@ def _feed_trash(value: Any) -> Any:
     return {"trashed": {}, **value} if isinstance(value, dict) else value
 
 
+def _outbox_destinations(value: Any) -> Any:
+    """outbox 2 -> 3 added routes: every message went to the default chat, no routed chat halted."""
+    if not isinstance(value, dict):
+        return value
+    pending = [
+        {"chat_id": None, "thread_id": None, **entry} if isinstance(entry, dict) else entry
+        for entry in value.get("pending", [])
+    ]
+    return {"halts": {}, **value, "pending": pending}
+
+
 def _outbox_sending(value: Any) -> Any:
     """outbox 1 -> 2 added ``sending``: a release before it marked no message as being sent."""
     return {"sending": None, **value} if isinstance(value, dict) else value
@@ -239,6 +251,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("event", 1): _event_last_error,
     ("feed", 1): _feed_trash,
     ("outbox", 1): _outbox_sending,
+    ("outbox", 2): _outbox_destinations,
     ("alerts", 1): _alerts_warned,
 }
 

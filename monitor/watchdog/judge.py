@@ -16,6 +16,10 @@ Verdicts, checked in this order (the first that applies wins):
   instant later is silent;
 - ``failing``: the last ``failed_runs`` finished runs all ended in an outcome other than ``ok`` or
   ``nothing_to_do`` (today: ``degraded``);
+- ``delivery_halted``: the runs work but Telegram refuses a chat as a whole (a wrong bot token, a chat
+  not found, the bot removed, a channel refusing every message alike): nobody hears the alerts, so the
+  monitor is not healthy whatever the runs say. The watchdog then prints and pings the heartbeat
+  URL's failure endpoint, as it cannot count on Telegram;
 - ``healthy``.
 
 Times are aware UTC throughout: local time would make daylight-saving changes look like an hour of
@@ -31,6 +35,7 @@ from datetime import datetime, timedelta
 from monitor.config import WatchdogConfig
 from monitor.core.timefmt import format_utc
 from monitor.engine.heartbeat import GOOD_OUTCOMES, Heartbeat, RunSummary
+from monitor.notify.documents import Halt
 from monitor.notify.messages import duration_text
 
 HEALTHY = "healthy"
@@ -40,7 +45,9 @@ FAILING = "failing"
 STATE_MISSING = "state_missing"
 STATE_UNREADABLE = "state_unreadable"
 STATE_UNWRITABLE = "state_unwritable"
-STATUSES = (HEALTHY, SILENT, STUCK, FAILING, STATE_MISSING, STATE_UNREADABLE, STATE_UNWRITABLE)
+DELIVERY_HALTED = "delivery_halted"
+STATUSES = (HEALTHY, SILENT, STUCK, FAILING, STATE_MISSING, STATE_UNREADABLE, STATE_UNWRITABLE,
+            DELIVERY_HALTED)
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,7 @@ class RunnerReading:
     error: str | None = None  # why it is unreadable
     migrations: dict[str, str] = field(default_factory=dict)  # chat migrations the runner's outbox learnt
     unwritable: str | None = None  # why a run cannot save in the state folder, with the fix
+    halts: dict[str, Halt] = field(default_factory=dict)  # chats refusing the runner's messages, by chat
 
 
 @dataclass(frozen=True)
@@ -112,6 +120,7 @@ def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings) 
         _stuck(heartbeat, last_finished, now, settings)
         or _silent(heartbeat, last_finished, now, settings)
         or _failing(runs, last_finished, settings)
+        or _delivery_halted(reading.halts, last_finished, now)
         or Verdict(
             HEALTHY,
             f"last run finished at {_ago(now, last_finished)}",
@@ -170,6 +179,21 @@ def _failing(runs: Sequence[RunSummary], last_finished: datetime | None,
         FAILING,
         f"the last {len(failed)} runs did not end well ({outcomes})",
         began_at=failed[0].started_at,
+        last_finished_at=last_finished,
+    )
+
+
+def _delivery_halted(halts: dict[str, Halt], last_finished: datetime | None, now: datetime) -> Verdict | None:
+    if not halts:
+        return None
+    first = min(halts.values(), key=lambda halt: halt.at)
+    chats = ", ".join(sorted(halt.chat_id or "?" for halt in halts.values()))
+    status = f"{first.status} " if first.status is not None else ""
+    return Verdict(
+        DELIVERY_HALTED,
+        f"Telegram refuses the runner's messages to chat {chats} since {_ago(now, first.at)}: "
+        f"{status}{first.description}",
+        began_at=first.at,
         last_finished_at=last_finished,
     )
 

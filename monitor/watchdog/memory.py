@@ -17,6 +17,7 @@ from monitor.core.timefmt import UtcTime, format_utc
 from monitor.core.tracking import document
 from monitor.notify.messages import Message, duration_text, esc
 from monitor.watchdog.judge import (
+    DELIVERY_HALTED,
     FAILING,
     HEALTHY,
     SILENT,
@@ -35,6 +36,7 @@ _TITLES = {
     STATE_MISSING: "Monitor state file missing",
     STATE_UNREADABLE: "Monitor state file unreadable",
     STATE_UNWRITABLE: "Monitor cannot save its state",
+    DELIVERY_HALTED: "Alerts cannot reach Telegram",
 }
 _HINTS = {
     SILENT: "Check cron (<code>crontab -l</code>), the run's log and the machine.",
@@ -45,6 +47,10 @@ _HINTS = {
     STATE_UNREADABLE: "Runs cannot start either; see the Runbook in docs/operations.md.",
     STATE_UNWRITABLE: "Runs stop at their first save, so they cannot send alerts either (their outbox "
     "is in that folder); nothing is checked until this is fixed.",
+    DELIVERY_HALTED: "Run <code>sheet-monitor check-config</code> and "
+    "<code>sheet-monitor notify test</code>, "
+    "fix the bot token, chat_id or api_base; the alerts wait in the outbox and go once Telegram "
+    "accepts.",
 }
 
 

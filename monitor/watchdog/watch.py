@@ -26,8 +26,9 @@ from pathlib import Path
 
 from monitor.core.logs import log_event
 from monitor.core.timefmt import format_utc
+from monitor.notify.destinations import all_halts
 from monitor.notify.documents import Outbox
-from monitor.notify.heartbeat_ping import ping_heartbeat
+from monitor.notify.heartbeat_ping import failure_url, ping_heartbeat
 from monitor.notify.outbox import DeliveryResult, deliver, enqueue
 from monitor.notify.telegram import Sender
 from monitor.state import read_state
@@ -50,6 +51,8 @@ class PassReport:
     results: list[DeliveryResult] = field(default_factory=list)
     undelivered: int = 0  # messages still waiting in the watchdog's outbox
     pinged: bool | None = None  # None: no heartbeat_url, or the verdict was not healthy
+    failure_pinged: bool | None = None  # the failure endpoint, on an unhealthy verdict; None: not pinged
+    messages: tuple[str, ...] = ()  # what this pass decided to tell people (HTML), for printing
 
     @property
     def delivery_failed(self) -> bool:
@@ -69,7 +72,7 @@ def read_runner(state_dir: Path) -> RunnerReading:
     if state is None:
         return RunnerReading(exists=False, unwritable=unwritable)
     return RunnerReading(True, True, state.heartbeat, state.runs.runs, None, dict(state.outbox.migrations),
-                         unwritable)
+                         unwritable, all_halts(state.outbox))
 
 
 def runner_folder_problem(state_dir: Path) -> str | None:
@@ -146,7 +149,8 @@ def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, sen
         watchdog_store.save(store, state)
 
     checkpoint(state.outbox)  # the alert memory and composed messages are durable before anything is sent
-    report = PassReport(verdict=verdict, said=decision.kind)
+    report = PassReport(verdict=verdict, said=decision.kind,
+                        messages=tuple(message.text for message in decision.messages))
     if state.outbox.pending:
         # The runner may have learnt that the group became a supergroup; follow it too.
         state.outbox = replace(state.outbox, migrations={**reading.migrations, **state.outbox.migrations})
@@ -162,4 +166,8 @@ def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, sen
     report.undelivered = len(state.outbox.pending)
     if heartbeat_url and verdict.healthy:
         report.pinged = ping(heartbeat_url)
+    elif heartbeat_url:
+        # The service outside this machine alerts through its own channels: when Telegram is the
+        # broken part, that is how people hear it.
+        report.failure_pinged = ping(failure_url(heartbeat_url))
     return report
