@@ -23,9 +23,11 @@ from monitor.engine.health import ERROR, FAIL, OK, WARN, Finding, SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunSummary
 from monitor.notify.alerts import compose_alert
 from monitor.notify.digest import Overview, compose_digest, compose_reminder, compose_summary
+from monitor.notify.documents import Halt
 from monitor.notify.messages import Message
 from monitor.notify.settings import AlertSettings
 from monitor.sandbox.telegram_html import parse_html
+from monitor.storage.writability import no_space_text
 from monitor.watchdog.judge import RunnerReading, WatchdogSettings, evaluate
 from monitor.watchdog.memory import WatchdogMemory, advance
 
@@ -43,6 +45,8 @@ REF_ERRORS = Finding("formula_errors Stock!A1:H500", "formula_errors", "fail",
 LOW_STOCK = Finding("low stock", "threshold", "warn", "min 3 < 5", ("Stock!F7",))
 STALE = Finding("freshness Sales!A2:A", "freshness", "fail",
                 "newest date 2026-03-01 18:00 UTC+3 is 18 hours and 30 minutes old (> 12h)", ("Sales!A41",))
+KEY = "/etc/sheet-monitor/sa-2.json"
+ACCOUNT = "sheet-monitor-2@acme-ops.iam.gserviceaccount.com"
 SETTINGS = AlertSettings(timezone="Europe/Moscow", digest_at=time(9, 0))
 WATCHDOG = WatchdogSettings(max_silence=timedelta(minutes=15), reminder_every=timedelta(hours=4),
                             stuck_grace=timedelta(minutes=5), failed_runs=3, label="vps-1")
@@ -88,6 +92,12 @@ def event_examples() -> list[tuple[str, type[ev.Event], Message]]:
         ("Google API degraded", ev.ApiDegraded(**RUN, failing_in_a_row=8, last_error=ErrorInfo(
             "transient", "The service is currently unavailable.", 503, "UNAVAILABLE"))),
         ("Google API answers again", ev.ApiRecovered(**RUN, degraded_since=hour_ago)),
+        ("A credential cannot read", ev.CredentialRefused(
+            **RUN, credential=KEY, email=ACCOUNT, problem="Google does not know this service account "
+            "(invalid_grant: account not found)", fix="the account was deleted (or its project): create "
+            "one, share the spreadsheets with it and put its key in the config")),
+        ("A credential reads again", ev.CredentialWorksAgain(**RUN, credential=KEY, email=ACCOUNT,
+                                                              refused_since=hour_ago)),
         ("Drive's change feed cannot be read",
          ev.ChangeFeedFailing(**RUN, error="403: The caller does not have permission")),
         ("Drive's change feed answers again", ev.ChangeFeedRecovered(**RUN, failing_since=hour_ago)),
@@ -129,6 +139,7 @@ def watchdog_examples() -> list[tuple[str, Message]]:
     """The watchdog's alert for each kind of outage, a reminder and the recovery."""
     finished = NOW - timedelta(minutes=40)
     last = RunSummary("run-1", finished - timedelta(minutes=4), finished, "ok")
+    recent = RunSummary("run-8", NOW - timedelta(minutes=6), NOW - timedelta(minutes=2), "ok")
     running = Heartbeat(run_id="run-2", started_at=NOW - timedelta(minutes=20), budget_seconds=270)
     degraded = tuple(RunSummary(f"run-{n}", NOW - timedelta(minutes=5 * n + 4),
                                 NOW - timedelta(minutes=5 * n), "degraded") for n in (3, 2, 1))
@@ -147,6 +158,11 @@ def watchdog_examples() -> list[tuple[str, Message]]:
         ("Watchdog: runs failing", RunnerReading(exists=True, runs=(last, *degraded))),
         ("Watchdog: state file missing", RunnerReading(exists=False)),
         ("Watchdog: state file unreadable", RunnerReading(exists=True, readable=False, error=unreadable)),
+        ("Watchdog: the state cannot be saved", RunnerReading(
+            exists=True, runs=(last,), unwritable=no_space_text(Path("/var/lib/sheet-monitor"), 180_000))),
+        ("Watchdog: alerts cannot reach Telegram", RunnerReading(exists=True, runs=(recent,), halts={
+            "-1001234567890": Halt(NOW - timedelta(minutes=50), 403,
+                                   "Forbidden: bot was kicked from the group chat", "-1001234567890")})),
     ]
     shown = [(title, _watchdog_said(WatchdogMemory(), reading, NOW)) for title, reading in readings]
     outage = advance(WatchdogMemory(), evaluate(readings[0][1], NOW, WATCHDOG), NOW, WATCHDOG).memory

@@ -8,6 +8,8 @@ import render_examples
 
 from monitor.engine import events as ev
 from monitor.notify.render import render
+from monitor.watchdog import memory
+from monitor.watchdog.judge import STATUSES
 
 
 def test_the_operations_guide_shows_every_message_as_rendered_today():
@@ -35,3 +37,9 @@ def test_writing_replaces_only_the_generated_section():
     before, _, after = render_examples.DOC.read_text(encoding="utf-8").partition(render_examples.BEGIN)
     assert text.startswith(before) and text.endswith(after.partition(render_examples.END)[2])
     assert text.count(render_examples.BEGIN) == 1 and "#### Watchdog: state file unreadable" in text
+
+
+def test_every_watchdog_verdict_but_healthy_has_an_example():
+    shown = {message.text.split("\n")[0] for _, message in render_examples.watchdog_examples()}
+    titles = {title for status, title in memory._TITLES.items() if status in STATUSES}
+    assert all(any(title in line for line in shown) for title in titles)

@@ -11,6 +11,7 @@ import pytest
 from watchdog_helpers import SETTINGS, T0, heartbeat, runs_every_5_minutes, settings
 
 from monitor.engine.heartbeat import Heartbeat, Outcome, RunSummary
+from monitor.notify.documents import Halt
 from monitor.watchdog import judge as wd
 from monitor.watchdog.memory import WatchdogMemory, advance
 
@@ -167,3 +168,14 @@ def test_the_same_outage_composes_the_same_message_key():
     assert first.messages[0].key == again.messages[0].key
     later = advance(WatchdogMemory(), verdict, T0 + timedelta(minutes=15), SETTINGS)
     assert later.messages[0].key != first.messages[0].key
+
+
+def test_runs_that_work_while_telegram_refuses_the_chat_are_not_healthy():
+    runs = runs_every_5_minutes(T0 - timedelta(minutes=30), 6)
+    halt = Halt(T0 - timedelta(minutes=25), 401, "Unauthorized", "-1001")
+    verdict = wd.evaluate(replace(reading(heartbeat(T0 - timedelta(minutes=2)), runs), halts={"": halt}), T0,
+                          SETTINGS)
+    assert verdict.status == wd.DELIVERY_HALTED and not verdict.healthy
+    assert verdict.began_at == halt.at and "-1001" in verdict.reason and "401 Unauthorized" in verdict.reason
+    decision = advance(WatchdogMemory(), verdict, T0, SETTINGS)
+    assert decision.kind == "alert" and "Alerts cannot reach Telegram" in decision.messages[0].text

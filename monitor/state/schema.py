@@ -10,6 +10,7 @@ One document per key, as Apps Script's PropertiesService holds JSON strings::
     quota                  QuotaLog           mute/<sheet id>      Mute
     retry_first            RetryFirst         event/<sequence>     an Event (with its "kind")
     feed                   FeedState          damaged/<key>        an entry set aside (see repository)
+    credentials            CredentialsState
     outbox                 Outbox
     alerts                 AlertMemory
 
@@ -32,6 +33,7 @@ from pydantic import TypeAdapter, ValidationError
 from monitor.engine.api_health import ApiState
 from monitor.engine.breaker import BreakerState
 from monitor.engine.changes import FeedState
+from monitor.engine.credentials import CredentialsState
 from monitor.engine.dlq import DeadLetter
 from monitor.engine.events import BY_KIND, Event
 from monitor.engine.health import SheetHealth
@@ -138,8 +140,10 @@ QUOTA = Kind("quota", QuotaLog, version=2)
 RETRY_FIRST = Kind("retry_first", RetryFirst)
 # Version 2 added ``trashed`` (configured spreadsheets Drive reported in its trash, since when).
 FEED = Kind("feed", FeedState, version=2)
-# Version 2 added ``sending`` (the message whose request may have reached Telegram).
-OUTBOX = Kind("outbox", Outbox, version=2)
+CREDENTIALS = Kind("credentials", CredentialsState)
+# Version 2 added ``sending`` (the message whose request may have reached Telegram); version 3 each
+# message's destination (``chat_id``, ``thread_id``: routes) and the routed chats' halts (``halts``).
+OUTBOX = Kind("outbox", Outbox, version=3)
 # Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded).
 ALERTS = Kind("alerts", AlertMemory, version=2)
 
@@ -147,7 +151,7 @@ ALERTS = Kind("alerts", AlertMemory, version=2)
 FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DLQ, "mutes": MUTE}
 SINGLES: Mapping[str, Kind] = {
     "heartbeat": HEARTBEAT, "runs": RUNS, "api": API, "quota": QUOTA, "retry_first": RETRY_FIRST,
-    "feed": FEED, "outbox": OUTBOX, "alerts": ALERTS,
+    "feed": FEED, "credentials": CREDENTIALS, "outbox": OUTBOX, "alerts": ALERTS,
 }
 KINDS: Mapping[str, Kind] = {
     kind.name: kind for kind in (ROUND, TASK, EVENT, *FAMILIES.values(), *SINGLES.values())
@@ -224,6 +228,17 @@ def _optional_fields_added(value: Any) -> Any:
     return value
 
 
+def _outbox_destinations(value: Any) -> Any:
+    """outbox 2 -> 3 added routes: every message went to the default chat, no routed chat halted."""
+    if not isinstance(value, dict):
+        return value
+    pending = [
+        {"chat_id": None, "thread_id": None, **entry} if isinstance(entry, dict) else entry
+        for entry in value.get("pending", [])
+    ]
+    return {"halts": {}, **value, "pending": pending}
+
+
 def _outbox_sending(value: Any) -> Any:
     """outbox 1 -> 2 added ``sending``: a release before it marked no message as being sent."""
     return {"sending": None, **value} if isinstance(value, dict) else value
@@ -252,6 +267,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("event", 1): _event_last_error,
     ("feed", 1): _feed_trash,
     ("outbox", 1): _outbox_sending,
+    ("outbox", 2): _outbox_destinations,
     ("alerts", 1): _alerts_warned,
 }
 

@@ -6,6 +6,8 @@ Nothing here does I/O; ``monitor.watchdog.watch`` reads the state and keeps the 
 
 Verdicts, checked in this order (the first that applies wins):
 
+- ``state_unwritable``: this user cannot save a state in the state folder (another owner, a
+  read-only filesystem, a full disk): runs cannot save, so they cannot tell anyone either;
 - ``state_missing``: there is no state file;
 - ``state_unreadable``: the state file and its last good copy cannot be used;
 - ``stuck``: a run started and has not finished after its budget + ``stuck_grace``;
@@ -14,6 +16,10 @@ Verdicts, checked in this order (the first that applies wins):
   instant later is silent;
 - ``failing``: the last ``failed_runs`` finished runs all ended in an outcome other than ``ok`` or
   ``nothing_to_do`` (today: ``degraded``);
+- ``delivery_halted``: the runs work but Telegram refuses a chat as a whole (a wrong bot token, a chat
+  not found, the bot removed, a channel refusing every message alike): nobody hears the alerts, so the
+  monitor is not healthy whatever the runs say. The watchdog then prints and pings the heartbeat
+  URL's failure endpoint, as it cannot count on Telegram;
 - ``healthy``.
 
 Times are aware UTC throughout: local time would make daylight-saving changes look like an hour of
@@ -29,6 +35,7 @@ from datetime import datetime, timedelta
 from monitor.config import WatchdogConfig
 from monitor.core.wording import counted
 from monitor.engine.heartbeat import GOOD_OUTCOMES, Heartbeat, RunSummary
+from monitor.notify.documents import Halt
 from monitor.notify.messages import duration_text, since_text
 
 HEALTHY = "healthy"
@@ -37,7 +44,10 @@ STUCK = "stuck"
 FAILING = "failing"
 STATE_MISSING = "state_missing"
 STATE_UNREADABLE = "state_unreadable"
-STATUSES = (HEALTHY, SILENT, STUCK, FAILING, STATE_MISSING, STATE_UNREADABLE)
+STATE_UNWRITABLE = "state_unwritable"
+DELIVERY_HALTED = "delivery_halted"
+STATUSES = (HEALTHY, SILENT, STUCK, FAILING, STATE_MISSING, STATE_UNREADABLE, STATE_UNWRITABLE,
+            DELIVERY_HALTED)
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,8 @@ class RunnerReading:
     runs: tuple[RunSummary, ...] = ()  # oldest first
     error: str | None = None  # why it is unreadable
     migrations: dict[str, str] = field(default_factory=dict)  # chat migrations the runner's outbox learnt
+    unwritable: str | None = None  # why a run cannot save in the state folder, with the fix
+    halts: dict[str, Halt] = field(default_factory=dict)  # chats refusing the runner's messages, by chat
 
 
 @dataclass(frozen=True)
@@ -94,20 +106,21 @@ def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings) 
     """Judge the runner from ``reading``; ``now`` must be aware."""
     if now.tzinfo is None:
         raise ValueError("naive datetime: the watchdog compares aware UTC times only")
+    if reading.unwritable:
+        # First: it explains every other symptom (no heartbeat saved, no run finishing).
+        return Verdict(STATE_UNWRITABLE, reading.unwritable, last_finished_at=_last_finished(reading))
     if not reading.exists:
         return Verdict(STATE_MISSING, "the state file does not exist: no run has ever saved, or it was "
                        "deleted or moved")
     if not reading.readable:
         return Verdict(STATE_UNREADABLE, f"the state file cannot be read: {reading.error or 'unknown error'}")
     heartbeat, runs = reading.heartbeat, reading.runs
-    finished = [run.finished_at for run in runs]
-    if heartbeat is not None and heartbeat.finished_at is not None:
-        finished.append(heartbeat.finished_at)
-    last_finished = max(finished, default=None)
+    last_finished = _last_finished(reading)
     return (
         _stuck(heartbeat, last_finished, now, settings)
         or _silent(heartbeat, last_finished, now, settings)
         or _failing(runs, last_finished, settings)
+        or _delivery_halted(reading.halts, last_finished, now)
         or Verdict(
             HEALTHY,
             f"last run finished at {_ago(now, last_finished)}",
@@ -115,6 +128,13 @@ def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings) 
             healthy_since=_healthy_since(runs, settings.max_silence) or last_finished,
         )
     )
+
+
+def _last_finished(reading: RunnerReading) -> datetime | None:
+    finished = [run.finished_at for run in reading.runs]
+    if reading.heartbeat is not None and reading.heartbeat.finished_at is not None:
+        finished.append(reading.heartbeat.finished_at)
+    return max(finished, default=None)
 
 
 def _stuck(heartbeat: Heartbeat | None, last_finished: datetime | None, now: datetime,
@@ -159,6 +179,21 @@ def _failing(runs: Sequence[RunSummary], last_finished: datetime | None,
         FAILING,
         f"the last {counted(len(failed), 'run')} did not end well ({outcomes})",
         began_at=failed[0].started_at,
+        last_finished_at=last_finished,
+    )
+
+
+def _delivery_halted(halts: dict[str, Halt], last_finished: datetime | None, now: datetime) -> Verdict | None:
+    if not halts:
+        return None
+    first = min(halts.values(), key=lambda halt: halt.at)
+    chats = ", ".join(sorted(halt.chat_id or "?" for halt in halts.values()))
+    status = f"{first.status} " if first.status is not None else ""
+    return Verdict(
+        DELIVERY_HALTED,
+        f"Telegram refuses the runner's messages to chat {chats} since {_ago(now, first.at)}: "
+        f"{status}{first.description}",
+        began_at=first.at,
         last_finished_at=last_finished,
     )
 

@@ -17,11 +17,13 @@ from monitor.core.timefmt import UtcTime, format_utc
 from monitor.core.tracking import document
 from monitor.notify.messages import Message, duration_text, esc, sentences, utc_text
 from monitor.watchdog.judge import (
+    DELIVERY_HALTED,
     FAILING,
     HEALTHY,
     SILENT,
     STATE_MISSING,
     STATE_UNREADABLE,
+    STATE_UNWRITABLE,
     STUCK,
     Verdict,
     WatchdogSettings,
@@ -33,6 +35,8 @@ _TITLES = {
     FAILING: "Monitor runs failing",
     STATE_MISSING: "Monitor state file missing",
     STATE_UNREADABLE: "Monitor state file unreadable",
+    STATE_UNWRITABLE: "Monitor cannot save its state",
+    DELIVERY_HALTED: "Alerts cannot reach Telegram",
 }
 _HINTS = {
     SILENT: "Check cron (<code>crontab -l</code>), the run's log and the machine.",
@@ -41,6 +45,12 @@ _HINTS = {
     FAILING: "Google may be degraded: see the run's log and the alerts before this one.",
     STATE_MISSING: "Check <code>state_dir</code> in the config and that the state folder exists.",
     STATE_UNREADABLE: "Runs cannot start either; see the Runbook in docs/operations.md.",
+    STATE_UNWRITABLE: "Runs stop at their first save, so they cannot send alerts either (their outbox "
+    "is in that folder); nothing is checked until this is fixed.",
+    DELIVERY_HALTED: "Run <code>sheet-monitor check-config</code> and "
+    "<code>sheet-monitor notify test</code>, "
+    "fix the bot token, chat_id or api_base; the alerts wait in the outbox and go once Telegram "
+    "accepts.",
 }
 
 
