@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from monitor.config import WatchdogConfig
-from monitor.core.timefmt import format_utc
+from monitor.core.wording import counted
 from monitor.engine.heartbeat import GOOD_OUTCOMES, Heartbeat, RunSummary
 from monitor.notify.documents import Halt
-from monitor.notify.messages import duration_text
+from monitor.notify.messages import duration_text, since_text
 
 HEALTHY = "healthy"
 SILENT = "silent"
@@ -177,7 +177,7 @@ def _failing(runs: Sequence[RunSummary], last_finished: datetime | None,
     outcomes = ", ".join(run.outcome for run in failed[-settings.failed_runs:])
     return Verdict(
         FAILING,
-        f"the last {len(failed)} runs did not end well ({outcomes})",
+        f"the last {counted(len(failed), 'run')} did not end well ({outcomes})",
         began_at=failed[0].started_at,
         last_finished_at=last_finished,
     )
@@ -222,4 +222,4 @@ def _healthy_since(runs: Sequence[RunSummary], max_silence: timedelta) -> dateti
 
 
 def _ago(now: datetime, moment: datetime) -> str:
-    return f"{format_utc(moment)} ({duration_text((now - moment).total_seconds())} ago)"
+    return since_text(moment, now)
