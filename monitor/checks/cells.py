@@ -93,6 +93,20 @@ def cells_of(
     return cells
 
 
+def only_rows(value_range: Mapping[str, Any] | None, rows: set[int]) -> Mapping[str, Any] | None:
+    """``value_range`` with the cells outside the sheet rows ``rows`` emptied (a row filter's view)."""
+    if not value_range or not value_range.get("values"):
+        return value_range
+    _, start_row, _ = _origin(str(value_range.get("range", "")))
+    values = value_range["values"]
+    if str(value_range.get("majorDimension", "ROWS")).upper() == "COLUMNS":
+        kept = [[value if start_row + index in rows else "" for index, value in enumerate(column or ())]
+                for column in values]
+    else:
+        kept = [line if start_row + index in rows else [] for index, line in enumerate(values)]
+    return {**value_range, "values": kept}
+
+
 def _origin(echoed: str) -> tuple[str, int, int]:
     """("Stock!", start_row, start_col) of an echoed range; open starts count from row/column 1."""
     parsed = parse_a1(echoed)
