@@ -75,9 +75,17 @@ class _CheckBase(BaseModel):
         return where.ranges(self.a1) if where is not None and self.a1 is not None else ()
 
     def _check_where(self) -> None:
-        if getattr(self, "where", None) is not None and self.a1 is None:
+        """A check of a plain range reads its filter's columns by letter over its own rows."""
+        where = getattr(self, "where", None)
+        if where is None:
+            return
+        if self.a1 is None:
             raise InvalidValue(f"where needs the rows of a range of cells, and {self.range!r} is a named "
                                "range", 'write the range as cells, e.g. "Stock!F2:F", or remove where')
+        if headers := where.not_letters():
+            raise InvalidValue(f"where names {', '.join(map(repr, headers))}, but {self.range} has no "
+                               "header row to find it in",
+                               f"name the column by its letter in capitals, e.g. \"C = 'active'\"")
 
     def explain(self) -> str:
         """What the check does, in one sentence ("fails when Stock!F2:F has a value below 0")."""

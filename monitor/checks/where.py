@@ -4,7 +4,11 @@ A tiny grammar, parsed once at load (nothing an admin writes is ever evaluated a
 
     filter  := clause (("and" | "or") clause)*        and binds tighter than or
     clause  := column op value | column "in" "(" value ("," value)* ")"
-    column  := a column letter (A .. XFD, upper case), or a header in double quotes
+    column  := a header (a word, or any text in double quotes) or a column letter
+
+A check that reads a table with a header row (``monitor.checks.columns``) finds the filter's columns
+by header there; a check of a plain range names them by letter (``C``) and reads them over its own
+rows in the same batchGet.
     op      := = != <> < <= > >= contains
     value   := 'text' | "text" | a number
 
@@ -20,14 +24,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from monitor.core.a1 import A1Error, A1Range, column_index, column_letters, format_a1
+from monitor.core.a1 import A1Range, column_index, format_a1
 
-from .cells import cells_of, is_number
+from .cells import cells_of, is_empty, is_number
+from .columns import Table
 from .conditions import format_number
 
-WHERE_FORMS = ("a column letter, an operator and a value, e.g. \"C = 'active'\", \"D > 0\", "
+WHERE_FORMS = ("a column, an operator and a value, e.g. \"C = 'active'\", \"D > 0\", "
                "\"C in ('active', 'paused')\", \"E contains 'urgent'\" (operators = != < <= > >= in "
-               "contains; join clauses with and / or)")
+               "contains; join clauses with and / or; a table with a header row names columns by "
+               "header: \"Status = 'active'\")")
 
 _TOKEN = re.compile(r"""\s*(?:
     (?P<text>'[^']*'|"[^"]*")
@@ -36,14 +42,15 @@ _TOKEN = re.compile(r"""\s*(?:
   | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
 )""", re.VERBOSE)
 _LETTERS = re.compile(r"[A-Z]{1,3}")
-_MAX_COLUMN = column_index("XFD")  # Google's widest grid
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
 class Clause:
-    """``column op value``: ``column`` a 1-based index; ``values`` one value, or several for in."""
+    """``column op value``: ``column`` as written (a header or a letter); ``values`` one value, or
+    several for in."""
 
-    column: int
+    column: str
     op: str
     values: tuple[str | float, ...]
 
@@ -63,7 +70,7 @@ class Clause:
 
     def __str__(self) -> str:
         shown = ", ".join(_shown(value) for value in self.values)
-        column = column_letters(self.column)
+        column = self.column if _WORD.fullmatch(self.column) else f'"{self.column}"'
         return f"{column} in ({shown})" if self.op == "in" else f"{column} {self.op} {shown}"
 
 
@@ -89,15 +96,19 @@ class RowFilter:
     groups: tuple[tuple[Clause, ...], ...]
 
     @property
-    def columns(self) -> tuple[int, ...]:
+    def columns(self) -> tuple[str, ...]:
         """The columns the filter reads, each once, in the order written."""
         return tuple(dict.fromkeys(clause.column for group in self.groups for clause in group))
 
+    def not_letters(self) -> tuple[str, ...]:
+        """The columns written as headers, which only a table with a header row can find."""
+        return tuple(column for column in self.columns if not _LETTERS.fullmatch(column))
+
     def ranges(self, a1: A1Range) -> tuple[str, ...]:
-        """The range of each filter column over the rows of the check's range ``a1``: read in the same
-        batchGet, so filtering costs no request."""
-        return tuple(format_a1(A1Range(a1.sheet, a1.start_row, column, a1.end_row, column))
-                     for column in self.columns)
+        """The range of each filter column (by letter) over the rows of the check's range ``a1``:
+        read in the same batchGet, so filtering costs no request."""
+        return tuple(format_a1(A1Range(a1.sheet, a1.start_row, column_index(column), a1.end_row,
+                                       column_index(column))) for column in self.columns)
 
     def passing_rows(self, a1: A1Range, rows: Iterable[int],
                      value_ranges: Mapping[str, Mapping[str, Any] | None]) -> set[int]:
@@ -105,6 +116,16 @@ class RowFilter:
         filter columns' values as read for ``ranges(a1)``."""
         by_column = {column: {cell.row: cell.value for cell in cells_of(value_ranges.get(text))}
                      for column, text in zip(self.columns, self.ranges(a1), strict=True)}
+        return self._passing(rows, by_column)
+
+    def rows_in(self, table: Table) -> set[int]:
+        """The data rows of ``table`` that pass, its columns found by header (or letter without a
+        header row). Raises ColumnError, whose message is the finding, for a column not there."""
+        by_column = {name: {cell.row: cell.value for cell in table.column(name).cells
+                            if not is_empty(cell.value)} for name in self.columns}
+        return self._passing(table.data_rows, by_column)
+
+    def _passing(self, rows: Iterable[int], by_column: Mapping[str, Mapping[int, Any]]) -> set[int]:
         return {row for row in rows
                 if any(all(clause.holds(by_column[clause.column].get(row)) for clause in group)
                        for group in self.groups)}
@@ -186,19 +207,14 @@ def _in_clause(column: int, tokens: list[tuple[str, str]], position: int) -> tup
     raise ValueError("the list after in is not closed with )")
 
 
-def _column(token: tuple[str, str]) -> int:
+def _column(token: tuple[str, str]) -> str:
     kind, text = token
-    if kind == "word" and _LETTERS.fullmatch(text):
-        try:
-            index = column_index(text)
-        except A1Error:
-            index = 0
-        if 1 <= index <= _MAX_COLUMN:
-            return index
-    if kind == "text" and text.startswith('"'):
-        raise ValueError(f"header names ({text}) are not known to this check: refer to the column "
-                         "by its letter")
-    raise ValueError(f"{text!r} is not a column: write its letter in capitals, e.g. C")
+    if kind == "word" and text.lower() not in ("and", "or", "in", "contains"):
+        return text
+    if kind == "text" and text.startswith('"') and text[1:-1].strip():
+        return text[1:-1].strip()
+    raise ValueError(f"{text} is not a column: write a header (Status, or \"Unit price\" in double "
+                     "quotes) or a column letter (C)")
 
 
 def _value(token: tuple[str, str]) -> str | float:
