@@ -24,7 +24,8 @@ _NOUNS = {
     "distinct": "the number of distinct values in {}",
 }
 # "the smallest number is below 0" is "some number is below 0", which people say more plainly.
-_ANY_VALUE = {("min", "<"): "below", ("min", "<="): "at most", ("max", ">"): "above", ("max", ">="): "at least"}
+_ANY_VALUE = {("min", "<"): "below", ("min", "<="): "at most",
+              ("max", ">"): "above", ("max", ">="): "at least"}
 
 
 def percentile_label(level: float) -> str:
@@ -82,3 +83,22 @@ def _ordinal(level: float | None) -> str:
     last_two = int(number) % 100
     suffix = "th" if 10 <= last_two <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(last_two % 10, "th")
     return number + suffix
+
+
+def condition_text(check: Any) -> str:
+    """The check's conditions in short, for a table's column: "fail p95 > 100; warn p95 > 50"."""
+    kind = check.kind
+    if kind == "formula_errors":
+        text = "fail on any formula error"
+    elif kind == "not_empty":
+        text = f"fail rows < {check.min_rows}"
+    elif kind == "row_count":
+        bounds = [f"rows < {check.min}" if check.min is not None else "",
+                  f"rows > {check.max}" if check.max is not None else ""]
+        text = "fail " + " or ".join(bound for bound in bounds if bound)
+    else:
+        what = check.label if kind == "threshold" else "age"
+        text = "; ".join(f"{status} {what} {condition}" for status, condition
+                         in (("fail", getattr(check, "fail", None)), ("warn", getattr(check, "warn", None)))
+                         if condition is not None)
+    return text + " (severity warn: never fails)" if check.severity == "warn" else text

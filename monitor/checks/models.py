@@ -85,7 +85,7 @@ class _CheckBase(BaseModel):
         if headers := where.not_letters():
             raise InvalidValue(f"where names {', '.join(map(repr, headers))}, but {self.range} has no "
                                "header row to find it in",
-                               f"name the column by its letter in capitals, e.g. \"C = 'active'\"")
+                               "name the column by its letter in capitals, e.g. \"C = 'active'\"")
 
     def explain(self) -> str:
         """What the check does, in one sentence ("fails when Stock!F2:F has a value below 0")."""
