@@ -194,3 +194,19 @@ def test_a_severity_or_owner_that_is_not_one_is_refused():
 ])
 def test_each_check_explains_itself_in_a_sentence(check, sentence):
     assert check.explain() == sentence
+
+
+def test_the_configuration_guides_examples_say_what_their_checks_explain():
+    """Each example check in docs/configuration.md is preceded by the sentence its check gives."""
+    import tomllib
+    from pathlib import Path
+
+    from monitor.checks import CHECK_KINDS
+
+    lines = (Path(__file__).parents[1] / "docs" / "configuration.md").read_text().splitlines()
+    pairs = [(said.removeprefix("# "), written) for said, written in zip(lines, lines[1:], strict=False)
+             if said.startswith(("# fails when", "# warns when")) and written.startswith("{ kind")]
+    assert len(pairs) >= 6
+    for said, written in pairs:
+        table = tomllib.loads(f"check = {written}")["check"]
+        assert CHECK_KINDS[table["kind"]].model_validate(table).explain() == said

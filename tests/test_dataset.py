@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import gspread
 import pytest
 
-from monitor.checks import CHECK_KINDS, evaluate_all, health_of
+from monitor.checks import CHECK_KINDS, evaluate_all, health_of, ranges_of
 from monitor.config import load_config
 from monitor.core.a1 import parse_a1
 from monitor.core.clock import SystemClock
@@ -123,11 +123,12 @@ def test_healthy_and_data_broken_sheets_get_the_health_the_manifest_promises():
     """The monitor's own checks, fed the values a batchGet would return, agree with the manifest."""
     data = ds.generate(300, 5, NOW)
     checks = ds.stock_profile()
-    data_kinds = ("formula_errors", "negative_stock", "low_stock", "stale", "empty_stock")
+    data_kinds = ("formula_errors", "negative_stock", "low_stock", "stale", "empty_stock",
+                  "prices_in_kopecks", "quantities_in_grams")
     sample = data.healthy()[:40] + [e for kind in data_kinds for e in data.of_kind(kind)]
     for entry in sample:
         stock = data.payloads[entry.id]["tabs"][ds.STOCK_TAB]
-        ranges = [_value_range(stock, check.range) for check in checks]
+        ranges = [_value_range(stock, text) for text in ranges_of(checks)]
         results = evaluate_all(checks, ranges, NOW + timedelta(minutes=10), UTC)
         assert health_of(results) == entry.expect, (entry, results)
 
@@ -250,7 +251,7 @@ def test_the_monitor_loads_the_written_config_with_every_sheet_on_the_stock_prof
 def test_applied_dataset_answers_the_monitor_the_way_the_manifest_says(tmp_path):
     """Through the real sandbox and gspread: one spreadsheet of each kind but slow and hang."""
     now = datetime.now(UTC)  # google-auth signs with the real clock, and data is dated from it
-    data = ds.generate(110, 3, now)
+    data = ds.generate(130, 3, now)
     checks = ds.stock_profile()
     params = {"valueRenderOption": "UNFORMATTED_VALUE", "dateTimeRenderOption": "SERIAL_NUMBER"}
     with running_sandbox(telegram=False, latency="off") as sandbox:
@@ -260,7 +261,7 @@ def test_applied_dataset_answers_the_monitor_the_way_the_manifest_says(tmp_path)
         http = build_gspread_client(credentials, endpoint=sandbox.base_url, timeout=5).http_client
 
         def read(entry):
-            answer = http.values_batch_get(entry.id, [c.range for c in checks], params=params)
+            answer = http.values_batch_get(entry.id, list(ranges_of(checks)), params=params)
             return health_of(evaluate_all(checks, answer["valueRanges"], now, UTC))
 
         def status_of(entry):
@@ -269,7 +270,7 @@ def test_applied_dataset_answers_the_monitor_the_way_the_manifest_says(tmp_path)
             return refused.value.response.status_code, refused.value.error["message"]
 
         for kind in ("healthy", "formula_errors", "stale", "negative_stock", "empty_stock",
-                     "low_stock"):
+                     "low_stock", "prices_in_kopecks", "quantities_in_grams"):
             entry = data.of_kind(kind)[0]
             assert read(entry) == entry.expect, kind
         assert status_of(data.of_kind("missing")[0])[0] == 404

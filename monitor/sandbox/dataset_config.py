@@ -15,7 +15,15 @@ from pathlib import Path
 
 from monitor import checks
 
-from .dataset_generate import CHECKED_LAST_ROW, STOCK_TAB, Dataset, SheetEntry
+from .dataset_generate import (
+    CHECKED_LAST_ROW,
+    PRICE_CEILING,
+    QUANTITY_CEILING,
+    STOCK_TAB,
+    WATCHED_SUPPLIER,
+    Dataset,
+    SheetEntry,
+)
 
 SHEETS_CSV = "sheets.csv"
 PROFILE = "stock"
@@ -31,6 +39,12 @@ def stock_profile() -> list[checks.Check]:
         checks.FreshnessCheck(range=f"{STOCK_TAB}!E2:E{last}", warn="> 2h", fail="> 1d"),
         # A Stock tab that outgrew the checked rows would hide its newest rows from every check.
         checks.RowCountCheck(range=f"{STOCK_TAB}!A2:A", max=last - 1),
+        # One supplier's prices, filtered by the Supplier column (C), read in the same batchGet.
+        checks.ThresholdCheck(range=f"{STOCK_TAB}!D2:D{last}", aggregate="avg",
+                              where=f"C = '{WATCHED_SUPPLIER}'", fail=f"> {PRICE_CEILING}"),
+        # Quantities in the wrong unit are worth a look, not a page: severity warn caps the failure.
+        checks.ThresholdCheck(range=f"{STOCK_TAB}!F2:F{last}", aggregate="percentile", percentile=90,
+                              fail=f"> {QUANTITY_CEILING}", severity="warn"),
     ]
 
 

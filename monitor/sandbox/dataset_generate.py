@@ -32,6 +32,11 @@ SALES_HEADER = ("Date", "SKU", "Sold", "Revenue")
 MIN_STOCK_ROWS, MAX_STOCK_ROWS = 150, 400
 # The checks' ranges (``dataset_config.stock_profile``) cover rows 2..500; generated tabs stay inside.
 CHECKED_LAST_ROW = 500
+# A supplier whose rows a filtered check watches, and the bounds that a unit mix-up crosses: healthy
+# prices stay within 39..1490 and quantities within 0..480.
+WATCHED_SUPPLIER = "Volga Foods LLC"
+PRICE_CEILING = 2000
+QUANTITY_CEILING = 1000
 
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 _POOL_ROWS = 2048  # distinct stock rows shared by all spreadsheets
@@ -91,6 +96,12 @@ BREAKAGES: tuple[Breakage, ...] = (
     Breakage("low_stock", "warn", "a Quantity under 5 (none negative)"),
     Breakage("slow", "ok", "every answer delayed by 1.5 to 3 s"),
     Breakage("hang", "error", "every request is held until the client gives up"),
+    Breakage("prices_in_kopecks", "fail",
+             f"{WATCHED_SUPPLIER}'s prices pasted in kopecks (x100): their average Price is far "
+             f"over {PRICE_CEILING}"),
+    Breakage("quantities_in_grams", "warn",
+             f"every Quantity in grams (x1000): the 90th percentile is over {QUANTITY_CEILING}; the check "
+             "fails but has severity warn"),
 )
 _BY_KIND = {b.kind: b for b in BREAKAGES}
 _AT_MOST_ONE = frozenset({"hang"})  # one held request is enough to prove timeouts work
@@ -310,6 +321,10 @@ def _break(
         row[7] = round(row[3] * row[5], 2)
         stock[row_number - 1] = row
         return f"F{row_number}={row[5]}"
+    if kind == "prices_in_kopecks":
+        return _scaled(stock, 3, 100, lambda row: row[2] == WATCHED_SUPPLIER)
+    if kind == "quantities_in_grams":
+        return _scaled(stock, 5, 1000, lambda row: True)
     if kind == "empty_stock":
         del stock[1:]
         return ""
@@ -333,3 +348,15 @@ def _break(
     return ""
 
 
+
+
+def _scaled(stock: list[list], column: int, factor: int, which) -> str:
+    """Multiply ``column`` by ``factor`` in the data rows ``which`` picks (copied: rows are shared)."""
+    changed = 0
+    for index in range(1, len(stock)):
+        if which(stock[index]):
+            row = list(stock[index])
+            row[column] = round(row[column] * factor, 2)
+            stock[index] = row
+            changed += 1
+    return f"{changed} rows"
