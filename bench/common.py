@@ -103,6 +103,13 @@ class TimedReader:
         # A spreadsheet showing #N/A or #REF! is read again with Google's details (engine.inspect).
         return self._timed(self.inner.read_detailed, *args, **kwargs)
 
+    def time_zone(self, *args, **kwargs):
+        # A spreadsheet with a freshness check on a range has its zone read first (engine.zones).
+        return self._timed(self.inner.time_zone, *args, **kwargs)
+
+    def modified_time(self, *args, **kwargs):
+        return self._timed(self.inner.modified_time, *args, **kwargs)
+
     def _timed(self, request, *args, **kwargs):
         import time
 

@@ -32,7 +32,7 @@ from monitor.core.durations import human_duration
 from monitor.core.timefmt import format_utc, parse_utc
 from monitor.core.zones import wall_clock
 
-from .cells import Cell, cells_of, is_number, only_rows
+from .cells import Cell, ReadRange, cells_of, is_number, numbers_and_others, only_rows
 from .conditions import Condition, format_number
 from .dates import MAX_SERIAL, date_of
 from .models import Check, FormulaErrorsCheck, FreshnessCheck, NotEmptyCheck, RowCountCheck, ThresholdCheck
@@ -105,6 +105,8 @@ def evaluate_all(
                 f"{len(value_ranges)} value ranges given"
             )
         value_ranges = dict(zip(requested, value_ranges, strict=True))
+    value_ranges = {text: ReadRange(values) if values is not None else None
+                    for text, values in value_ranges.items()}
 
     def values_for(check: Check) -> ValueRange | None:
         if check.range is None:
@@ -194,8 +196,7 @@ def _row_count(check: RowCountCheck, value_range, now, tz, modified_time) -> Che
 def _threshold(check: ThresholdCheck, value_range, now, tz, modified_time) -> CheckResult:
     aggregate, warn, fail = check.aggregate, check.warn, check.fail
     cells = cells_of(value_range)
-    numbers = [c for c in cells if is_number(c.value)]
-    others = [c for c in cells if not is_number(c.value)]
+    numbers, others = numbers_and_others(value_range)
 
     if aggregate == "count":
         observed: float = len(cells)

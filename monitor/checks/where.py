@@ -54,19 +54,35 @@ class Clause:
     op: str
     values: tuple[str | float, ...]
 
+    def __post_init__(self) -> None:
+        # Equality against several values is a set lookup: a filter runs over every row read.
+        texts = frozenset(value for value in self.values if isinstance(value, str))
+        object.__setattr__(self, "_texts", texts)
+        object.__setattr__(self, "_numbers", frozenset(self.values) - texts)
+
     def holds(self, cell: Any) -> bool:
         if cell is None:
             return self.op == "!="
-        if self.op in ("=", "in"):
-            return any(_equal(cell, value) for value in self.values)
-        if self.op == "!=":
-            return not _equal(cell, self.values[0])
-        if self.op == "contains":
+        op = self.op
+        if op in ("=", "in", "!="):
+            if isinstance(cell, str):
+                equal = cell.strip() in self._texts  # type: ignore[attr-defined]
+            else:
+                equal = is_number(cell) and cell in self._numbers  # type: ignore[attr-defined]
+            return equal != (op == "!=")
+        if op == "contains":
             return isinstance(cell, str) and str(self.values[0]) in cell
         value = self.values[0]
         if not is_number(cell) or not is_number(value):
             return False
-        return _ORDER[self.op](cell, value)
+        return _ORDER[op](cell, value)
+
+    def rows(self, values: Mapping[int, Any], rows: set[int]) -> set[int]:
+        """Which of ``rows`` hold, from the column's non-empty ``values`` by row: only those are
+        looked at, as an empty cell holds only for !=."""
+        if self.op == "!=":
+            return rows - {row for row, value in values.items() if not self.holds(value)}
+        return {row for row, value in values.items() if self.holds(value)} & rows
 
     def __str__(self) -> str:
         shown = ", ".join(_shown(value) for value in self.values)
@@ -77,12 +93,6 @@ class Clause:
 _ORDER: Mapping[str, Callable[[float, float], bool]] = {
     "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
 }
-
-
-def _equal(cell: Any, value: str | float) -> bool:
-    if isinstance(value, str):
-        return isinstance(cell, str) and cell.strip() == value
-    return is_number(cell) and cell == value
 
 
 def _shown(value: str | float) -> str:
@@ -126,9 +136,14 @@ class RowFilter:
         return self._passing(table.data_rows, by_column)
 
     def _passing(self, rows: Iterable[int], by_column: Mapping[str, Mapping[int, Any]]) -> set[int]:
-        return {row for row in rows
-                if any(all(clause.holds(by_column[clause.column].get(row)) for clause in group)
-                       for group in self.groups)}
+        rows = set(rows)
+        passing: set[int] = set()
+        for group in self.groups:
+            kept = rows
+            for clause in group:
+                kept = kept & clause.rows(by_column[clause.column], rows)
+            passing |= kept
+        return passing
 
     def __str__(self) -> str:
         return " or ".join(" and ".join(str(clause) for clause in group) for group in self.groups)
