@@ -210,3 +210,16 @@ def test_the_configuration_guides_examples_say_what_their_checks_explain():
     for said, written in pairs:
         table = tomllib.loads(f"check = {written}")["check"]
         assert CHECK_KINDS[table["kind"]].model_validate(table).explain() == said
+
+
+def test_a_bad_filter_or_severity_is_refused_at_load_with_its_line_and_fix(tmp_path):
+    from config_fixtures import FULL, error_of, secrets_folder
+
+    folder = secrets_folder(tmp_path)
+    written = 'aggregate = "min", warn = "< 5"'
+    message = error_of(folder, FULL.replace(written, written + ', where = "C = active", severity = "high"'))
+    line = FULL.splitlines().index(next(x for x in FULL.splitlines() if written in x)) + 1
+    assert f"monitor.toml:{line}: profiles.stock.checks[2].where: bad filter 'C = active': 'active' is " \
+           "not a value" in message
+    assert "fix: write a column, an operator and a value" in message
+    assert "profiles.stock.checks[2].severity: 'high' is not allowed" in message
