@@ -59,6 +59,15 @@ class Moment:
 
 
 @document
+class Unreadable:
+    """The reads of a spreadsheet failing since the last one that worked (``monitor.engine.unreadable``)."""
+
+    since: UtcTime  # the first failed read of the streak
+    tries: int  # failed reads in the streak
+    failure: str  # the latest failure in a few words: "503 Service Unavailable"
+
+
+@document
 class SheetHealth:
     health: Health = UNKNOWN
     since: UtcTime | None = None  # when ``health`` last changed
@@ -80,6 +89,9 @@ class SheetHealth:
     # dates are read, and from when a read asks for it again (``monitor.engine.zones``).
     time_zone: str | None = None
     zone_due: UtcTime | None = None
+    # Its reads failing (transient, uncertain) since the last one that worked: after a while, that alone
+    # makes it failing (``monitor.engine.unreadable``).
+    unreadable: Unreadable | None = None
 
     @property
     def shown(self) -> str:

@@ -120,8 +120,9 @@ ROUND = Kind("round", RoundInfo, version=2)
 # Version 2 added ``quarantined_at`` (read alone after a run died with it in flight among others).
 TASK = Kind("task", Task, version=2, prefix="task/")
 # Version 2 added the last read (``read_at``, ``checks``, ``moments``) and Drive's ``changed_at``;
-# version 3 the spreadsheet's time zone (``time_zone``, ``zone_due``).
-HEALTH = Kind("health", SheetHealth, version=3, prefix="health/")
+# version 3 the spreadsheet's time zone (``time_zone``, ``zone_due``); version 4 its failing reads
+# (``unreadable``).
+HEALTH = Kind("health", SheetHealth, version=4, prefix="health/")
 BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
 DLQ = Kind("dlq", DeadLetter, prefix="dlq/")
 MUTE = Kind("mute", Mute, prefix="mute/")
@@ -167,6 +168,12 @@ def _health_time_zone(value: Any) -> Any:
     config's zone, not the spreadsheet's: with none known, its next round reads it (and its zone)
     instead of judging it again from moments that may be off by hours (monitor.engine.changes)."""
     return {"time_zone": None, "zone_due": None, **value} if isinstance(value, dict) else value
+
+
+def _health_unreadable(value: Any) -> Any:
+    """health 3 -> 4 added ``unreadable``, the streak of failing reads: an older record's streak is not
+    known, so it starts at the next failed read."""
+    return {"unreadable": None, **value} if isinstance(value, dict) else value
 
 
 def _task_quarantine(value: Any) -> Any:
@@ -217,6 +224,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("round", 1): _round_unread,
     ("health", 1): _health_last_read,
     ("health", 2): _health_time_zone,
+    ("health", 3): _health_unreadable,
     ("task", 1): _task_quarantine,
     ("quota", 1): _quota_per_project,
     ("heartbeat", 1): _heartbeat_read_measures,
