@@ -16,7 +16,7 @@ from run_fixtures import SETTINGS, UNAVAILABLE, Bench, ScriptedReader, of_run, p
 from monitor.core.errors import ErrorClass, ErrorInfo
 from monitor.engine.events import HealthChanged
 from monitor.engine.health import ERROR, OK, SheetHealth
-from monitor.engine.unreadable import failure_text, judge_streak, record_failed_read
+from monitor.engine.unreadable import judge_streak, record_failed_read
 from monitor.notify.notifier import notify
 from monitor.notify.settings import AlertSettings
 from monitor.notify.telegram import PrintingSender
