@@ -97,8 +97,10 @@ class _Builder:
         self.issues.append(ConfigIssue(self.where(loc), key_path(loc), problem, fix))
 
     def where(self, loc: Loc) -> str:
-        line = self.positions.line_of(loc)
-        return f"{self.shown}:{line}" if line else self.shown
+        """"file:line" of the key at ``loc``, else of its table; a key of a table the file lacks
+        is placed at the file's last line, where it would be added."""
+        line = self.positions.line_of(loc) or self.positions.last_line
+        return f"{self.shown}:{line}"
 
     def locator(self, loc: Loc) -> Callable[[str], tuple[str, str]]:
         return lambda key: (self.where((*loc, key)), key_path((*loc, key)))
@@ -121,10 +123,13 @@ class _Builder:
                          choices_fix(key, TOP_KEYS))
         sections = {name: self.section(name, data.get(name, {})) for name in SECTIONS}
         profiles = self.profiles(data.get("profiles", {}))
+        reported = len(self.issues)
         entries = self.toml_sheets(data.get("sheets", []))
         if "sheets_file" in data:
             entries += read_sheets_csv(data["sheets_file"], self.base_dir, self.shown, self.add,
                                        self.issues)
+        if not entries and len(self.issues) == reported:
+            self.no_spreadsheets(data)
         sheets = resolve_sheets(entries, profiles, self.issues)
         if sections["telegram"] is not None:
             sections["telegram"] = with_token(sections["telegram"], self.environ, self.require_secrets,
@@ -160,6 +165,18 @@ class _Builder:
             self.add((name, key), f"unknown key {key!r}", choices_fix(key, written_keys(model)))
         raw = {k: v for k, v in raw.items() if k not in filled_by_loader(model)}
         return self.validate(model, raw, (name,))
+
+    def no_spreadsheets(self, data: dict[str, Any]) -> None:
+        """Nothing to check is a mistake, not a quiet install: a run would drop its round and tell no
+        one. Reported once, where the list was to be (the caller skips it when the entries written
+        were all wrong: those are reported at their own lines already)."""
+        if "sheets_file" in data:
+            self.add(("sheets_file",), f"the sheets file {data['sheets_file']!r} lists no spreadsheet",
+                     "add a row per spreadsheet under its header row: id,name,profile,tags")
+        else:
+            self.add(("sheets",), "no spreadsheets are configured (at least one is required)",
+                     'add a [[sheets]] section with id = "..." and checks or a profile, or '
+                     'sheets_file = "sheets.csv" at the top of the file')
 
     # -- checks and profiles
 

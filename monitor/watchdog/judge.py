@@ -6,6 +6,8 @@ Nothing here does I/O; ``monitor.watchdog.watch`` reads the state and keeps the 
 
 Verdicts, checked in this order (the first that applies wins):
 
+- ``config_broken``: the monitor's config does not load, so every run exits at once (the watchdog
+  read its own parts leniently: ``monitor.config.lenient``);
 - ``state_missing``: there is no state file;
 - ``state_unreadable``: the state file and its last good copy cannot be used;
 - ``stuck``: a run started and has not finished after its budget + ``stuck_grace``;
@@ -37,7 +39,8 @@ STUCK = "stuck"
 FAILING = "failing"
 STATE_MISSING = "state_missing"
 STATE_UNREADABLE = "state_unreadable"
-STATUSES = (HEALTHY, SILENT, STUCK, FAILING, STATE_MISSING, STATE_UNREADABLE)
+CONFIG_BROKEN = "config_broken"
+STATUSES = (HEALTHY, SILENT, STUCK, FAILING, STATE_MISSING, STATE_UNREADABLE, CONFIG_BROKEN)
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,15 @@ class RunnerReading:
 
 
 @dataclass(frozen=True)
+class ConfigTrouble:
+    """The monitor's config does not load: since when (the file's last change) and what is wrong."""
+
+    since: datetime
+    first: str  # the first problem with its place and fix: "monitor.toml:12: sheets[0].id: ... (fix: ...)"
+    more: int = 0  # problems besides it
+
+
+@dataclass(frozen=True)
 class Verdict:
     """``began_at``: the last good sign before the problem (None: unknown, the outage starts when
     the watchdog first sees it). ``healthy_since``: for a healthy verdict, when the current unbroken
@@ -90,10 +102,14 @@ class Verdict:
         return self.status == HEALTHY
 
 
-def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings) -> Verdict:
-    """Judge the runner from ``reading``; ``now`` must be aware."""
+def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings,
+             config: ConfigTrouble | None = None) -> Verdict:
+    """Judge the runner from ``reading`` (and ``config``, the config's problems if it does not load);
+    ``now`` must be aware."""
     if now.tzinfo is None:
         raise ValueError("naive datetime: the watchdog compares aware UTC times only")
+    if config is not None:
+        return _config_broken(config, now)
     if not reading.exists:
         return Verdict(STATE_MISSING, "the state file does not exist: no run has ever saved, or it was "
                        "deleted or moved")
@@ -115,6 +131,14 @@ def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings) 
             healthy_since=_healthy_since(runs, settings.max_silence) or last_finished,
         )
     )
+
+
+def _config_broken(config: ConfigTrouble, now: datetime) -> Verdict:
+    since = min(config.since, now)
+    shown = f"{since:%H:%M} UTC" if since.date() == now.date() else f"{since:%Y-%m-%d %H:%M} UTC"
+    more = f" (and {config.more} more)" if config.more else ""
+    return Verdict(CONFIG_BROKEN, f"the monitor's config is broken since {shown}: {config.first}{more}",
+                   began_at=since)
 
 
 def _stuck(heartbeat: Heartbeat | None, last_finished: datetime | None, now: datetime,

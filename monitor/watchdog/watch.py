@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from monitor.core.logs import log_event
 from monitor.core.timefmt import format_utc
@@ -29,7 +30,14 @@ from monitor.notify.telegram import Sender
 from monitor.state import read_state
 from monitor.storage import StateError, location_of
 from monitor.watchdog import store as watchdog_store
-from monitor.watchdog.judge import RunnerReading, Verdict, WatchdogSettings, evaluate
+from monitor.watchdog.judge import (
+    CONFIG_BROKEN,
+    ConfigTrouble,
+    RunnerReading,
+    Verdict,
+    WatchdogSettings,
+    evaluate,
+)
 from monitor.watchdog.memory import advance
 
 # Sends per pass: an alert, a reminder or a recovery is one message; a backlog after a long
@@ -45,6 +53,7 @@ class PassReport:
     results: list[DeliveryResult] = field(default_factory=list)
     undelivered: int = 0  # messages still waiting in the watchdog's outbox
     pinged: bool | None = None  # None: no heartbeat_url, or the verdict was not healthy
+    said_text: str | None = None  # the message composed in this pass, if any
 
     @property
     def delivery_failed(self) -> bool:
@@ -74,12 +83,15 @@ def watchdog_pass(
     heartbeat_url: str | None = None,
     ping: Callable[[str], bool] = ping_heartbeat,
     send_budget: int = SEND_BUDGET,
+    config: ConfigTrouble | None = None,
 ) -> PassReport:
     """Judge the runner once, record the alert memory, deliver what is owed, ping when healthy.
 
     ``make_sender(outbox)`` builds the sender, following the chat migrations the watchdog's outbox
-    (with the runner's added) remembers. Raises ``StateError`` only if the watchdog's own store cannot be
-    written; everything else is reported in the returned ``PassReport``.
+    (with the runner's added) remembers. ``config``: the monitor's config problems, when it does not
+    load (the verdict is then ``config_broken``, and ``heartbeat_url`` gets a failure ping). Raises
+    ``StateError`` only if the watchdog's own store cannot be written; everything else is reported in
+    the returned ``PassReport``.
     """
     location = location_of(state_dir)
     lock = location.lock(watchdog_store.LOCK_NAME)
@@ -89,16 +101,18 @@ def watchdog_pass(
     try:
         store = location.open(watchdog_store.STORE_NAME)
         try:
-            return _pass(store, Path(state_dir), settings, make_sender, now, heartbeat_url, ping, send_budget)
+            return _pass(store, Path(state_dir), settings, make_sender, now, heartbeat_url, ping, send_budget,
+                         config)
         finally:
             store.close()
     finally:
         lock.release()
 
 
-def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, send_budget) -> PassReport:
+def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, send_budget, config
+          ) -> PassReport:
     reading = read_runner(state_dir)
-    verdict = evaluate(reading, now, settings)
+    verdict = evaluate(reading, now, settings, config)
     log_event(
         "watchdog_verdict", logging.INFO if verdict.healthy else logging.WARNING, status=verdict.status,
         reason=verdict.reason,
@@ -117,7 +131,8 @@ def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, sen
         watchdog_store.save(store, state)
 
     checkpoint(state.outbox)  # the alert memory and composed messages are durable before anything is sent
-    report = PassReport(verdict=verdict, said=decision.kind)
+    report = PassReport(verdict=verdict, said=decision.kind,
+                        said_text=decision.messages[0].text if decision.messages else None)
     if state.outbox.pending:
         # The runner may have learnt that the group became a supergroup; follow it too.
         state.outbox = replace(state.outbox, migrations={**reading.migrations, **state.outbox.migrations})
@@ -133,4 +148,16 @@ def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, sen
     report.undelivered = len(state.outbox.pending)
     if heartbeat_url and verdict.healthy:
         report.pinged = ping(heartbeat_url)
+    elif heartbeat_url and verdict.status == CONFIG_BROKEN:
+        # Runs that stop at the config also stop pinging, but the service would wait out its grace
+        # period first: a failure ping tells it now.
+        report.pinged = ping(failure_ping_url(heartbeat_url))
     return report
+
+
+def failure_ping_url(url: str) -> str:
+    """The URL that reports a failure: healthchecks.io's "/fail" after the ping URL's path
+    (https://healthchecks.io/docs/signaling_failures/). A service without it answers 404, which is
+    logged; its own grace period then notices the silence as before."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/fail"))
