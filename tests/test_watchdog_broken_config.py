@@ -60,7 +60,8 @@ def test_a_broken_config_is_told_once_with_its_line_then_reminded_then_recovered
     assert run_watchdog(config, out, clock=clock) == 0
     [alert] = texts(fake)
     assert "Monitor config broken" in alert
-    assert f"config is broken since {edited_at:%H:%M} UTC: {config}:13: sheets[0].id: bad spreadsheet id" in alert
+    said = f"config is broken since {edited_at:%H:%M} UTC: {config}:13: sheets[0].id: bad spreadsheet id"
+    assert said in alert
     assert "check-config" in alert
     assert f"{config}:13: sheets[0].id" in out.getvalue()  # stdout, for cron's mail
     assert pings.paths == ["/ping/3f1c/fail"]
