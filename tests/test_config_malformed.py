@@ -163,6 +163,7 @@ CASES = [
          command=("watchdog",)),
     # -- the file itself
     Case("TOML syntax", edit('budget = "4m30s"', "budget = 4m30s"), "TOML syntax error"),
+    Case("string never closed", FULL + 'x = """never closed\n', "at the end of the file"),
     Case("no credentials",
          edit('credentials = ["secrets/sa-1.json", "secrets/sa-2.json"]\n', ""), "credential"),
     Case("credential file missing", edit("secrets/sa-2.json", "secrets/sa-9.json"), "sa-9.json"),

@@ -66,15 +66,20 @@ def load_config(path: str | os.PathLike[str], environ: Mapping[str, str] | None 
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError([_syntax_issue(shown, exc)]) from None
+        raise ConfigError([_syntax_issue(shown, text, exc)]) from None
     return _Builder(path, shown, text, environ, require_secrets).build(data)
 
 
-def _syntax_issue(shown: str, exc: tomllib.TOMLDecodeError) -> ConfigIssue:
+def _syntax_issue(shown: str, text: str, exc: tomllib.TOMLDecodeError) -> ConfigIssue:
     message = str(exc)
     match = re.search(r"\s*\(at line (\d+), column (\d+)\)", message)
-    where = f"{shown}:{match.group(1)}:{match.group(2)}" if match else shown
-    problem = message[: match.start()] if match else message
+    if match:
+        where, problem = f"{shown}:{match.group(1)}:{match.group(2)}", message[: match.start()]
+    else:
+        # "(at end of document)": an unclosed string, table or list, which the last line leaves open.
+        end = re.search(r"\s*\(at end of document\)", message)
+        where = f"{shown}:{TomlPositions(text).last_line}"
+        problem = message[: end.start()] + " at the end of the file" if end else message
     return ConfigIssue(where, "", f"TOML syntax error: {problem}",
                        "correct the syntax at that position: strings need quotes, tables look like "
                        "[name], lists like [\"a\", \"b\"]; each key may appear once per table")
