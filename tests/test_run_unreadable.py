@@ -11,7 +11,7 @@ import io
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from run_fixtures import SETTINGS, UNAVAILABLE, Bench, ScriptedReader, of_run, plans
+from run_fixtures import SETTINGS, UNAVAILABLE, Bench, ScriptedReader, SimulatedReads, of_run, plans
 
 from monitor.core.errors import ErrorClass, ErrorInfo
 from monitor.engine.events import HealthChanged
@@ -29,7 +29,14 @@ START = datetime(2026, 1, 5, 3, 0, tzinfo=UTC)  # the ManualClock's start
 
 
 def hanging_bench() -> Bench:
+    """s0 answers 503 to every read (until a test clears its script)."""
     return Bench(ScriptedReader({"s0": FOREVER}), plans(2), MemoryLocation())
+
+
+def silent_bench(latency: dict[str, float]) -> Bench:
+    """s0 never answers: each read of it lasts ``latency["s0"]``, past every request's timeout."""
+    return Bench(ScriptedReader(), plans(2), MemoryLocation(),
+                 make_reads=lambda clock: SimulatedReads(ScriptedReader(), clock, lambda sid: latency[sid]))
 
 
 def run_ticks(the_bench: Bench, ticks: int) -> list[HealthChanged]:
@@ -40,6 +47,20 @@ def run_ticks(the_bench: Bench, ticks: int) -> list[HealthChanged]:
         told += [event for event in of_run(run) if isinstance(event, HealthChanged)]
         the_bench.clock.advance(TICK.total_seconds())
     return told
+
+
+def test_a_spreadsheet_that_never_answers_becomes_failing_once_then_recovers_once():
+    latency = {"s0": 600.0, "s1": 0.4}
+    the_bench = silent_bench(latency)
+    assert run_ticks(the_bench, 6) == []
+    [failing] = run_ticks(the_bench, 1)
+    assert failing.current == ERROR
+    assert failing.findings[0].message.startswith("cannot be read since 03:00 UTC (no answer within 2.0 s, ")
+    assert run_ticks(the_bench, 12) == []
+    latency["s0"] = 0.4
+    the_bench.clock.advance(timedelta(hours=2).total_seconds())
+    [recovered] = run_ticks(the_bench, 1)
+    assert (recovered.previous, recovered.current) == (ERROR, OK)
 
 
 def test_a_spreadsheet_answering_503_forever_becomes_failing_once_then_recovers_once():
@@ -68,22 +89,35 @@ def test_a_spreadsheet_answering_503_forever_becomes_failing_once_then_recovers_
     assert record.health == OK and record.unreadable is None and record.findings == ()
 
 
+def notified(the_bench: Bench) -> str:
+    """The notifier's pass after the last run (as the app makes it), printed: what people read."""
+    out = io.StringIO()
+    with the_bench.session() as session:
+        state = session.state
+        report = notify(state, state.outbox, state.alerts, AlertSettings(summary="every_round"),
+                        PrintingSender(out), the_bench.clock.now(), names={"s0": "Store 0", "s1": "Store 1"})
+        state.outbox, state.alerts = report.outbox, report.memory
+    return out.getvalue()
+
+
 def test_failing_too_long_shows_in_the_alert_and_in_the_round_summarys_failing_now():
     the_bench = hanging_bench()
     run_ticks(the_bench, 6)
     run = the_bench.run(replace(SETTINGS, unreadable_after=AFTER))
-    out = io.StringIO()
-    with the_bench.session() as session:
-        state = session.state
-        notify(state, state.outbox, state.alerts, AlertSettings(summary="every_round"), PrintingSender(out),
-               the_bench.clock.now(), names={"s0": "Store 0", "s1": "Store 1"})
-    alert, summary = out.getvalue().split("sheet-monitor: round finished")
+    alert, summary = notified(the_bench).split("sheet-monitor: round finished")
     assert run.state.health["s0"].health == ERROR
     told = "reading: cannot be read since 03:00 UTC (503 Service Unavailable, 4 tries)"
     [alert_line] = [line for line in alert.splitlines() if "cannot be read" in line]
     assert "Failing now: 1" in alert and alert_line.startswith("🔴") and alert_line.endswith(told)
     [summary_line] = [line for line in summary.splitlines() if "Store 0" in line]
     assert "Failing now (1):" in summary and summary_line.startswith("🔴") and summary_line.endswith(told)
+
+    the_bench.clock.advance(timedelta(hours=5, minutes=35).total_seconds())  # 09:05: a reminder, a digest
+    run_ticks(the_bench, 1)
+    later = notified(the_bench)
+    reminder, digest = later.split("sheet-monitor daily digest")
+    for told_again, title in ((reminder, "reminder: 1 still failing"), (digest, "Still failing (1):")):
+        assert title in told_again and "Store 0" in told_again and "cannot be read since" in told_again
 
 
 
