@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from config_fixtures import FULL, SHEET_A, SHEET_B, TOKEN, secrets_folder
 
 from monitor.cli.main import cli
+from monitor.config import ConfigError, load_config
 
 TOML, CSV = "monitor.toml", "sheets.csv"
 GOOD_CSV = f"id,name,profile,tags\n{SHEET_A},Store 014,stock,moscow\n"
@@ -190,3 +191,17 @@ def test_a_malformed_config_names_file_line_and_fix_and_exits_2(case: Case, tmp_
     assert located and int(located.group(1)) >= 1, output
     assert "fix:" in output and case.says in output, output
     assert TOKEN not in output
+
+
+def test_the_quoted_tab_an_unquoted_bang_is_told_to_use_is_accepted(tmp_path: Path) -> None:
+    folder = secrets_folder(tmp_path)
+    config = folder / TOML
+    config.write_text(edit('range = "Stock!A2:A"', 'range = "Stock!!A2:A"'))
+    with pytest.raises(ConfigError) as refused:
+        load_config(config, {"TELEGRAM_BOT_TOKEN": TOKEN})
+    [issue] = refused.value.issues
+    suggested = re.search(r'quote the tab name: "([^"]+)"', issue.fix).group(1)
+    assert suggested == "'Stock!'!A2:A"
+    config.write_text(edit('range = "Stock!A2:A"', f'range = "{suggested}"'))
+    [stock, _] = load_config(config, {"TELEGRAM_BOT_TOKEN": TOKEN}).sheets
+    assert suggested in stock.ranges

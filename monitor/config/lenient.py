@@ -62,9 +62,8 @@ def load_for_watchdog(path: Path, environ: Mapping[str, str]) -> WatchdogParts:
             raise broken from None  # not even its own parts can be read: nothing to watch with
         parts = _lenient_parts(path, text, environ, broken, changed)
     else:
-        text = path.read_text(encoding="utf-8")
         parts = WatchdogParts(path, config.run, config.telegram, config.watchdog)
-    _require_a_way_to_send(parts, text)
+    _require_a_way_to_send(parts)
     return parts
 
 
@@ -128,13 +127,13 @@ def _valid_keys(model: type[BaseModel], raw: Any, context: dict[str, Any]) -> An
         return model.model_validate({}, context=context)
 
 
-def _require_a_way_to_send(parts: WatchdogParts, text: str) -> None:
+def _require_a_way_to_send(parts: WatchdogParts) -> None:
     """Sending is the watchdog's whole job: a chat without a token, or a token without a chat, is
     refused (at the chat's line) rather than alerts silently printed where no one reads them."""
     telegram = parts.telegram
     if bool(telegram.chat_id) == (telegram.bot_token is not None):
         return
-    positions = TomlPositions(text)
+    positions = TomlPositions(parts.path.read_text(encoding="utf-8"))  # read a moment ago
     line = positions.line_of(("telegram", "chat_id")) or positions.last_line
     where = f"{parts.path}:{line}"
     if telegram.chat_id:
