@@ -8,6 +8,7 @@ no retry ever reaches the dead-letter queue: the streak of failed reads alone ma
 from __future__ import annotations
 
 import io
+import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -20,6 +21,7 @@ from monitor.engine.unreadable import judge_streak, record_failed_read
 from monitor.notify.notifier import notify
 from monitor.notify.settings import AlertSettings
 from monitor.notify.telegram import PrintingSender
+from monitor.state.schema import HEALTH, upgraded
 from monitor.storage import MemoryLocation
 
 TICK = timedelta(minutes=5)
@@ -138,3 +140,11 @@ def test_a_streak_begun_another_day_gives_the_date_and_a_timeout_says_what_it_wa
     judged, _ = judge_streak(record, START + timedelta(days=1), AFTER)
     assert judged.findings[0].message == (
         "cannot be read since 2026-01-05 03:00 UTC (no answer within 30.0 s, 2 tries)")
+
+
+def test_a_health_record_from_before_streaks_upgrades_with_none_known():
+    record = SheetHealth(health=OK, read_at=START, checks="f", time_zone="Etc/GMT")
+    written = json.loads(HEALTH.encode(record))
+    older = {key: value for key, value in written.items() if key != "unreadable"}
+    assert HEALTH.version == 4
+    assert HEALTH.validate(upgraded(HEALTH, older, 3)) == record  # its next failed read starts one
