@@ -146,7 +146,9 @@ class DiesAfterSending:
         return sent
 
 
-def test_a_crash_between_sending_and_recording_duplicates_at_most_one_message(server, http, clock, fake):
+def test_a_crash_between_sending_and_recording_repeats_one_message_marked_as_a_repeat(
+    server, http, clock, fake
+):
     site = Site()
     for n in range(4):
         failing(site, clock.now(), f"s{n}")
@@ -163,9 +165,13 @@ def test_a_crash_between_sending_and_recording_duplicates_at_most_one_message(se
     site = disk["site"]  # the next run starts from the last checkpoint
     site.notify(QUIET, telegram(server, http, clock), clock.now(), checkpoint=save)
     texts = [m.plain_text for m in fake.messages(PRIVATE)]
-    assert len(texts) == 5 and len(set(texts)) == 4  # one duplicate: the message in flight
-    assert texts[1] == texts[2] and "s1 is failing" in texts[1]
+    assert len(texts) == 5  # one repeat: the message in flight when the run died
+    note, repeated = texts[2].split("\n\n", 1)
+    assert note.startswith("↻ Sent again") and "this one repeats it" in note
+    assert repeated == texts[1] and "s1 is failing" in texts[1]
     assert [f"s{n} is failing" in text for n, text in enumerate(texts[2:], start=1)] == [True] * 3
+    assert not any(text.startswith("↻") for text in texts[3:])  # only the one in doubt is marked
+    assert site.outbox.sending is None
 
 
 def test_the_first_checkpoint_holds_the_composed_messages_and_not_their_events(clock):
@@ -174,10 +180,12 @@ def test_the_first_checkpoint_holds_the_composed_messages_and_not_their_events(c
     saved: list[tuple[int, int, int]] = []
 
     def save(outbox: Outbox, memory: AlertMemory) -> None:
-        saved.append((len(outbox.pending), len(site.state.events), len(memory.alerted)))
+        saved.append((len(outbox.pending), len(site.state.events), len(memory.alerted), outbox.sending))
 
     site.notify(QUIET, PrintingSender(io.StringIO()), clock.now(), checkpoint=save)
-    assert saved == [(1, 0, 1), (0, 0, 1)]  # composed and remembered; then sent
+    [key] = site.outbox.sent_keys
+    # composed and remembered; marked as being sent before the request; then sent
+    assert saved == [(1, 0, 1, None), (1, 0, 1, key), (0, 0, 1, None)]
 
 
 def test_recomposing_after_a_crash_enqueues_nothing_twice(clock):

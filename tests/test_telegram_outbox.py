@@ -94,12 +94,14 @@ def test_the_checkpoint_sees_the_outbox_after_each_attempt(clock):
     seen: list[tuple[int, tuple[str, ...]]] = []
 
     def checkpoint(outbox: Outbox) -> None:
-        seen.append((len(outbox.pending), outbox.sent_keys))
+        seen.append((len(outbox.pending), outbox.sent_keys, outbox.sending))
 
     final, _ = deliver(
         outbox_of(clock, "a", "b", "c"), PrintingSender(io.StringIO()), clock.now(), 2, checkpoint
     )
-    assert seen == [(2, ("k0",)), (1, ("k0", "k1"))]  # the budget of two stopped the pass
+    # Each message is marked as being sent before its request, and recorded after it; the budget
+    # of two stopped the pass.
+    assert seen == [(3, (), "k0"), (2, ("k0",), None), (2, ("k0",), "k1"), (1, ("k0", "k1"), None)]
     assert final.sent_keys == ("k0", "k1") and [entry.key for entry in final.pending] == ["k2"]
 
 

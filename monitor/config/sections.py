@@ -143,7 +143,7 @@ class TelegramConfig(_Section):
 
 
 class AlertsConfig(_Section):
-    summary: Literal["on_change", "every_round"] = default("alerts.summary")
+    summary: Literal["on_change", "every_round", "off"] = default("alerts.summary")
     digest_at: DigestTime = default("alerts.digest_at")
     timezone: TimeZoneName = default("alerts.timezone")
     reminder_every: Duration = default("alerts.reminder_every")

@@ -30,7 +30,8 @@ class SheetEvent(Event):
 
 @document(kw_only=True)
 class HealthChanged(SheetEvent):
-    """A spreadsheet's verdict moved in a way people hear about (see health.is_alerting)."""
+    """A spreadsheet's verdict moved in a way people hear about (see health.is_alerting), or stayed
+    with a new finding (``previous == current``)."""
 
     KIND: ClassVar[str] = "health_changed"
     previous: Health
@@ -148,6 +149,19 @@ class CrashRecovered(Event):
 
 
 @document(kw_only=True)
+class RunsFinishAgain(Event):
+    """Runs have finished for a while after several died mid-round; only the first death was told
+    (the notifier folds them: ``monitor.notify.crashes``)."""
+
+    KIND: ClassVar[str] = "runs_finish_again"
+    first_at: UtcTime
+    last_at: UtcTime
+    runs: int
+    reclaimed: int
+    poisoned: int
+
+
+@document(kw_only=True)
 class StateRestored(Event):
     """The state file was unreadable; its last good copy was used."""
 
@@ -178,7 +192,7 @@ class DeliveryHalted(Event):
 EVENT_TYPES: tuple[type[Event], ...] = (
     HealthChanged, DeadLettered, ReadableAgain, BreakerOpened, BreakerClosed, ApiDegraded,
     ApiRecovered, ChangeFeedFailing, ChangeFeedRecovered, FallingBehind, CrashRecovered, StateRestored,
-    StateEntryDamaged, DeliveryHalted, SpreadsheetTrashed, SpreadsheetRestored,
+    StateEntryDamaged, DeliveryHalted, SpreadsheetTrashed, SpreadsheetRestored, RunsFinishAgain,
 )
 BY_KIND: dict[str, type[Event]] = {event_type.KIND: event_type for event_type in EVENT_TYPES}
 

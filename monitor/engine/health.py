@@ -105,6 +105,8 @@ class SheetHealth:
 
 @dataclass(frozen=True, slots=True)
 class Change:
+    """The health moved, or stayed with a new finding (``previous == current``)."""
+
     previous: Health
     current: Health
     down_for_seconds: float | None = None  # set when a bad episode ends
@@ -113,14 +115,17 @@ class Change:
 def record_verdict(
     record: SheetHealth | None, verdict: Health, now: datetime, findings: tuple[Finding, ...]
 ) -> tuple[SheetHealth, Change | None]:
-    """A check's verdict -> the new record, and the change when the health moved (None when it stayed)."""
+    """A check's verdict -> the new record, and the change when the health moved or a new finding
+    came with the same verdict (None otherwise)."""
     if verdict not in VERDICTS:
         raise ValueError(f"not a verdict: {verdict!r}")
     record = record or SheetHealth()
     checked = replace(record, last_checked_at=now, skipped=None, findings=findings)
     previous = record.health
     if verdict == previous:
-        return checked, None
+        # The same verdict for another reason (a second check warns too) is news: people heard of
+        # the first reason only. The same findings with other values (quantity 3, then 2) are not.
+        return checked, Change(previous, verdict) if _new_findings(record.findings, findings) else None
     down_since, down_for = record.down_since, None
     if verdict in BAD and previous not in BAD:
         down_since = now
@@ -137,7 +142,12 @@ def record_skip(record: SheetHealth | None, reason: SkipReason) -> SheetHealth:
 
 
 def is_alerting(change: Change) -> bool:
-    """Changes people hear about: into fail/error, out of them, and ok <-> warn after the first check."""
-    if change.previous == UNKNOWN:
-        return change.current in BAD
-    return True
+    """Changes people hear about: every change but a first check that found the spreadsheet ok
+    (docs/operations.md, "What the team hears")."""
+    return not (change.previous == UNKNOWN and change.current == OK)
+
+
+def _new_findings(before: tuple[Finding, ...], after: tuple[Finding, ...]) -> bool:
+    """Does ``after`` hold a check that was not warning or failing alike in ``before``?"""
+    known = {(finding.check, finding.status) for finding in before}
+    return any((finding.check, finding.status) not in known for finding in after)

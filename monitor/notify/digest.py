@@ -38,6 +38,7 @@ class Overview:
     open_breakers: int = 0
     muted: frozenset[str] = frozenset()
     reads: int | None = None  # read requests to Google since the last digest, when known
+    named: frozenset[str] = frozenset()  # spreadsheets the same message already names: not repeated
 
 
 def failing_line(sid: str, record: SheetHealth, names: Mapping[str, str], now: datetime) -> str:
@@ -94,11 +95,32 @@ def _failing_lines(overview: Overview, now: datetime, settings: AlertSettings, t
     if not bad:
         return []
     bad.sort(key=lambda sid: _longest_failing_first(sid, health[sid]))
+    shown = [sid for sid in bad if sid not in overview.named]
 
     def line(sid: str) -> str:
         return failing_line(sid, health[sid], overview.names, now)
 
-    return [f"{title} ({len(bad)}):", *listed(bad, settings.max_items, line)]
+    above = len(bad) - len(shown)
+    return [f"{title} ({len(bad)}):", *listed(shown, settings.max_items, line)] + (
+        [f"{above} named above"] if above else []
+    )
+
+
+def _warning_lines(overview: Overview, settings: AlertSettings) -> list[str]:
+    """'Warning (N):' and a line per warning, unmuted spreadsheet, by name; [] if none."""
+    health = overview.health
+    warning = sorted(
+        (sid for sid, record in health.items() if sid not in overview.muted and record.health == WARN),
+        key=lambda sid: (overview.names.get(sid) or sid, sid),
+    )
+    if not warning:
+        return []
+
+    def line(sid: str) -> str:
+        found = findings_text(health[sid].findings, limit=1)
+        return f"🟡 {sheet_link(sid, overview.names.get(sid))} warns{': ' + found if found else ''}"
+
+    return [f"Warning ({len(warning)}):", *listed(warning, settings.max_items, line)]
 
 
 def _longest_failing_first(sid: str, record: SheetHealth) -> tuple[bool, datetime, str]:
@@ -176,6 +198,8 @@ def compose_digest(overview: Overview, now: datetime, settings: AlertSettings) -
     local = now.astimezone(ZoneInfo(settings.timezone))
     lines = [f"<b>sheet-monitor daily digest</b> {local:%Y-%m-%d %H:%M} {esc(settings.timezone, 40)}", ""]
     lines += _failing_lines(overview, now, settings, "Still failing") or ["Nothing is failing."]
+    warnings = _warning_lines(overview, settings)
+    lines += ["", *warnings] if warnings else []
     lines += ["", *_counts_lines(overview)]
     slot = digest_slot(now, settings.digest_at or time(0), settings.timezone)
     return messages_for(f"digest:{format_utc(slot)}", "\n".join(lines), settings.max_length)

@@ -12,12 +12,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from monitor.engine.events import DeliveryHalted, Event
+from monitor.engine.events import DeliveryHalted, Event, sheet_of
 from monitor.engine.state import RunnerState
-from monitor.notify.alerts import compose_alert
+from monitor.notify.alerts import compose_alert, rendered
+from monitor.notify.crashes import fold_crashes
 from monitor.notify.digest import Overview, compose_reminder, daily_digest, round_summary
 from monitor.notify.documents import AlertMemory, Halt, Outbox
 from monitor.notify.memory import (
+    announced_only,
     count_reads,
     count_round_changes,
     due_reminders,
@@ -27,7 +29,7 @@ from monitor.notify.memory import (
     note_alerts,
     reads_known,
 )
-from monitor.notify.messages import Message
+from monitor.notify.messages import Message, fingerprint, messages_for
 from monitor.notify.outbox import DEFAULT_SEND_BUDGET, DeliveryResult, deliver, enqueue
 from monitor.notify.settings import AlertSettings
 from monitor.notify.telegram import Sender
@@ -105,10 +107,16 @@ def compose_all(
     names: Mapping[str, str] | None,
     now: datetime,
 ) -> tuple[AlertMemory, list[Message]]:
-    """This run's alert, then reminders, the round summary and the digest, as owed; and the alert
-    memory as it is after composing them."""
+    """This run's alert, reminders, the round summary and the digest, as owed, as ONE message (split
+    only when longer than ``max_length``); and the alert memory as it is after composing them.
+
+    What the team hears for each change is docs/operations.md's table "What the team hears": the
+    run's events less the resolutions of what nobody was told and the crashes already told.
+    """
     muted = frozenset(state.active_mutes(now))
     known = known_names(memory, state.dlq, names)
+    run_id = state.heartbeat.run_id if state.heartbeat else ""
+    events, memory = fold_crashes(announced_only(events, memory), memory, now, run_id)
     messages = compose_alert(events, state.health, settings, muted)
     memory, changes = note_alerts(memory, events, now, muted)
     memory = forget_healthy(memory, state.health)
@@ -127,7 +135,19 @@ def compose_all(
         open_breakers=len(state.open_breakers()),
         muted=muted,
         reads=reads_known(memory),
+        # Named above in the same message: the summary's list leaves them out rather than repeat them.
+        named=frozenset(due) | {sid for event, _ in rendered(events, muted) if (sid := sheet_of(event))},
     )
     memory, summary = round_summary(memory, state.round, overview, now, settings)
     memory, digest = daily_digest(memory, overview, now, settings)
-    return memory, messages + summary + digest
+    return memory, one_message(messages + summary + digest, settings.max_length)
+
+
+def one_message(messages: Sequence[Message], max_length: int) -> list[Message]:
+    """The run's messages joined into one (one message per run: a summary a second after the alert
+    read as a repeat), split again only when longer than ``max_length``. Its key is made of theirs,
+    so the same parts composed again are recognised."""
+    if len(messages) <= 1:
+        return list(messages)
+    key = "run:" + fingerprint([message.key for message in messages])
+    return messages_for(key, "\n\n".join(message.text for message in messages), max_length)

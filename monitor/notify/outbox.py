@@ -11,6 +11,12 @@ gives a request as little as 1 s). :func:`deliver` records each message and call
 (the caller's atomic state save) right after each send, and stops at the first retryable failure,
 so either way a pass duplicates at most one message. A caller that passes no checkpoint and saves
 only at the end widens the crash window to everything sent in the pass.
+
+That one possible repeat is marked: the message's key is saved as ``Outbox.sending`` before its
+request goes out, and cleared once Telegram answered. A message found still marked was perhaps
+delivered, and goes again under :data:`RESENT_NOTE`, so people can tell a repeat from news. (The Bot
+API offers no way to ask whether it arrived: a bot cannot read the chat's history, and editing or
+deleting a message needs the ``message_id`` that came with the lost answer.)
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from monitor.notify.documents import (
     PendingMessage,
 )
 from monitor.notify.messages import Message
+from monitor.notify.settings import TELEGRAM_MAX_LENGTH
 from monitor.notify.telegram import (
     DeliveryError,
     PermanentChatError,
@@ -41,6 +48,12 @@ from monitor.notify.telegram import (
     Sender,
     Sent,
     TelegramSender,
+)
+
+# Put above a message sent again after its first request may have reached the chat.
+RESENT_NOTE = (
+    "↻ <i>Sent again: the previous attempt stopped before Telegram answered. If the same message "
+    "is just above, this one repeats it.</i>"
 )
 
 # Sends per notify pass: one group-minute's worth (Telegram: 20/min to a group), so delivery adds
@@ -140,11 +153,17 @@ def deliver(
     fixed, and each later pass costs one request, not a storm). A message Telegram refuses by
     itself is dropped and remembered in ``dropped``. ``checkpoint(outbox)`` runs after every
     attempt with the outbox as it is then: the only window for a duplicate is between a send and
-    that call. Returns the final outbox and a result per attempt.
+    that call; it also runs before each send, with the message marked as being sent. Returns the
+    final outbox and a result per attempt.
     """
     results: list[DeliveryResult] = []
     while outbox.pending and (budget is None or len(results) < budget):
-        outbox, result = attempt(outbox, sender, now)
+        head = outbox.pending[0].key
+        resend = outbox.sending == head  # a process before this one sent it and never learnt more
+        outbox = replace(outbox, sending=head)
+        if checkpoint:
+            checkpoint(outbox)  # saved before the request: see the module docstring
+        outbox, result = attempt(outbox, sender, now, resend=resend)
         results.append(result)
         if checkpoint:
             checkpoint(outbox)
@@ -153,34 +172,53 @@ def deliver(
     return Delivery(outbox, results)
 
 
-def attempt(outbox: Outbox, sender: Sender, now: datetime) -> tuple[Outbox, DeliveryResult]:
-    """Try the oldest pending message once: the outbox as it is after, and what became of it."""
+def attempt(
+    outbox: Outbox, sender: Sender, now: datetime, *, resend: bool = False
+) -> tuple[Outbox, DeliveryResult]:
+    """Try the oldest pending message once (``resend``: marked as perhaps repeated): the outbox as
+    it is after, and what became of it."""
     entry = outbox.pending[0]
     chat_before = getattr(sender, "chat_id", None)
     try:
-        sent = sender.send(entry.text)
-    except PermanentChatError as error:
-        return _halted(_kept(outbox, error, now), error, chat_before, now), _result(entry, "kept", error, now)
+        sent = sender.send(resent_text(entry.text) if resend else entry.text)
     except DeliveryError as error:
-        if error.permanent:
-            return _dropped(outbox, error, now), _result(entry, "dropped", error, now)
-        log_event(
-            "telegram_delivery_deferred",
-            logging.WARNING,
-            key=entry.key,
-            attempts=entry.attempts + 1,
-            error=error.description,
-            pending=len(outbox.pending),
-        )
-        return _kept(outbox, error, now), _result(entry, "kept", error, now)
+        # Telegram answered (a status): it did not take the message. No answer: it may have.
+        outbox = replace(outbox, sending=outbox.sending if error.status is None else None)
+        return _failed(outbox, entry, error, chat_before, now)
     log_event(
         "telegram_sent",
         key=entry.key,
         message_id=sent.message_id,
         chat_id=sent.chat_id,
         waited_runs=entry.attempts,
+        resent=resend,
     )
+    outbox = replace(outbox, sending=None)
     return _sent(outbox, sent, chat_before), DeliveryResult(entry.key, "sent", None, sent.message_id)
+
+
+def resent_text(text: str) -> str:
+    """``text`` under :data:`RESENT_NOTE`, or as it is when the note would make it too long."""
+    marked = f"{RESENT_NOTE}\n\n{text}"
+    return marked if len(marked) <= TELEGRAM_MAX_LENGTH else text
+
+
+def _failed(
+    outbox: Outbox, entry: PendingMessage, error: DeliveryError, chat_before: object, now: datetime
+) -> tuple[Outbox, DeliveryResult]:
+    if isinstance(error, PermanentChatError):
+        return _halted(_kept(outbox, error, now), error, chat_before, now), _result(entry, "kept", error, now)
+    if error.permanent:
+        return _dropped(outbox, error, now), _result(entry, "dropped", error, now)
+    log_event(
+        "telegram_delivery_deferred",
+        logging.WARNING,
+        key=entry.key,
+        attempts=entry.attempts + 1,
+        error=error.description,
+        pending=len(outbox.pending),
+    )
+    return _kept(outbox, error, now), _result(entry, "kept", error, now)
 
 
 def failure_of(error: DeliveryError, now: datetime | None = None) -> DeliveryFailure:

@@ -26,6 +26,7 @@ from monitor.engine.events import (
     FallingBehind,
     HealthChanged,
     ReadableAgain,
+    RunsFinishAgain,
     SheetEvent,
     SpreadsheetRestored,
     SpreadsheetTrashed,
@@ -186,6 +187,16 @@ def _crash_recovered(event: CrashRecovered) -> Item:
         f"over, {esc(event.poisoned)} given up as poison"
     )
     return Item(2, "crash recovered", text)
+
+
+@render.register(RunsFinishAgain)
+def _runs_finish_again(event: RunsFinishAgain) -> Item:
+    poison = f", {esc(event.poisoned)} given up as poison" if event.poisoned else ""
+    text = (
+        f"✅ Runs finish again: {esc(event.runs)} runs died mid-round between {utc_text(event.first_at)} "
+        f"and {utc_text(event.last_at)} ({esc(event.reclaimed)} tasks taken over{poison})"
+    )
+    return Item(50, RECOVERED, text)
 
 
 @render.register(StateRestored)

@@ -135,8 +135,10 @@ QUOTA = Kind("quota", QuotaLog, version=2)
 RETRY_FIRST = Kind("retry_first", RetryFirst)
 # Version 2 added ``trashed`` (configured spreadsheets Drive reported in its trash, since when).
 FEED = Kind("feed", FeedState, version=2)
-OUTBOX = Kind("outbox", Outbox)
-ALERTS = Kind("alerts", AlertMemory)
+# Version 2 added ``sending`` (the message whose request may have reached Telegram).
+OUTBOX = Kind("outbox", Outbox, version=2)
+# Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded).
+ALERTS = Kind("alerts", AlertMemory, version=2)
 
 # RunnerState/State attribute -> kind, for the collections and the single documents.
 FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DLQ, "mutes": MUTE}
@@ -217,6 +219,17 @@ def _feed_trash(value: Any) -> Any:
     return {"trashed": {}, **value} if isinstance(value, dict) else value
 
 
+def _outbox_sending(value: Any) -> Any:
+    """outbox 1 -> 2 added ``sending``: a release before it marked no message as being sent."""
+    return {"sending": None, **value} if isinstance(value, dict) else value
+
+
+def _alerts_warned(value: Any) -> Any:
+    """alerts 1 -> 2 added ``warned`` and ``crashes``: before it, no warning was remembered as told
+    and no crash was being folded."""
+    return {"warned": {}, "crashes": None, **value} if isinstance(value, dict) else value
+
+
 # UPGRADES[(kind name, n)] turns the JSON value of a version-n document into version n + 1. Each step
 # leaves a value already in the newer shape as it is, so a document saved in it under a schema that
 # still said n (saved before the next whole save rewrote the schema) reads the same.
@@ -230,6 +243,8 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("heartbeat", 1): _heartbeat_read_measures,
     ("event", 1): _event_last_error,
     ("feed", 1): _feed_trash,
+    ("outbox", 1): _outbox_sending,
+    ("alerts", 1): _alerts_warned,
 }
 
 
