@@ -102,7 +102,7 @@ def notified(the_bench: Bench) -> str:
     return out.getvalue()
 
 
-def test_failing_too_long_shows_in_the_alert_and_in_the_round_summarys_failing_now():
+def test_failing_too_long_is_told_in_the_alert_counted_in_the_summary_and_listed_in_reminder_and_digest():
     the_bench = hanging_bench()
     run_ticks(the_bench, 6)
     run = the_bench.run(replace(SETTINGS, unreadable_after=AFTER))
@@ -111,8 +111,7 @@ def test_failing_too_long_shows_in_the_alert_and_in_the_round_summarys_failing_n
     told = "reading: cannot be read since 03:00 UTC (503 Service Unavailable, 4 tries)"
     [alert_line] = [line for line in alert.splitlines() if "cannot be read" in line]
     assert "Failing now: 1" in alert and alert_line.startswith("🔴") and alert_line.endswith(told)
-    [summary_line] = [line for line in summary.splitlines() if "Store 0" in line]
-    assert "Failing now (1):" in summary and summary_line.startswith("🔴") and summary_line.endswith(told)
+    assert "Failing now (1):" in summary  # (by name in the alert just above it)
 
     the_bench.clock.advance(timedelta(hours=5, minutes=35).total_seconds())  # 09:05: a reminder, a digest
     run_ticks(the_bench, 1)
@@ -120,8 +119,6 @@ def test_failing_too_long_shows_in_the_alert_and_in_the_round_summarys_failing_n
     reminder, digest = later.split("sheet-monitor daily digest")
     for told_again, title in ((reminder, "reminder: 1 still failing"), (digest, "Still failing (1):")):
         assert title in told_again and "Store 0" in told_again and "cannot be read since" in told_again
-
-
 
 
 def test_the_streak_turns_failing_at_exactly_unreadable_after_and_not_a_second_before():
