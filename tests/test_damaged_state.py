@@ -154,7 +154,7 @@ def test_a_run_sets_the_damaged_entry_aside_tells_it_once_and_checks_every_sprea
 # -- the operator commands ---------------------------------------------------------------------------
 
 READERS = [("status",), ("status", "--json"), ("sheets",), ("sheets", "--json"), ("dlq", "list"),
-           ("dlq", "show", A), ("breakers",), ("breakers", "list", "--json"), ("check-config",),
+           ("dlq", "show", A), ("breakers",), ("breakers", "list", "--json"), ("check-config", "--offline"),
            ("watchdog",)]
 
 

@@ -129,16 +129,17 @@ def test_check_config_counts_the_zone_reads_in_the_quota_arithmetic(tmp_path):
     sheets = "".join(f'\n[[sheets]]\nid = "{sid}"\nname = "S{n}"\nprofile = "fresh"\n'
                      for n, sid in enumerate(ids))
     path = write_config(tmp_path / "site", ids=(), extra=FRESH + sheets)
-    data = json_of(invoke(path, "check-config", "--json"))
+    data = json_of(invoke(path, "check-config", "--offline", "--json"))
     # 300 zones a day, spread over the day: 300 x 5 min / 24 h = 1.04, so 2 in a 5-minute round.
     assert (data["zone_reads_per_round"], data["reads_per_round"], data["first_round_reads"]) == (2, 302, 600)
     assert data["round_seconds"] == 302.0  # 302 reads at 60 a minute
-    human = invoke(path, "check-config").stdout
+    human = invoke(path, "check-config", "--offline").stdout
     assert "302 in a full round (one values:batchGet per spreadsheet, 2 time-zone reads)" in human
     assert "the first round 600, every spreadsheet's time zone once" in human
     # With change detection a round carries the same share of zone reads, whatever the edits: with
     # everything edited it reads what a full round does.
-    every = json_of(invoke(path, "check-config", "--edits", "100%", "--json"))["change_detection"]
+    every = json_of(invoke(path, "check-config", "--offline", "--edits", "100%", "--json")
+                    )["change_detection"]
     [edited] = every["estimates"]
     assert (edited["zone_reads"], edited["reads_per_round"]) == (2, 302)
     assert "Reads per round with change detection, 2 time-zone reads included" in human

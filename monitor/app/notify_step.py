@@ -18,6 +18,7 @@ from monitor.notify.notifier import notify
 from monitor.notify.outbox import DEFAULT_SEND_BUDGET, sender_for
 from monitor.notify.settings import AlertSettings
 from monitor.state import StateSession
+from monitor.storage import StateError
 
 
 def notify_after_run(
@@ -50,6 +51,8 @@ def notify_after_run(
             # others came late; `status` shows the halt meanwhile.
             state.events.add(halted)
         checkpoint(report.outbox, report.memory)
+    except StateError:
+        raise  # a state that cannot be saved ends the run, with its own message (not a traceback)
     except Exception:  # noqa: BLE001 - see the module docstring
         log_event("notify_failed", logging.ERROR, exc_info=True)
     finally:

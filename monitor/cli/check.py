@@ -59,16 +59,26 @@ class EditShare(click.ParamType):
 @click.option("--edits", "edit_shares", type=EditShare(), multiple=True,
               help="Share of spreadsheets edited per round interval to plan change detection's reads "
                    "for, e.g. 20% (repeatable; default: 5%, 20% and 50%).")
-def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[float, ...]) -> None:
+@click.option("--offline", is_flag=True,
+              help="Do not ask Google's token service for a token (each key is still loaded and signs).")
+def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[float, ...],
+                 offline: bool) -> None:
     """Validate the config (credential files included) and print the plan: spreadsheets, reads per
     round (a full round, and with change detection at a few edit rates), the quota arithmetic per
     Google Cloud project, the round time at the quota and at the last run's read time, and warnings.
-    Exit 2 with every problem listed if it is invalid."""
+    Then check this machine: the state folder can be written, the run lock taken, every key loads and
+    signs and (unless --offline) Google issues a token for it. Exit 2 with every problem listed if
+    the config or a key is invalid, 1 if only the machine has a problem (the state folder, the
+    network)."""
     configure_logging(level=logging.WARNING)
     config = load_or_exit(config_path, require_secrets=True)
     plan = admin.config_plan(config, _last_read_seconds(config), edit_shares or DEFAULT_EDIT_SHARES)
+    from monitor.admin.preflight import preflight  # google-auth loads only for this command
+
+    checks = preflight(config, offline=offline)
     if as_json:
-        emit_json({"valid": True, **plan})
+        emit_json({"valid": True, **plan, "checks": [check.to_dict() for check in checks]})
+        _exit_for(checks)
         return
     click.echo(f"Config OK: {plan['config']}")
     echo_fields([
@@ -87,6 +97,25 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
         click.echo(f"\nWarnings ({len(plan['warnings'])}):")
         for warning in plan["warnings"]:
             click.echo(f"  - {click.style(warning, fg='yellow')}")
+    _echo_checks(checks)
+    _exit_for(checks)
+
+
+def _echo_checks(checks) -> None:
+    """One line per check of this machine: ok, or the problem and, under it, its fix."""
+    click.echo("\nChecks:")
+    for check in checks:
+        mark = click.style("ok     ", fg="green") if check.ok else click.style("problem", fg="red")
+        click.echo(f"  {mark}  {check.name}: {check.detail}")
+        if check.fix:
+            click.echo(f"           fix: {check.fix}")
+
+
+def _exit_for(checks) -> None:
+    """Exit 2 when a problem is the config's (a key), 1 when only the machine's, else return."""
+    problems = [check for check in checks if not check.ok]
+    if problems:
+        raise SystemExit(EXIT_USAGE if any(check.usage for check in problems) else EXIT_OPERATIONAL)
 
 
 def _reads_per_round(plan: dict[str, Any]) -> str:

@@ -200,6 +200,23 @@ class MonitorError(Exception):
         return not self.permanent
 
 
+@document
+class CredentialProblem:
+    """A credential that cannot read at all, for a reason of its own: its key does not load, or
+    Google's token service refuses it for good (``invalid_grant``: the account or the key is gone).
+    Not the spreadsheet's fault nor Google's outage: the run stops using that credential and tells
+    people which file and which account, and what to do."""
+
+    credential: str  # the key file's path, as configured
+    email: str | None  # the service account's address, when the file names one
+    problem: str  # what is wrong, never the key's text
+    fix: str
+
+    def text(self) -> str:
+        account = f" ({self.email})" if self.email else ""
+        return f"credential {self.credential}{account}: {self.problem}. Fix: {self.fix}"
+
+
 class SheetReadError(MonitorError):
     """Reading a spreadsheet failed; raised by the gspread adapter after :func:`classify`.
 
@@ -216,6 +233,8 @@ class SheetReadError(MonitorError):
         message: str,
         range: str | None = None,  # shadows the builtin: it is the word Google and the config use
         quota_scope: QuotaScope | None = None,
+        credential_problem: CredentialProblem | None = None,
+        credential_refused: bool = False,
     ) -> None:
         super().__init__(message)
         self.error_class = ErrorClass(error_class)
@@ -224,6 +243,10 @@ class SheetReadError(MonitorError):
         self.message = message
         self.range = range
         self.quota_scope = quota_scope
+        # Set when the credential itself cannot read (the run stops using it; not the sheet's fault).
+        self.credential_problem = credential_problem
+        # Google refused the credential's key this once (it does so now and then): not the sheet's fault.
+        self.credential_refused = credential_refused
 
     @property
     def permanent(self) -> bool:  # type: ignore[override]

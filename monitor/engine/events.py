@@ -112,6 +112,28 @@ class ApiRecovered(Event):
 
 
 @document(kw_only=True)
+class CredentialRefused(Event):
+    """A credential cannot read at all (its key does not load, or Google refuses the account or
+    the key for good): the run stopped using it (``monitor.engine.credentials``)."""
+
+    KIND: ClassVar[str] = "credential_refused"
+    credential: str  # the key file's path
+    email: str | None
+    problem: str
+    fix: str
+
+
+@document(kw_only=True)
+class CredentialWorksAgain(Event):
+    """A read with a credential told as refused was answered again."""
+
+    KIND: ClassVar[str] = "credential_works_again"
+    credential: str
+    email: str | None
+    refused_since: UtcTime
+
+
+@document(kw_only=True)
 class ChangeFeedFailing(Event):
     """Google Drive's change feed could not be read: rounds read every spreadsheet until it can."""
 
@@ -193,6 +215,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     HealthChanged, DeadLettered, ReadableAgain, BreakerOpened, BreakerClosed, ApiDegraded,
     ApiRecovered, ChangeFeedFailing, ChangeFeedRecovered, FallingBehind, CrashRecovered, StateRestored,
     StateEntryDamaged, DeliveryHalted, SpreadsheetTrashed, SpreadsheetRestored, RunsFinishAgain,
+    CredentialRefused, CredentialWorksAgain,
 )
 BY_KIND: dict[str, type[Event]] = {event_type.KIND: event_type for event_type in EVENT_TYPES}
 

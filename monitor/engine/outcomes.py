@@ -18,7 +18,7 @@ from enum import StrEnum
 from monitor.checks import CheckResult, health_of
 from monitor.core.errors import ErrorClass, ErrorInfo, QuotaScope, SheetReadError
 from monitor.core.logs import log_event
-from monitor.engine import breaker, retry
+from monitor.engine import breaker, credentials, retry
 from monitor.engine.api_health import ApiHealth
 from monitor.engine.events import (
     ApiDegraded,
@@ -52,6 +52,7 @@ class Fate(StrEnum):
     DEAD_LETTERED = "dead_lettered"
     PAUSED = "paused"  # its breaker opened: the next round probes it
     API_DEGRADED = "api_degraded"  # Google itself is failing: kept for later, and the run stops
+    CREDENTIAL_REFUSED = "credential_refused"  # the credential cannot read: another one reads it
 
 
 @dataclass
@@ -154,6 +155,8 @@ class Outcomes:
         """Record the failure; return what became of the task (a :class:`Fate`). ``sent_at``: when
         the pacer counted its request (epoch seconds), which tells a 429's pacing what it follows."""
         info = error.info()
+        if error.credential_problem is not None or error.credential_refused:
+            return self._credential_failed(rnd, task, credential, error, now)
         if error.error_class is ErrorClass.QUOTA:
             self.report.quota_errors += 1
             scope = error.quota_scope or QuotaScope.UNKNOWN
@@ -208,6 +211,27 @@ class Outcomes:
         if judged is not record:
             self.state.health[plan.id] = judged
             self._tell(plan, change, judged.findings, now)
+
+    def _credential_failed(self, rnd: Round, task: Task, credential: str, error: SheetReadError,
+                           now: datetime) -> Fate:
+        """The credential could not read, not the spreadsheet (monitor.engine.credentials): no attempt
+        counted, no breaker; the task is due again at once, for another credential."""
+        if error.credential_problem is not None:
+            self.pacer.retire(credential)
+            self.state.credentials = credentials.refused(self.state.credentials, error.credential_problem,
+                                                         now, self.run_id, self._emit)
+        else:
+            # Google refused the key this once: now and then it does, for a moment; repeated, it
+            # becomes the credential's problem above. Never the spreadsheet's, nor Google failing.
+            self.pacer.pause(credential, self._epoch_seconds() + credentials.REFUSED_PAUSE_SECONDS)
+        rnd.record_quota_wait(task, now, error.info(), now)
+        return Fate.CREDENTIAL_REFUSED
+
+    def credential_worked(self, credential: str, now: datetime) -> None:
+        """A request with ``credential`` was answered: a refusal told before is over."""
+        if self.state.credentials.refused:
+            self.state.credentials = credentials.worked(self.state.credentials, credential, now, self.run_id,
+                                                        self._emit)
 
     def dead_letter(self, rnd: Round, task: Task, plan: SheetPlan, error: ErrorInfo, now: datetime) -> None:
         self.report.failed += 1

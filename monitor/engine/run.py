@@ -209,6 +209,8 @@ class Run:
         sent_at = self.clock.time()
         credential, wait = self.pacer.acquire(sent_at)
         if credential is None:
+            if not self.pacer.usable:  # every credential refused: nothing can be read (told as such)
+                return self._stop("no_usable_credential")
             return self._wait(wait, usable)
         # Only now, with a request certain to go out, may an open breaker's probe be spent.
         breaker_before = self.outcomes.breaker_let_through(plan, now)
@@ -282,6 +284,7 @@ class Run:
         try:
             if done.error is not None:
                 raise done.error
+            self.outcomes.credential_worked(flight.credential, now)
             if flight.zone_only:
                 self._zone_read(flight, done.data.time_zone, now)
                 return
@@ -335,6 +338,8 @@ class Run:
             retry_in = (task.next_attempt_at - now).total_seconds()
             log_event("task_quota_wait", logging.WARNING, **fields, retry_in_s=round(retry_in, 1),
                       quota=error.quota_scope or "unknown")
+        elif fate is Fate.CREDENTIAL_REFUSED:
+            log_event("credential_refused", logging.ERROR, **fields, credential=flight.credential)
         elif fate is Fate.API_DEGRADED:
             log_event("task_retry", logging.WARNING, **fields, reason="api_degraded")
             self._stop("api_degraded")

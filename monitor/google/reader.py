@@ -28,6 +28,7 @@ from monitor.core.errors import (
 )
 from monitor.google import grid, token
 from monitor.google.client import CredentialCache, build_gspread_client
+from monitor.google.refusals import CredentialUnusable, refused_for_now
 
 # Numbers as numbers and dates as serial numbers: the checks compare values, not their display.
 READ_PARAMS = {
@@ -143,10 +144,17 @@ def classified(timeout: float, credential: str | None = None) -> Iterator[None]:
         raise _transient(f"no answer within {timeout:.1f} s") from None
     except requests.ConnectionError as exc:
         raise _transient(f"connection failed: {_reason(exc)}") from None
+    except CredentialUnusable as exc:
+        # The credential's own problem (its key, or Google refusing the account): the run stops using
+        # it; no spreadsheet is blamed and it does not look like Google failing.
+        raise SheetReadError(ErrorClass.TRANSIENT, None, None, exc.problem.text()[:500],
+                             credential_problem=exc.problem) from None
     except google.auth.exceptions.GoogleAuthError as exc:
         # The token endpoint refused or failed: every spreadsheet would fail alike, so this must
         # not dead-letter them one by one; as transient it feeds the whole-API breaker instead.
-        raise _transient(f"token request failed{_for(credential)}: {_token_problem(exc, timeout)}") from None
+        message = f"token request failed{_for(credential)}: {_token_problem(exc, timeout)}"
+        raise SheetReadError(ErrorClass.TRANSIENT, None, None, message,
+                             credential_refused=refused_for_now(exc)) from None
     except (ValueError, KeyError) as exc:  # a 200 whose body is not the JSON we asked for
         raise SheetReadError(ErrorClass.UNCERTAIN, 200, None, f"unreadable answer: {exc!r}"[:300]) from None
 

@@ -20,6 +20,8 @@ from monitor.engine.events import (
     ChangeFeedFailing,
     ChangeFeedRecovered,
     CrashRecovered,
+    CredentialRefused,
+    CredentialWorksAgain,
     DeadLettered,
     DeliveryHalted,
     Event,
@@ -156,6 +158,24 @@ def _api_degraded(event: ApiDegraded) -> Item:
 def _api_recovered(event: ApiRecovered) -> Item:
     since = f" (degraded since {utc_text(event.degraded_since)})"
     return Item(50, RECOVERED, f"✅ Google API answers again{since}")
+
+
+@render.register(CredentialRefused)
+def _credential_refused(event: CredentialRefused) -> Item:
+    account = f" ({esc(event.email)})" if event.email else ""
+    text = (f"🔑 Credential {esc(event.credential)}{account} cannot read: {esc(event.problem)}. "
+            f"The runs read with the other credentials meanwhile. To fix: {esc(event.fix)}")
+    return Item(0, "credential refused", text)
+
+
+@render.register(CredentialWorksAgain)
+def _credential_works_again(event: CredentialWorksAgain) -> Item:
+    since = f" (refused since {utc_text(event.refused_since)})"
+    return Item(50, RECOVERED, f"✅ Credential {esc(_file_name(event.credential))} reads again{since}")
+
+
+def _file_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
 
 
 @render.register(ChangeFeedFailing)

@@ -10,6 +10,7 @@ One document per key, as Apps Script's PropertiesService holds JSON strings::
     quota                  QuotaLog           mute/<sheet id>      Mute
     retry_first            RetryFirst         event/<sequence>     an Event (with its "kind")
     feed                   FeedState          damaged/<key>        an entry set aside (see repository)
+    credentials            CredentialsState
     outbox                 Outbox
     alerts                 AlertMemory
 
@@ -32,6 +33,7 @@ from pydantic import TypeAdapter, ValidationError
 from monitor.engine.api_health import ApiState
 from monitor.engine.breaker import BreakerState
 from monitor.engine.changes import FeedState
+from monitor.engine.credentials import CredentialsState
 from monitor.engine.dlq import DeadLetter
 from monitor.engine.events import BY_KIND, Event
 from monitor.engine.health import SheetHealth
@@ -135,6 +137,7 @@ QUOTA = Kind("quota", QuotaLog, version=2)
 RETRY_FIRST = Kind("retry_first", RetryFirst)
 # Version 2 added ``trashed`` (configured spreadsheets Drive reported in its trash, since when).
 FEED = Kind("feed", FeedState, version=2)
+CREDENTIALS = Kind("credentials", CredentialsState)
 # Version 2 added ``sending`` (the message whose request may have reached Telegram).
 OUTBOX = Kind("outbox", Outbox, version=2)
 # Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded).
@@ -144,7 +147,7 @@ ALERTS = Kind("alerts", AlertMemory, version=2)
 FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DLQ, "mutes": MUTE}
 SINGLES: Mapping[str, Kind] = {
     "heartbeat": HEARTBEAT, "runs": RUNS, "api": API, "quota": QUOTA, "retry_first": RETRY_FIRST,
-    "feed": FEED, "outbox": OUTBOX, "alerts": ALERTS,
+    "feed": FEED, "credentials": CREDENTIALS, "outbox": OUTBOX, "alerts": ALERTS,
 }
 KINDS: Mapping[str, Kind] = {
     kind.name: kind for kind in (ROUND, TASK, EVENT, *FAMILIES.values(), *SINGLES.values())

@@ -8,6 +8,8 @@ Verdicts, checked in this order (the first that applies wins):
 
 - ``config_broken``: the monitor's config does not load, so every run exits at once (the watchdog
   read its own parts leniently: ``monitor.config.lenient``);
+- ``state_unwritable``: this user cannot save a state in the state folder (another owner, a
+  read-only filesystem, a full disk): runs cannot save, so they cannot tell anyone either;
 - ``state_missing``: there is no state file;
 - ``state_unreadable``: the state file and its last good copy cannot be used;
 - ``stuck``: a run started and has not finished after its budget + ``stuck_grace``;
@@ -39,8 +41,10 @@ STUCK = "stuck"
 FAILING = "failing"
 STATE_MISSING = "state_missing"
 STATE_UNREADABLE = "state_unreadable"
+STATE_UNWRITABLE = "state_unwritable"
 CONFIG_BROKEN = "config_broken"
-STATUSES = (HEALTHY, SILENT, STUCK, FAILING, STATE_MISSING, STATE_UNREADABLE, CONFIG_BROKEN)
+STATUSES = (HEALTHY, SILENT, STUCK, FAILING, STATE_MISSING, STATE_UNREADABLE, STATE_UNWRITABLE,
+            CONFIG_BROKEN)
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,7 @@ class RunnerReading:
     runs: tuple[RunSummary, ...] = ()  # oldest first
     error: str | None = None  # why it is unreadable
     migrations: dict[str, str] = field(default_factory=dict)  # chat migrations the runner's outbox learnt
+    unwritable: str | None = None  # why a run cannot save in the state folder, with the fix
 
 
 @dataclass(frozen=True)
@@ -110,16 +115,16 @@ def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings,
         raise ValueError("naive datetime: the watchdog compares aware UTC times only")
     if config is not None:
         return _config_broken(config, now)
+    if reading.unwritable:
+        # First: it explains every other symptom (no heartbeat saved, no run finishing).
+        return Verdict(STATE_UNWRITABLE, reading.unwritable, last_finished_at=_last_finished(reading))
     if not reading.exists:
         return Verdict(STATE_MISSING, "the state file does not exist: no run has ever saved, or it was "
                        "deleted or moved")
     if not reading.readable:
         return Verdict(STATE_UNREADABLE, f"the state file cannot be read: {reading.error or 'unknown error'}")
     heartbeat, runs = reading.heartbeat, reading.runs
-    finished = [run.finished_at for run in runs]
-    if heartbeat is not None and heartbeat.finished_at is not None:
-        finished.append(heartbeat.finished_at)
-    last_finished = max(finished, default=None)
+    last_finished = _last_finished(reading)
     return (
         _stuck(heartbeat, last_finished, now, settings)
         or _silent(heartbeat, last_finished, now, settings)
@@ -139,6 +144,13 @@ def _config_broken(config: ConfigTrouble, now: datetime) -> Verdict:
     more = f" (and {config.more} more)" if config.more else ""
     return Verdict(CONFIG_BROKEN, f"the monitor's config is broken since {shown}: {config.first}{more}",
                    began_at=since)
+
+
+def _last_finished(reading: RunnerReading) -> datetime | None:
+    finished = [run.finished_at for run in reading.runs]
+    if reading.heartbeat is not None and reading.heartbeat.finished_at is not None:
+        finished.append(reading.heartbeat.finished_at)
+    return max(finished, default=None)
 
 
 def _stuck(heartbeat: Heartbeat | None, last_finished: datetime | None, now: datetime,

@@ -23,6 +23,7 @@ from monitor.watchdog.judge import (
     SILENT,
     STATE_MISSING,
     STATE_UNREADABLE,
+    STATE_UNWRITABLE,
     STUCK,
     Verdict,
     WatchdogSettings,
@@ -35,6 +36,7 @@ _TITLES = {
     STATE_MISSING: "Monitor state file missing",
     STATE_UNREADABLE: "Monitor state file unreadable",
     CONFIG_BROKEN: "Monitor config broken",
+    STATE_UNWRITABLE: "Monitor cannot save its state",
 }
 _HINTS = {
     SILENT: "Check cron (<code>crontab -l</code>), the run's log and the machine.",
@@ -45,6 +47,8 @@ _HINTS = {
     STATE_UNREADABLE: "Runs cannot start either; see the Runbook in docs/operations.md.",
     CONFIG_BROKEN: "Every run stops at it. Fix the file, then run <code>sheet-monitor check-config</code> "
     "until it says OK.",
+    STATE_UNWRITABLE: "Runs stop at their first save, so they cannot send alerts either (their outbox "
+    "is in that folder); nothing is checked until this is fixed.",
 }
 
 
