@@ -131,7 +131,8 @@ def test_a_first_check_announces_a_warning_or_a_failure_and_says_nothing_when_ok
     team.sheet(3, quantity=-1)
     team.run()
     [message] = team.heard()
-    assert "🟡 Store 002 warns: stock:" in message and "🔴 Store 003 is failing: stock:" in message
+    assert "🟡 Store 002 warns: Stock:" in message
+    assert "🔴 Store 003 is failing: Stock:" in message
     assert "Store 001" not in message
 
 
@@ -141,11 +142,11 @@ def test_ok_to_warn_and_then_a_new_finding_are_announced_each_time(team):
     team.sheet(1, quantity=3)
     team.next_round()
     [warns] = team.heard()
-    assert "🟡 Store 001 warns: stock:" in warns
+    assert "🟡 Store 001 warns: Stock:" in warns
     team.sheet(1, quantity=3, price=0.5)  # the price warns too
     team.next_round()
     [again] = team.heard()
-    assert "🟡 Store 001 warns:" in again and "price:" in again
+    assert "🟡 Store 001 warns:" in again and "“price”:" in again
 
 
 def test_the_same_findings_with_other_values_or_one_gone_say_nothing(team):
@@ -190,8 +191,8 @@ def test_failing_is_announced_and_its_end_told_with_how_long_and_what_still_warn
     team.sheet(2, quantity=3)
     team.next_round(minutes=60)
     [recovered] = team.heard()
-    assert "✅ Store 001 recovered after 1h" in recovered
-    assert "✅ Store 002 recovered after 1h, still warns: stock:" in recovered
+    assert "✅ Store 001 recovered after 1 hour" in recovered
+    assert "✅ Store 002 recovered after 1 hour, still warns: Stock:" in recovered
 
 
 def test_a_new_finding_of_a_failure_is_announced_and_reminders_count_from_it(team):
@@ -201,12 +202,12 @@ def test_a_new_finding_of_a_failure_is_announced_and_reminders_count_from_it(tea
     team.sheet(1, quantity=-1, price=-3)
     team.next_round()
     [again] = team.heard()
-    assert "🔴 Store 001 is failing:" in again and "price:" in again
+    assert "🔴 Store 001 is failing:" in again and "“price”:" in again
     team.next_round(minutes=4 * 60 - 5)  # four hours after the first alert, not after the last
     assert team.heard() == []
     team.next_round()
     [reminder] = team.heard()
-    assert "reminder: 1 still failing" in reminder and "Store 001 failing for 4h" in reminder
+    assert "reminder: 1 still failing" in reminder and "Store 001 failing for 4 hours" in reminder
 
 
 def test_the_daily_digest_names_what_warns(team):
@@ -218,7 +219,7 @@ def test_the_daily_digest_names_what_warns(team):
     team.next_round(minutes=35)
     [digest] = team.heard()
     assert "daily digest" in digest and "Nothing is failing." in digest
-    assert "Warning (1):\n🟡 Store 001 warns: stock:" in digest
+    assert "Warning (1):\n🟡 Store 001 warns: Stock:" in digest
 
 
 # ---- the run's one message ----------------------------------------------------------------------------
@@ -235,9 +236,9 @@ def test_a_round_summary_comes_in_the_runs_one_message_without_repeating_the_ale
     [message] = team.heard()  # the alert, then the summary: one message
     assert message.index("🔴 Store 002 is failing") < message.index("round finished")
     summary = message[message.index("round finished"):]
-    assert "Failing now (2):" in summary and "Store 001 failing for 5m" in summary
+    assert "Failing now (2):" in summary and "Store 001 failing for 5 minutes" in summary
     assert "Store 002" not in summary and "1 named above" in summary
-    assert "failing for 0s" not in message
+    assert "failing for 0 seconds" not in message
 
 
 def test_summary_off_in_the_config_sends_no_summary(team, tmp_path):

@@ -113,7 +113,8 @@ def test_a_reminder_lists_how_long_each_has_been_failing():
     health = {"s1": bad_since(NOW - timedelta(hours=5))}
     [message] = compose_reminder(["s1"], health, {"s1": NASTY}, NOW, AlertSettings())
     parsed = parse_html(message.text, strict_ampersand=True)
-    assert "1 still failing" in parsed.text and f"{NASTY} failing for 5h: stock: below 10 (A1)" in parsed.text
+    assert "1 still failing" in parsed.text
+    assert f"{NASTY} failing for 5 hours: “stock”: below 10 (A1)" in parsed.text
     assert compose_reminder([], health, {}, NOW, AlertSettings()) == []
 
 

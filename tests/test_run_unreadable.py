@@ -108,7 +108,7 @@ def test_failing_too_long_is_told_in_the_alert_and_reminders_and_counted_in_the_
     run = the_bench.run(replace(SETTINGS, unreadable_after=AFTER))
     alert, summary = notified(the_bench).split("sheet-monitor: round finished")
     assert run.state.health["s0"].health == ERROR
-    told = "reading: cannot be read since 03:00 UTC (503 Service Unavailable, 4 tries)"
+    told = ": cannot be read since 03:00 UTC (503 Service Unavailable, 4 tries)"
     [alert_line] = [line for line in alert.splitlines() if "cannot be read" in line]
     assert "Failing now: 1" in alert and alert_line.startswith("🔴") and alert_line.endswith(told)
     assert "Failing now (1):" in summary  # (by name in the alert just above it)
@@ -144,5 +144,5 @@ def test_a_health_record_from_before_streaks_upgrades_with_none_known():
     record = SheetHealth(health=OK, read_at=START, checks="f", time_zone="Etc/GMT")
     written = json.loads(HEALTH.encode(record))
     older = {key: value for key, value in written.items() if key != "unreadable"}
-    assert HEALTH.version == 4
-    assert HEALTH.validate(upgraded(HEALTH, older, 3)) == record  # its next failed read starts one
+    assert HEALTH.version == 5
+    assert HEALTH.validate(upgraded(HEALTH, older, 4)) == record  # its next failed read starts one

@@ -116,7 +116,7 @@ def test_three_runs_without_telegram_then_everything_in_order_on_the_fourth(serv
     report = site.notify(QUIET, telegram(server, http, clock), clock.now())
     assert report.count("sent") == 4
     texts = [m.plain_text for m in fake.messages(PRIVATE)]
-    expected = ("s0 is failing", "s1 is failing", "s2 is failing", "s0 recovered after 15m")
+    expected = ("s0 is failing", "s1 is failing", "s2 is failing", "s0 recovered after 15 minutes")
     assert all(part in text for part, text in zip(expected, texts, strict=True))
     assert len(set(texts)) == 4 and site.outbox.pending == ()
     report = site.next_run().notify(QUIET, telegram(server, http, clock), clock.now())
@@ -234,7 +234,7 @@ def test_a_spreadsheet_failing_for_twelve_runs_gives_one_alert_and_one_resolved_
     site.notify(QUIET, telegram(server, http, clock), clock.now())
     texts = [m.plain_text for m in fake.messages(PRIVATE)]
     assert len(texts) == 2
-    assert "Stock is failing" in texts[0] and "Stock recovered after 1h" in texts[1]
+    assert "Stock is failing" in texts[0] and "Stock recovered after 1 hour" in texts[1]
 
 
 def test_reminders_follow_the_policy_while_it_keeps_failing(server, http, clock, fake):
@@ -244,7 +244,7 @@ def test_reminders_follow_the_policy_while_it_keeps_failing(server, http, clock,
     texts = [m.plain_text for m in fake.messages(PRIVATE)]
     assert len(texts) == 3
     assert all("reminder: 1 still failing" in text for text in texts[1:])
-    assert "Stock failing for 20m" in texts[1] and "Stock failing for 40m" in texts[2]
+    assert "Stock failing for 20 minutes" in texts[1] and "Stock failing for 40 minutes" in texts[2]
 
 
 def test_the_token_never_appears_in_logs_or_the_stored_state(server, http, clock, fake, caplog):

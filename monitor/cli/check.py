@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+import httpx
 
 from monitor import admin
 from monitor.admin.change_plan import DEFAULT_EDIT_SHARES
@@ -22,6 +23,7 @@ from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
 from monitor.checks import VolatileCell, health_of
 from monitor.cli.common import clock, reading_options
+from monitor.cli.notify import verify_telegram
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit
 from monitor.config import Config, Sheet
@@ -31,6 +33,7 @@ from monitor.core.logs import configure_logging
 from monitor.core.timefmt import format_utc
 from monitor.engine.inspect import SheetPlan, judge, read, volatile_formulas, zone_of
 from monitor.engine.quota import QuotaPacer
+from monitor.notify.deadline import MAX_REQUEST_SECONDS
 from monitor.state import read_state
 from monitor.storage import StateError
 
@@ -60,22 +63,24 @@ class EditShare(click.ParamType):
               help="Share of spreadsheets edited per round interval to plan change detection's reads "
                    "for, e.g. 20% (repeatable; default: 5%, 20% and 50%).")
 @click.option("--offline", is_flag=True,
-              help="Do not ask Google's token service for a token (each key is still loaded and signs).")
+              help="Ask neither Google's token service for a token (each key is still loaded and signs) "
+                   "nor Telegram about the bot token and the chats.")
 def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[float, ...],
                  offline: bool) -> None:
     """Validate the config (credential files included) and print the plan: spreadsheets, reads per
     round (a full round, and with change detection at a few edit rates), the quota arithmetic per
     Google Cloud project, the round time at the quota and at the last run's read time, and warnings.
     Then check this machine: the state folder can be written, the run lock taken, every key loads and
-    signs and (unless --offline) Google issues a token for it. Exit 2 with every problem listed if
-    the config or a key is invalid, 1 if only the machine has a problem (the state folder, the
-    network)."""
+    signs and (unless --offline) Google issues a token for it, and Telegram knows the bot token and
+    lets the bot see every chat (getMe, getChat; nothing is sent). Exit 2 with every problem listed
+    if the config, a key, the token or a chat is refused, 1 if only the machine has a problem (the
+    state folder, the network)."""
     configure_logging(level=logging.WARNING)
     config = load_or_exit(config_path, require_secrets=True)
     plan = admin.config_plan(config, _last_read_seconds(config), edit_shares or DEFAULT_EDIT_SHARES)
     from monitor.admin.preflight import preflight  # google-auth loads only for this command
 
-    checks = preflight(config, offline=offline)
+    checks = [*preflight(config, offline=offline), *_telegram_checks(config, offline)]
     if as_json:
         emit_json({"valid": True, **plan, "checks": [check.to_dict() for check in checks]})
         _exit_for(checks)
@@ -90,7 +95,7 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
         ("read time", _read_time(plan)),
         ("runs per round", _runs(plan, config)),
         ("state", plan["state_dir"]),
-        ("telegram", "enabled" if config.telegram.enabled else "not configured: messages go to stdout"),
+        ("telegram", _telegram_field(config, offline)),
     ])
     _echo_change_estimates(plan, config)
     if plan["warnings"]:
@@ -99,6 +104,28 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
             click.echo(f"  - {click.style(warning, fg='yellow')}")
     _echo_checks(checks)
     _exit_for(checks)
+
+
+def _telegram_checks(config: Config, offline: bool) -> list:
+    """Telegram's answers about the bot token and each chat, as checks (none when not asked). A
+    refusal is the config's (exit 2); no answer from Telegram, the machine's or the network's."""
+    from monitor.admin.preflight import Check
+
+    if offline or not config.telegram.enabled:
+        return []
+    with httpx.Client(timeout=MAX_REQUEST_SECONDS) as client:
+        answers = verify_telegram(config, client)
+    return [Check(f"telegram {asked}", answer.ok, answer.text, None if answer.ok else answer.fix,
+                  usage=not answer.ok and not answer.unreachable) for asked, answer in answers]
+
+
+def _telegram_field(config: Config, offline: bool) -> str:
+    if not config.telegram.enabled:
+        return "not configured: messages go to stdout"
+    routes = config.telegram.routes
+    chats = len({route.chat_id for route in routes} - {config.telegram.chat_id})
+    routes = f", routes: {len(routes)}, to {chats} more chat{'' if chats == 1 else 's'}" if routes else ""
+    return f"enabled{routes}" + (" (Telegram not asked: --offline)" if offline else "")
 
 
 def _echo_checks(checks) -> None:
@@ -112,7 +139,8 @@ def _echo_checks(checks) -> None:
 
 
 def _exit_for(checks) -> None:
-    """Exit 2 when a problem is the config's (a key), 1 when only the machine's, else return."""
+    """Exit 2 when a problem is the config's (a key, the bot token, a chat), 1 when only the
+    machine's, else return."""
     problems = [check for check in checks if not check.ok]
     if problems:
         raise SystemExit(EXIT_USAGE if any(check.usage for check in problems) else EXIT_OPERATIONAL)

@@ -25,7 +25,7 @@ from monitor.core.logs import configure_logging, log_event
 from monitor.notify.outbox import sender_for
 from monitor.notify.telegram import html_to_text
 from monitor.storage import StateError
-from monitor.watchdog.judge import ConfigTrouble, WatchdogSettings
+from monitor.watchdog.judge import DELIVERY_HALTED, ConfigTrouble, WatchdogSettings
 from monitor.watchdog.store import STORE_NAME
 from monitor.watchdog.watch import watchdog_pass
 
@@ -77,10 +77,19 @@ def run_watchdog(config_path: Path | None, stream: IO[str], clock: object | None
         log_event("watchdog_failed", logging.ERROR, error=str(exc))
         click.echo(f"sheet-watchdog: {exc}", err=True)
         return EXIT_OPERATIONAL
-    if trouble is not None and report.said_text and parts.telegram.enabled:
+    if trouble is not None and report.messages and parts.telegram.enabled:
         # Telegram has it; stdout too, for cron's mail where its output is not sent to a log file
         # (without Telegram the message was printed there already).
-        click.echo(html_to_text(report.said_text), file=stream)
+        for text in report.messages:
+            click.echo(html_to_text(text).rstrip("\n") + "\n", file=stream)
+    if report.verdict is not None and report.verdict.status == DELIVERY_HALTED:
+        # Telegram is the broken part: its own alert may not reach anyone there, so it goes to stdout
+        # (cron mails it) when the pass has something to say, and the exit code says it every pass.
+        for text in report.messages:
+            click.echo(html_to_text(text).rstrip("\n") + "\n", file=stream)
+        if not report.messages:
+            log_event("watchdog_delivery_halted", logging.WARNING, reason=report.verdict.reason)
+        return EXIT_OPERATIONAL
     if report.delivery_failed:
         click.echo(
             f"sheet-watchdog: {report.undelivered} message(s) could not be sent to Telegram; they wait in "
@@ -103,7 +112,8 @@ def watchdog_command(config_path: Path | None) -> None:
     """One watchdog pass: alert when runs stop, hang or keep failing, or the state is unusable.
 
     Exit 0 when the pass did its job (also when it alerted), 1 when messages it owes could not be
-    sent or its own file cannot be written, 2 for configuration errors.
+    sent, Telegram refuses the runner's messages (its alert is printed: cron mails it), or its own
+    file cannot be written, 2 for configuration errors.
     """
     sys.exit(run_watchdog(config_path, sys.stdout))
 

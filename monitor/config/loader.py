@@ -137,6 +137,8 @@ class _Builder:
             self.no_spreadsheets(data)
         sheets = resolve_sheets(entries, profiles, self.issues)
         if sections["telegram"] is not None:
+            self.route_profiles(sections["telegram"], profiles)
+        if sections["telegram"] is not None:
             sections["telegram"] = with_token(sections["telegram"], self.environ, self.require_secrets,
                                               self.add, self.issues)
         if sections["google"] is not None and self.require_secrets:
@@ -182,6 +184,15 @@ class _Builder:
             self.add(("sheets",), "no spreadsheets are configured (at least one is required)",
                      'add a [[sheets]] section with id = "..." and checks or a profile, or '
                      'sheets_file = "sheets.csv" at the top of the file')
+
+    def route_profiles(self, telegram: Any, profiles: Mapping[str, Any]) -> None:
+        """A route naming a profile the file does not define would silently take nothing."""
+        for index, route in enumerate(telegram.routes):
+            for name in route.profiles:
+                if name not in profiles:
+                    self.add(("telegram", "routes", index, "profiles"),
+                             f"unknown profile {name!r} in a route",
+                             choices_fix(name, tuple(profiles), what="profile"))
 
     # -- checks and profiles
 
@@ -233,7 +244,8 @@ class _Builder:
             written = self.validate(ProfileTable, table, loc)
             checks = self.checks(table.get("checks", []), (*loc, "checks"))
             result[name] = None if written is None or checks is None else Profile.model_construct(
-                name=name, checks=checks, max_age=written.max_age, always_read=written.always_read)
+                name=name, checks=checks, max_age=written.max_age, always_read=written.always_read,
+                owner=written.owner)
         return result
 
     # -- sheets
@@ -257,5 +269,5 @@ class _Builder:
             checks = self.checks(table["checks"], (*loc, "checks")) if "checks" in table else ()
             if entry is not None and checks is not None:
                 entries.append(Entry(entry.id, entry.name, entry.profile, entry.tags, checks,
-                                     self.locator(loc)))
+                                     self.locator(loc), entry.owner))
         return entries

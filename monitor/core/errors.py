@@ -180,7 +180,8 @@ class ErrorInfo:
     """A failure as stored in a task's history and a dead letter: what happened, never a traceback.
 
     ``range`` names the A1 range Google refused (a 400 on a bad range), so people can tell which
-    config entry to fix.
+    config entry to fix; ``tabs`` the tabs the spreadsheet has then (None: not known). ``account`` is
+    the service account's e-mail a 403 refused, the address to share the spreadsheet with.
     """
 
     error_class: FailureClass
@@ -188,6 +189,8 @@ class ErrorInfo:
     http_status: int | None = None
     google_status: str | None = None
     range: str | None = None  # shadows the builtin: it is the word Google and the config use
+    account: str | None = None
+    tabs: tuple[str, ...] | None = None
 
 
 class MonitorError(Exception):
@@ -235,6 +238,9 @@ class SheetReadError(MonitorError):
         quota_scope: QuotaScope | None = None,
         credential_problem: CredentialProblem | None = None,
         credential_refused: bool = False,
+        *,
+        account: str | None = None,
+        tabs: tuple[str, ...] | None = None,
     ) -> None:
         super().__init__(message)
         self.error_class = ErrorClass(error_class)
@@ -247,6 +253,8 @@ class SheetReadError(MonitorError):
         self.credential_problem = credential_problem
         # Google refused the credential's key this once (it does so now and then): not the sheet's fault.
         self.credential_refused = credential_refused
+        self.account = account  # see ErrorInfo
+        self.tabs = tabs
 
     @property
     def permanent(self) -> bool:  # type: ignore[override]
@@ -272,4 +280,4 @@ class SheetReadError(MonitorError):
     def info(self) -> ErrorInfo:
         """What gets stored about this failure."""
         return ErrorInfo(self.error_class.value, self.message, self.http_status, self.google_status,
-                         self.range)
+                         self.range, self.account, self.tabs)

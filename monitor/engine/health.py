@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Literal
 
 from monitor.checks import CheckResult
+from monitor.core.a1 import A1Error, parse_a1
 from monitor.core.timefmt import UtcTime
 from monitor.core.tracking import document
 
@@ -42,10 +43,35 @@ class Finding:
     status: Literal["warn", "fail"]
     message: str
     cells: tuple[str, ...] = ()
+    gid: int | None = None  # the ``sheetId`` of its first cell's tab, when known: a link opens that cell
 
     @classmethod
     def of(cls, result: CheckResult) -> Finding:
         return cls(result.check_name, result.kind, result.status, result.message, tuple(result.cells))
+
+
+@document
+class Tab:
+    """One tab of a spreadsheet: its title and its ``sheetId`` (the ``gid`` of a link to it)."""
+
+    title: str
+    gid: int
+
+
+def located(findings: tuple[Finding, ...], tabs: tuple[Tab, ...]) -> tuple[Finding, ...]:
+    """``findings`` with the id of each one's first cell's tab, where ``tabs`` knows it."""
+    if not tabs:
+        return findings
+    ids = {tab.title: tab.gid for tab in tabs}
+    return tuple(replace(finding, gid=ids.get(_tab_of(finding.cells[0]))) if finding.cells else finding
+                 for finding in findings)
+
+
+def _tab_of(cell: str) -> str | None:
+    try:
+        return parse_a1(cell).sheet
+    except A1Error:
+        return None
 
 
 @document
@@ -89,6 +115,8 @@ class SheetHealth:
     # dates are read, and from when a read asks for it again (``monitor.engine.zones``).
     time_zone: str | None = None
     zone_due: UtcTime | None = None
+    # Its tabs' ids, asked with the time zone at no extra cost (the same request): links to a bad cell.
+    tabs: tuple[Tab, ...] = ()
     # Its reads failing (transient, uncertain) since the last one that worked: after a while, that alone
     # makes it failing (``monitor.engine.unreadable``).
     unreadable: Unreadable | None = None

@@ -30,7 +30,17 @@ from monitor.engine.events import (
     HealthChanged,
     ReadableAgain,
 )
-from monitor.engine.health import ERROR, Change, Finding, Health, is_alerting, record_skip, record_verdict
+from monitor.engine.health import (
+    ERROR,
+    Change,
+    Finding,
+    Health,
+    Tab,
+    is_alerting,
+    located,
+    record_skip,
+    record_verdict,
+)
 from monitor.engine.heartbeat import Outcome
 from monitor.engine.inspect import SheetPlan
 from monitor.engine.quota import QuotaPacer
@@ -106,9 +116,11 @@ class Outcomes:
         rnd.succeed(task, now)
         self._google_answered(now)
         self._breaker_success(plan, now)
+        before = self.state.health.get(plan.id)
         findings = tuple(Finding.of(result) for result in results if result.is_finding)
+        findings = located(findings, before.tabs if before else ())  # links open the first bad cell
         verdict = Health(health_of(results))
-        record, change = record_verdict(self.state.health.get(plan.id), verdict, now, findings)
+        record, change = record_verdict(before, verdict, now, findings)
         self.state.health[plan.id] = replace(read_again(record), read_at=now, checks=plan.fingerprint,
                                              moments=moments_of(results), changed_at=None)
         entry = self.state.dlq.resolve(plan.id)
@@ -122,20 +134,22 @@ class Outcomes:
             self._tell(plan, change, findings, now)
         return verdict
 
-    def learned_zone(self, plan: SheetPlan, name: str, now: datetime) -> None:
+    def learned_zone(self, plan: SheetPlan, name: str, tabs: tuple[Tab, ...], now: datetime) -> None:
         """Keep the time zone Google just gave for the spreadsheet, and when to ask again. Google
         answered: that counts for the whole-API breaker as any answer does."""
         self._google_answered(now)
-        self.state.health[plan.id] = with_zone(self.state.health.get(plan.id), plan.id, name, now)
+        self.state.health[plan.id] = with_zone(self.state.health.get(plan.id), plan.id, name, now, tabs)
 
     def judged_unread(self, plan: SheetPlan, now: datetime) -> None:
         """Judge an unchanged spreadsheet again from its last read (its freshness checks age); the
         record is rewritten only when its verdict or findings moved."""
         record = self.state.health[plan.id]
         judged = rejudged(plan, record, now)
-        if judged is None or judged == (record.health, record.findings):
+        if judged is None:
             return
-        verdict, findings = judged
+        verdict, findings = judged[0], located(judged[1], record.tabs)  # as the read that found them
+        if (verdict, findings) == (record.health, record.findings):
+            return
         self.state.health[plan.id], change = record_verdict(record, verdict, now, findings)
         self._tell(plan, change, findings, now)
 

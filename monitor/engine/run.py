@@ -28,7 +28,7 @@ from monitor.engine.events import CrashRecovered, Event, FallingBehind
 from monitor.engine.health import record_skip
 from monitor.engine.heartbeat import Heartbeat, Outcome, RoundProgress, RunStats, RunSummary
 from monitor.engine.inflight import ReadDone, ReadJob, Reads
-from monitor.engine.inspect import SheetPlan, judge, zone_of
+from monitor.engine.inspect import SheetData, SheetPlan, judge, zone_of
 from monitor.engine.outcomes import Fate, Outcomes, RunReport
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.retry import is_last_try
@@ -286,7 +286,7 @@ class Run:
                 raise done.error
             self.outcomes.credential_worked(flight.credential, now)
             if flight.zone_only:
-                self._zone_read(flight, done.data.time_zone, now)
+                self._zone_read(flight, done.data, now)
                 return
             results = judge(plan, done.data, now, self._zone(plan),
                             last_try=is_last_try(ErrorClass.LOADING, task.attempts))
@@ -306,13 +306,13 @@ class Run:
             log_event("task_done", task_id=task.id, spreadsheet_id=plan.id, attempt=task.attempts,
                       status=verdict, findings=findings, duration_ms=int(done.seconds * 1000))
 
-    def _zone_read(self, flight: InFlight, name: str | None, now: datetime) -> None:
+    def _zone_read(self, flight: InFlight, data: SheetData, now: datetime) -> None:
         """The spreadsheet's time zone came back: keep it and give the task back, due at once, for its
         values read. Not an attempt, and no judgement: that is the values read's. A name this machine
         cannot read fails here, as the read it stands for (monitor.engine.inspect.zone_of)."""
-        plan = flight.plan
+        plan, name = flight.plan, data.time_zone
         zone_of(plan, name)
-        self.outcomes.learned_zone(plan, name, now)
+        self.outcomes.learned_zone(plan, name, data.tabs, now)
         self.report.zones_read += 1
         self.outcomes.give_back_probe(plan, flight.breaker_before)  # the values read is the probe
         self.state.round.release(flight.task)

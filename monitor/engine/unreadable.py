@@ -17,8 +17,9 @@ from http import HTTPStatus
 from monitor.core.errors import ErrorInfo
 from monitor.engine.health import ERROR, Change, Finding, SheetHealth, Unreadable, record_verdict
 
-CHECK = "reading"  # the finding's check name: no configured check failed, the read itself did
-KIND = "unreadable"
+# The finding's check and kind: no configured check failed, the read itself did. A check named after its
+# kind is shown by its message alone (monitor.notify.messages).
+CHECK = KIND = "unreadable"
 FAILURE_TEXT_LIMIT = 60  # a failure without an HTTP status is told by its message, this long at most
 
 

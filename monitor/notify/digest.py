@@ -13,6 +13,7 @@ from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from monitor.core.timefmt import format_utc
+from monitor.core.zones import wall_clock
 from monitor.engine.health import BAD, ERROR, FAIL, OK, UNKNOWN, WARN, SheetHealth
 from monitor.engine.tasks import Round
 from monitor.notify.documents import AlertMemory
@@ -45,7 +46,7 @@ def failing_line(sid: str, record: SheetHealth, names: Mapping[str, str], now: d
     """'🔴 <name> failing for 2h: check: message' for a spreadsheet that is bad now."""
     since = record.down_since or record.since
     how_long = f" for {duration_text((now - since).total_seconds())}" if since else ""
-    found = findings_text(record.findings, limit=1)
+    found = findings_text(record.findings, limit=1, spreadsheet_id=sid)
     verb = "failing" if record.health == FAIL else "not readable"
     return f"🔴 {sheet_link(sid, names.get(sid))} {verb}{how_long}{': ' + found if found else ''}"
 
@@ -195,8 +196,9 @@ def digest_due(now: datetime, last_digest_at: datetime | None, digest_at: time |
 
 def compose_digest(overview: Overview, now: datetime, settings: AlertSettings) -> list[Message]:
     """The daily digest: what is still failing first (longest first), then the counts."""
-    local = now.astimezone(ZoneInfo(settings.timezone))
-    lines = [f"<b>sheet-monitor daily digest</b> {local:%Y-%m-%d %H:%M} {esc(settings.timezone, 40)}", ""]
+    # The team's clock, written as every message writes a moment ("2026-03-02 15:00 UTC+3").
+    clock = f"{wall_clock(now, ZoneInfo(settings.timezone))} ({settings.timezone})"
+    lines = [f"<b>sheet-monitor daily digest</b> {esc(clock)}", ""]
     lines += _failing_lines(overview, now, settings, "Still failing") or ["Nothing is failing."]
     warnings = _warning_lines(overview, settings)
     lines += ["", *warnings] if warnings else []

@@ -35,6 +35,8 @@ class PendingMessage:
     created_at: UtcTime
     attempts: int = 0
     last_error: DeliveryFailure | None = None
+    chat_id: str | None = None  # a route's chat (monitor.notify.destinations); None: [telegram] chat_id
+    thread_id: int | None = None  # the route's forum topic; with chat_id None, [telegram]'s
 
 
 @document
@@ -47,7 +49,8 @@ class DroppedMessage:
 
 @document
 class Halt:
-    """No message can reach the chat (bad token, chat not found, bot removed), since ``at``."""
+    """No message can reach the chat (bad token, chat not found, bot removed, or every message
+    refused alike: a broken api_base or proxy), since ``at``."""
 
     at: UtcTime
     status: int | None
@@ -62,7 +65,8 @@ class Outbox:
     pending: tuple[PendingMessage, ...] = ()
     sent_keys: tuple[str, ...] = ()  # keys of the latest delivered messages (dedupe on enqueue)
     dropped: tuple[DroppedMessage, ...] = ()  # the latest messages Telegram refused for good
-    halted: Halt | None = None
+    halted: Halt | None = None  # the default chat's ([telegram] chat_id)
+    halts: dict[str, Halt] = field(default_factory=dict)  # routed chats', by their configured chat id
     migrations: dict[str, str] = field(default_factory=dict)  # old chat id -> new (group -> supergroup)
     overflowed: int = 0  # messages dropped because the outbox was full
     # The key of the message whose request is out, saved before the request: found here by the next

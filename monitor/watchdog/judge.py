@@ -18,6 +18,10 @@ Verdicts, checked in this order (the first that applies wins):
   instant later is silent;
 - ``failing``: the last ``failed_runs`` finished runs all ended in an outcome other than ``ok`` or
   ``nothing_to_do`` (today: ``degraded``);
+- ``delivery_halted``: the runs work but Telegram refuses a chat as a whole (a wrong bot token, a chat
+  not found, the bot removed, a channel refusing every message alike): nobody hears the alerts, so the
+  monitor is not healthy whatever the runs say. The watchdog then prints and pings the heartbeat
+  URL's failure endpoint, as it cannot count on Telegram;
 - ``healthy``.
 
 Times are aware UTC throughout: local time would make daylight-saving changes look like an hour of
@@ -31,9 +35,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from monitor.config import WatchdogConfig
-from monitor.core.timefmt import format_utc
+from monitor.core.wording import counted
 from monitor.engine.heartbeat import GOOD_OUTCOMES, Heartbeat, RunSummary
-from monitor.notify.messages import duration_text
+from monitor.notify.documents import Halt
+from monitor.notify.messages import duration_text, since_text
 
 HEALTHY = "healthy"
 SILENT = "silent"
@@ -43,8 +48,9 @@ STATE_MISSING = "state_missing"
 STATE_UNREADABLE = "state_unreadable"
 STATE_UNWRITABLE = "state_unwritable"
 CONFIG_BROKEN = "config_broken"
+DELIVERY_HALTED = "delivery_halted"
 STATUSES = (HEALTHY, SILENT, STUCK, FAILING, STATE_MISSING, STATE_UNREADABLE, STATE_UNWRITABLE,
-            CONFIG_BROKEN)
+            DELIVERY_HALTED, CONFIG_BROKEN)
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,7 @@ class RunnerReading:
     error: str | None = None  # why it is unreadable
     migrations: dict[str, str] = field(default_factory=dict)  # chat migrations the runner's outbox learnt
     unwritable: str | None = None  # why a run cannot save in the state folder, with the fix
+    halts: dict[str, Halt] = field(default_factory=dict)  # chats refusing the runner's messages, by chat
 
 
 @dataclass(frozen=True)
@@ -129,6 +136,7 @@ def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings,
         _stuck(heartbeat, last_finished, now, settings)
         or _silent(heartbeat, last_finished, now, settings)
         or _failing(runs, last_finished, settings)
+        or _delivery_halted(reading.halts, last_finished, now)
         or Verdict(
             HEALTHY,
             f"last run finished at {_ago(now, last_finished)}",
@@ -141,8 +149,8 @@ def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings,
 def _config_broken(config: ConfigTrouble, now: datetime) -> Verdict:
     since = min(config.since, now)
     shown = f"{since:%H:%M} UTC" if since.date() == now.date() else f"{since:%Y-%m-%d %H:%M} UTC"
-    more = f" (and {config.more} more)" if config.more else ""
-    return Verdict(CONFIG_BROKEN, f"the monitor's config is broken since {shown}: {config.first}{more}",
+    count = f" ({config.more + 1} problems; the first)" if config.more else ""
+    return Verdict(CONFIG_BROKEN, f"the monitor's config is broken since {shown}{count}: {config.first}",
                    began_at=since)
 
 
@@ -193,8 +201,23 @@ def _failing(runs: Sequence[RunSummary], last_finished: datetime | None,
     outcomes = ", ".join(run.outcome for run in failed[-settings.failed_runs:])
     return Verdict(
         FAILING,
-        f"the last {len(failed)} runs did not end well ({outcomes})",
+        f"the last {counted(len(failed), 'run')} did not end well ({outcomes})",
         began_at=failed[0].started_at,
+        last_finished_at=last_finished,
+    )
+
+
+def _delivery_halted(halts: dict[str, Halt], last_finished: datetime | None, now: datetime) -> Verdict | None:
+    if not halts:
+        return None
+    first = min(halts.values(), key=lambda halt: halt.at)
+    chats = ", ".join(sorted(halt.chat_id or "?" for halt in halts.values()))
+    status = f"{first.status} " if first.status is not None else ""
+    return Verdict(
+        DELIVERY_HALTED,
+        f"Telegram refuses the runner's messages to chat {chats} since {_ago(now, first.at)}: "
+        f"{status}{first.description}",
+        began_at=first.at,
         last_finished_at=last_finished,
     )
 
@@ -223,4 +246,4 @@ def _healthy_since(runs: Sequence[RunSummary], max_silence: timedelta) -> dateti
 
 
 def _ago(now: datetime, moment: datetime) -> str:
-    return f"{format_utc(moment)} ({duration_text((now - moment).total_seconds())} ago)"
+    return since_text(moment, now)

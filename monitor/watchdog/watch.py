@@ -23,12 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 from monitor.core.logs import log_event
 from monitor.core.timefmt import format_utc
+from monitor.notify.destinations import all_halts
 from monitor.notify.documents import Outbox
-from monitor.notify.heartbeat_ping import ping_heartbeat
+from monitor.notify.heartbeat_ping import failure_url, ping_heartbeat
 from monitor.notify.outbox import DeliveryResult, deliver, enqueue
 from monitor.notify.telegram import Sender
 from monitor.state import read_state
@@ -36,7 +36,6 @@ from monitor.storage import RUN_LOCK, FileLocation, StateError, StateWriteError,
 from monitor.storage.writability import MIN_FREE_BYTES, folder_problem
 from monitor.watchdog import store as watchdog_store
 from monitor.watchdog.judge import (
-    CONFIG_BROKEN,
     ConfigTrouble,
     RunnerReading,
     Verdict,
@@ -58,7 +57,8 @@ class PassReport:
     results: list[DeliveryResult] = field(default_factory=list)
     undelivered: int = 0  # messages still waiting in the watchdog's outbox
     pinged: bool | None = None  # None: no heartbeat_url, or the verdict was not healthy
-    said_text: str | None = None  # the message composed in this pass, if any
+    failure_pinged: bool | None = None  # the failure endpoint, on an unhealthy verdict; None: not pinged
+    messages: tuple[str, ...] = ()  # what this pass decided to tell people (HTML), for printing
 
     @property
     def delivery_failed(self) -> bool:
@@ -78,7 +78,7 @@ def read_runner(state_dir: Path) -> RunnerReading:
     if state is None:
         return RunnerReading(exists=False, unwritable=unwritable)
     return RunnerReading(True, True, state.heartbeat, state.runs.runs, None, dict(state.outbox.migrations),
-                         unwritable)
+                         unwritable, all_halts(state.outbox))
 
 
 def runner_folder_problem(state_dir: Path) -> str | None:
@@ -159,7 +159,7 @@ def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, sen
 
     checkpoint(state.outbox)  # the alert memory and composed messages are durable before anything is sent
     report = PassReport(verdict=verdict, said=decision.kind,
-                        said_text=decision.messages[0].text if decision.messages else None)
+                        messages=tuple(message.text for message in decision.messages))
     if state.outbox.pending:
         # The runner may have learnt that the group became a supergroup; follow it too.
         state.outbox = replace(state.outbox, migrations={**reading.migrations, **state.outbox.migrations})
@@ -175,16 +175,9 @@ def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, sen
     report.undelivered = len(state.outbox.pending)
     if heartbeat_url and verdict.healthy:
         report.pinged = ping(heartbeat_url)
-    elif heartbeat_url and verdict.status == CONFIG_BROKEN:
-        # Runs that stop at the config also stop pinging, but the service would wait out its grace
-        # period first: a failure ping tells it now.
-        report.pinged = ping(failure_ping_url(heartbeat_url))
+    elif heartbeat_url:
+        # The service outside this machine alerts through its own channels: when Telegram is the
+        # broken part, that is how people hear it.
+        report.failure_pinged = ping(failure_url(heartbeat_url))
     return report
 
-
-def failure_ping_url(url: str) -> str:
-    """The URL that reports a failure: healthchecks.io's "/fail" after the ping URL's path
-    (https://healthchecks.io/docs/signaling_failures/). A service without it answers 404, which is
-    logged; its own grace period then notices the silence as before."""
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/fail"))
