@@ -169,6 +169,8 @@ class Outcomes:
         """Record the failure; return what became of the task (a :class:`Fate`). ``sent_at``: when
         the pacer counted its request (epoch seconds), which tells a 429's pacing what it follows."""
         info = error.info()
+        if error.extra_requests:
+            self.pacer.count_unpaced(credential, self._epoch_seconds(), error.extra_requests)
         if error.credential_problem is not None or error.credential_refused:
             return self._credential_failed(rnd, task, credential, error, now)
         if error.error_class is ErrorClass.QUOTA:
