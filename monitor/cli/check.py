@@ -9,7 +9,6 @@ its final minute, so that a check typed between runs does not push a run into a 
 
 from __future__ import annotations
 
-import logging
 import math
 from pathlib import Path
 from typing import Any, NoReturn
@@ -21,13 +20,12 @@ from monitor.admin.change_plan import DEFAULT_EDIT_SHARES
 from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
 from monitor.checks import VolatileCell, health_of
-from monitor.cli.common import clock, reading_options
+from monitor.cli.common import clock, quiet_logs, reading_options
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit
 from monitor.config import Config, Sheet
 from monitor.core.durations import format_duration
 from monitor.core.errors import SheetReadError
-from monitor.core.logs import configure_logging
 from monitor.core.timefmt import format_utc
 from monitor.engine.inspect import SheetPlan, judge, read, volatile_formulas, zone_of
 from monitor.engine.quota import QuotaPacer
@@ -64,7 +62,7 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
     round (a full round, and with change detection at a few edit rates), the quota arithmetic per
     Google Cloud project, the round time at the quota and at the last run's read time, and warnings.
     Exit 2 with every problem listed if it is invalid."""
-    configure_logging(level=logging.WARNING)
+    quiet_logs()
     config = load_or_exit(config_path, require_secrets=True)
     plan = admin.config_plan(config, _last_read_seconds(config), edit_shares or DEFAULT_EDIT_SHARES)
     if as_json:
@@ -194,7 +192,7 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     detection would read it late. Changes no queue, breaker or health state; spends one read of Google
     quota (two with a freshness check on a range: its dates are read in the spreadsheet's own time
     zone, asked for first), plus one Drive read for a freshness check on the file's modified time."""
-    configure_logging(level=logging.WARNING)
+    quiet_logs()
     config = load_or_exit(config_path, require_secrets=True)
     sheet = config.sheets_by_id.get(spreadsheet_id)
     if sheet is None:
