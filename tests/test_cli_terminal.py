@@ -16,6 +16,7 @@ from cli_fixtures import A, B, C, invoke, seed, write_config
 
 from monitor.cli.terminal import RunProgress
 from monitor.core.clock import ManualClock
+from monitor.notify.messages import sheet_url
 from monitor.sandbox.server import running_sandbox
 
 
@@ -31,7 +32,9 @@ def site(tmp_path):
         sandbox.google.store.put_control(A, stock())
         sandbox.google.store.put_control(B, stock(quantity=-3))
         sandbox.google.store.put_control(C, stock())
-        yield write_config(tmp_path / "site", credentials=credentials, endpoint=sandbox.base_url)
+        path = write_config(tmp_path / "site", credentials=credentials, endpoint=sandbox.base_url)
+        path.write_text(path.read_text().replace('name = "Store 2"', 'name = "Store 2"\ntags = ["kazan"]'))
+        yield path
 
 
 def test_run_by_hand_shows_progress_and_a_summary_instead_of_json_lines(site):
@@ -43,6 +46,8 @@ def test_run_by_hand_shows_progress_and_a_summary_instead_of_json_lines(site):
     assert "Round " in result.stderr and "3 of 3 spreadsheets done (complete)" in result.stderr
     assert "sent to stdout (no [telegram] configured)" in result.stderr
     assert "Next: `sheet-monitor sheets --status fail`" in result.stderr
+    # The alert (on stdout without Telegram) names the failing spreadsheet with its tag.
+    assert f"Store 2 ({sheet_url(B)}) #kazan" in result.stdout
     # Not a terminal: the line is written, not rewritten in place.
     assert "\r" not in result.stderr
 
