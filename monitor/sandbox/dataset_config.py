@@ -19,6 +19,11 @@ from .dataset_generate import CHECKED_LAST_ROW, STOCK_TAB, Dataset, SheetEntry
 
 SHEETS_CSV = "sheets.csv"
 PROFILE = "stock"
+# A run's time box, under the 5-minute cron interval (the default round_interval): with the default
+# budget (6m, sized for Apps Script) a tick would find the previous run still working and lose its
+# turn, and check-config would warn about the config it was just given.
+BUDGET = "4m30s"
+ROUND_INTERVAL = "5m"
 
 
 def stock_profile() -> list[checks.Check]:
@@ -70,6 +75,8 @@ def write_config(
     lines += [
         "[run]",
         f"state_dir = {_toml(state_dir)}",
+        f"budget = {_toml(BUDGET)}  # under round_interval, the cron interval: see crontab.example",
+        f"round_interval = {_toml(ROUND_INTERVAL)}",
         "",
         "[google]",
         f"credentials = {_toml([_relative(c, folder) for c in credentials])}",
