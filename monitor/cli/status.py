@@ -59,18 +59,7 @@ def status(config_path: Path | None, as_json: bool) -> None:
 
 
 def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
-    run = report["last_run"]
-    if run is None:
-        last = "none yet"
-    elif run["finished_at"]:
-        last = (f"{run['outcome']} ({run['stop_reason'] or '-'}), {when(run['started_at'], now)} -> "
-                f"{short_time(run['finished_at'])}, {run['duration_seconds']:.0f} s, {run['tasks']} tasks")
-    elif run["running"]:
-        last = (f"running now: started {when(run['started_at'], now)} (it holds the run lock); "
-                "`status` again shows how far it got")
-    else:
-        last = (f"killed: started {when(run['started_at'], now)} and never finished (the run lock is "
-                "free); the next run takes over the reads it had in flight")
+    last = _last_run_text(report["last_run"], now)
     rnd = report["current_round"]
     round_text = "none yet" if rnd is None else (
         f"{rnd['id']}: {rnd['done']} of {rnd['total']} done{' (complete)' if rnd['complete'] else ''}, "
@@ -120,6 +109,21 @@ def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
         # Entries a run could not read and kept aside for inspection (docs/operations.md, Runbook).
         fields.append(("set aside", ", ".join(f"damaged/{key}" for key in report["set_aside"])))
     return fields
+
+
+def _last_run_text(run: dict | None, now) -> str:
+    if run is None:
+        last = "none yet"
+    elif run["finished_at"]:
+        last = (f"{run['outcome']} ({run['stop_reason'] or '-'}), {when(run['started_at'], now)} -> "
+                f"{short_time(run['finished_at'])}, {run['duration_seconds']:.0f} s, {run['tasks']} tasks")
+    elif run["running"]:
+        last = (f"running now: started {when(run['started_at'], now)} (it holds the run lock); "
+                "`status` again shows how far it got")
+    else:
+        last = (f"killed: started {when(run['started_at'], now)} and never finished (the run lock is "
+                "free); the next run takes over the reads it had in flight")
+    return last
 
 
 def _feed_text(feed: dict, now) -> str:
