@@ -33,9 +33,9 @@ def _duration(ctx, param, value: str):
         raise click.BadParameter(f"{exc.problem}; {exc.fix}") from None
 
 
-def _targets(config: Config, references: tuple[str, ...], tags: tuple[str, ...]) -> list[Sheet]:
+def _targets(config: Config, references: tuple[str, ...], tags: tuple[str, ...], verb: str) -> list[Sheet]:
     if not references and not tags:
-        fail("name what to mute: one or more IDs, URLs or names, or --tag TAG", EXIT_USAGE)
+        fail(f"name what to {verb}: one or more IDs, URLs or names, or --tag TAG", EXIT_USAGE)
     return admin_call(resolve_all, config.sheets, references, tags)
 
 
@@ -54,7 +54,7 @@ def mute(
     REF is an id, a URL or a name; --tag TAG takes every spreadsheet with that tag."""
     quiet_logs(logging.INFO)
     config = load_or_exit(config_path)
-    sheets = _targets(config, references, tags)
+    sheets = _targets(config, references, tags, "mute")
     now = clock.now()
     with changing_or_exit(config, now, "mute", wait) as state:
         results = [admin_call(admin.mute, state, sheet, duration, reason, now) for sheet in sheets]
@@ -84,9 +84,9 @@ def unmute(config_path: Path | None, as_json: bool, wait: float, references: tup
         # A spreadsheet muted and then removed from the config is unmuted by its id.
         kept = [ref for ref in references if ref in state.mutes and ref not in config.sheets_by_id]
         rest = tuple(ref for ref in references if ref not in kept)
-        ids = kept + [sheet.id for sheet in _targets(config, rest, tags)] if rest or tags else kept
-        if not ids:
-            _targets(config, (), ())  # exits 2 saying what to name
+        if rest or tags or not kept:  # with nothing named at all, exits 2 saying what to name
+            kept += [sheet.id for sheet in _targets(config, rest, tags, "unmute")]
+        ids = kept
         results = [admin.unmute(state, sid, now) for sid in ids]
     for result in results:
         log_event("admin_unmute", spreadsheet_id=result["id"], was_muted=result["was_muted"])
