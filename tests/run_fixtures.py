@@ -27,7 +27,7 @@ from monitor.engine.breaker import BreakerPolicy
 from monitor.engine.changes import ChangeFeed
 from monitor.engine.events import Event
 from monitor.engine.inflight import ReadDone, ReadJob, Reads, perform
-from monitor.engine.inspect import SheetPlan, SheetReader
+from monitor.engine.inspect import SheetPlan, SheetReader, ZoneAnswer
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.run import Run
 from monitor.engine.settings import RunSettings
@@ -95,7 +95,7 @@ class ScriptedReader:
         answer = self.zones.get(spreadsheet_id, "Etc/GMT")
         if isinstance(answer, BaseException):
             raise answer
-        return answer
+        return ZoneAnswer(answer)
 
 
 class InlineReads:

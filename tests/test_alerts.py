@@ -59,7 +59,7 @@ def test_names_and_values_are_escaped_and_linked():
     [message] = compose_alert([went_bad("abc-1", NASTY, cells=["'<b>'!A1"])], {}, AlertSettings())
     parsed = parse_html(message.text, strict_ampersand=True)  # Telegram's own parser accepts it
     assert NASTY in parsed.text
-    assert "'<b>'!A1" in parsed.text
+    assert "is failing: <b>, “no errors”: 2 cells show #REF! (A1)" in parsed.text  # the tab leads
     links = [e for e in parsed.entities if e["type"] == "text_link"]
     assert links[0]["url"] == "https://docs.google.com/spreadsheets/d/abc-1"
 
@@ -83,13 +83,13 @@ def test_the_headline_counts_what_is_failing_now_without_muted_spreadsheets():
 
 
 def test_recovery_says_how_long_it_was_down_and_cell_references_are_listed():
-    assert "recovered after 2h5m" in lines_of([came_back("s1", down=7500)])[3]
+    assert "recovered after 2 hours and 5 minutes" in lines_of([came_back("s1", down=7500)])[3]
     assert "(A1, A2, A3, A4, A5 +3)" in lines_of([went_bad("s2", cells=[f"A{n}" for n in range(1, 9)])])[3]
 
 
 def test_cells_a_finding_message_already_names_are_not_repeated():
     event = health_changed("s", OK, FAIL, findings=(formula_errors(("F7",), "F7 is #REF!"),))
-    assert lines_of([event])[3].endswith("is failing: no errors: F7 is #REF!")
+    assert lines_of([event])[3].endswith("is failing: “no errors”: F7 is #REF!")
 
 
 def test_muted_spreadsheets_alert_nobody():
@@ -149,10 +149,11 @@ def test_every_event_kind_renders_as_valid_telegram_html():
     assert "Telegram refused messages since 2026-03-02 12:00 UTC" in parsed.text
     assert "<bot> was blocked" in parsed.text
     assert (
-        "could not be read after 3 attempts: permanent 404: Requested entity <was> not found at A1"
+        "cannot be read: no spreadsheet has this id (it was deleted, or the id in the config is wrong)."
         in parsed.text
     )
-    assert "checks resumed after 1h" in parsed.text
+    assert "(Google: 404: Requested entity <was> not found at A1)" in parsed.text
+    assert "checks resumed after 1 hour" in parsed.text
     assert "checks paused after 3 failures in a row, next try 2026-03-02 12:00 UTC" in parsed.text
     assert "has 5 of 9 spreadsheets done" in parsed.text and "2 tasks taken over, 1 given up" in parsed.text
 
@@ -165,11 +166,14 @@ def test_a_dead_letter_says_what_to_do_when_googles_words_do_not():
     events = [ev.DeadLettered(**sheet(sid), error=error, attempts=1)
               for sid, error in (("x", not_sheets), ("d", unseen), ("o", outage))]
     text = parse_html(compose_alert(events, {}, AlertSettings())[0].text).text
-    assert ("not supported for this document; to fix: the file is not a Google Sheets spreadsheet "
-            "(an .xlsx or .csv kept in Drive): open it in Google Sheets, choose File > Save as "
-            "Google Sheets") in text
-    assert "File not found: 1abc.; to fix: Google Drive shows no such file to the service " in text
-    assert "currently unavailable." in text and text.count("to fix") == 2
+    assert ("x cannot be read: the file is not a Google Sheets spreadsheet. To fix: the file is not a "
+            "Google Sheets spreadsheet (an .xlsx or .csv kept in Drive): open it in Google Sheets, "
+            "choose File > Save as Google Sheets") in text
+    assert "not supported for this document)" in text
+    assert ("d cannot be read: Google Drive shows no such file (deleted, or not shared with the service "
+            "account). To fix: if the file is not shared") in text
+    assert "o could not be read after 1 attempt: 503: The service is currently unavailable." in text
+    assert text.count("To fix") == 2
 
 
 def test_going_to_the_trash_is_told_beside_what_the_same_run_found_in_the_spreadsheet():
@@ -210,21 +214,21 @@ def test_readable_again_is_failing_warning_or_recovered_by_what_its_checks_say()
         for health in (FAIL, WARN, OK)
     }
     assert lines_of([back[FAIL]])[3].endswith(
-        "can be read again after 10m but is failing: stock: below 10 (A1)"
+        "can be read again after 10 minutes but is failing: “stock”: below 10 (A1)"
     )
     assert lines_of([back[WARN]])[3].endswith(
-        "can be read again after 10m, still warns: stock: below 10 (A1)"
+        "can be read again after 10 minutes, still warns: “stock”: below 10 (A1)"
     )
-    assert lines_of([back[OK]])[3].endswith("can be read again after 10m")
+    assert lines_of([back[OK]])[3].endswith("can be read again after 10 minutes")
 
 
 @pytest.mark.parametrize(
     ("previous", "current", "says"),
     [
         (OK, ERROR, "could not be checked"),
-        (OK, WARN, "warns: no errors"),
+        (OK, WARN, "warns: Stock, “no errors”: 2 cells show #REF! (F7)"),
         (WARN, OK, "is ok again"),
-        (FAIL, WARN, "recovered after 2h5m, still warns: no errors"),
+        (FAIL, WARN, "recovered after 2 hours and 5 minutes, still warns: Stock, “no errors”"),
     ],
 )
 def test_each_change_of_health_has_its_wording(previous, current, says):

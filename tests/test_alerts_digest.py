@@ -53,13 +53,14 @@ def test_summary_and_digest_list_what_is_failing_first_then_counts():
     settings = AlertSettings(timezone="Europe/Berlin")
     [digest] = compose_digest(overview(reads=84), NOW, settings)
     text = parse_html(digest.text, strict_ampersand=True).text
-    assert text.index("Old <one> failing for 2d") < text.index("new not readable for 1h") < text.index("ok 1")
+    old, new = text.index("Old <one> failing for 2 days"), text.index("new not readable for 1 hour")
+    assert old < new < text.index("ok 1")
     assert "Still failing (2):" in text
     assert "ok 1 · warn 0 · fail 1 · error 1 · not yet checked 1" in text
     assert "dead letters 1 · breakers open 2 · muted 1" in text
     assert "read requests since the last digest 84" in text
     assert "muted" not in text.split("ok 1")[0]
-    assert "2026-03-02 13:00 Europe/Berlin" in text
+    assert "2026-03-02 13:00 UTC+1 (Europe/Berlin)" in text
     [summary] = compose_summary("r7", overview(), NOW, settings)
     assert summary.key == "summary:r7"
     text = parse_html(summary.text, strict_ampersand=True).text
@@ -80,7 +81,7 @@ def test_a_digest_with_nothing_failing_says_so_and_a_long_list_is_cut():
 def test_a_spreadsheet_bad_since_an_unknown_time_is_listed_first():
     health = {"known": bad_since(NOW - timedelta(days=3)), "unknown": SheetHealth(ERROR)}
     [digest] = compose_digest(Overview(health, {}), NOW, AlertSettings())
-    assert digest.text.index(">unknown</a> not readable") < digest.text.index(">known</a> failing for 3d")
+    assert digest.text.index(">unknown</a> not readable") < digest.text.index(">known</a> failing for 3 days")
 
 
 def finished_round() -> Round:

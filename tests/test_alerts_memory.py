@@ -55,7 +55,7 @@ def test_alerting_remembers_the_name_people_were_told_and_recovery_forgets_it():
     assert memory.alerted == {} and worthy == 1
 
 
-def test_what_is_not_a_failure_or_a_recovery_leaves_the_memory_as_it_was():
+def test_a_breaker_leaves_who_is_bad_as_it_was_and_a_warning_is_remembered_as_told():
     memory, _ = told.note_alerts(AlertMemory(), [went_bad("s1")], NOW)
     opened = BreakerOpened(
         at=NOW,
@@ -69,7 +69,8 @@ def test_what_is_not_a_failure_or_a_recovery_leaves_the_memory_as_it_was():
     )
     warned = replace(went_bad("s2"), current=WARN)
     again, worthy = told.note_alerts(memory, [opened, warned], NOW + timedelta(hours=1))
-    assert again is memory and worthy == 2  # both were told, neither changes who is bad
+    assert again.alerted == memory.alerted and worthy == 2  # both were told, neither changes who is bad
+    assert set(again.warned) == {"s2"}  # so that its "ok again" is heard
 
 
 def test_muted_spreadsheets_are_neither_remembered_nor_counted():
@@ -112,7 +113,8 @@ def test_a_reminder_lists_how_long_each_has_been_failing():
     health = {"s1": bad_since(NOW - timedelta(hours=5))}
     [message] = compose_reminder(["s1"], health, {"s1": NASTY}, NOW, AlertSettings())
     parsed = parse_html(message.text, strict_ampersand=True)
-    assert "1 still failing" in parsed.text and f"{NASTY} failing for 5h: stock: below 10 (A1)" in parsed.text
+    assert "1 still failing" in parsed.text
+    assert f"{NASTY} failing for 5 hours: “stock”: below 10 (A1)" in parsed.text
     assert compose_reminder([], health, {}, NOW, AlertSettings()) == []
 
 

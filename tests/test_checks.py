@@ -252,7 +252,7 @@ def test_freshness_fractional_serial_is_read_in_the_spreadsheets_time_zone():
     two_hours_later = datetime(2026, 1, 5, 11, 0, tzinfo=UTC)
     at = evaluate(FRESH, log(noon_moscow), two_hours_later, MOSCOW)
     assert result(at) == (
-        "ok", "newest date 2026-01-05 12:00 UTC+3 is 2h old", "2026-01-05T09:00:00.000Z", ())
+        "ok", "newest date 2026-01-05 12:00 UTC+3 is 2 hours old", "2026-01-05T09:00:00.000Z", ())
     after = evaluate(FRESH, log(noon_moscow), two_hours_later + timedelta(seconds=1), "Europe/Moscow")
     assert after.status == "warn"
     assert after.cells == ("Log!E2",)
@@ -275,7 +275,7 @@ def test_freshness_fail_wins_and_message_names_the_age_and_limit():
     got = evaluate(FRESH, log(newest - 3, newest, "note"), datetime(2026, 1, 5, 14, 0, tzinfo=UTC))
     assert result(got) == (
         "fail",
-        "newest date 2026-01-03 14:00 UTC is 2d old (> 1d)",
+        "newest date 2026-01-03 14:00 UTC is 2 days old (> 1d)",
         "2026-01-03T14:00:00.000Z",
         ("Log!E3",),
     )
@@ -283,12 +283,13 @@ def test_freshness_fail_wins_and_message_names_the_age_and_limit():
 
 def test_freshness_exactly_one_day_old_is_a_warning_not_a_failure():
     got = evaluate(FRESH, log(SERIAL_2026_01_05 - 1 + 0.5), NOW)
-    assert (got.status, got.message) == ("warn", "newest date 2026-01-04 12:00 UTC is 1d old (> 2h)")
+    assert (got.status, got.message) == ("warn", "newest date 2026-01-04 12:00 UTC is 1 day old (> 2h)")
 
 
 def test_freshness_with_a_future_date_says_so_and_is_ok():
     got = evaluate(FRESH, log(SERIAL_2026_01_05 + 2), NOW)
-    assert (got.status, got.message) == ("ok", "newest date 2026-01-07 00:00 UTC is 1d 12h in the future")
+    assert (got.status, got.message) == (
+        "ok", "newest date 2026-01-07 00:00 UTC is 1 day and 12 hours in the future")
 
 
 # --- freshness: formatted strings --------------------------------------------------------------
@@ -324,7 +325,7 @@ def test_freshness_takes_the_newest_of_serials_and_strings():
     values = ["2026-01-05 09:00:00", SERIAL_2026_01_05 + 10 / 24, "04.01.2026", "n/a"]
     got = evaluate(FRESH, log(*values), NOW)
     assert (got.status, got.message, got.cells) == (
-        "ok", "newest date 2026-01-05 10:00 UTC is 2h old", ())
+        "ok", "newest date 2026-01-05 10:00 UTC is 2 hours old", ())
 
 
 def test_freshness_reports_a_range_without_dates():
@@ -339,7 +340,7 @@ def test_freshness_from_the_files_modified_time():
     check = FreshnessCheck(source="modified_time", warn="> 6h", fail="> 3d")
     got = evaluate(check, None, NOW, MOSCOW, modified_time="2026-01-05T03:59:59.000Z")
     assert result(got) == (
-        "warn", "last modified 2026-01-05 06:59 UTC+3 is 8h old (> 6h)", "2026-01-05T03:59:59.000Z", ())
+        "warn", "last modified 2026-01-05 06:59 UTC+3 is 8 hours old (> 6h)", "2026-01-05T03:59:59.000Z", ())
     assert got.check_name == "freshness modified_time"
     fresh = evaluate(check, None, NOW, modified_time=NOW - timedelta(hours=6))
     assert fresh.status == "ok"

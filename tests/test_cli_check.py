@@ -23,11 +23,11 @@ from monitor.state import changing_state
 
 def test_check_config_prints_the_plan_and_the_quota_arithmetic(tmp_path):
     config = write_config(tmp_path / "site")
-    result = invoke(config, "check-config")
+    result = invoke(config, "check-config", "--offline")
     assert result.exit_code == 0
     assert "3 spreadsheets, 1 credential at 60/min: a full round needs at least 0.1 min of quota; " \
            "round_interval 5m: fits" in result.stdout
-    data = json_of(invoke(config, "check-config", "--json"))
+    data = json_of(invoke(config, "check-config", "--offline", "--json"))
     assert {"spreadsheets", "reads_per_round", "credentials", "round_seconds", "fits", "credentials_needed",
             "summary", "warnings", "valid"} <= set(data)
     assert data["spreadsheets"] == 3 and data["reads_per_round"] == 3 and data["ranges"] == 6
@@ -38,14 +38,14 @@ def test_check_config_prints_the_plan_and_the_quota_arithmetic(tmp_path):
 def test_check_config_warns_about_a_budget_as_long_as_the_interval(tmp_path):
     path = write_config(tmp_path / "site")
     path.write_text(path.read_text().replace('budget = "4m"', 'budget = "6m"'))
-    result = invoke(path, "check-config")
+    result = invoke(path, "check-config", "--offline")
     assert result.exit_code == 0
     assert "Warnings" in result.stdout and 'set budget = "4m30s"' in result.stdout
 
 
 def test_check_config_plans_the_reads_of_change_detection_at_a_few_edit_rates(tmp_path):
     config = write_config(tmp_path / "site")  # 3 spreadsheets, max_age 1h by default, rounds 5m apart
-    result = invoke(config, "check-config")
+    result = invoke(config, "check-config", "--offline")
     assert "change detection  on: a round reads what Drive reports edited and what max_age makes due " \
            "(1h: every 12 rounds for 3); the first round, and any round Drive cannot answer, reads all 3" \
            in result.stdout
@@ -56,30 +56,31 @@ def test_check_config_plans_the_reads_of_change_detection_at_a_few_edit_rates(tm
     assert rows[2].split() == ["20%", "0.6", "0.2", "0", "1", "1", "1", "s", "yes"]
     assert [row.split()[0] for row in rows[1:4]] == ["5%", "20%", "50%"]
 
-    data = json_of(invoke(config, "check-config", "--edits", "20%", "--edits", "100%", "--json"))
+    data = json_of(invoke(config, "check-config", "--offline", "--edits", "20%", "--edits", "100%", "--json"))
     detection = data["change_detection"]
     assert [row["edit_share"] for row in detection["estimates"]] == [0.2, 1.0]
     assert detection["estimates"][1]["reads_per_round"] == data["reads_per_round"] == 3
-    refused = invoke(config, "check-config", "--edits", "0.2")
+    refused = invoke(config, "check-config", "--offline", "--edits", "0.2")
     assert refused.exit_code == 2 and "'0.2' is not a percentage from 0% to 100%, e.g. 20%" in refused.stderr
 
 
 def test_check_config_says_plainly_when_change_detection_is_off(tmp_path):
     config = write_config(tmp_path / "site", run=("change_detection = false",))
-    result = invoke(config, "check-config", "--edits", "20%")
+    result = invoke(config, "check-config", "--offline", "--edits", "20%")
     assert "change detection  off ([run] change_detection = false): every round reads all 3 spreadsheets" \
            in result.stdout
     assert "with change detection" not in result.stdout
-    assert json_of(invoke(config, "check-config", "--json"))["change_detection"]["enabled"] is False
+    data = json_of(invoke(config, "check-config", "--offline", "--json"))
+    assert data["change_detection"]["enabled"] is False
 
 
 def test_check_config_exits_2_on_errors_and_a_missing_credential_file(tmp_path):
     path = write_config(tmp_path / "site", credentials=[tmp_path / "missing.json"])
-    result = invoke(path, "check-config")
+    result = invoke(path, "check-config", "--offline")
     assert result.exit_code == 2 and "missing.json not found" in result.stderr
     # Read-only commands do not need the credential files.
     assert invoke(path, "status").exit_code == 0
-    assert invoke(tmp_path / "nowhere.toml", "check-config").exit_code == 2
+    assert invoke(tmp_path / "nowhere.toml", "check-config", "--offline").exit_code == 2
 
 
 # -- check ID (real gspread against the sandbox)

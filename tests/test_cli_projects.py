@@ -35,7 +35,7 @@ def finished_run(config, stats: RunStats) -> None:
 
 
 def test_check_config_prints_each_project_with_its_credentials_and_rate(config):
-    result = invoke(config, "check-config")
+    result = invoke(config, "check-config", "--offline")
     assert result.exit_code == 0, result.stderr
     assert re.search(r"projects\s+2 \(60/min per credential, 300/min per project\)", result.stdout)
     assert re.search(r"shop-east\s+sa-1.json, sa-2.json: 120 reads/min; alone, a round in 0.0 min",
@@ -44,7 +44,7 @@ def test_check_config_prints_each_project_with_its_credentials_and_rate(config):
     assert "3 spreadsheets, 3 credentials at 60/min in 2 projects: a full round needs" in result.stdout
     typical = "0.40 s a read (typical of Google; no run has measured one yet): 3 reads in flight"
     assert typical in result.stdout
-    data = json_of(invoke(config, "check-config", "--json"))
+    data = json_of(invoke(config, "check-config", "--offline", "--json"))
     assert [(p["project"], len(p["credentials"]), p["reads_per_minute"]) for p in data["projects"]] == [
         ("shop-east", 2, 120), ("shop-west", 1, 60)]
     assert data["reads_per_minute"] == 180 and data["max_concurrent_reads"] == 16
@@ -55,14 +55,14 @@ def test_check_config_prints_each_project_with_its_credentials_and_rate(config):
 def test_check_config_plans_at_the_last_runs_mean_read_time(config):
     limit_reads_in_flight(config, 1)
     finished_run(config, RunStats(tasks=3, reads_by_credential={"x": 3}, mean_read_seconds=150.0))
-    result = invoke(config, "check-config")
+    result = invoke(config, "check-config", "--offline")
     assert result.exit_code == 0, result.stderr
     # 3 reads of 150 s, one at a time: 7.5 min, longer than the 5-minute round.
     assert "150.00 s a read (the last run's mean): 1 reads in flight (max_concurrent_reads 1), a round in " \
            "7.5 min" in result.stdout
     assert "7.5 min at 150.00 s a read; round_interval 5m: does not fit" in result.stdout
     assert "raise max_concurrent_reads to 2" in result.stdout  # 3 x 150 s / 2 = 225 s: fits 5 minutes
-    data = json_of(invoke(config, "check-config", "--json"))
+    data = json_of(invoke(config, "check-config", "--offline", "--json"))
     assert (data["read_seconds"], data["read_seconds_source"]) == (150.0, "last_run")
     assert data["fits"] is False and data["round_seconds_at_latency"] == 450.0
 

@@ -171,7 +171,7 @@ def test_bad_timezone_digest_time_and_summary(folder: Path) -> None:
     assert 'IANA zone name such as "Europe/Moscow"' in message
     assert "monitor.toml:25: alerts.digest_at: bad time of day '8.30am'" in message
     assert "monitor.toml:24: alerts.summary: 'always' is not allowed" in message
-    assert "'on_change' or 'every_round'" in message
+    assert "'on_change', 'every_round' or 'off'" in message
 
 
 def test_toml_syntax_error_keeps_line_and_column(folder: Path) -> None:

@@ -154,7 +154,7 @@ def test_a_run_sets_the_damaged_entry_aside_tells_it_once_and_checks_every_sprea
 # -- the operator commands ---------------------------------------------------------------------------
 
 READERS = [("status",), ("status", "--json"), ("sheets",), ("sheets", "--json"), ("dlq", "list"),
-           ("dlq", "show", A), ("breakers",), ("breakers", "list", "--json"), ("check-config",),
+           ("dlq", "show", A), ("breakers",), ("breakers", "list", "--json"), ("check-config", "--offline"),
            ("watchdog",)]
 
 
@@ -174,7 +174,10 @@ def run_readers(config: Path, damaged_key: str) -> None:
     for args in READERS:
         result = invoke(config, *args)  # an exception escaping the command fails the test here
         lost_entry = args == ("dlq", "show", A) and damaged_key == f"dlq/{A}"  # no longer in the DLQ
-        assert result.exit_code == (1 if lost_entry else 0), (args, result.output)
+        # The seeded outbox is halted (Telegram refuses the chat): the watchdog says so by exiting 1,
+        # unless that outbox is what was lost, or a lost heartbeat makes the runs look silent first.
+        halted = args == ("watchdog",) and damaged_key not in ("outbox", "heartbeat")
+        assert result.exit_code == (1 if lost_entry or halted else 0), (args, result.output)
         assert "Traceback" not in result.output
 
 

@@ -108,6 +108,24 @@ def test_an_unknown_token_is_401_unauthorized_for_every_method(bot: Bot):
     assert error_of(stranger.send(PRIVATE, "hi")) == (401, "Unauthorized")
 
 
+def test_get_chat_describes_the_chat_or_refuses_it_as_a_send_would(bot: Bot, fake: FakeTelegram):
+    answer = bot.call("getChat", json={"chat_id": FORUM}).json()
+    assert answer["ok"] is True and answer["result"] == {
+        "id": FORUM, "title": "Ops", "type": "supergroup", "is_forum": True, "accent_color_id": 0,
+        "max_reaction_count": 11}
+    assert bot.call("getChat", json={"chat_id": "@olga"}).json()["result"]["first_name"] == "Olga"
+    assert error_of(bot.call("getChat", json={"chat_id": -777})) == (400, "Bad Request: chat not found")
+    assert error_of(bot.call("getChat", json={})) == (400, "Bad Request: chat_id is empty")
+    fake.block_chat(FORUM)
+    assert error_of(bot.call("getChat", json={"chat_id": FORUM})) == (
+        403, "Forbidden: bot was kicked from the supergroup chat")
+    new_id = fake.migrate_chat(GROUP)
+    migrated = bot.call("getChat", json={"chat_id": GROUP})
+    assert migrated.json()["parameters"] == {"migrate_to_chat_id": new_id}
+    assert error_of(Bot(bot.client, "999:not-registered").call("getChat", json={"chat_id": FORUM})) == (
+        401, "Unauthorized")
+
+
 def test_unknown_methods_and_paths_get_telegrams_404(bot: Bot):
     assert error_of(bot.call("sendTelepathy")) == (404, "Not Found")
     assert error_of(bot.client.get("/nonsense")) == (404, "Not Found")

@@ -34,7 +34,21 @@ def test_a_first_check_that_finds_trouble_is_heard_about():
     _, change = record_verdict(SheetHealth(), FAIL, NOW, BROKEN)
     assert is_alerting(change)
     _, first_warning = record_verdict(SheetHealth(), WARN, NOW, ())
-    assert not is_alerting(first_warning)  # a warning on day one is the sheet's normal, not news
+    assert is_alerting(first_warning)  # nobody has heard of it yet: a later "ok again" would puzzle
+
+
+def test_the_same_verdict_with_a_new_finding_is_a_change_and_other_values_are_not():
+    low = Finding("stock", "threshold", "warn", "minimum 3 < 5", ("Stock!F2",))
+    lower = Finding("stock", "threshold", "warn", "minimum 2 < 5", ("Stock!F2",))
+    stale = Finding("fresh", "freshness", "warn", "newest date 3h ago", ("Stock!E2",))
+    record, _ = record_verdict(None, WARN, NOW, (low,))
+    record, same = record_verdict(record, WARN, NOW + timedelta(minutes=5), (lower,))
+    assert same is None and record.findings == (lower,)
+    record, news = record_verdict(record, WARN, NOW + timedelta(minutes=10), (lower, stale))
+    assert news == Change(WARN, WARN) and is_alerting(news)
+    assert record.since == NOW  # the verdict itself did not move
+    record, gone = record_verdict(record, WARN, NOW + timedelta(minutes=15), (stale,))
+    assert gone is None  # a finding that went away is not news; the digest shows what is left
 
 
 def test_a_failure_alerts_once_and_the_recovery_says_how_long_it_was_down():

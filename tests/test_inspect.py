@@ -136,7 +136,8 @@ def test_judging_a_date_without_an_offset_uses_the_spreadsheets_time_zone():
                      time_zone="Europe/Moscow")
     moscow = zone_of(sheet_plan, data.time_zone)
     [result] = judge(sheet_plan, data, datetime(2026, 1, 5, 8, 30, tzinfo=UTC), moscow)
-    assert (result.status, result.message) == ("ok", "newest date 2026-01-05 10:00 UTC+3 is 1h 30m old")
+    assert (result.status, result.message) == (
+        "ok", "newest date 2026-01-05 10:00 UTC+3 is 1 hour and 30 minutes old")
     [late] = judge(sheet_plan, data, datetime(2026, 1, 5, 8, 30, tzinfo=UTC) + timedelta(hours=1), moscow)
     assert late.status == "warn"
 

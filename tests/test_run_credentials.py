@@ -80,4 +80,4 @@ def test_the_alert_says_what_failed_last():
     [message] = compose_alert([event], {}, AlertSettings())
     assert message.text.split("\n")[3] == (
         "🟠 Google API degraded: 8 spreadsheets failed in a row; the run stopped early and the next one "
-        "probes first (last: transient: token request failed for sa-1.json: HTTP 502 error page)")
+        "probes first (last: token request failed for sa-1.json: HTTP 502 error page)")

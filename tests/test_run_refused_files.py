@@ -74,7 +74,7 @@ def test_a_file_drive_will_not_show_is_drives_not_found_and_the_alert_says_share
     world.run(budget=timedelta(minutes=2))
     error = world.stored().dlq[sid].last_error
     assert (error.http_status, error.message) == (404, f"File not found: {sid}.")
-    assert "it is not shared with the service account" in world.told()
+    assert "or not shared with the service account" in world.told()
 
 
 def test_a_spreadsheet_put_in_the_trash_is_told_once_and_its_way_back_too(world):

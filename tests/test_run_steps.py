@@ -16,7 +16,7 @@ from monitor.core.clock import ManualClock
 from monitor.engine.breaker import OPEN, BreakerState
 from monitor.engine.health import OK
 from monitor.engine.heartbeat import Outcome
-from monitor.engine.inspect import SheetPlan
+from monitor.engine.inspect import SheetPlan, ZoneAnswer
 from monitor.engine.tasks import DONE, PENDING
 from monitor.storage import MemoryLocation
 
@@ -103,7 +103,7 @@ class SlowReader:
 
     def time_zone(self, spreadsheet_id, credential, timeout):
         self._take("time_zone", timeout)
-        return "Etc/GMT"
+        return ZoneAnswer("Etc/GMT")
 
 
 def test_a_second_request_for_the_same_task_gets_only_the_budget_left():

@@ -116,7 +116,7 @@ def test_three_runs_without_telegram_then_everything_in_order_on_the_fourth(serv
     report = site.notify(QUIET, telegram(server, http, clock), clock.now())
     assert report.count("sent") == 4
     texts = [m.plain_text for m in fake.messages(PRIVATE)]
-    expected = ("s0 is failing", "s1 is failing", "s2 is failing", "s0 recovered after 15m")
+    expected = ("s0 is failing", "s1 is failing", "s2 is failing", "s0 recovered after 15 minutes")
     assert all(part in text for part, text in zip(expected, texts, strict=True))
     assert len(set(texts)) == 4 and site.outbox.pending == ()
     report = site.next_run().notify(QUIET, telegram(server, http, clock), clock.now())
@@ -146,7 +146,9 @@ class DiesAfterSending:
         return sent
 
 
-def test_a_crash_between_sending_and_recording_duplicates_at_most_one_message(server, http, clock, fake):
+def test_a_crash_between_sending_and_recording_repeats_one_message_marked_as_a_repeat(
+    server, http, clock, fake
+):
     site = Site()
     for n in range(4):
         failing(site, clock.now(), f"s{n}")
@@ -163,9 +165,13 @@ def test_a_crash_between_sending_and_recording_duplicates_at_most_one_message(se
     site = disk["site"]  # the next run starts from the last checkpoint
     site.notify(QUIET, telegram(server, http, clock), clock.now(), checkpoint=save)
     texts = [m.plain_text for m in fake.messages(PRIVATE)]
-    assert len(texts) == 5 and len(set(texts)) == 4  # one duplicate: the message in flight
-    assert texts[1] == texts[2] and "s1 is failing" in texts[1]
+    assert len(texts) == 5  # one repeat: the message in flight when the run died
+    note, repeated = texts[2].split("\n\n", 1)
+    assert note.startswith("↻ Sent again") and "this one repeats it" in note
+    assert repeated == texts[1] and "s1 is failing" in texts[1]
     assert [f"s{n} is failing" in text for n, text in enumerate(texts[2:], start=1)] == [True] * 3
+    assert not any(text.startswith("↻") for text in texts[3:])  # only the one in doubt is marked
+    assert site.outbox.sending is None
 
 
 def test_the_first_checkpoint_holds_the_composed_messages_and_not_their_events(clock):
@@ -174,10 +180,12 @@ def test_the_first_checkpoint_holds_the_composed_messages_and_not_their_events(c
     saved: list[tuple[int, int, int]] = []
 
     def save(outbox: Outbox, memory: AlertMemory) -> None:
-        saved.append((len(outbox.pending), len(site.state.events), len(memory.alerted)))
+        saved.append((len(outbox.pending), len(site.state.events), len(memory.alerted), outbox.sending))
 
     site.notify(QUIET, PrintingSender(io.StringIO()), clock.now(), checkpoint=save)
-    assert saved == [(1, 0, 1), (0, 0, 1)]  # composed and remembered; then sent
+    [key] = site.outbox.sent_keys
+    # composed and remembered; marked as being sent before the request; then sent
+    assert saved == [(1, 0, 1, None), (1, 0, 1, key), (0, 0, 1, None)]
 
 
 def test_recomposing_after_a_crash_enqueues_nothing_twice(clock):
@@ -226,7 +234,7 @@ def test_a_spreadsheet_failing_for_twelve_runs_gives_one_alert_and_one_resolved_
     site.notify(QUIET, telegram(server, http, clock), clock.now())
     texts = [m.plain_text for m in fake.messages(PRIVATE)]
     assert len(texts) == 2
-    assert "Stock is failing" in texts[0] and "Stock recovered after 1h" in texts[1]
+    assert "Stock is failing" in texts[0] and "Stock recovered after 1 hour" in texts[1]
 
 
 def test_reminders_follow_the_policy_while_it_keeps_failing(server, http, clock, fake):
@@ -236,7 +244,7 @@ def test_reminders_follow_the_policy_while_it_keeps_failing(server, http, clock,
     texts = [m.plain_text for m in fake.messages(PRIVATE)]
     assert len(texts) == 3
     assert all("reminder: 1 still failing" in text for text in texts[1:])
-    assert "Stock failing for 20m" in texts[1] and "Stock failing for 40m" in texts[2]
+    assert "Stock failing for 20 minutes" in texts[1] and "Stock failing for 40 minutes" in texts[2]
 
 
 def test_the_token_never_appears_in_logs_or_the_stored_state(server, http, clock, fake, caplog):

@@ -16,8 +16,9 @@ from telegram_fixtures import GROUP, PRIVATE, TOKEN
 
 from monitor.notify.documents import MAX_PENDING, Outbox
 from monitor.notify.messages import Message
-from monitor.notify.outbox import chat_id_for, deliver, enqueue, sender_for
+from monitor.notify.outbox import HALT_AFTER_ALIKE, chat_id_for, deliver, enqueue, sender_for
 from monitor.notify.telegram import PrintingSender, TelegramSender
+from monitor.sandbox.http import HTTPServerThread, Response
 
 
 def telegram(server, http, clock, chat_id=PRIVATE, **kwargs) -> TelegramSender:
@@ -94,12 +95,14 @@ def test_the_checkpoint_sees_the_outbox_after_each_attempt(clock):
     seen: list[tuple[int, tuple[str, ...]]] = []
 
     def checkpoint(outbox: Outbox) -> None:
-        seen.append((len(outbox.pending), outbox.sent_keys))
+        seen.append((len(outbox.pending), outbox.sent_keys, outbox.sending))
 
     final, _ = deliver(
         outbox_of(clock, "a", "b", "c"), PrintingSender(io.StringIO()), clock.now(), 2, checkpoint
     )
-    assert seen == [(2, ("k0",)), (1, ("k0", "k1"))]  # the budget of two stopped the pass
+    # Each message is marked as being sent before its request, and recorded after it; the budget
+    # of two stopped the pass.
+    assert seen == [(3, (), "k0"), (2, ("k0",), None), (2, ("k0",), "k1"), (1, ("k0", "k1"), None)]
     assert final.sent_keys == ("k0", "k1") and [entry.key for entry in final.pending] == ["k2"]
 
 
@@ -160,3 +163,51 @@ def test_the_config_decides_between_telegram_and_the_printer(server, http, clock
     outbox = Outbox(migrations={str(GROUP): str(PRIVATE)})
     sender_for(configured, outbox, io.StringIO(), clock=clock, client=http).send("hi")
     assert [m.text for m in fake.messages(PRIVATE)] == ["hi"]
+
+
+# ---- a channel that refuses everything ------------------------------------------------------------
+
+
+def refusing_everything(status: int, body: str, content_type: str = "application/json") -> HTTPServerThread:
+    """Something at api_base (a proxy, a wrong server) that answers ``status`` to every request."""
+    return HTTPServerThread(lambda request: Response(status, body.encode(), content_type))
+
+
+PROXY_400 = '{"ok":false,"error_code":400,"description":"Bad Request: wrong parameter action in request"}'
+
+
+def test_a_channel_refusing_every_message_alike_halts_and_keeps_them_all(server, http, clock, fake, caplog):
+    caplog.set_level(logging.INFO)
+    outbox = outbox_of(clock, "m0", "m1", "m2", "m3")
+    with refusing_everything(400, PROXY_400) as proxy:
+        for _ in range(2):  # two runs: three requests each, never a message lost
+            outbox, results = deliver(outbox, TelegramSender(TOKEN, PRIVATE, proxy.base_url, client=http,
+                                                             clock=clock), clock.now())
+            outbox = stored(outbox)
+            assert [r.outcome for r in results] == ["kept"] * HALT_AFTER_ALIKE
+    assert outbox.dropped == () and [e.key for e in outbox.pending] == ["k0", "k1", "k2", "k3"]
+    assert outbox.halted.status == 400 and "wrong parameter" in outbox.halted.description
+    assert outbox.halted.chat_id == str(PRIVATE)
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == ["telegram_delivery_halted"]  # said once, not once per message or per run
+    outbox, results = deliver(outbox, telegram(server, http, clock), clock.now())  # the channel is fixed
+    assert [r.outcome for r in results] == ["sent"] * 4 and outbox.halted is None
+    assert [m.text for m in fake.messages(PRIVATE)] == ["m0", "m1", "m2", "m3"]
+
+
+def test_a_proxy_page_refusing_a_send_halts_at_once(http, clock):
+    with refusing_everything(400, "<html><body>400 Bad Request</body></html>", "text/html") as proxy:
+        outbox, [result] = deliver(outbox_of(clock, "m0", "m1"),
+                                   TelegramSender(TOKEN, PRIVATE, proxy.base_url, client=http, clock=clock),
+                                   clock.now())
+    assert result.outcome == "kept" and result.error.scope == "chat"
+    assert "without a Bot API answer" in stored(outbox).halted.description and len(outbox.pending) == 2
+
+
+def test_a_lone_refused_message_waits_for_the_next_to_tell_whose_fault_it_was(server, http, clock, fake):
+    outbox = outbox_of(clock, "<b>never closed")
+    outbox, [result] = deliver(outbox, telegram(server, http, clock), clock.now())
+    assert result.outcome == "kept" and stored(outbox).dropped == () and outbox.halted is None
+    outbox = enqueue(outbox, [Message("later", "fine")], clock.now()).outbox
+    outbox, results = deliver(outbox, telegram(server, http, clock), clock.now())
+    assert [(r.key, r.outcome) for r in results] == [("k0", "dropped"), ("later", "sent")]

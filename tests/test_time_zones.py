@@ -78,7 +78,7 @@ def test_each_spreadsheet_is_judged_in_its_own_zone_not_the_digests(zoned_site):
     [finding] = state.health[NOVOSIBIRSK].findings
     # Shown on the spreadsheet's own clock, with its offset: no guessing which zone was meant.
     written = (clock.now() - timedelta(hours=3)).astimezone(UTC) + timedelta(hours=7)
-    assert finding.message == f"newest date {written:%Y-%m-%d %H:%M} UTC+7 is 3h old (> 2h)"
+    assert finding.message == f"newest date {written:%Y-%m-%d %H:%M} UTC+7 is 3 hours old (> 2h)"
     rows = {row["id"]: row for row in json_of(invoke(path, "sheets", "--json"))["sheets"]}
     assert rows[LOS_ANGELES]["time_zone"] == "America/Los_Angeles"
     assert "Asia/Novosibirsk" in invoke(path, "sheets").stdout
@@ -129,16 +129,17 @@ def test_check_config_counts_the_zone_reads_in_the_quota_arithmetic(tmp_path):
     sheets = "".join(f'\n[[sheets]]\nid = "{sid}"\nname = "S{n}"\nprofile = "fresh"\n'
                      for n, sid in enumerate(ids))
     path = write_config(tmp_path / "site", ids=(), extra=FRESH + sheets)
-    data = json_of(invoke(path, "check-config", "--json"))
+    data = json_of(invoke(path, "check-config", "--offline", "--json"))
     # 300 zones a day, spread over the day: 300 x 5 min / 24 h = 1.04, so 2 in a 5-minute round.
     assert (data["zone_reads_per_round"], data["reads_per_round"], data["first_round_reads"]) == (2, 302, 600)
     assert data["round_seconds"] == 302.0  # 302 reads at 60 a minute
-    human = invoke(path, "check-config").stdout
+    human = invoke(path, "check-config", "--offline").stdout
     assert "302 in a full round (one values:batchGet per spreadsheet, 2 time-zone reads)" in human
     assert "the first round 600, every spreadsheet's time zone once" in human
     # With change detection a round carries the same share of zone reads, whatever the edits: with
     # everything edited it reads what a full round does.
-    every = json_of(invoke(path, "check-config", "--edits", "100%", "--json"))["change_detection"]
+    every = json_of(invoke(path, "check-config", "--offline", "--edits", "100%", "--json")
+                    )["change_detection"]
     [edited] = every["estimates"]
     assert (edited["zone_reads"], edited["reads_per_round"]) == (2, 302)
     assert "Reads per round with change detection, 2 time-zone reads included" in human
@@ -256,7 +257,8 @@ def test_judging_again_without_a_read_shows_the_newest_date_on_the_spreadsheets_
     assert run.report.tasks == 0 and reader.reads == ["s0"]
     record = the_bench.stored().health["s0"]
     assert record.health is WARN
-    assert record.findings[0].message == f"newest date {local:%Y-%m-%d %H:%M} UTC+7 is 2h 30m old (> 2h)"
+    assert record.findings[0].message == (
+        f"newest date {local:%Y-%m-%d %H:%M} UTC+7 is 2 hours and 30 minutes old (> 2h)")
 
 
 def test_a_zone_this_machine_does_not_know_dead_letters_the_spreadsheet_with_what_to_do():
@@ -306,6 +308,6 @@ def test_a_health_record_from_before_zones_is_read_with_no_zone_known():
     record = SheetHealth(health=OK, read_at=datetime(2026, 1, 5, tzinfo=UTC), checks="f")
     written = json.loads(HEALTH.encode(record))
     older = {key: value for key, value in written.items() if key not in ("time_zone", "zone_due")}
-    assert HEALTH.version == 3
+    assert HEALTH.version == 5  # 4 added the tabs, 5 the failing reads: a record from 2 reads without
     assert upgraded(HEALTH, older, 2) == {**older, "time_zone": None, "zone_due": None}
     assert HEALTH.validate(upgraded(HEALTH, older, 2)) == record  # no zone known: read, not re-judged

@@ -63,8 +63,9 @@ def test_a_heartbeat_20_minutes_old_alerts_once_and_a_pass_15_minutes_later_says
     assert report.verdict.status == SILENT and report.said == "alert" and not report.delivery_failed
     assert len(texts(fake)) == 1
     assert "Monitor runs stopped" in texts(fake)[0] and "vps-1" in texts(fake)[0]
-    assert "20m ago" in texts(fake)[0]
-    assert pings.paths == [] and report.pinged is None  # an unhealthy pass does not say all is well
+    assert "20 minutes ago" in texts(fake)[0]
+    # An unhealthy pass does not say all is well: it pings the failure endpoint instead.
+    assert pings.paths == ["/ping/3f1c/fail"] and report.pinged is None and report.failure_pinged is True
 
     clock.advance(15 * 60)
     report = dog.run()
@@ -83,14 +84,14 @@ def test_runs_resuming_give_one_recovered_message_with_the_outage_length(dog, cl
     report = dog.run()
     assert report.said == "recovered" and report.pinged is True
     assert len(texts(fake)) == 2
-    assert "healthy again" in texts(fake)[1] and "lasted 40m" in texts(fake)[1]
-    assert pings.paths == ["/ping/3f1c"]
+    assert "healthy again" in texts(fake)[1] and "lasted 40 minutes" in texts(fake)[1]
+    assert pings.paths == ["/ping/3f1c/fail", "/ping/3f1c"]  # the outage's pass, then the recovery's
 
     clock.advance(15 * 60)
     write_runner_state(dog.state_dir, heartbeat(clock.now() - timedelta(minutes=2)), runs)
     assert dog.run().said is None
     assert len(texts(fake)) == 2
-    assert len(pings.paths) == 2  # each healthy pass pings
+    assert len(pings.paths) == 3  # each healthy pass pings
 
 
 def test_a_missing_state_file_alerts(dog, fake):

@@ -18,7 +18,9 @@ from watchdog_helpers import CHAT, heartbeat, serving_pings, texts, write_runner
 
 from monitor.app.run import run_once
 from monitor.config import load_config
+from monitor.notify.documents import Halt, Outbox, PendingMessage
 from monitor.notify.heartbeat_ping import ping_heartbeat
+from monitor.state import changing_state
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,10 +51,11 @@ def test_a_good_run_pings_the_heartbeat_url(tmp_path, pings):
     config_path = tmp_path / "monitor.toml"
     config_path.write_text(
         '[run]\nstate_dir = "state"\n[google]\ncredentials = ["sa.json"]\n'
-        f'[watchdog]\nheartbeat_url = "{pings.url}"\n'
+        f'[watchdog]\nheartbeat_url = "{pings.url}"\n{A_SHEET}'
     )
-    config = load_config(config_path, {}, require_secrets=False)
-    # No spreadsheets configured: the run has nothing to do, which is a good outcome.
+    # Without its spreadsheet the run has nothing to do, which is a good outcome (a config listing
+    # none is refused, so the loaded one is trimmed).
+    config = load_config(config_path, {}, require_secrets=False).model_copy(update={"sheets": ()})
     result = run_once(config, reader_factory=lambda config, timeout: None, messages_to=io.StringIO())
     assert result.report.outcome == "nothing_to_do"
     assert pings.paths == ["/ping/3f1c"]
@@ -84,6 +87,10 @@ def run_cli(config: Path, env_extra: dict[str, str]) -> tuple[int, dict, str, st
     return done.returncode, summary, done.stdout, done.stderr
 
 
+A_SHEET = ('[[sheets]]\nid = "1Cdef0000000000000000000000000000000000000aa"\n'
+           'checks = [{ kind = "not_empty", range = "Data!A2:A" }]\n')
+
+
 def write_config(folder: Path, telegram_base: str | None, ping_url: str | None = None) -> Path:
     # The watchdog never opens the Google credentials, so the config names none.
     lines = ['[run]', 'state_dir = "state"', '[watchdog]', 'max_silence = "15m"']
@@ -92,7 +99,7 @@ def write_config(folder: Path, telegram_base: str | None, ping_url: str | None =
     if telegram_base:
         lines += ['[telegram]', f'chat_id = "{CHAT}"', f'api_base = "{telegram_base}"']
     path = folder / "monitor.toml"
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text("\n".join(lines) + "\n" + A_SHEET)
     return path
 
 
@@ -124,3 +131,33 @@ def test_sheet_watchdog_exits_1_when_it_cannot_send_and_2_without_a_token(tmp_pa
     assert code == 2 and "TELEGRAM_BOT_TOKEN" in stderr
     code, _, _, stderr = run_cli(write_config(tmp_path, None), {"TELEGRAM_BOT_TOKEN": TOKEN})
     assert code == 2 and "no chat to send to" in stderr and TOKEN not in stderr
+
+
+def test_a_wrong_bot_token_makes_the_watchdog_print_exit_1_and_ping_the_failure_endpoint(
+        tmp_path, server, fake, pings):
+    config = write_config(tmp_path, server.base_url, ping_url=pings.url)
+    state_dir = tmp_path / "state"
+    now = datetime.now(UTC)
+    write_runner_state(state_dir, heartbeat(now - timedelta(minutes=2)))
+    with changing_state(state_dir, actor="run-x", now=now) as session:  # what a run's notify step left
+        session.state.outbox = Outbox(halted=Halt(now - timedelta(hours=1), 401, "Unauthorized", str(CHAT)))
+    code, _, stdout, stderr = run_cli(config, {"TELEGRAM_BOT_TOKEN": "999:not-the-bot"})
+    assert code == 1, stderr
+    assert "Alerts cannot reach Telegram" in stdout and "401 Unauthorized" in stdout  # cron mails it
+    assert pings.paths == ["/ping/3f1c/fail"] and texts(fake) == []
+
+
+def test_a_run_whose_alerts_telegram_refuses_does_not_ping_all_is_well(tmp_path, pings, server, fake):
+    config_path = tmp_path / "monitor.toml"
+    config_path.write_text(
+        '[run]\nstate_dir = "state"\n[google]\ncredentials = ["sa.json"]\n'
+        f'[watchdog]\nheartbeat_url = "{pings.url}"\n'
+        f'[telegram]\nchat_id = "{CHAT}"\napi_base = "{server.base_url}"\n{A_SHEET}'
+    )
+    config = load_config(config_path, {"TELEGRAM_BOT_TOKEN": "999:not-the-bot"}, require_secrets=False)
+    config = config.model_copy(update={"sheets": ()})  # nothing to read: see the test above
+    with changing_state(tmp_path / "state", actor="run-0", now=datetime.now(UTC)) as session:
+        session.state.outbox = Outbox(pending=(PendingMessage("k1", "an alert", datetime.now(UTC)),))
+    result = run_once(config, reader_factory=lambda config, timeout: None, messages_to=io.StringIO())
+    assert result.report.outcome == "nothing_to_do"  # a good outcome, but its alert went nowhere
+    assert pings.paths == [] and texts(fake) == []

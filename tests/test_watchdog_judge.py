@@ -11,6 +11,7 @@ import pytest
 from watchdog_helpers import SETTINGS, T0, heartbeat, runs_every_5_minutes, settings
 
 from monitor.engine.heartbeat import Heartbeat, Outcome, RunSummary
+from monitor.notify.documents import Halt
 from monitor.watchdog import judge as wd
 from monitor.watchdog.memory import WatchdogMemory, advance
 
@@ -64,7 +65,7 @@ def test_a_run_past_budget_plus_grace_is_stuck(running_for, expected):
     verdict = judge(hb, runs, T0, settings(max_silence=timedelta(minutes=30)))
     assert verdict.status == expected
     if expected == wd.STUCK:
-        assert "run-1" in verdict.reason and "6m" in verdict.reason
+        assert "run-1" in verdict.reason and "budget is 6 minutes" in verdict.reason
         assert verdict.began_at == started
 
 
@@ -126,7 +127,7 @@ def test_one_alert_per_outage_reminders_at_the_slow_interval_then_one_recovery()
     now = T0 + timedelta(hours=4)
     reminder = advance(memory, judge(heartbeat(last_run), [], now, chosen), now, chosen)
     assert reminder.kind == "reminder" and "Still down" in reminder.messages[0].text
-    assert "4h20m" in reminder.messages[0].text  # down since the last finished run
+    assert "4 hours and 20 minutes" in reminder.messages[0].text  # down since the last finished run
 
 
 def test_a_change_of_kind_within_an_outage_sends_nothing_until_the_reminder():
@@ -152,7 +153,7 @@ def test_recovery_reports_the_outage_from_the_last_good_run_to_the_first_good_on
     assert healthy.status == wd.HEALTHY and healthy.healthy_since == resumed_at
     decision = advance(alerted.memory, healthy, now, SETTINGS)
     assert decision.kind == "recovered" and len(decision.messages) == 1
-    assert "lasted 45m" in decision.messages[0].text  # 20 min before T0 to 25 min after
+    assert "lasted 45 minutes" in decision.messages[0].text  # 20 min before T0 to 25 min after
     assert decision.memory.status == wd.HEALTHY
     again = advance(decision.memory, healthy, now + timedelta(minutes=15), SETTINGS)
     assert again.messages == ()
@@ -167,3 +168,14 @@ def test_the_same_outage_composes_the_same_message_key():
     assert first.messages[0].key == again.messages[0].key
     later = advance(WatchdogMemory(), verdict, T0 + timedelta(minutes=15), SETTINGS)
     assert later.messages[0].key != first.messages[0].key
+
+
+def test_runs_that_work_while_telegram_refuses_the_chat_are_not_healthy():
+    runs = runs_every_5_minutes(T0 - timedelta(minutes=30), 6)
+    halt = Halt(T0 - timedelta(minutes=25), 401, "Unauthorized", "-1001")
+    verdict = wd.evaluate(replace(reading(heartbeat(T0 - timedelta(minutes=2)), runs), halts={"": halt}), T0,
+                          SETTINGS)
+    assert verdict.status == wd.DELIVERY_HALTED and not verdict.healthy
+    assert verdict.began_at == halt.at and "-1001" in verdict.reason and "401 Unauthorized" in verdict.reason
+    decision = advance(WatchdogMemory(), verdict, T0, SETTINGS)
+    assert decision.kind == "alert" and "Alerts cannot reach Telegram" in decision.messages[0].text

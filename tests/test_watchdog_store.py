@@ -135,7 +135,7 @@ def test_the_outage_the_first_release_alerted_ends_with_its_length(first_release
     write_runner_state(dog.state_dir, heartbeat(resumed + timedelta(minutes=15)),
                        runs_every_5_minutes(resumed, 4))
     assert dog.run().said == "recovered"
-    assert "lasted 1h40m" in texts(fake)[-1]  # from 09:00, as the first release remembered it
+    assert "lasted 1 hour and 40 minutes" in texts(fake)[-1]  # from 09:00, as the first release remembered it
 
 
 # -- one writer at a time

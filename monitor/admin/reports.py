@@ -105,6 +105,10 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] = (),
             "at": _iso(halted.at), "status": halted.status, "description": halted.description,
             "chat_id": halted.chat_id,
         },
+        "outbox_route_halts": {  # routed chats Telegram refuses, by their configured id
+            chat: {"at": _iso(halt.at), "status": halt.status, "description": halt.description}
+            for chat, halt in state.outbox.halts.items()
+        },
         "muted": sorted(mutes),
         "api_degraded": state.api.degraded,
         "quota_last_run": _quota_last_run(stats),

@@ -16,8 +16,10 @@ from monitor.core.logs import log_event
 from monitor.notify.deadline import DeadlineClock, WithinDeadline, request_timeout
 from monitor.notify.notifier import notify
 from monitor.notify.outbox import DEFAULT_SEND_BUDGET, sender_for
+from monitor.notify.routing import Routing
 from monitor.notify.settings import AlertSettings
 from monitor.state import StateSession
+from monitor.storage import StateError
 
 
 def notify_after_run(
@@ -37,12 +39,12 @@ def notify_after_run(
 
     try:
         sender = sender_for(config.telegram, state.outbox, stream, clock=DeadlineClock(clock, deadline),
-                            client=client)
+                            client=client, wrap=lambda each: WithinDeadline(each, client, clock, deadline))
         report = notify(
             state, state.outbox, state.alerts, AlertSettings.from_config(config.alerts),
-            WithinDeadline(sender, client, clock, deadline), clock.now(),
+            sender, clock.now(),
             names={sheet.id: sheet.name for sheet in config.sheets}, checkpoint=checkpoint,
-            budget=send_budget,
+            budget=send_budget, routing=Routing.from_config(config),
         )
         halted = report.halted_event(clock.now(), run_id)
         if halted is not None:
@@ -50,6 +52,8 @@ def notify_after_run(
             # others came late; `status` shows the halt meanwhile.
             state.events.add(halted)
         checkpoint(report.outbox, report.memory)
+    except StateError:
+        raise  # a state that cannot be saved ends the run, with its own message (not a traceback)
     except Exception:  # noqa: BLE001 - see the module docstring
         log_event("notify_failed", logging.ERROR, exc_info=True)
     finally:

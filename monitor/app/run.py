@@ -89,11 +89,13 @@ def run_once(
         from monitor.app.notify_step import notify_after_run
 
         notify_after_run(config, session, run_id, run.deadline, clock, messages_to or sys.stdout)
-    if config.watchdog.heartbeat_url and report.outcome in GOOD_OUTCOMES:
+        # Alerts nobody receives are no good run: the external switch must not hear "all is well".
+        delivery_halted = bool(session.state.outbox.halted or session.state.outbox.halts)
+    if config.watchdog.heartbeat_url and report.outcome in GOOD_OUTCOMES and not delivery_halted:
         from monitor.notify.heartbeat_ping import ping_heartbeat
 
-        # The external dead-man's switch hears from good runs only; bounded so the run still ends
-        # within budget + 5 s (ping services answer in milliseconds).
+        # The external dead-man's switch hears from good runs only (whose alerts can reach people);
+        # bounded so the run still ends within budget + 5 s (ping services answer in milliseconds).
         ping_heartbeat(config.watchdog.heartbeat_url, timeout=RUN_PING_TIMEOUT_SECONDS)
     return RunResult(report=report, new_events=new_events)
 

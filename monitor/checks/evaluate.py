@@ -27,6 +27,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from monitor.core.durations import human_duration
 from monitor.core.timefmt import format_utc, parse_utc
 from monitor.core.zones import wall_clock
 
@@ -245,8 +246,8 @@ def judge_age(check: FreshnessCheck, newest: datetime, cell: str | None, now: da
     age = (now - newest).total_seconds()
     local = wall_clock(newest, tz)  # with its offset: which zone a date was read in is never a guess
     shown = (
-        f"{what} {local} is {format_age(age)} old" if age >= 0
-        else f"{what} {local} is {format_age(-age)} in the future"
+        f"{what} {local} is {human_duration(age)} old" if age >= 0
+        else f"{what} {local} is {human_duration(-age)} in the future"
     )
     observed = format_utc(newest)
     refs = (cell,) if cell else ()
@@ -291,7 +292,8 @@ def _undefined_date(check: FreshnessCheck, cells: list[Cell], status: Status) ->
 
 
 def format_age(seconds: float) -> str:
-    """A short age for people: "45s", "12m", "5h 12m", "2d", "2d 3h" (two largest units)."""
+    """A short age for a table's column: "45s", "12m", "5h 12m", "2d", "2d 3h" (two largest units).
+    Messages say it in words (``monitor.core.durations.human_duration``)."""
     total = int(seconds)
     units = ((86400, "d"), (3600, "h"), (60, "m"), (1, "s"))
     for index, (size, unit) in enumerate(units):

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+import httpx
 
 from monitor import admin
 from monitor.admin.change_plan import DEFAULT_EDIT_SHARES
@@ -22,14 +23,17 @@ from monitor.admin.reports import error_dict
 from monitor.admin.targets import resolve
 from monitor.checks import VolatileCell, health_of
 from monitor.cli.common import admin_call, clock, quiet_logs, reading_options
+from monitor.cli.notify import verify_telegram
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
-from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit
+from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit
 from monitor.config import Config, Sheet
 from monitor.core.durations import format_duration
 from monitor.core.errors import SheetReadError
 from monitor.core.timefmt import format_utc
+from monitor.core.wording import counted
 from monitor.engine.inspect import SheetPlan, judge, read, volatile_formulas, zone_of
 from monitor.engine.quota import QuotaPacer
+from monitor.notify.deadline import MAX_REQUEST_SECONDS
 from monitor.state import read_state
 from monitor.storage import StateError
 
@@ -62,18 +66,30 @@ class EditShare(click.ParamType):
 @click.option("--edits", "edit_shares", type=EditShare(), multiple=True,
               help="Share of spreadsheets edited per round interval to plan change detection's reads "
                    "for, e.g. 20% (repeatable; default: 5%, 20% and 50%).")
-def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[float, ...]) -> None:
+@click.option("--offline", is_flag=True,
+              help="Ask neither Google's token service for a token (each key is still loaded and signs) "
+                   "nor Telegram about the bot token and the chats.")
+def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[float, ...],
+                 offline: bool) -> None:
     """Validate the config (credential files included) and print the plan: spreadsheets, reads per
     round (a full round, and with change detection at a few edit rates), the quota arithmetic per
     Google Cloud project, the round time at the quota and at the last run's read time, and warnings.
-    Exit 2 with every problem listed if it is invalid."""
+    Then check this machine: the state folder can be written, the run lock taken, every key loads and
+    signs and (unless --offline) Google issues a token for it, and Telegram knows the bot token and
+    lets the bot see every chat (getMe, getChat; nothing is sent). Exit 2 with every problem listed
+    if the config, a key, the token or a chat is refused, 1 if only the machine has a problem (the
+    state folder, the network)."""
     quiet_logs()
     config = load_or_exit(config_path, require_secrets=True)
     plan = admin.config_plan(config, _last_read_seconds(config), edit_shares or DEFAULT_EDIT_SHARES)
+    from monitor.admin.preflight import preflight  # google-auth loads only for this command
+
+    checks = [*preflight(config, offline=offline), *_telegram_checks(config, offline)]
     if as_json:
-        emit_json({"valid": True, **plan})
+        emit_json({"valid": True, **plan, "checks": [check.to_dict() for check in checks]})
+        _exit_for(checks)
         return
-    click.echo(f"Config OK: {plan['config']}")
+    click.echo(f"Config valid: {plan['config']}")
     echo_fields([
         ("spreadsheets", f"{plan['spreadsheets']} ({plan['checks']} checks over {plan['ranges']} ranges)"),
         ("reads per round", _reads_per_round(plan)),
@@ -83,13 +99,62 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
         ("read time", _read_time(plan)),
         ("runs per round", _runs(plan, config)),
         ("state", plan["state_dir"]),
-        ("telegram", "enabled" if config.telegram.enabled else "not configured: messages go to stdout"),
+        ("telegram", _telegram_field(config, offline)),
     ])
     _echo_change_estimates(plan, config)
     if plan["warnings"]:
         click.echo(f"\nWarnings ({len(plan['warnings'])}):")
         for warning in plan["warnings"]:
             click.echo(f"  - {click.style(warning, fg='yellow')}")
+    _echo_checks(checks)
+    _exit_for(checks)
+
+
+def _telegram_checks(config: Config, offline: bool) -> list:
+    """Telegram's answers about the bot token and each chat, as checks (none when not asked). A
+    refusal is the config's (exit 2); no answer from Telegram, the machine's or the network's."""
+    from monitor.admin.preflight import Check
+
+    if offline or not config.telegram.enabled:
+        return []
+    with httpx.Client(timeout=MAX_REQUEST_SECONDS) as client:
+        answers = verify_telegram(config, client)
+    return [Check(f"telegram {asked}", answer.ok, answer.text, None if answer.ok else answer.fix,
+                  usage=not answer.ok and not answer.unreachable) for asked, answer in answers]
+
+
+def _telegram_field(config: Config, offline: bool) -> str:
+    if not config.telegram.enabled:
+        return "not configured: messages go to stdout"
+    routes = config.telegram.routes
+    chats = len({route.chat_id for route in routes} - {config.telegram.chat_id})
+    routes = f", routes: {len(routes)}, to {chats} more chat{'' if chats == 1 else 's'}" if routes else ""
+    return f"enabled{routes}" + (" (Telegram not asked: --offline)" if offline else "")
+
+
+def _echo_checks(checks) -> None:
+    """One line per check of this machine: ok, or the problem and, under it, its fix."""
+    click.echo("\nChecks:")
+    for check in checks:
+        mark = click.style("ok     ", fg="green") if check.ok else click.style("problem", fg="red")
+        click.echo(f"  {mark}  {check.name}: {check.detail}")
+        if check.fix:
+            click.echo(f"           fix: {check.fix}")
+    problems = sum(1 for check in checks if not check.ok)
+    # The verdict comes last, where the eye lands: a valid config on a machine that cannot run it
+    # (a state folder it cannot write, a key Google refuses) is not ready.
+    if problems:
+        click.echo(click.style(f"\nNot ready: {counted(problems, 'problem')} above.", fg="red"))
+    else:
+        click.echo(click.style("\nReady: the config is valid and every check passed.", fg="green"))
+
+
+def _exit_for(checks) -> None:
+    """Exit 2 when a problem is the config's (a key, the bot token, a chat), 1 when only the
+    machine's, else return."""
+    problems = [check for check in checks if not check.ok]
+    if problems:
+        raise SystemExit(EXIT_USAGE if any(check.usage for check in problems) else EXIT_OPERATIONAL)
 
 
 def _reads_per_round(plan: dict[str, Any]) -> str:

@@ -26,6 +26,7 @@ COMMANDS = {
     "check-config": "monitor.cli.check:check_config",
     "check": "monitor.cli.check:check",
     "watchdog": "monitor.cli.watchdog:watchdog_command",
+    "notify": "monitor.cli.notify:notify",
     "demo": "monitor.cli.demo:demo",
     "sandbox": "monitor.sandbox.cli:sandbox",
 }

@@ -96,6 +96,9 @@ def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
     if halted:
         outbox += (f"; Telegram refuses the chat since {short_time(halted.get('at'))}: "
                    f"{halted.get('status')} {halted.get('description')}")
+    for chat, halt in (report.get("outbox_route_halts") or {}).items():
+        outbox += (f"; Telegram refuses chat {chat} since {short_time(halt.get('at'))}: "
+                   f"{halt.get('status')} {halt.get('description')}")
     fields += [
         ("dead letters", f"{report['dlq_size']}" + (" (dlq list)" if report["dlq_size"] else "")),
         ("open breakers", f"{len(breakers)}" + (" (breakers list)" if breakers else "")),

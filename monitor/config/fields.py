@@ -101,6 +101,17 @@ def _api_base(value: object) -> str:
 
 ApiBase = Annotated[str, PlainValidator(_api_base)]
 
+
+def _owner(value: object) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value.strip()) > 64:
+        raise InvalidValue(f"owner must be a name or a Telegram @username of at most 64 characters, "
+                           f"got {value!r}", 'write owner = "@olga" (or a name: owner = "Olga P.")')
+    return value.strip()
+
+
+# Who answers for a spreadsheet: named in its alert lines ("@olga" notifies her in Telegram).
+Owner = Annotated[str, PlainValidator(_owner)]
+
 _ID_RE = re.compile(r"[A-Za-z0-9_-]+")
 _URL_ID_RE = re.compile(r"/spreadsheets/d/([A-Za-z0-9_-]+)")
 

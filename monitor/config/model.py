@@ -67,6 +67,7 @@ class Profile(BaseModel):
     # whether they are read every round anyway (values that move without an edit: NOW(), IMPORTRANGE).
     max_age: timedelta | None = None
     always_read: bool = False
+    owner: str | None = None  # who answers for its spreadsheets, unless a sheet names its own
 
 
 # A plain frozen dataclass rather than a model: there are up to 20,000 of them, all built from parts
@@ -87,15 +88,17 @@ class Sheet:
     needs_modified_time: bool  # a freshness check asks for the file's modified time (a Drive request)
     max_age: timedelta | None = None  # its profile's; None: [run] max_age
     always_read: bool = False  # its profile's: read every round, whatever Drive says
+    owner: str | None = None  # its own, else its profile's: named in its alert lines
 
     @classmethod
     def of(cls, id: str, name: str, profile: Profile | None, tags: tuple[str, ...], checks: CheckSet,
-           origin: str) -> Sheet:
+           origin: str, owner: str | None = None) -> Sheet:
         """A sheet from validated parts; ``checks`` brings the fields derived from the checks, its
         profile (if any) how often it is read."""
         return cls(id, name, profile.name if profile else None, tags, checks.checks, origin,
                    checks.fingerprint, checks.ranges, checks.needs_modified_time,
-                   profile.max_age if profile else None, profile.always_read if profile else False)
+                   profile.max_age if profile else None, profile.always_read if profile else False,
+                   owner or (profile.owner if profile else None))
 
 
 class Config(BaseModel):

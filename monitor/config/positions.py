@@ -36,6 +36,11 @@ class TomlPositions:
         # Offsets where each line starts: 0, then one past every newline.
         self.line_starts = [0, *accumulate(len(line) + 1 for line in text.split("\n"))][:-1]
 
+    @property
+    def last_line(self) -> int:
+        """The file's last line that holds something (1 for an empty file)."""
+        return self.line(len(self.text.rstrip())) if self.text.strip() else 1
+
     def line(self, offset: int) -> int:
         return bisect.bisect_right(self.line_starts, offset)
 
@@ -62,10 +67,12 @@ class TomlPositions:
         return self.line(pos)
 
     def _region(self, loc: Loc) -> tuple[int, int, Loc, int | None] | None:
-        if len(loc) >= 2 and isinstance(loc[1], int) and isinstance(loc[0], str):
-            arrays = self.arrays.get((loc[0],), [])
-            if loc[1] < len(arrays):
-                return self._header_region(arrays[loc[1]], loc[2:])
+        # The N-th [[a]] or [[a.b]] table (``[[telegram.routes]]``): a name, then the index.
+        for n in (1, 2):
+            if len(loc) > n and isinstance(loc[n], int) and all(isinstance(p, str) for p in loc[:n]):
+                arrays = self.arrays.get(loc[:n], [])  # type: ignore[arg-type]
+                if loc[n] < len(arrays):
+                    return self._header_region(arrays[loc[n]], loc[n + 1:])
         for n in range(len(loc), 0, -1):  # the longest [a.b] header that loc starts with
             prefix = loc[:n]
             if all(isinstance(p, str) for p in prefix) and prefix in self.tables:

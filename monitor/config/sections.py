@@ -117,6 +117,7 @@ class BreakerConfig(_Section):
     failure_threshold: int = Field(default=DEFAULTS["breaker.failure_threshold"].value, gt=0)
     cooldown: Duration = default("breaker.cooldown")
     max_cooldown: Duration = default("breaker.max_cooldown")
+    unreadable_after: Duration = default("breaker.unreadable_after")
 
     @model_validator(mode="after")
     def _cap_not_below_cooldown(self) -> BreakerConfig:
@@ -127,14 +128,62 @@ class BreakerConfig(_Section):
         return self
 
 
+def _names(value: object, what: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise InvalidValue(f"{what} must be a list of non-empty strings", f'write {what} = ["emea"]')
+    return tuple(v.strip() for v in value)
+
+
+class Route(_Section):
+    """A [[telegram.routes]] table: the spreadsheets with one of ``tags`` or of ``profiles`` are
+    told in ``chat_id`` (and its forum topic), not in the default chat."""
+
+    chat_id: ChatId
+    message_thread_id: int | None = Field(default=None, gt=0)
+    tags: tuple[str, ...] = ()
+    profiles: tuple[str, ...] = ()
+
+    @field_validator("tags", "profiles", mode="before")
+    @classmethod
+    def _listed(cls, value: object, info: ValidationInfo) -> tuple[str, ...]:
+        return _names(value, info.field_name)
+
+    @model_validator(mode="after")
+    def _selects_spreadsheets(self) -> Route:
+        if not self.tags and not self.profiles:
+            raise InvalidValue("a route names no tags and no profiles, so no spreadsheet takes it",
+                               'add tags = ["emea"] or profiles = ["finance"]')
+        return self
+
+    def takes(self, tags: tuple[str, ...], profile: str | None) -> bool:
+        return bool(set(tags) & set(self.tags)) or (profile is not None and profile in self.profiles)
+
+
 class TelegramConfig(_Section):
     """``enabled`` when both a chat and a token are known; otherwise messages are printed."""
 
     chat_id: ChatId | None = default("telegram.chat_id")
     message_thread_id: int | None = Field(default=None, gt=0)
     api_base: ApiBase = default("telegram.api_base")
+    # The first route that takes a spreadsheet decides where its alerts go; the default chat gets
+    # the others' and the monitor's own messages (summaries, digests, the state's events).
+    routes: tuple[Route, ...] = default("telegram.routes")
     # From the environment only (never the TOML); SecretStr and repr=False keep it out of reprs.
     bot_token: SecretStr | None = Field(default=None, repr=False, exclude=True)
+
+    @model_validator(mode="after")
+    def _routes_need_a_default_chat(self) -> TelegramConfig:
+        if self.routes and not self.chat_id:
+            raise InvalidValue("routes are set but there is no default chat_id",
+                               'add chat_id = "-100..." under [telegram]: what no route takes, and the '
+                               "monitor's own messages, go there")
+        return self
+
+    def route_for(self, tags: tuple[str, ...], profile: str | None) -> Route | None:
+        """The first route that takes a spreadsheet with ``tags`` and ``profile`` (None: the default)."""
+        return next((route for route in self.routes if route.takes(tags, profile)), None)
 
     @property
     def enabled(self) -> bool:
@@ -142,7 +191,7 @@ class TelegramConfig(_Section):
 
 
 class AlertsConfig(_Section):
-    summary: Literal["on_change", "every_round"] = default("alerts.summary")
+    summary: Literal["on_change", "every_round", "off"] = default("alerts.summary")
     digest_at: DigestTime = default("alerts.digest_at")
     timezone: TimeZoneName = default("alerts.timezone")
     reminder_every: Duration = default("alerts.reminder_every")

@@ -17,7 +17,7 @@ from monitor.checks import Check
 from monitor.core.invalid import InvalidValue
 
 from .explain import choices_fix
-from .fields import Duration, SpreadsheetId
+from .fields import Duration, Owner, SpreadsheetId
 from .issues import ConfigIssue
 from .model import CheckSet, Profile, Sheet
 
@@ -32,6 +32,7 @@ class Entry:
     tags: tuple[str, ...]
     checks: tuple[Check, ...]
     locate: Callable[[str], tuple[str, str]]
+    owner: str | None = None
 
 
 class ProfileTable(BaseModel):
@@ -42,6 +43,7 @@ class ProfileTable(BaseModel):
     checks: list[Any] | None = None
     max_age: Duration | None = None
     always_read: StrictBool = False
+    owner: Owner | None = None
 
 
 class SheetTable(BaseModel):
@@ -53,6 +55,7 @@ class SheetTable(BaseModel):
     name: str | None = None
     profile: str | None = None
     tags: tuple[str, ...] = ()
+    owner: Owner | None = None
     checks: list[Any] | None = None  # validated one by one by the loader, for precise locations
 
     @field_validator("tags", mode="before")
@@ -113,5 +116,6 @@ def resolve_sheets(entries: list[Entry], profiles: Mapping[str, Profile | None],
                 "give each check a distinct name = \"...\" (results are kept per name)"))
             continue
         profile = profiles[entry.profile] if entry.profile is not None else None
-        sheets.append(Sheet.of(entry.id, entry.name or entry.id, profile, entry.tags, checks, where))
+        sheets.append(Sheet.of(entry.id, entry.name or entry.id, profile, entry.tags, checks, where,
+                               entry.owner))
     return tuple(sheets)

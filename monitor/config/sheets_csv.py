@@ -1,6 +1,6 @@
 """``sheets_file``: spreadsheets listed in a CSV next to the config, one per row.
 
-The header row names the columns (``id`` and ``profile`` required; ``name`` and ``tags`` optional);
+The header row names the columns (``id`` and ``profile`` required; ``name``, ``tags`` and ``owner`` optional);
 blank lines and lines starting with ``#`` are skipped. Problems are reported at the CSV's own line.
 CSV rows have no inline checks: a profile gives each its checks.
 """
@@ -21,7 +21,7 @@ from .issues import ConfigIssue, Loc
 from .sheets import Entry
 
 CSV_TAG_SEPARATOR = ";"  # ',' separates CSV columns; ';' is what spreadsheet exports use in a cell
-_CSV_COLUMNS = ("id", "name", "profile", "tags")
+_CSV_COLUMNS = ("id", "name", "profile", "tags", "owner")
 
 
 def read_sheets_csv(raw: object, base_dir: Path, config_shown: str,
@@ -111,4 +111,9 @@ class _CsvSheets:
             return None
         tags = tuple(t.strip() for t in cell("tags").split(CSV_TAG_SEPARATOR) if t.strip())
         where = f"{self.shown}:{line}"
-        return Entry(sheet_id, cell("name") or None, profile, tags, (), lambda column: (where, column))
+        owner = cell("owner") or None
+        if owner is not None and len(owner) > 64:
+            self.issue(line, "owner", f"owner {owner[:20]!r}... is longer than 64 characters",
+                       "write a name or a Telegram @username")
+            return None
+        return Entry(sheet_id, cell("name") or None, profile, tags, (), lambda column: (where, column), owner)

@@ -3,7 +3,9 @@
 One grammar for the whole project: the config's durations, the age conditions of freshness checks
 ("> 2h", in ``monitor.checks.conditions``) and the CLI's ``--for`` all parse here. ``parse_duration``
 is the bare grammar; ``parse_positive_duration`` adds the config's rules on top (a unit is required,
-zero is not a duration). ``format_duration`` is the inverse, used wherever a duration is shown.
+zero is not a duration). ``format_duration`` is the inverse, used wherever a duration is shown as an
+admin writes it (the config, the CLI's tables); ``human_duration`` is how a message says it to people
+("2 hours and 5 minutes").
 """
 
 from __future__ import annotations
@@ -11,9 +13,13 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+import humanize
+
 from monitor.core.invalid import InvalidValue
 
-__all__ = ["DURATION_FORMS", "format_duration", "parse_duration", "parse_positive_duration"]
+__all__ = [
+    "DURATION_FORMS", "format_duration", "human_duration", "parse_duration", "parse_positive_duration",
+]
 
 DURATION_FORMS = 'a number and a unit s, m, h, d or w, e.g. "90s", "15m", "2h", "1d", "1h30m"'
 
@@ -66,3 +72,20 @@ def format_duration(duration: timedelta) -> str:
         if amount:
             parts.append(f"{amount}{unit}")
     return sign + ("".join(parts) or "0s")
+
+
+def human_duration(seconds: float) -> str:
+    """A duration as a message says it: "45 seconds", "10 minutes", "2 hours and 5 minutes", "2 days
+    and 3 hours". Two units at most, seconds only below ten minutes: a phone's line has no room for
+    "2 days, 3 hours, 4 minutes and 5 seconds", and nobody acts on the seconds of a two-day outage.
+    The smaller unit is rounded down, so a duration is never shown longer than it was. A negative
+    duration is shown as its size."""
+    total = int(abs(seconds))
+    if total < 600:  # a few minutes: the seconds still matter ("4 minutes and 30 seconds")
+        return humanize.precisedelta(timedelta(seconds=total), minimum_unit="seconds", format="%d")
+    smallest = "minutes" if total < 86400 else "hours"
+    unit_seconds = 60 if smallest == "minutes" else 3600
+    # precisedelta shows a fraction of its smallest unit; whole units keep the text short.
+    whole = timedelta(seconds=total - total % unit_seconds)
+    # Days, not months: a month is no fixed number of days, and "45 days" is exact.
+    return humanize.precisedelta(whole, minimum_unit=smallest, suppress=["months", "years"], format="%d")

@@ -180,7 +180,8 @@ class ErrorInfo:
     """A failure as stored in a task's history and a dead letter: what happened, never a traceback.
 
     ``range`` names the A1 range Google refused (a 400 on a bad range), so people can tell which
-    config entry to fix.
+    config entry to fix; ``tabs`` the tabs the spreadsheet has then (None: not known). ``account`` is
+    the service account's e-mail a 403 refused, the address to share the spreadsheet with.
     """
 
     error_class: FailureClass
@@ -188,6 +189,8 @@ class ErrorInfo:
     http_status: int | None = None
     google_status: str | None = None
     range: str | None = None  # shadows the builtin: it is the word Google and the config use
+    account: str | None = None
+    tabs: tuple[str, ...] | None = None
 
 
 class MonitorError(Exception):
@@ -198,6 +201,23 @@ class MonitorError(Exception):
     @property
     def retryable(self) -> bool:
         return not self.permanent
+
+
+@document
+class CredentialProblem:
+    """A credential that cannot read at all, for a reason of its own: its key does not load, or
+    Google's token service refuses it for good (``invalid_grant``: the account or the key is gone).
+    Not the spreadsheet's fault nor Google's outage: the run stops using that credential and tells
+    people which file and which account, and what to do."""
+
+    credential: str  # the key file's path, as configured
+    email: str | None  # the service account's address, when the file names one
+    problem: str  # what is wrong, never the key's text
+    fix: str
+
+    def text(self) -> str:
+        account = f" ({self.email})" if self.email else ""
+        return f"credential {self.credential}{account}: {self.problem}. Fix: {self.fix}"
 
 
 class SheetReadError(MonitorError):
@@ -216,6 +236,11 @@ class SheetReadError(MonitorError):
         message: str,
         range: str | None = None,  # shadows the builtin: it is the word Google and the config use
         quota_scope: QuotaScope | None = None,
+        credential_problem: CredentialProblem | None = None,
+        credential_refused: bool = False,
+        *,
+        account: str | None = None,
+        tabs: tuple[str, ...] | None = None,
     ) -> None:
         super().__init__(message)
         self.error_class = ErrorClass(error_class)
@@ -224,6 +249,15 @@ class SheetReadError(MonitorError):
         self.message = message
         self.range = range
         self.quota_scope = quota_scope
+        # Set when the credential itself cannot read (the run stops using it; not the sheet's fault).
+        self.credential_problem = credential_problem
+        # Google refused the credential's key this once (it does so now and then): not the sheet's fault.
+        self.credential_refused = credential_refused
+        self.account = account  # see ErrorInfo
+        self.tabs = tabs
+        # Requests sent to explain the refusal (the tabs' titles), beyond the one the pacer granted:
+        # Google counts them against the same quota, so the run counts them too.
+        self.extra_requests = 0
 
     @property
     def permanent(self) -> bool:  # type: ignore[override]
@@ -249,4 +283,4 @@ class SheetReadError(MonitorError):
     def info(self) -> ErrorInfo:
         """What gets stored about this failure."""
         return ErrorInfo(self.error_class.value, self.message, self.http_status, self.google_status,
-                         self.range)
+                         self.range, self.account, self.tabs)

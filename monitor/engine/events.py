@@ -31,7 +31,8 @@ class SheetEvent(Event):
 
 @document(kw_only=True)
 class HealthChanged(SheetEvent):
-    """A spreadsheet's verdict moved in a way people hear about (see health.is_alerting)."""
+    """A spreadsheet's verdict moved in a way people hear about (see health.is_alerting), or stayed
+    with a new finding (``previous == current``)."""
 
     KIND: ClassVar[str] = "health_changed"
     previous: Health
@@ -112,6 +113,28 @@ class ApiRecovered(Event):
 
 
 @document(kw_only=True)
+class CredentialRefused(Event):
+    """A credential cannot read at all (its key does not load, or Google refuses the account or
+    the key for good): the run stopped using it (``monitor.engine.credentials``)."""
+
+    KIND: ClassVar[str] = "credential_refused"
+    credential: str  # the key file's path
+    email: str | None
+    problem: str
+    fix: str
+
+
+@document(kw_only=True)
+class CredentialWorksAgain(Event):
+    """A read with a credential told as refused was answered again."""
+
+    KIND: ClassVar[str] = "credential_works_again"
+    credential: str
+    email: str | None
+    refused_since: UtcTime
+
+
+@document(kw_only=True)
 class ChangeFeedFailing(Event):
     """Google Drive's change feed could not be read: rounds read every spreadsheet until it can."""
 
@@ -149,6 +172,19 @@ class CrashRecovered(Event):
 
 
 @document(kw_only=True)
+class RunsFinishAgain(Event):
+    """Runs have finished for a while after several died mid-round; only the first death was told
+    (the notifier folds them: ``monitor.notify.crashes``)."""
+
+    KIND: ClassVar[str] = "runs_finish_again"
+    first_at: UtcTime
+    last_at: UtcTime
+    runs: int
+    reclaimed: int
+    poisoned: int
+
+
+@document(kw_only=True)
 class StateRestored(Event):
     """The state file was unreadable; its last good copy was used."""
 
@@ -179,7 +215,8 @@ class DeliveryHalted(Event):
 EVENT_TYPES: tuple[type[Event], ...] = (
     HealthChanged, DeadLettered, ReadableAgain, BreakerOpened, BreakerClosed, ApiDegraded,
     ApiRecovered, ChangeFeedFailing, ChangeFeedRecovered, FallingBehind, CrashRecovered, StateRestored,
-    StateEntryDamaged, DeliveryHalted, SpreadsheetTrashed, SpreadsheetRestored,
+    StateEntryDamaged, DeliveryHalted, SpreadsheetTrashed, SpreadsheetRestored, RunsFinishAgain,
+    CredentialRefused, CredentialWorksAgain,
 )
 BY_KIND: dict[str, type[Event]] = {event_type.KIND: event_type for event_type in EVENT_TYPES}
 

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Literal
 
 from monitor.checks import CheckResult
+from monitor.core.a1 import A1Error, parse_a1
 from monitor.core.timefmt import UtcTime
 from monitor.core.tracking import document
 
@@ -42,10 +43,35 @@ class Finding:
     status: Literal["warn", "fail"]
     message: str
     cells: tuple[str, ...] = ()
+    gid: int | None = None  # the ``sheetId`` of its first cell's tab, when known: a link opens that cell
 
     @classmethod
     def of(cls, result: CheckResult) -> Finding:
         return cls(result.check_name, result.kind, result.status, result.message, tuple(result.cells))
+
+
+@document
+class Tab:
+    """One tab of a spreadsheet: its title and its ``sheetId`` (the ``gid`` of a link to it)."""
+
+    title: str
+    gid: int
+
+
+def located(findings: tuple[Finding, ...], tabs: tuple[Tab, ...]) -> tuple[Finding, ...]:
+    """``findings`` with the id of each one's first cell's tab, where ``tabs`` knows it."""
+    if not tabs:
+        return findings
+    ids = {tab.title: tab.gid for tab in tabs}
+    return tuple(replace(finding, gid=ids.get(_tab_of(finding.cells[0]))) if finding.cells else finding
+                 for finding in findings)
+
+
+def _tab_of(cell: str) -> str | None:
+    try:
+        return parse_a1(cell).sheet
+    except A1Error:
+        return None
 
 
 @document
@@ -56,6 +82,15 @@ class Moment:
     check: str
     at: UtcTime
     cell: str | None = None
+
+
+@document
+class Unreadable:
+    """The reads of a spreadsheet failing since the last one that worked (``monitor.engine.unreadable``)."""
+
+    since: UtcTime  # the first failed read of the streak
+    tries: int  # failed reads in the streak
+    failure: str  # the latest failure in a few words: "503 Service Unavailable"
 
 
 @document
@@ -80,6 +115,11 @@ class SheetHealth:
     # dates are read, and from when a read asks for it again (``monitor.engine.zones``).
     time_zone: str | None = None
     zone_due: UtcTime | None = None
+    # Its tabs' ids, asked with the time zone at no extra cost (the same request): links to a bad cell.
+    tabs: tuple[Tab, ...] = ()
+    # Its reads failing (transient, uncertain) since the last one that worked: after a while, that alone
+    # makes it failing (``monitor.engine.unreadable``).
+    unreadable: Unreadable | None = None
 
     @property
     def shown(self) -> str:
@@ -93,6 +133,8 @@ class SheetHealth:
 
 @dataclass(frozen=True, slots=True)
 class Change:
+    """The health moved, or stayed with a new finding (``previous == current``)."""
+
     previous: Health
     current: Health
     down_for_seconds: float | None = None  # set when a bad episode ends
@@ -101,14 +143,17 @@ class Change:
 def record_verdict(
     record: SheetHealth | None, verdict: Health, now: datetime, findings: tuple[Finding, ...]
 ) -> tuple[SheetHealth, Change | None]:
-    """A check's verdict -> the new record, and the change when the health moved (None when it stayed)."""
+    """A check's verdict -> the new record, and the change when the health moved or a new finding
+    came with the same verdict (None otherwise)."""
     if verdict not in VERDICTS:
         raise ValueError(f"not a verdict: {verdict!r}")
     record = record or SheetHealth()
     checked = replace(record, last_checked_at=now, skipped=None, findings=findings)
     previous = record.health
     if verdict == previous:
-        return checked, None
+        # The same verdict for another reason (a second check warns too) is news: people heard of
+        # the first reason only. The same findings with other values (quantity 3, then 2) are not.
+        return checked, Change(previous, verdict) if _new_findings(record.findings, findings) else None
     down_since, down_for = record.down_since, None
     if verdict in BAD and previous not in BAD:
         down_since = now
@@ -125,7 +170,12 @@ def record_skip(record: SheetHealth | None, reason: SkipReason) -> SheetHealth:
 
 
 def is_alerting(change: Change) -> bool:
-    """Changes people hear about: into fail/error, out of them, and ok <-> warn after the first check."""
-    if change.previous == UNKNOWN:
-        return change.current in BAD
-    return True
+    """Changes people hear about: every change but a first check that found the spreadsheet ok
+    (docs/operations.md, "What the team hears")."""
+    return not (change.previous == UNKNOWN and change.current == OK)
+
+
+def _new_findings(before: tuple[Finding, ...], after: tuple[Finding, ...]) -> bool:
+    """Does ``after`` hold a check that was not warning or failing alike in ``before``?"""
+    known = {(finding.check, finding.status) for finding in before}
+    return any((finding.check, finding.status) not in known for finding in after)

@@ -38,6 +38,7 @@ from monitor.checks.imports import CellError, ambiguous_cell, import_findings, m
 from monitor.config import Config, Sheet
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.zones import zone_named
+from monitor.engine.health import Tab
 from monitor.engine.zones import needs_time_zone
 
 
@@ -90,7 +91,15 @@ class SheetReader(Protocol):
 
     def modified_time(self, spreadsheet_id: str, credential: str, timeout: float) -> str: ...
 
-    def time_zone(self, spreadsheet_id: str, credential: str, timeout: float) -> str: ...
+    def time_zone(self, spreadsheet_id: str, credential: str, timeout: float) -> ZoneAnswer: ...
+
+
+@dataclass(frozen=True)
+class ZoneAnswer:
+    """A spreadsheet's time zone as Google names it, and its tabs, which the same request gives."""
+
+    time_zone: str
+    tabs: tuple[Tab, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -103,6 +112,7 @@ class SheetData:
     cell_errors: tuple[CellError, ...] | None = None  # a detailed read's error cells; None: not asked
     formula_ranges: tuple[Mapping[str, Any], ...] | None = None  # a detailed read's ranges as formulas
     time_zone: str | None = None  # the spreadsheet's, when this read asked for it
+    tabs: tuple[Tab, ...] = ()  # its tabs, when this read asked for its time zone
 
 
 def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callable[[], float], *,
@@ -110,7 +120,7 @@ def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callabl
     """Every request ``plan`` needs, and its spreadsheet's time zone first when ``fetch_zone``;
     ``timeout()`` is asked as each request starts (the budget shrinks). ``detailed``: the values come
     with every error cell's details (see the module doc)."""
-    zone = reader.time_zone(plan.id, credential, timeout()) if fetch_zone else None
+    zone = reader.time_zone(plan.id, credential, timeout()) if fetch_zone else ZoneAnswer("")
     value_ranges: list[dict] = []
     errors: tuple[CellError, ...] | None = None
     formula_ranges: tuple[dict, ...] | None = None
@@ -121,14 +131,15 @@ def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callabl
         value_ranges = reader.read(plan.id, plan.ranges, credential, timeout())
     modified = reader.modified_time(plan.id, credential, timeout()) if plan.needs_modified_time else None
     return SheetData(dict(zip(plan.ranges, value_ranges, strict=True)), modified, errors, formula_ranges,
-                     zone)
+                     zone.time_zone or None, zone.tabs)
 
 
 def read_zone(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callable[[], float]
               ) -> SheetData:
     """The spreadsheet's time zone alone, one request: the run asks it as a request of its own, paced
     when it goes, and reads the values with the task's next request (``monitor.engine.run``)."""
-    return SheetData({}, time_zone=reader.time_zone(plan.id, credential, timeout()))
+    zone = reader.time_zone(plan.id, credential, timeout())
+    return SheetData({}, time_zone=zone.time_zone, tabs=zone.tabs)
 
 
 def zone_of(plan: SheetPlan, name: str | None) -> tzinfo:

@@ -18,7 +18,7 @@ from enum import StrEnum
 from monitor.checks import CheckResult, health_of
 from monitor.core.errors import ErrorClass, ErrorInfo, QuotaScope, SheetReadError
 from monitor.core.logs import log_event
-from monitor.engine import breaker, retry
+from monitor.engine import breaker, credentials, retry
 from monitor.engine.api_health import ApiHealth
 from monitor.engine.events import (
     ApiDegraded,
@@ -30,7 +30,17 @@ from monitor.engine.events import (
     HealthChanged,
     ReadableAgain,
 )
-from monitor.engine.health import ERROR, Change, Finding, Health, is_alerting, record_skip, record_verdict
+from monitor.engine.health import (
+    ERROR,
+    Change,
+    Finding,
+    Health,
+    Tab,
+    is_alerting,
+    located,
+    record_skip,
+    record_verdict,
+)
 from monitor.engine.heartbeat import Outcome
 from monitor.engine.inspect import SheetPlan
 from monitor.engine.quota import QuotaPacer
@@ -38,6 +48,7 @@ from monitor.engine.rejudge import moments_of, rejudged
 from monitor.engine.settings import RunSettings
 from monitor.engine.state import RunnerState
 from monitor.engine.tasks import Round, Task
+from monitor.engine.unreadable import judge_streak, read_again, record_failed_read
 from monitor.engine.zones import with_zone
 
 FINDINGS_TOLD = 5  # findings an event carries: enough for a message, which shows two anyway
@@ -51,6 +62,7 @@ class Fate(StrEnum):
     DEAD_LETTERED = "dead_lettered"
     PAUSED = "paused"  # its breaker opened: the next round probes it
     API_DEGRADED = "api_degraded"  # Google itself is failing: kept for later, and the run stops
+    CREDENTIAL_REFUSED = "credential_refused"  # the credential cannot read: another one reads it
 
 
 @dataclass
@@ -104,10 +116,12 @@ class Outcomes:
         rnd.succeed(task, now)
         self._google_answered(now)
         self._breaker_success(plan, now)
+        before = self.state.health.get(plan.id)
         findings = tuple(Finding.of(result) for result in results if result.is_finding)
+        findings = located(findings, before.tabs if before else ())  # links open the first bad cell
         verdict = Health(health_of(results))
-        record, change = record_verdict(self.state.health.get(plan.id), verdict, now, findings)
-        self.state.health[plan.id] = replace(record, read_at=now, checks=plan.fingerprint,
+        record, change = record_verdict(before, verdict, now, findings)
+        self.state.health[plan.id] = replace(read_again(record), read_at=now, checks=plan.fingerprint,
                                              moments=moments_of(results), changed_at=None)
         entry = self.state.dlq.resolve(plan.id)
         if entry is not None:
@@ -120,20 +134,22 @@ class Outcomes:
             self._tell(plan, change, findings, now)
         return verdict
 
-    def learned_zone(self, plan: SheetPlan, name: str, now: datetime) -> None:
+    def learned_zone(self, plan: SheetPlan, name: str, tabs: tuple[Tab, ...], now: datetime) -> None:
         """Keep the time zone Google just gave for the spreadsheet, and when to ask again. Google
         answered: that counts for the whole-API breaker as any answer does."""
         self._google_answered(now)
-        self.state.health[plan.id] = with_zone(self.state.health.get(plan.id), plan.id, name, now)
+        self.state.health[plan.id] = with_zone(self.state.health.get(plan.id), plan.id, name, now, tabs)
 
     def judged_unread(self, plan: SheetPlan, now: datetime) -> None:
         """Judge an unchanged spreadsheet again from its last read (its freshness checks age); the
         record is rewritten only when its verdict or findings moved."""
         record = self.state.health[plan.id]
         judged = rejudged(plan, record, now)
-        if judged is None or judged == (record.health, record.findings):
+        if judged is None:
             return
-        verdict, findings = judged
+        verdict, findings = judged[0], located(judged[1], record.tabs)  # as the read that found them
+        if (verdict, findings) == (record.health, record.findings):
+            return
         self.state.health[plan.id], change = record_verdict(record, verdict, now, findings)
         self._tell(plan, change, findings, now)
 
@@ -153,6 +169,10 @@ class Outcomes:
         """Record the failure; return what became of the task (a :class:`Fate`). ``sent_at``: when
         the pacer counted its request (epoch seconds), which tells a 429's pacing what it follows."""
         info = error.info()
+        if error.extra_requests:
+            self.pacer.count_unpaced(credential, self._epoch_seconds(), error.extra_requests)
+        if error.credential_problem is not None or error.credential_refused:
+            return self._credential_failed(rnd, task, credential, error, now)
         if error.error_class is ErrorClass.QUOTA:
             self.report.quota_errors += 1
             scope = error.quota_scope or QuotaScope.UNKNOWN
@@ -176,6 +196,8 @@ class Outcomes:
             # Google itself is failing: this task is not the spreadsheet's fault; keep it for later.
             rnd.retry_at(task, decision.next_attempt_at or now)
             return Fate.API_DEGRADED
+        if decision.counts_for_breaker:
+            self._read_failed(plan, info, now)
         if not decision.retry:
             self.dead_letter(rnd, task, plan, info, now)
             return Fate.DEAD_LETTERED
@@ -188,6 +210,44 @@ class Outcomes:
         rnd.give_up_for_round(task)
         self.state.health[plan.id] = record_skip(self.state.health.get(plan.id), "breaker_open")
         return Fate.PAUSED
+
+    def _read_failed(self, plan: SheetPlan, error: ErrorInfo, now: datetime) -> None:
+        """One more failed read in the spreadsheet's streak; failing once the streak is old enough."""
+        record = record_failed_read(self.state.health.get(plan.id), error, now)
+        self.state.health[plan.id] = record
+        self.judge_unreadable(plan, now)
+
+    def judge_unreadable(self, plan: SheetPlan, now: datetime) -> None:
+        """A spreadsheet whose reads fail (also one its breaker keeps skipping, which no read judges)
+        becomes failing once they have failed for ``unreadable_after``: told once, as a health change."""
+        record = self.state.health.get(plan.id)
+        if record is None or record.unreadable is None:
+            return
+        judged, change = judge_streak(record, now, self.settings.unreadable_after)
+        if judged is not record:
+            self.state.health[plan.id] = judged
+            self._tell(plan, change, judged.findings, now)
+
+    def _credential_failed(self, rnd: Round, task: Task, credential: str, error: SheetReadError,
+                           now: datetime) -> Fate:
+        """The credential could not read, not the spreadsheet (monitor.engine.credentials): no attempt
+        counted, no breaker; the task is due again at once, for another credential."""
+        if error.credential_problem is not None:
+            self.pacer.retire(credential)
+            self.state.credentials = credentials.refused(self.state.credentials, error.credential_problem,
+                                                         now, self.run_id, self._emit)
+        else:
+            # Google refused the key this once: now and then it does, for a moment; repeated, it
+            # becomes the credential's problem above. Never the spreadsheet's, nor Google failing.
+            self.pacer.pause(credential, self._epoch_seconds() + credentials.REFUSED_PAUSE_SECONDS)
+        rnd.record_quota_wait(task, now, error.info(), now)
+        return Fate.CREDENTIAL_REFUSED
+
+    def credential_worked(self, credential: str, now: datetime) -> None:
+        """A request with ``credential`` was answered: a refusal told before is over."""
+        if self.state.credentials.refused:
+            self.state.credentials = credentials.worked(self.state.credentials, credential, now, self.run_id,
+                                                        self._emit)
 
     def dead_letter(self, rnd: Round, task: Task, plan: SheetPlan, error: ErrorInfo, now: datetime) -> None:
         self.report.failed += 1

@@ -114,6 +114,7 @@ class QuotaPacer:
         self._totals: Counter[str] = Counter()
         self._quota_errors: Counter[str] = Counter()
         self._latest = -math.inf
+        self._retired: set[str] = set()  # credentials that cannot read at all (for this run)
 
     @classmethod
     def from_config(cls, config: Config) -> QuotaPacer:
@@ -130,6 +131,27 @@ class QuotaPacer:
         """The project whose quota ``credential``'s reads count against (KeyError if unknown)."""
         return self._project_of[credential]
 
+    def retire(self, credential: str) -> None:
+        """Give out ``credential`` no more: its key does not load, or Google refuses it for good."""
+        self._retired.add(credential)
+
+    def count_unpaced(self, credential: str, now: float, requests: int) -> None:
+        """``requests`` more were sent with ``credential`` at ``now`` without a slot of their own (a
+        refusal's explanation, asked on the refused read's slot): they fill the same windows."""
+        now = self._advance(now)
+        self._sent[credential].extend([now] * requests)
+        self._project_sent[self._project_of[credential]].extend([now] * requests)
+        self._totals[credential] += requests
+
+    def pause(self, credential: str, until: float) -> None:
+        """Give out ``credential`` again only from ``until`` (epoch seconds)."""
+        self._paused_until[credential] = max(self._paused_until.get(credential, -math.inf), until)
+
+    @property
+    def usable(self) -> tuple[str, ...]:
+        """The credentials not retired, in the configured order."""
+        return tuple(c for c in self.credentials if c not in self._retired)
+
     def acquire(self, now: float, requests: int = 1) -> tuple[str | None, float]:
         """Take ``requests`` send slots of one credential at ``now`` if any credential has them (`check
         ID` of a spreadsheet whose dates need its time zone sends two); else say how long to wait.
@@ -137,11 +159,11 @@ class QuotaPacer:
         now = self._advance(now)
         requests = max(1, min(requests, self._credential_limit, self._project_limit))
         ready = self._ready_at_by_credential(now, requests)
-        soonest = min(ready.values())
+        soonest = min(ready.values(), default=math.inf)  # none at all once every one is retired
         if soonest > now:
             return None, soonest - now
         order = {c: i for i, c in enumerate(self.credentials)}
-        free = [c for c in self.credentials if ready[c] <= now]
+        free = [c for c in self.usable if ready[c] <= now]
         chosen = min(free, key=lambda c: (len(self._sent[c]), self._totals[c], order[c]))
         self._sent[chosen].extend([now] * requests)
         self._project_sent[self._project_of[chosen]].extend([now] * requests)
@@ -157,7 +179,7 @@ class QuotaPacer:
     def next_ready_in(self, now: float) -> float:
         """Seconds until :meth:`acquire` would grant a slot (0.0 if now); takes nothing."""
         now = self._advance(now)
-        return max(0.0, min(self._ready_at_by_credential(now).values()) - now)
+        return max(0.0, min(self._ready_at_by_credential(now).values(), default=math.inf) - now)
 
     def record_quota_error(self, credential: str, now: float, scope: QuotaScope = QuotaScope.UNKNOWN,
                            *, sent_at: float | None = None) -> float:
@@ -227,7 +249,9 @@ class QuotaPacer:
         (this run's or the last run's): what makes a run that read nothing a degraded one."""
         now = self._advance(now)
         ready = self._ready_at_by_credential(now)
-        soonest = min(self.credentials, key=ready.__getitem__)
+        if not ready:
+            return False
+        soonest = min(ready, key=ready.__getitem__)
         return ready[soonest] > now and self._paused_until.get(soonest, -math.inf) > now
 
     def usage(self) -> dict[str, Any]:
@@ -296,7 +320,7 @@ class QuotaPacer:
         projects = {p: self._ready_at(log, self._project_limit, now, requests)
                     for p, log in self._project_sent.items()}
         return {c: max(self._credential_ready_at(c, now, requests), projects[self._project_of[c]])
-                for c in self.credentials}
+                for c in self.usable}
 
     def _credential_ready_at(self, credential: str, now: float, requests: int) -> float:
         ready = self._ready_at(self._sent[credential], self._credential_limit, now, requests)

@@ -28,7 +28,7 @@ from monitor.engine.events import CrashRecovered, Event, FallingBehind
 from monitor.engine.health import record_skip
 from monitor.engine.heartbeat import Heartbeat, Outcome, RoundProgress, RunStats, RunSummary
 from monitor.engine.inflight import ReadDone, ReadJob, Reads
-from monitor.engine.inspect import SheetPlan, judge, zone_of
+from monitor.engine.inspect import SheetData, SheetPlan, judge, zone_of
 from monitor.engine.outcomes import Fate, Outcomes, RunReport
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.retry import is_last_try
@@ -197,6 +197,7 @@ class Run:
             return True
         if self.outcomes.breaker_blocks(plan, now):
             self._skip(rnd, task, plan, now, "breaker_open")
+            self.outcomes.judge_unreadable(plan, now)  # no read judges it while its breaker is open
             log_event("task_skipped", task_id=task.id, spreadsheet_id=plan.id, status="breaker_open")
             self.checkpoints.save()
             return True
@@ -208,6 +209,8 @@ class Run:
         sent_at = self.clock.time()
         credential, wait = self.pacer.acquire(sent_at)
         if credential is None:
+            if not self.pacer.usable:  # every credential refused: nothing can be read (told as such)
+                return self._stop("no_usable_credential")
             return self._wait(wait, usable)
         # Only now, with a request certain to go out, may an open breaker's probe be spent.
         breaker_before = self.outcomes.breaker_let_through(plan, now)
@@ -281,8 +284,9 @@ class Run:
         try:
             if done.error is not None:
                 raise done.error
+            self.outcomes.credential_worked(flight.credential, now)
             if flight.zone_only:
-                self._zone_read(flight, done.data.time_zone, now)
+                self._zone_read(flight, done.data, now)
                 return
             results = judge(plan, done.data, now, self._zone(plan),
                             last_try=is_last_try(ErrorClass.LOADING, task.attempts))
@@ -302,13 +306,13 @@ class Run:
             log_event("task_done", task_id=task.id, spreadsheet_id=plan.id, attempt=task.attempts,
                       status=verdict, findings=findings, duration_ms=int(done.seconds * 1000))
 
-    def _zone_read(self, flight: InFlight, name: str | None, now: datetime) -> None:
+    def _zone_read(self, flight: InFlight, data: SheetData, now: datetime) -> None:
         """The spreadsheet's time zone came back: keep it and give the task back, due at once, for its
         values read. Not an attempt, and no judgement: that is the values read's. A name this machine
         cannot read fails here, as the read it stands for (monitor.engine.inspect.zone_of)."""
-        plan = flight.plan
+        plan, name = flight.plan, data.time_zone
         zone_of(plan, name)
-        self.outcomes.learned_zone(plan, name, now)
+        self.outcomes.learned_zone(plan, name, data.tabs, now)
         self.report.zones_read += 1
         self.outcomes.give_back_probe(plan, flight.breaker_before)  # the values read is the probe
         self.state.round.release(flight.task)
@@ -334,6 +338,8 @@ class Run:
             retry_in = (task.next_attempt_at - now).total_seconds()
             log_event("task_quota_wait", logging.WARNING, **fields, retry_in_s=round(retry_in, 1),
                       quota=error.quota_scope or "unknown")
+        elif fate is Fate.CREDENTIAL_REFUSED:
+            log_event("credential_refused", logging.ERROR, **fields, credential=flight.credential)
         elif fate is Fate.API_DEGRADED:
             log_event("task_retry", logging.WARNING, **fields, reason="api_degraded")
             self._stop("api_degraded")

@@ -17,6 +17,7 @@ from monitor.core.tracking import Documents, Single, document
 from monitor.engine.api_health import ApiState
 from monitor.engine.breaker import BreakerState
 from monitor.engine.changes import FeedState
+from monitor.engine.credentials import CredentialsState
 from monitor.engine.dlq import DeadLetters
 from monitor.engine.events import Event
 from monitor.engine.health import SheetHealth
@@ -85,6 +86,7 @@ class RunnerState:
     quota = Single()  # QuotaLog | None
     retry_first = Single()  # RetryFirst
     feed = Single()  # FeedState: Drive's change feed as the last round left it
+    credentials = Single()  # CredentialsState: the credentials refused now, told once
 
     def __init__(
         self,
@@ -101,6 +103,7 @@ class RunnerState:
         quota: QuotaLog | None = None,
         retry_first: RetryFirst | None = None,
         feed: FeedState | None = None,
+        credentials: CredentialsState | None = None,
     ) -> None:
         self.changed_singles: set[str] = set()
         self.health: Documents[SheetHealth] = Documents(health)
@@ -115,6 +118,7 @@ class RunnerState:
         self.quota = quota
         self.retry_first = retry_first or RetryFirst()
         self.feed = feed or FeedState()
+        self.credentials = credentials or CredentialsState()
         self.changed_singles.clear()  # as loaded: nothing to save yet
 
     def active_mutes(self, now: datetime) -> dict[str, Mute]:
@@ -126,8 +130,11 @@ class RunnerState:
         return mute is not None and mute.in_force(now)
 
     def is_failing(self, spreadsheet_id: str) -> bool:
-        """Dead-lettered, or its breaker has a record: the last reads of it failed."""
-        return spreadsheet_id in self.dlq or spreadsheet_id in self.breakers
+        """Dead-lettered, its breaker has a record, or its reads fail since the last that worked."""
+        if spreadsheet_id in self.dlq or spreadsheet_id in self.breakers:
+            return True
+        record = self.health.get(spreadsheet_id)
+        return record is not None and record.unreadable is not None
 
     def open_breakers(self) -> list[str]:
         return sorted(sid for sid, breaker in self.breakers.items() if not breaker.is_closed)

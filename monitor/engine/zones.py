@@ -20,7 +20,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from monitor.checks import Check, FreshnessCheck
-from monitor.engine.health import SheetHealth
+from monitor.engine.health import SheetHealth, Tab
 
 ZONE_REFRESH = timedelta(days=1)
 _SPREAD_STEPS = 1000
@@ -40,11 +40,13 @@ def zone_due(record: SheetHealth | None, now: datetime) -> bool:
     return now >= record.zone_due
 
 
-def with_zone(record: SheetHealth | None, spreadsheet_id: str, name: str, now: datetime) -> SheetHealth:
-    """``record`` knowing that the spreadsheet's zone is ``name`` at ``now``, and when to ask again."""
+def with_zone(record: SheetHealth | None, spreadsheet_id: str, name: str, now: datetime,
+              tabs: tuple[Tab, ...] = ()) -> SheetHealth:
+    """``record`` knowing that the spreadsheet's zone is ``name`` at ``now`` (and its ``tabs``, which
+    the same answer gives), and when to ask again."""
     record = record or SheetHealth()
     wait = ZONE_REFRESH if record.time_zone is not None else ZONE_REFRESH * _share_of_day(spreadsheet_id)
-    return replace(record, time_zone=name, zone_due=now + wait)
+    return replace(record, time_zone=name, zone_due=now + wait, tabs=tabs)
 
 
 def zone_reads_per_round(spreadsheets: int, round_interval: timedelta) -> int:

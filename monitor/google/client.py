@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from functools import partial
 from urllib.parse import urlsplit, urlunsplit
 
+import google.auth.exceptions
 import gspread
 import requests
 from google.auth.transport.requests import AuthorizedSession
@@ -30,6 +31,7 @@ from gspread.auth import READONLY_SCOPES
 from gspread.http_client import HTTPClient
 from requests.adapters import HTTPAdapter
 
+from monitor.google.refusals import CredentialUnusable, is_refusal, key_unloadable, refused_for_good
 from monitor.google.token import TokenTransport
 
 # The hosts gspread talks to (Sheets v4 and Drive v3); the seam redirects exactly these.
@@ -74,6 +76,8 @@ class SharedServiceAccount(service_account.Credentials):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._refresh_lock = threading.RLock()  # re-entered: before_request calls refresh
+        self.key_file = ""  # the file it was loaded from, named when Google refuses it
+        self._refusals = 0  # Google's refusals (invalid_grant) since the last token
 
     def before_request(self, request, method, url, headers) -> None:
         # Held for a validity check (microseconds), or for the one token request all others wait for.
@@ -81,8 +85,20 @@ class SharedServiceAccount(service_account.Credentials):
             super().before_request(request, method, url, headers)
 
     def refresh(self, request) -> None:
+        """Fetch a token; raises ``CredentialUnusable`` once Google's refusals say the account or the
+        key is gone (``monitor.google.refusals``), google-auth's own errors otherwise."""
         with self._refresh_lock:
-            super().refresh(request)
+            try:
+                super().refresh(request)
+            except google.auth.exceptions.RefreshError as exc:
+                if isinstance(exc, CredentialUnusable) or not is_refusal(exc):
+                    raise
+                self._refusals += 1
+                problem = refused_for_good(exc, self._refusals, self.key_file, self.service_account_email)
+                if problem is not None:
+                    raise CredentialUnusable(problem) from exc
+                raise
+            self._refusals = 0
 
 
 class TokenTimedSession(AuthorizedSession):
@@ -123,9 +139,20 @@ class CredentialCache:
         with self._lock:
             credentials = self._loaded.get(key)
             if credentials is None:
-                credentials = SharedServiceAccount.from_service_account_file(key, scopes=self._scopes)
+                credentials = load_service_account(key, self._scopes)
                 self._loaded[key] = credentials
             return credentials
+
+
+def load_service_account(key: str, scopes: Iterable[str] = READONLY_SCOPES) -> SharedServiceAccount:
+    """The credentials in file ``key``; ``CredentialUnusable`` when its private key does not load
+    (the config checked the file's shape, not that its PEM text is a key)."""
+    try:
+        credentials = SharedServiceAccount.from_service_account_file(key, scopes=list(scopes))
+    except (ValueError, TypeError, IndexError) as exc:  # cryptography's and google-auth's parse errors
+        raise CredentialUnusable(key_unloadable(key)) from exc
+    credentials.key_file = key
+    return credentials
 
 
 def build_gspread_client(

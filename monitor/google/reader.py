@@ -7,6 +7,7 @@ a library's exception. Implements ``monitor.engine.inspect.SheetReader``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,8 +27,11 @@ from monitor.core.errors import (
     classify,
     quota_scope,
 )
+from monitor.engine.health import Tab
+from monitor.engine.inspect import ZoneAnswer
 from monitor.google import grid, token
 from monitor.google.client import CredentialCache, build_gspread_client
+from monitor.google.refusals import CredentialUnusable, refused_for_now
 
 # Numbers as numbers and dates as serial numbers: the checks compare values, not their display.
 READ_PARAMS = {
@@ -37,8 +41,14 @@ READ_PARAMS = {
 }
 # Google's wording for a range it cannot resolve (a renamed tab, a typo in the config).
 _BAD_RANGE_PREFIX = "Unable to parse range: "
-# spreadsheets.get narrowed to the one property the monitor needs: a small answer, one read of quota.
-ZONE_PARAMS = {"fields": "properties.timeZone"}
+# spreadsheets.get narrowed to what the monitor needs: a small answer, one read of quota. The tabs'
+# ids come in the same answer at no extra cost, so alerts can link to a tab's bad cell.
+ZONE_PARAMS = {"fields": "properties.timeZone,sheets.properties(sheetId,title)"}
+# The tabs a spreadsheet has, asked once its range was refused (a tab renamed or deleted?).
+TABS_PARAMS = {"fields": "sheets.properties.title"}
+_LEAST_TABS_TIMEOUT = 0.5  # seconds: less than this is no time for a request to Google
+# The Sheets API's words for a spreadsheet not shared with the caller.
+_FORBIDDEN = "The caller does not have permission"
 # Google's answer to a request that reached it without any credential carries no ErrorInfo; it is
 # given the reason Google's newer answers to that use, so the table classifies it as the others.
 _MISSING_CREDENTIAL = "The request is missing a valid API key."
@@ -72,7 +82,7 @@ class GspreadReader:
 
     def read(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float) -> list[dict]:
         """Every range in one request; raises SheetReadError, never a requests/gspread/google-auth error."""
-        with classified(timeout, credential):
+        with self._explained(spreadsheet_id, credential, timeout), classified(timeout, credential):
             client = self.client_for(credential, timeout)
             body = client.http_client.values_batch_get(spreadsheet_id, list(ranges), params=dict(READ_PARAMS))
             value_ranges = body["valueRanges"]
@@ -91,7 +101,7 @@ class GspreadReader:
         formulas, from one ``spreadsheets.get`` with grid data (``monitor.google.grid``);
         SheetReadError as read."""
         params = {"ranges": list(ranges), "fields": grid.FIELDS}
-        with classified(timeout, credential):
+        with self._explained(spreadsheet_id, credential, timeout), classified(timeout, credential):
             client = self.client_for(credential, timeout)
             body = client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id, params=params).json()
         try:
@@ -110,16 +120,53 @@ class GspreadReader:
             )
             return response.json()["modifiedTime"]
 
-    def time_zone(self, spreadsheet_id: str, credential: str, timeout: float) -> str:
+    def time_zone(self, spreadsheet_id: str, credential: str, timeout: float) -> ZoneAnswer:
         """The spreadsheet's ``properties.timeZone`` as Google names it ("Europe/Moscow",
-        "GMT-07:00"): one Sheets read, counted against the read quota like a batchGet."""
+        "GMT-07:00"), and its tabs' titles and ids: one Sheets read, counted against the read quota
+        like a batchGet."""
         with classified(timeout, credential):
             client = self.client_for(credential, timeout)
             body = client.http_client.fetch_sheet_metadata(spreadsheet_id, params=dict(ZONE_PARAMS))
             zone = body["properties"]["timeZone"]
             if not isinstance(zone, str):
                 raise ValueError(f"timeZone is {zone!r}")
-            return zone
+            return ZoneAnswer(zone, _tabs_of(body))
+
+    @contextmanager
+    def _explained(self, spreadsheet_id: str, credential: str, timeout: float) -> Iterator[None]:
+        """A refusal a person must act on, given what they need to act: a 403's service-account
+        e-mail (the address to share the spreadsheet with), and on a 400 for a range, the tabs the
+        spreadsheet has (was one renamed?)."""
+        started = time.monotonic()
+        try:
+            yield
+        except SheetReadError as error:
+            if error.http_status == 403 and error.message.startswith(_FORBIDDEN):
+                error.account = self._account(credential)
+            elif error.http_status == 400 and error.range:
+                left = timeout - (time.monotonic() - started)
+                if left >= _LEAST_TABS_TIMEOUT:
+                    error.extra_requests += 1  # counted whatever its answer: Google counts it on arrival
+                    error.tabs = self._tabs(spreadsheet_id, credential, left)
+            raise
+
+    def _account(self, credential: str) -> str | None:
+        client = self.clients.get(credential)
+        email = getattr(client.http_client.auth, "service_account_email", None) if client else None
+        return email if isinstance(email, str) and email else None
+
+    def _tabs(self, spreadsheet_id: str, credential: str, timeout: float) -> tuple[str, ...] | None:
+        """The spreadsheet's tab titles, or None when they cannot be had within ``timeout`` (the
+        read's own, less what it took: the run's deadline holds). One more Sheets read, sent only
+        for a spreadsheet whose range was refused, which is dead-lettered anyway."""
+        try:
+            with classified(timeout, credential):
+                client = self.client_for(credential, timeout)
+                body = client.http_client.fetch_sheet_metadata(spreadsheet_id, params=dict(TABS_PARAMS))
+                titles = tuple(sheet["properties"]["title"] for sheet in body.get("sheets", []))
+        except SheetReadError:
+            return None  # the refusal is told without them
+        return titles if all(isinstance(title, str) for title in titles) else None
 
     def client_for(self, credential: str, timeout: float) -> gspread.Client:
         """This reader's client for ``credential``, its timeout set to ``timeout``."""
@@ -143,10 +190,17 @@ def classified(timeout: float, credential: str | None = None) -> Iterator[None]:
         raise _transient(f"no answer within {timeout:.1f} s") from None
     except requests.ConnectionError as exc:
         raise _transient(f"connection failed: {_reason(exc)}") from None
+    except CredentialUnusable as exc:
+        # The credential's own problem (its key, or Google refusing the account): the run stops using
+        # it; no spreadsheet is blamed and it does not look like Google failing.
+        raise SheetReadError(ErrorClass.TRANSIENT, None, None, exc.problem.text()[:500],
+                             credential_problem=exc.problem) from None
     except google.auth.exceptions.GoogleAuthError as exc:
         # The token endpoint refused or failed: every spreadsheet would fail alike, so this must
         # not dead-letter them one by one; as transient it feeds the whole-API breaker instead.
-        raise _transient(f"token request failed{_for(credential)}: {_token_problem(exc, timeout)}") from None
+        message = f"token request failed{_for(credential)}: {_token_problem(exc, timeout)}"
+        raise SheetReadError(ErrorClass.TRANSIENT, None, None, message,
+                             credential_refused=refused_for_now(exc)) from None
     except (ValueError, KeyError) as exc:  # a 200 whose body is not the JSON we asked for
         raise SheetReadError(ErrorClass.UNCERTAIN, 200, None, f"unreadable answer: {exc!r}"[:300]) from None
 
@@ -171,6 +225,18 @@ def _api_error(exc: APIError, credential: str | None) -> SheetReadError:
         scope = QuotaScope.UNKNOWN if is_html else quota_scope(exc.error)
     return SheetReadError(error_class, response.status_code, google_status, message[:500], range=bad_range,
                           quota_scope=scope)
+
+
+def _tabs_of(body: dict) -> tuple[Tab, ...]:
+    """Each tab's title and ``sheetId`` from a ``sheets.properties`` answer. Google leaves out a field
+    at its default, and the first tab's ``sheetId`` is often 0, so a missing id is 0."""
+    tabs = []
+    for sheet in body.get("sheets", []):
+        properties = sheet.get("properties", {}) if isinstance(sheet, dict) else {}
+        title, gid = properties.get("title"), properties.get("sheetId", 0)
+        if isinstance(title, str) and isinstance(gid, int):
+            tabs.append(Tab(title, gid))
+    return tuple(tabs)
 
 
 def _detail_reason(error: dict, message: str) -> str | None:

@@ -7,6 +7,7 @@ Pure: nothing here knows how a message travels (``monitor.notify.outbox`` keeps 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from monitor.core.timefmt import format_utc
 from monitor.engine.events import (
@@ -19,7 +20,7 @@ from monitor.engine.events import (
     sheet_of,
 )
 from monitor.engine.health import BAD, SheetHealth
-from monitor.notify.messages import Message, fingerprint, listed, messages_for
+from monitor.notify.messages import Message, esc, fingerprint, listed, messages_for
 from monitor.notify.render import Item, render
 from monitor.notify.settings import AlertSettings
 
@@ -57,13 +58,24 @@ def collapse(events: Iterable[Event], muted: frozenset[str] = frozenset()) -> li
     return list(latest.values())
 
 
-def rendered(events: Iterable[Event], muted: frozenset[str] = frozenset()) -> list[tuple[Event, Item]]:
-    """(event, its line) for each collapsed event people hear about, in event order."""
-    return [(event, item) for event in collapse(events, muted) if (item := render(event)) is not None]
+def rendered(events: Iterable[Event], muted: frozenset[str] = frozenset(),
+             owners: Mapping[str, str] | None = None) -> list[tuple[Event, Item]]:
+    """(event, its line) for each collapsed event people hear about, in event order; a line about a
+    spreadsheet with an owner names the owner."""
+    lines = [(event, item) for event in collapse(events, muted) if (item := render(event)) is not None]
+    if not owners:
+        return lines
+    return [(event, with_owner(item, owners.get(sheet_of(event) or ""))) for event, item in lines]
 
 
-def alert_items(events: Iterable[Event], muted: frozenset[str] = frozenset()) -> list[Item]:
-    items = [item for _, item in rendered(events, muted)]
+def with_owner(item: Item, owner: str | None) -> Item:
+    """The line with who answers for its spreadsheet ("@olga" notifies her in Telegram)."""
+    return replace(item, html=f"{item.html} · owner: {esc(owner, 64)}") if owner else item
+
+
+def alert_items(events: Iterable[Event], muted: frozenset[str] = frozenset(),
+                owners: Mapping[str, str] | None = None) -> list[Item]:
+    items = [item for _, item in rendered(events, muted, owners)]
     return sorted(items, key=lambda item: item.rank)  # stable: same rank keeps event order
 
 
@@ -72,15 +84,17 @@ def compose_alert(
     health: Mapping[str, SheetHealth],
     settings: AlertSettings,
     muted: Iterable[str] = (),
+    owners: Mapping[str, str] | None = None,
 ) -> list[Message]:
     """One run's events as ONE grouped message (split only when longer than ``max_length``).
 
     Headline with counts and how many spreadsheets are failing now, then the first ``max_items``
     items, then "+K more". Events of muted spreadsheets are dropped. No alert-worthy event: [].
     The key is the same for the same events, so composing them again after a crash adds nothing.
+    ``owners`` (spreadsheet id -> owner) names who answers for each line's spreadsheet.
     """
     muted = frozenset(muted)
-    items = alert_items(events, muted)
+    items = alert_items(events, muted, owners)
     if not items:
         return []
     counts: dict[str, int] = {}

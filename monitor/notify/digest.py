@@ -13,6 +13,7 @@ from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from monitor.core.timefmt import format_utc
+from monitor.core.zones import wall_clock
 from monitor.engine.health import BAD, ERROR, FAIL, OK, UNKNOWN, WARN, SheetHealth
 from monitor.engine.tasks import Round
 from monitor.notify.documents import AlertMemory
@@ -38,13 +39,14 @@ class Overview:
     open_breakers: int = 0
     muted: frozenset[str] = frozenset()
     reads: int | None = None  # read requests to Google since the last digest, when known
+    named: frozenset[str] = frozenset()  # spreadsheets the same message already names: not repeated
 
 
 def failing_line(sid: str, record: SheetHealth, names: Mapping[str, str], now: datetime) -> str:
     """'🔴 <name> failing for 2h: check: message' for a spreadsheet that is bad now."""
     since = record.down_since or record.since
     how_long = f" for {duration_text((now - since).total_seconds())}" if since else ""
-    found = findings_text(record.findings, limit=1)
+    found = findings_text(record.findings, limit=1, spreadsheet_id=sid)
     verb = "failing" if record.health == FAIL else "not readable"
     return f"🔴 {sheet_link(sid, names.get(sid))} {verb}{how_long}{': ' + found if found else ''}"
 
@@ -94,11 +96,32 @@ def _failing_lines(overview: Overview, now: datetime, settings: AlertSettings, t
     if not bad:
         return []
     bad.sort(key=lambda sid: _longest_failing_first(sid, health[sid]))
+    shown = [sid for sid in bad if sid not in overview.named]
 
     def line(sid: str) -> str:
         return failing_line(sid, health[sid], overview.names, now)
 
-    return [f"{title} ({len(bad)}):", *listed(bad, settings.max_items, line)]
+    above = len(bad) - len(shown)
+    return [f"{title} ({len(bad)}):", *listed(shown, settings.max_items, line)] + (
+        [f"{above} named above"] if above else []
+    )
+
+
+def _warning_lines(overview: Overview, settings: AlertSettings) -> list[str]:
+    """'Warning (N):' and a line per warning, unmuted spreadsheet, by name; [] if none."""
+    health = overview.health
+    warning = sorted(
+        (sid for sid, record in health.items() if sid not in overview.muted and record.health == WARN),
+        key=lambda sid: (overview.names.get(sid) or sid, sid),
+    )
+    if not warning:
+        return []
+
+    def line(sid: str) -> str:
+        found = findings_text(health[sid].findings, limit=1)
+        return f"🟡 {sheet_link(sid, overview.names.get(sid))} warns{': ' + found if found else ''}"
+
+    return [f"Warning ({len(warning)}):", *listed(warning, settings.max_items, line)]
 
 
 def _longest_failing_first(sid: str, record: SheetHealth) -> tuple[bool, datetime, str]:
@@ -173,9 +196,12 @@ def digest_due(now: datetime, last_digest_at: datetime | None, digest_at: time |
 
 def compose_digest(overview: Overview, now: datetime, settings: AlertSettings) -> list[Message]:
     """The daily digest: what is still failing first (longest first), then the counts."""
-    local = now.astimezone(ZoneInfo(settings.timezone))
-    lines = [f"<b>sheet-monitor daily digest</b> {local:%Y-%m-%d %H:%M} {esc(settings.timezone, 40)}", ""]
+    # The team's clock, written as every message writes a moment ("2026-03-02 15:00 UTC+3").
+    clock = f"{wall_clock(now, ZoneInfo(settings.timezone))} ({settings.timezone})"
+    lines = [f"<b>sheet-monitor daily digest</b> {esc(clock)}", ""]
     lines += _failing_lines(overview, now, settings, "Still failing") or ["Nothing is failing."]
+    warnings = _warning_lines(overview, settings)
+    lines += ["", *warnings] if warnings else []
     lines += ["", *_counts_lines(overview)]
     slot = digest_slot(now, settings.digest_at or time(0), settings.timezone)
     return messages_for(f"digest:{format_utc(slot)}", "\n".join(lines), settings.max_length)

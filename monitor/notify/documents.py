@@ -35,6 +35,8 @@ class PendingMessage:
     created_at: UtcTime
     attempts: int = 0
     last_error: DeliveryFailure | None = None
+    chat_id: str | None = None  # a route's chat (monitor.notify.destinations); None: [telegram] chat_id
+    thread_id: int | None = None  # the route's forum topic; with chat_id None, [telegram]'s
 
 
 @document
@@ -47,7 +49,8 @@ class DroppedMessage:
 
 @document
 class Halt:
-    """No message can reach the chat (bad token, chat not found, bot removed), since ``at``."""
+    """No message can reach the chat (bad token, chat not found, bot removed, or every message
+    refused alike: a broken api_base or proxy), since ``at``."""
 
     at: UtcTime
     status: int | None
@@ -62,9 +65,13 @@ class Outbox:
     pending: tuple[PendingMessage, ...] = ()
     sent_keys: tuple[str, ...] = ()  # keys of the latest delivered messages (dedupe on enqueue)
     dropped: tuple[DroppedMessage, ...] = ()  # the latest messages Telegram refused for good
-    halted: Halt | None = None
+    halted: Halt | None = None  # the default chat's ([telegram] chat_id)
+    halts: dict[str, Halt] = field(default_factory=dict)  # routed chats', by their configured chat id
     migrations: dict[str, str] = field(default_factory=dict)  # old chat id -> new (group -> supergroup)
     overflowed: int = 0  # messages dropped because the outbox was full
+    # The key of the message whose request is out, saved before the request: found here by the next
+    # process, that message may have reached the chat, and is sent again marked as possibly repeated.
+    sending: str | None = None
 
 
 @document
@@ -82,10 +89,24 @@ class RoundChanges:
 
 
 @document
+class CrashOutage:
+    """Runs that died mid-round, one after another: the first was told, the others are counted
+    until runs have finished for a while without one dying (``monitor.notify.crashes``)."""
+
+    first_at: UtcTime  # when the first one was told
+    last_at: UtcTime  # when the latest one was taken over
+    runs: int = 1  # runs that died (each one's tasks were taken over by a later run)
+    reclaimed: int = 0  # tasks taken over, all told
+    poisoned: int = 0  # tasks given up as poison (each also told as dead-lettered)
+
+
+@document
 class AlertMemory:
     """Who was alerted when, and what summaries and digests were already sent."""
 
     alerted: dict[str, Alerted] = field(default_factory=dict)  # still bad and told so, by spreadsheet
+    warned: dict[str, Alerted] = field(default_factory=dict)  # still warning and told so
+    crashes: CrashOutage | None = None  # runs dying mid-round, while that lasts
     last_digest_at: UtcTime | None = None  # None: a fresh install, which waits for the next digest time
     summarized_round: str | None = None
     round: RoundChanges | None = None

@@ -1,6 +1,8 @@
 """The optional external heartbeat: one GET to ``[watchdog] heartbeat_url`` after a good run and
 after each healthy watchdog pass, so a service outside this machine (healthchecks.io, Uptime Kuma,
-Better Stack, Cronitor) notices when the whole machine is down.
+Better Stack, Cronitor) notices when the whole machine is down; and one GET to its failure endpoint
+(:func:`failure_url`) after each unhealthy watchdog pass, so that service alerts at once, through its
+own channels, also when Telegram is what broke.
 
 Never fatal and never long: errors are logged and swallowed, and the request runs in a daemon
 thread that the caller waits for at most ``timeout`` seconds in total, because httpx's timeouts do
@@ -12,13 +14,20 @@ from __future__ import annotations
 
 import logging
 import threading
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
 from monitor.core.logs import log_event
 
 DEFAULT_TIMEOUT_SECONDS = 5.0  # a ping service answers in milliseconds; a slow one is not our problem
+
+
+def failure_url(url: str) -> str:
+    """The heartbeat URL's failure endpoint, after healthchecks.io's convention (``/fail`` appended to
+    the ping URL's path, the query kept)."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/fail"))
 
 
 def ping_heartbeat(url: str, client: httpx.Client | None = None, *, timeout: float = DEFAULT_TIMEOUT_SECONDS

@@ -7,36 +7,70 @@ something changed and the same one when nothing did (the caller stores it; see
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
 from monitor.engine.dlq import DeadLetter
-from monitor.engine.events import Event, sheet_of
-from monitor.engine.health import BAD, SheetHealth
+from monitor.engine.events import Event, HealthChanged, ReadableAgain, sheet_of
+from monitor.engine.health import BAD, OK, WARN, SheetHealth
 from monitor.engine.heartbeat import Heartbeat
 from monitor.notify.alerts import rendered
 from monitor.notify.documents import Alerted, AlertMemory, RoundChanges
-from monitor.notify.render import FAILING, RECOVERED
+from monitor.notify.render import FAILING, RECOVERED, WARNING
+
+
+def announced_only(events: Sequence[Event], memory: AlertMemory) -> list[Event]:
+    """The events with every "resolved" left out whose trouble people were never told of (a
+    warning or failure that began and ended within a run, or while its spreadsheet was muted, or
+    before the alert memory knew of warnings). A failure never told that ends in a warning is told
+    as the warning it now is."""
+    told = memory.alerted.keys() | memory.warned.keys()
+    kept: list[Event] = []
+    for event in events:
+        sid = sheet_of(event)
+        if sid is None or sid in told or not _resolves(event):
+            kept.append(event)
+        elif isinstance(event, HealthChanged) and event.current == WARN:
+            kept.append(replace(event, previous=OK, down_for_seconds=None))
+    return kept
+
+
+def _resolves(event: Event) -> bool:
+    if isinstance(event, HealthChanged):
+        return event.previous != event.current and event.current not in BAD
+    return isinstance(event, ReadableAgain) and event.health not in BAD
 
 
 def note_alerts(
     memory: AlertMemory, events: Iterable[Event], now: datetime, muted: Iterable[str] = ()
 ) -> tuple[AlertMemory, int]:
-    """Remember which spreadsheets people were told are bad (and forget recovered ones); also
-    returns how many alert-worthy events there were (for the round summary "on_change")."""
-    alerted = dict(memory.alerted)
+    """Remember which spreadsheets people were told are bad or warning (and forget resolved ones);
+    also returns how many alert-worthy events there were (for the round summary "on_change")."""
+    alerted, warned = dict(memory.alerted), dict(memory.warned)
     worthy = 0
     for event, item in rendered(events, frozenset(muted)):
         worthy += 1
         sid = sheet_of(event)
         if sid is None:
             continue
+        told = Alerted(now, event.name or sid)
         if item.category == FAILING:
-            alerted[sid] = Alerted(now, event.name or sid)
-        elif item.category == RECOVERED:
+            alerted[sid] = told
+            warned.pop(sid, None)
+        elif item.category in (WARNING, RECOVERED):
             alerted.pop(sid, None)
-    return _with_alerted(memory, alerted), worthy
+            warned.pop(sid, None)
+            if item.category == WARNING or _still_warns(event):
+                warned[sid] = told  # "recovered, still warns" tells the warning too
+    memory = _with_alerted(memory, alerted)
+    return (memory if warned == memory.warned else replace(memory, warned=warned)), worthy
+
+
+def _still_warns(event: Event) -> bool:
+    if isinstance(event, HealthChanged):
+        return event.current == WARN
+    return isinstance(event, ReadableAgain) and event.health == WARN
 
 
 def count_round_changes(memory: AlertMemory, round_id: str, changes: int) -> AlertMemory:
@@ -84,11 +118,15 @@ def mark_reminded(
 
 
 def forget_healthy(memory: AlertMemory, health: Mapping[str, SheetHealth]) -> AlertMemory:
-    """Forget spreadsheets no longer bad or no longer configured (keeps the memory bounded)."""
+    """Forget spreadsheets no longer bad (warning) or no longer configured (keeps the memory bounded)."""
     alerted = {
         sid: told for sid, told in memory.alerted.items() if sid in health and health[sid].health in BAD
     }
-    return _with_alerted(memory, alerted)
+    warned = {
+        sid: told for sid, told in memory.warned.items() if sid in health and health[sid].health == WARN
+    }
+    memory = _with_alerted(memory, alerted)
+    return memory if warned == memory.warned else replace(memory, warned=warned)
 
 
 def count_reads(memory: AlertMemory, heartbeat: Heartbeat | None) -> AlertMemory:

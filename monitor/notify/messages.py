@@ -14,12 +14,14 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TypeVar
 from urllib.parse import quote
 
-from monitor.core.durations import format_duration
+from monitor.core.a1 import A1Error, parse_a1, quote_sheet_name
+from monitor.core.durations import human_duration
 from monitor.core.errors import ErrorInfo
+from monitor.core.zones import wall_clock
 from monitor.engine.health import Finding
 from monitor.notify.settings import TELEGRAM_MAX_LENGTH
 
@@ -43,11 +45,27 @@ class Message:
 
 
 def esc(value: object, limit: int = MAX_TEXT) -> str:
-    """Escape any value for Telegram HTML, shortened first so an escape is never cut in half."""
+    """Escape any value for Telegram HTML, shortened first (to whole sentences, or words: see
+    :func:`sentences`) so an escape is never cut in half."""
     text = "" if value is None else str(value)
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return html.escape(text, quote=True)
+    return html.escape(sentences(text, limit), quote=True)
+
+
+def sentences(text: str, limit: int) -> str:
+    """``text`` when it fits in ``limit`` characters, else its whole sentences that do, then "…": a
+    message never ends in the middle of a sentence (or of a command it tells someone to type). A
+    first sentence longer than ``limit`` is cut at a space."""
+    if len(text) <= limit:
+        return text
+    room = limit - 1  # the "…"
+    ends = [match.end() for match in _SENTENCE_END.finditer(text) if match.end() <= room]
+    if ends:
+        return text[: ends[-1]].rstrip() + " …"
+    cut = text.rfind(" ", 0, room)
+    return text[: cut if cut > 0 else room].rstrip() + "…"
+
+
+_SENTENCE_END = re.compile(r"[.!?;](?=\s)")
 
 
 def sheet_url(spreadsheet_id: str) -> str:
@@ -55,41 +73,117 @@ def sheet_url(spreadsheet_id: str) -> str:
     return SHEET_URL.format(quote(spreadsheet_id, safe=""))
 
 
+def tab_url(spreadsheet_id: str, gid: int, cell: str | None = None) -> str:
+    """The address that opens the tab ``gid`` (its ``sheetId``) at ``cell``, as the Sheets UI's own
+    "Get link to this cell" writes it: ``/edit#gid=123&range=H214``."""
+    where = f"&range={quote(cell, safe='')}" if cell else ""
+    return f"{sheet_url(spreadsheet_id)}/edit#gid={gid}{where}"
+
+
 def sheet_link(spreadsheet_id: str, name: str | None) -> str:
-    url = sheet_url(spreadsheet_id)
-    return f'<a href="{html.escape(url, quote=True)}">{esc(name or spreadsheet_id, MAX_NAME)}</a>'
+    return link(sheet_url(spreadsheet_id), esc(name or spreadsheet_id, MAX_NAME))
+
+
+def link(url: str, html_text: str) -> str:
+    return f'<a href="{html.escape(url, quote=True)}">{html_text}</a>'
 
 
 def duration_text(seconds: float | None) -> str:
+    """How long, in words: "2 hours and 5 minutes" (``monitor.core.durations.human_duration``)."""
     if seconds is None:
         return "an unknown time"
-    return format_duration(timedelta(seconds=max(seconds, 0)))
+    return human_duration(max(seconds, 0))
 
 
 def utc_text(moment: datetime | None) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if moment else "an unknown time"
+    """A moment as every message shows one: "2026-03-02 12:00 UTC" (a spreadsheet's own dates are
+    shown on its clock the same way, "2026-03-02 15:00 UTC+3": ``monitor.core.zones.wall_clock``)."""
+    return wall_clock(moment, UTC) if moment else "an unknown time"
 
 
-def findings_text(findings: Sequence[Finding], limit: int = 2) -> str:
-    """'check: message (Sheet!A1, Sheet!B2 +3)' for the first ``limit`` findings, then '+N more'."""
-    parts = []
-    for finding in findings[:limit]:
-        text = f"{esc(finding.check, 80)}: {esc(finding.message)}"
-        cells = finding.cells
-        # The checks' messages already name their first cells; list them only when they do not.
-        if cells and cells[0] not in finding.message:
-            shown = ", ".join(esc(cell, 60) for cell in cells[:MAX_CELLS])
-            more = f" +{len(cells) - MAX_CELLS}" if len(cells) > MAX_CELLS else ""
-            text += f" ({shown}{more})"
-        parts.append(text)
+def since_text(moment: datetime | None, now: datetime) -> str:
+    """"2026-03-02 12:00 UTC (2 hours ago)"."""
+    if moment is None:
+        return "an unknown time"
+    return f"{utc_text(moment)} ({duration_text((now - moment).total_seconds())} ago)"
+
+
+# ---- findings: the tab and the problem in words ---------------------------------------------------
+
+
+def findings_text(findings: Sequence[Finding], limit: int = 2, spreadsheet_id: str | None = None) -> str:
+    """"Stock: 3 cells show #REF! (H214, H215, H216)" for the first ``limit`` findings, then "+N more
+    problems". The tab leads, as people find it in the spreadsheet; a check the admin named is named
+    after it. With the tab's id known (the finding's ``gid``) and ``spreadsheet_id``, the tab links
+    to its first bad cell."""
+    parts = [_finding_text(finding, spreadsheet_id) for finding in findings[:limit]]
     if len(findings) > limit:
-        parts.append(f"+{len(findings) - limit} more findings")
+        parts.append(f"+{len(findings) - limit} more problems")
     return "; ".join(parts)
 
 
+def _finding_text(finding: Finding, spreadsheet_id: str | None) -> str:
+    tab = tab_of(finding)
+    message, cells = finding.message, finding.cells
+    if tab is not None:  # on the tab's own line, "Stock!H214" is just "H214"
+        prefix = quote_sheet_name(tab) + "!"
+        message = message.replace(prefix, "")
+        cells = tuple(cell.removeprefix(prefix) for cell in cells)
+    text = esc(message)
+    # The checks' messages already name their first cells; list them only when they do not.
+    if cells and cells[0] not in message:
+        shown = ", ".join(esc(cell, 60) for cell in cells[:MAX_CELLS])
+        more = f" +{len(cells) - MAX_CELLS}" if len(cells) > MAX_CELLS else ""
+        text += f" ({shown}{more})"
+    lead = _tab_lead(tab, cells[0] if cells else None, finding.gid, spreadsheet_id)
+    if not _is_default_name(finding) and finding.check.casefold() != (tab or "").casefold():
+        named = f"“{esc(finding.check, 80)}”"
+        lead = f"{lead}, {named}" if lead else named
+    return f"{lead}: {text}" if lead else text
+
+
+def _tab_lead(tab: str | None, cell: str | None, gid: int | None, spreadsheet_id: str | None) -> str:
+    if tab is None:
+        return ""
+    if gid is None or spreadsheet_id is None:
+        # Without the tab's id a link can open only the spreadsheet (its first tab), which the
+        # spreadsheet's name already links to. The id comes with the time zone, which is asked only
+        # for spreadsheets with a freshness check on a range: asking it for every spreadsheet would
+        # cost a read each (monitor.engine.zones).
+        return esc(tab, 80)
+    first = cell if cell and "!" not in cell else None
+    return link(tab_url(spreadsheet_id, gid, first), esc(tab, 80))
+
+
+def tab_of(finding: Finding) -> str | None:
+    """The tab a finding is on: its first cell's ("Stock!H214"), else its range's when the check was
+    named after it ("not_empty Stock!A2:A"); None for a check of the file (its modified time) or one
+    an admin named without a cell to go by."""
+    candidates = [*finding.cells[:1]]
+    if _is_default_name(finding):  # "<kind> [aggregate] <range>": a quoted tab may hold spaces
+        where = finding.check[len(finding.kind) + 1:]
+        # Only a threshold names an aggregate ("threshold min Stock!F2:F"), one word before its range.
+        candidates.append(where.partition(" ")[2] if finding.kind == "threshold" else where)
+    for text in candidates:
+        if "!" not in text:
+            continue
+        try:
+            return parse_a1(text).sheet
+        except A1Error:
+            continue
+    return None
+
+
+def _is_default_name(finding: Finding) -> bool:
+    # A check written without a name is named "<kind> [aggregate] <range or source>"
+    # (``monitor.checks.models.default_name``): that name says nothing the line does not.
+    return finding.check == finding.kind or finding.check.startswith(finding.kind + " ")
+
+
 def error_text(error: ErrorInfo) -> str:
-    """'permanent 404: Requested entity was not found at Sheet1!A1'."""
-    head = " ".join(esc(part, 40) for part in (error.error_class, error.http_status) if part is not None)
+    """Google's words: '404: Requested entity was not found at Sheet1!A1'. (How the monitor classed
+    the failure, "permanent" or "transient", is for its logs: the alert already says what it means.)"""
+    head = esc(error.http_status, 40) if error.http_status is not None else ""
     message = esc(error.message)
     # Google's 400 already names the range ("Unable to parse range: X"); say it only when it does not.
     where = f" at {esc(error.range, 80)}" if error.range and error.range not in error.message else ""

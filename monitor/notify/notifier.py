@@ -12,12 +12,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from monitor.engine.events import DeliveryHalted, Event
+from monitor.engine.events import DeliveryHalted, Event, sheet_of
 from monitor.engine.state import RunnerState
-from monitor.notify.alerts import compose_alert
+from monitor.notify.alerts import compose_alert, rendered
+from monitor.notify.crashes import fold_crashes
+from monitor.notify.destinations import DEFAULT, Destination, all_halts
 from monitor.notify.digest import Overview, compose_reminder, daily_digest, round_summary
 from monitor.notify.documents import AlertMemory, Halt, Outbox
 from monitor.notify.memory import (
+    announced_only,
     count_reads,
     count_round_changes,
     due_reminders,
@@ -27,8 +30,9 @@ from monitor.notify.memory import (
     note_alerts,
     reads_known,
 )
-from monitor.notify.messages import Message
+from monitor.notify.messages import Message, fingerprint, messages_for
 from monitor.notify.outbox import DEFAULT_SEND_BUDGET, DeliveryResult, deliver, enqueue
+from monitor.notify.routing import Routing, routed
 from monitor.notify.settings import AlertSettings
 from monitor.notify.telegram import Sender
 
@@ -67,6 +71,7 @@ def notify(
     names: Mapping[str, str] | None = None,
     checkpoint: Callable[[Outbox, AlertMemory], None] | None = None,
     budget: int | None = DEFAULT_SEND_BUDGET,
+    routing: Routing | None = None,
 ) -> NotifyReport:
     """Turn the state's pending events (and owed reminders, summary, digest) into messages in the
     outbox, remove those events from ``state.events``, checkpoint, then deliver oldest first.
@@ -75,25 +80,31 @@ def notify(
     their own). ``checkpoint(outbox, memory)`` is the caller's save: called once the composed
     messages are in the outbox and their events removed (so a crash after it re-sends from the
     outbox, never re-composes a different message), then after each send. Events added to the state
-    meanwhile (none in one thread) stay for the next pass.
+    meanwhile (none in one thread) stay for the next pass. ``routing`` says which chat hears about
+    which spreadsheet, and who owns it (default: one chat, no owners).
     """
     pending = state.events.pending()
-    memory, messages = compose_all(state, [event for _, event in pending], memory, settings, names, now)
-    outbox, enqueued = enqueue(outbox, messages, now)
+    memory, composed = compose_all(state, [event for _, event in pending], memory, settings, names, now,
+                                   routing or Routing())
+    enqueued = 0
+    for destination, messages in composed.items():
+        outbox, added = enqueue(outbox, messages, now, destination)
+        enqueued += added
     state.events.remove([key for key, _ in pending])
     if checkpoint:
         checkpoint(outbox, memory)
-    halted_before = outbox.halted
+    halts_before = all_halts(outbox)
     outbox, results = deliver(
         outbox, sender, now, budget, (lambda sent: checkpoint(sent, memory)) if checkpoint else None
     )
+    new_halts = [halt for chat, halt in all_halts(outbox).items() if halts_before.get(chat) != halt]
     return NotifyReport(
         outbox=outbox,
         memory=memory,
         enqueued=enqueued,
         results=tuple(results),
-        halted=outbox.halted,
-        newly_halted=outbox.halted is not None and outbox.halted != halted_before,
+        halted=new_halts[0] if new_halts else outbox.halted,
+        newly_halted=bool(new_halts),
     )
 
 
@@ -104,30 +115,72 @@ def compose_all(
     settings: AlertSettings,
     names: Mapping[str, str] | None,
     now: datetime,
-) -> tuple[AlertMemory, list[Message]]:
-    """This run's alert, then reminders, the round summary and the digest, as owed; and the alert
-    memory as it is after composing them."""
+    routing: Routing | None = None,
+) -> tuple[AlertMemory, dict[Destination, list[Message]]]:
+    """This run's alert, reminders, the round summary and the digest, as owed, as ONE message per
+    chat (split only when longer than ``max_length``): each chat's alert, reminder, summary and digest
+    about its own spreadsheets (``routing``); and the alert memory as it is after composing them.
+
+    What the team hears for each change is docs/operations.md's table "What the team hears": the
+    run's events less the resolutions of what nobody was told and the crashes already told.
+    """
+    routing = routing or Routing()
     muted = frozenset(state.active_mutes(now))
     known = known_names(memory, state.dlq, names)
-    messages = compose_alert(events, state.health, settings, muted)
+    run_id = state.heartbeat.run_id if state.heartbeat else ""
+    events, memory = fold_crashes(announced_only(events, memory), memory, now, run_id)
+    composed: dict[Destination, list[Message]] = {DEFAULT: []}
+    for destination, part in routing.split_events(events).items():
+        health = {sid: record for sid, record in state.health.items() if routing.of(sid) == destination}
+        composed[destination] = compose_alert(part, health, settings, muted, routing.owners)
     memory, changes = note_alerts(memory, events, now, muted)
     memory = forget_healthy(memory, state.health)
     if state.round is not None:
         memory = count_round_changes(memory, state.round.id, changes)
 
     due = due_reminders(state.health, memory, now, settings.reminder_every, muted)
-    messages += compose_reminder(due, state.health, known, now, settings)
+    for destination, part in routing.split(due, lambda sid: sid).items():
+        reminder = compose_reminder(part, state.health, known, now, settings)
+        composed.setdefault(destination, []).extend(reminder)
     memory = mark_reminded(memory, due, known, now)
 
     memory = count_reads(memory, state.heartbeat)
-    overview = Overview(
-        health=state.health,
+    # Named above in the same message: a summary's list leaves them out rather than repeat them.
+    named = {*due, *(sheet_of(event) for event, _ in rendered(events, muted))}
+    summarized = memory
+    for destination in routing.chats():
+        # The memory a summary or digest leaves does not depend on what it lists: the same for each.
+        overview = _overview(state, known, muted, summarized, routing, destination, named)
+        memory, summary = round_summary(summarized, state.round, overview, now, settings)
+        memory, digest = daily_digest(memory, overview, now, settings)
+        composed.setdefault(destination, []).extend(summary + digest)
+    return memory, {destination: routed(destination, one_message(messages, settings.max_length))
+                    for destination, messages in composed.items() if messages}
+
+
+def _overview(state: RunnerState, known: Mapping[str, str], muted: frozenset[str], memory: AlertMemory,
+              routing: Routing, destination: Destination, named: set[str | None]) -> Overview:
+    """What a summary or digest in ``destination``'s chat reports: its own spreadsheets; Google's
+    reads, the monitor's, in the default chat only."""
+    def ours(sid: str | None) -> bool:
+        return sid is not None and routing.of(sid) == destination
+
+    return Overview(
+        health={sid: record for sid, record in state.health.items() if ours(sid)},
         names=known,
-        dlq_size=len(state.dlq),
-        open_breakers=len(state.open_breakers()),
+        dlq_size=sum(1 for sid in state.dlq if ours(sid)),
+        open_breakers=sum(1 for sid in state.open_breakers() if ours(sid)),
         muted=muted,
-        reads=reads_known(memory),
+        reads=reads_known(memory) if destination == DEFAULT else None,
+        named=frozenset(sid for sid in named if ours(sid)),
     )
-    memory, summary = round_summary(memory, state.round, overview, now, settings)
-    memory, digest = daily_digest(memory, overview, now, settings)
-    return memory, messages + summary + digest
+
+
+def one_message(messages: Sequence[Message], max_length: int) -> list[Message]:
+    """The run's messages joined into one (one message per run: a summary a second after the alert
+    read as a repeat), split again only when longer than ``max_length``. Its key is made of theirs,
+    so the same parts composed again are recognised."""
+    if len(messages) <= 1:
+        return list(messages)
+    key = "run:" + fingerprint([message.key for message in messages])
+    return messages_for(key, "\n\n".join(message.text for message in messages), max_length)

@@ -3,14 +3,21 @@
 The outbox is a value (``monitor.notify.documents.Outbox``); every function here returns the outbox
 as it is after, and the caller stores it in the state it saves.
 
-Delivery order and duplicates: messages go oldest first, and the first retryable failure stops the
-pass, so a later message never overtakes an earlier one. Telegram has no idempotency key, so a
-message Telegram accepted is sent again when we never learnt it was accepted: the process died
-before the outbox recorded it, or the answer was lost (a read timeout; a run near its deadline
-gives a request as little as 1 s). :func:`deliver` records each message and calls ``checkpoint``
-(the caller's atomic state save) right after each send, and stops at the first retryable failure,
-so either way a pass duplicates at most one message. A caller that passes no checkpoint and saves
-only at the end widens the crash window to everything sent in the pass.
+Delivery order and duplicates: messages go oldest first, each to its destination (a route's chat and
+topic, or the default chat: ``monitor.notify.destinations``), and a chat's first retryable failure
+stops that chat for the pass, so a later message never overtakes an earlier one in a chat. Telegram
+has no idempotency key, so a message Telegram accepted is sent again when we never learnt it was
+accepted: the process died before the outbox recorded it, or the answer was lost (a read timeout; a
+run near its deadline gives a request as little as 1 s). :func:`deliver` records each message and
+calls ``checkpoint`` (the caller's atomic state save) right after each send, and stops at the first
+retryable failure, so either way a pass duplicates at most one message. A caller that passes no
+checkpoint and saves only at the end widens the crash window to everything sent in the pass.
+
+That one possible repeat is marked: the message's key is saved as ``Outbox.sending`` before its
+request goes out, and cleared once Telegram answered. A message found still marked was perhaps
+delivered, and goes again under :data:`RESENT_NOTE`, so people can tell a repeat from news. (The Bot
+API offers no way to ask whether it arrived: a bot cannot read the chat's history, and editing or
+deleting a message needs the ``message_id`` that came with the lost answer.)
 """
 
 from __future__ import annotations
@@ -23,6 +30,15 @@ from typing import IO, NamedTuple
 
 from monitor.core.logs import log_event
 from monitor.core.timefmt import format_utc
+from monitor.notify.destinations import (
+    DEFAULT,
+    Destination,
+    Router,
+    as_router,
+    destination_of,
+    halt_of,
+    with_halt,
+)
 from monitor.notify.documents import (
     DROPPED_KEPT,
     MAX_PENDING,
@@ -34,7 +50,9 @@ from monitor.notify.documents import (
     PendingMessage,
 )
 from monitor.notify.messages import Message
+from monitor.notify.settings import TELEGRAM_MAX_LENGTH
 from monitor.notify.telegram import (
+    ChatPacing,
     DeliveryError,
     PermanentChatError,
     PrintingSender,
@@ -43,9 +61,20 @@ from monitor.notify.telegram import (
     TelegramSender,
 )
 
+# Put above a message sent again after its first request may have reached the chat.
+RESENT_NOTE = (
+    "↻ <i>Sent again: the previous attempt stopped before Telegram answered. If the same message "
+    "is just above, this one repeats it.</i>"
+)
+
 # Sends per notify pass: one group-minute's worth (Telegram: 20/min to a group), so delivery adds
 # at most ~20 s of pacing to a run; a backlog drains over the next runs, oldest first.
 DEFAULT_SEND_BUDGET = 20
+# Messages in a row Telegram refuses with one same status and description before delivery to that
+# chat halts: one message refused is the message's fault; three distinct messages refused word for
+# word alike is a channel that refuses everything (a wrong api_base, a proxy answering 400). Two
+# would halt on a pair of too-long messages composed together; more costs more requests each pass.
+HALT_AFTER_ALIKE = 3
 
 
 class Enqueued(NamedTuple):
@@ -53,15 +82,18 @@ class Enqueued(NamedTuple):
     added: int  # messages not already pending or delivered
 
 
-def enqueue(outbox: Outbox, messages: Iterable[Message], now: datetime) -> Enqueued:
-    """Add each message unless one with the same key is pending or was delivered. Beyond
-    ``MAX_PENDING`` the oldest pending messages go (counted in ``overflowed``, logged)."""
+def enqueue(outbox: Outbox, messages: Iterable[Message], now: datetime,
+            destination: Destination = DEFAULT) -> Enqueued:
+    """Add each message, for ``destination``, unless one with the same key is pending or was
+    delivered. Beyond ``MAX_PENDING`` the oldest pending messages go (counted in ``overflowed``,
+    logged)."""
     known = set(outbox.sent_keys) | {entry.key for entry in outbox.pending}
     fresh = []
     for message in messages:
         if message.key not in known:
             known.add(message.key)
-            fresh.append(PendingMessage(message.key, message.text, now))
+            fresh.append(PendingMessage(message.key, message.text, now, chat_id=destination.chat_id,
+                                        thread_id=destination.thread_id))
     if not fresh:
         return Enqueued(outbox, 0)
     pending = (*outbox.pending, *fresh)
@@ -83,19 +115,27 @@ def sender_for(
     *,
     clock: object | None = None,
     client: object | None = None,
-) -> Sender:
-    """The composition root's sender: Telegram when ``Config.telegram`` is enabled (chat and token
-    known), sent to where remembered migrations lead; otherwise a printer on ``stream``."""
+    wrap: Callable[[Sender], Sender] | None = None,
+) -> Sender | Router:
+    """The composition root's sender: when ``Config.telegram`` is enabled (chat and token known), a
+    router to Telegram, each chat followed where remembered migrations lead, one pacing per chat
+    whatever its topics; otherwise a printer on ``stream``. ``wrap`` (the run's deadline) is put
+    around each sender."""
     if not getattr(telegram_config, "enabled", False):
         return PrintingSender(stream)
-    return TelegramSender(
-        telegram_config.bot_token.get_secret_value(),
-        chat_id_for(outbox, telegram_config.chat_id),
-        telegram_config.api_base,
-        thread_id=telegram_config.message_thread_id,
-        client=client,
-        clock=clock,
-    )
+    token = telegram_config.bot_token.get_secret_value()
+    pacings: dict[str, ChatPacing] = {}
+
+    def make(destination: Destination) -> Sender:
+        chat, thread = destination
+        if chat is None:
+            chat, thread = telegram_config.chat_id, telegram_config.message_thread_id
+        chat = chat_id_for(outbox, chat)
+        sender = TelegramSender(token, chat, telegram_config.api_base, thread_id=thread, client=client,
+                                clock=clock, pacing=pacings.setdefault(chat, ChatPacing()))
+        return wrap(sender) if wrap else sender
+
+    return Router(make)
 
 
 def chat_id_for(outbox: Outbox, configured: str | int) -> str:
@@ -126,61 +166,130 @@ class Delivery(NamedTuple):
     results: list[DeliveryResult]
 
 
+class _Pass:
+    """What one delivery pass has learnt so far, per chat."""
+
+    def __init__(self) -> None:
+        self.stopped: set[str] = set()  # chats not tried again in this pass
+        # chat -> messages refused for themselves with one same answer, not dropped yet: a refusal
+        # is the message's own only once another message to that chat fares otherwise
+        self.held: dict[str, list[tuple[PendingMessage, DeliveryError]]] = {}
+        self.results: list[DeliveryResult] = []
+        self.attempts = 0
+
+
 def deliver(
     outbox: Outbox,
-    sender: Sender,
+    sender: Sender | Router,
     now: datetime,
     budget: int | None = DEFAULT_SEND_BUDGET,
     checkpoint: Callable[[Outbox], None] | None = None,
 ) -> Delivery:
-    """Send pending messages oldest first, at most ``budget`` attempts (None: no limit).
+    """Send pending messages oldest first, at most ``budget`` attempts (None: no limit), each to its
+    destination (``sender`` a :class:`Router`; a plain sender takes them all).
 
-    Stops at the first retryable failure (the message stays, with attempts and last_error) and at a
-    chat-wide refusal (``halted`` is set and logged once; the messages stay for when the config is
-    fixed, and each later pass costs one request, not a storm). A message Telegram refuses by
-    itself is dropped and remembered in ``dropped``. ``checkpoint(outbox)`` runs after every
-    attempt with the outbox as it is then: the only window for a duplicate is between a send and
-    that call. Returns the final outbox and a result per attempt.
+    Per chat: stops at the first retryable failure (the message stays, with attempts and
+    last_error) and at a chat-wide refusal (the chat's halt is set and logged once; the messages
+    stay for when the config is fixed, and each later pass costs one request, not a storm). A
+    message Telegram refuses by itself is dropped and remembered in ``dropped``, once another
+    message to the chat fares otherwise; when ``HALT_AFTER_ALIKE`` messages in a row are refused
+    with the same status and description, the channel is broken, not the messages (a wrong
+    api_base, a proxy answering 400): the chat halts and they are all kept. ``checkpoint(outbox)``
+    runs after every attempt with the outbox as it is then: the only window for a duplicate is
+    between a send and that call; it also runs before each send, with the message marked as being
+    sent. Returns the final outbox and a result per message decided.
     """
-    results: list[DeliveryResult] = []
-    while outbox.pending and (budget is None or len(results) < budget):
-        outbox, result = attempt(outbox, sender, now)
-        results.append(result)
+    router, progress = as_router(sender), _Pass()
+    for entry in outbox.pending:
+        if budget is not None and progress.attempts >= budget:
+            break
+        destination = destination_of(entry)
+        if destination.chat_key in progress.stopped:
+            continue
+        resend = outbox.sending == entry.key  # a process before this one sent it and never learnt more
+        outbox = replace(outbox, sending=entry.key)
+        if checkpoint:
+            checkpoint(outbox)  # saved before the request: see the module docstring
+        outbox = _attempt(outbox, entry, router.sender(destination), now, progress, resend)
         if checkpoint:
             checkpoint(outbox)
-        if result.outcome == "kept":
-            break
-    return Delivery(outbox, results)
+    for held in progress.held.values():  # undecided: tried again next pass
+        progress.results += [_result(entry, "kept", error, now) for entry, error in held]
+    return Delivery(outbox, progress.results)
 
 
-def attempt(outbox: Outbox, sender: Sender, now: datetime) -> tuple[Outbox, DeliveryResult]:
-    """Try the oldest pending message once: the outbox as it is after, and what became of it."""
-    entry = outbox.pending[0]
+def _attempt(outbox: Outbox, entry: PendingMessage, sender: Sender, now: datetime, progress: _Pass,
+             resend: bool = False) -> Outbox:
+    """Try ``entry`` once (``resend``: marked as perhaps repeated); the outbox as it is after, what
+    became of it in ``progress``."""
+    chat = destination_of(entry).chat_key
     chat_before = getattr(sender, "chat_id", None)
+    progress.attempts += 1
     try:
-        sent = sender.send(entry.text)
-    except PermanentChatError as error:
-        return _halted(_kept(outbox, error, now), error, chat_before, now), _result(entry, "kept", error, now)
+        sent = sender.send(resent_text(entry.text) if resend else entry.text)
     except DeliveryError as error:
-        if error.permanent:
-            return _dropped(outbox, error, now), _result(entry, "dropped", error, now)
-        log_event(
-            "telegram_delivery_deferred",
-            logging.WARNING,
-            key=entry.key,
-            attempts=entry.attempts + 1,
-            error=error.description,
-            pending=len(outbox.pending),
-        )
-        return _kept(outbox, error, now), _result(entry, "kept", error, now)
-    log_event(
-        "telegram_sent",
-        key=entry.key,
-        message_id=sent.message_id,
-        chat_id=sent.chat_id,
-        waited_runs=entry.attempts,
-    )
-    return _sent(outbox, sent, chat_before), DeliveryResult(entry.key, "sent", None, sent.message_id)
+        # Telegram answered (a status): it did not take the message. No answer: it may have.
+        outbox = replace(outbox, sending=outbox.sending if error.status is None else None)
+        return _failed(outbox, entry, error, chat, chat_before, now, progress)
+    log_event("telegram_sent", key=entry.key, message_id=sent.message_id, chat_id=sent.chat_id,
+              waited_runs=entry.attempts, resent=resend)
+    outbox = replace(outbox, sending=None)
+    outbox = _drop_held(outbox, progress, chat, now)  # another message went: their refusals were their own
+    progress.results.append(DeliveryResult(entry.key, "sent", None, sent.message_id))
+    return _sent(outbox, entry, sent, chat, chat_before)
+
+
+def resent_text(text: str) -> str:
+    """``text`` under :data:`RESENT_NOTE`, or as it is when the note would make it too long."""
+    marked = f"{RESENT_NOTE}\n\n{text}"
+    return marked if len(marked) <= TELEGRAM_MAX_LENGTH else text
+
+
+def _failed(outbox: Outbox, entry: PendingMessage, error: DeliveryError, chat: str, chat_before: object,
+            now: datetime, progress: _Pass) -> Outbox:
+    """Telegram did not take ``entry``: the chat halted, the message held as refused, or kept."""
+    if isinstance(error, PermanentChatError):
+        progress.stopped.add(chat)
+        progress.results.append(_result(entry, "kept", error, now))
+        return _halted(_kept(outbox, entry, error, now), chat, error, chat_before, now)
+    if error.permanent:
+        return _refused(outbox, entry, error, now, progress, chat_before)
+    progress.stopped.add(chat)
+    log_event("telegram_delivery_deferred", logging.WARNING, key=entry.key, attempts=entry.attempts + 1,
+              error=error.description, pending=len(outbox.pending))
+    progress.results.append(_result(entry, "kept", error, now))
+    return _kept(outbox, entry, error, now)
+
+
+def _refused(outbox: Outbox, entry: PendingMessage, error: DeliveryError, now: datetime,
+             progress: _Pass, chat_id: object = None) -> Outbox:
+    """Telegram refused ``entry`` for itself: held until the chat's next message tells whether the
+    refusal is the message's or the channel's."""
+    chat = destination_of(entry).chat_key
+    held = progress.held.get(chat, [])
+    if held and not _alike(held[-1][1], error):
+        outbox = _drop_held(outbox, progress, chat, now)  # refused differently: each for itself
+        held = []
+    outbox = _kept(outbox, entry, error, now)
+    held.append((entry, error))
+    progress.held[chat] = held
+    if len(held) < HALT_AFTER_ALIKE:
+        return outbox
+    del progress.held[chat]
+    progress.stopped.add(chat)
+    progress.results += [_result(kept, "kept", refusal, now) for kept, refusal in held]
+    return _halted(outbox, chat, error, chat_id, now, alike=len(held))
+
+
+def _alike(first: DeliveryError, second: DeliveryError) -> bool:
+    return (first.status, first.description) == (second.status, second.description)
+
+
+def _drop_held(outbox: Outbox, progress: _Pass, chat: str, now: datetime) -> Outbox:
+    for entry, error in progress.held.pop(chat, []):
+        outbox = _dropped(outbox, entry, error, now)
+        progress.results.append(_result(entry, "dropped", error, now))
+    return outbox
 
 
 def failure_of(error: DeliveryError, now: datetime | None = None) -> DeliveryFailure:
@@ -194,27 +303,30 @@ def _result(entry: PendingMessage, outcome: str, error: DeliveryError, now: date
     return DeliveryResult(entry.key, outcome, failure_of(error, now))
 
 
-def _kept(outbox: Outbox, error: DeliveryError, now: datetime) -> Outbox:
-    """The head stays, one attempt more and why; the next pass tries it first."""
-    head = outbox.pending[0]
-    head = replace(head, attempts=head.attempts + 1, last_error=failure_of(error, now))
-    return replace(outbox, pending=(head, *outbox.pending[1:]))
+def _without(outbox: Outbox, key: str) -> tuple[PendingMessage, ...]:
+    return tuple(entry for entry in outbox.pending if entry.key != key)
 
 
-def _dropped(outbox: Outbox, error: DeliveryError, now: datetime) -> Outbox:
-    head = outbox.pending[0]
-    log_event("telegram_message_refused", logging.ERROR, key=head.key, error=error.description)
-    dropped = DroppedMessage(head.key, head.created_at, now, failure_of(error))
-    return replace(outbox, pending=outbox.pending[1:], dropped=(*outbox.dropped, dropped)[-DROPPED_KEPT:])
+def _kept(outbox: Outbox, entry: PendingMessage, error: DeliveryError, now: datetime) -> Outbox:
+    """The message stays in its place, one attempt more and why; the next pass tries it again."""
+    kept = replace(entry, attempts=entry.attempts + 1, last_error=failure_of(error, now))
+    return replace(outbox, pending=tuple(kept if e.key == entry.key else e for e in outbox.pending))
 
 
-def _sent(outbox: Outbox, sent: Sent, chat_before: object) -> Outbox:
-    head = outbox.pending[0]
-    sent_keys = (*outbox.sent_keys, head.key)[-SENT_KEYS_KEPT:]
-    outbox = replace(outbox, pending=outbox.pending[1:], sent_keys=sent_keys)
-    if outbox.halted is not None:
-        log_event("telegram_delivery_resumed", halted_since=format_utc(outbox.halted.at))
-        outbox = replace(outbox, halted=None)
+def _dropped(outbox: Outbox, entry: PendingMessage, error: DeliveryError, now: datetime) -> Outbox:
+    log_event("telegram_message_refused", logging.ERROR, key=entry.key, error=error.description)
+    dropped = DroppedMessage(entry.key, entry.created_at, now, failure_of(error))
+    return replace(outbox, pending=_without(outbox, entry.key),
+                   dropped=(*outbox.dropped, dropped)[-DROPPED_KEPT:])
+
+
+def _sent(outbox: Outbox, entry: PendingMessage, sent: Sent, chat: str, chat_before: object) -> Outbox:
+    sent_keys = (*outbox.sent_keys, entry.key)[-SENT_KEYS_KEPT:]
+    outbox = replace(outbox, pending=_without(outbox, entry.key), sent_keys=sent_keys)
+    halt = halt_of(outbox, chat)
+    if halt is not None:
+        log_event("telegram_delivery_resumed", halted_since=format_utc(halt.at), chat_id=halt.chat_id)
+        outbox = with_halt(outbox, chat, None)
     if chat_before is not None and sent.chat_id != str(chat_before):
         log_event(
             "telegram_chat_migrated",
@@ -227,15 +339,19 @@ def _sent(outbox: Outbox, sent: Sent, chat_before: object) -> Outbox:
     return outbox
 
 
-def _halted(outbox: Outbox, error: PermanentChatError, chat_id: object, now: datetime) -> Outbox:
-    if outbox.halted is not None and outbox.halted.description == error.description:
-        return outbox  # already said once; the next pass tries one message again, quietly
-    log_event(
-        "telegram_delivery_halted",
-        logging.ERROR,
-        status=error.status,
-        error=error.description,
-        hint="check the bot token, the chat id and that the bot is still in the chat",
-    )
+def _halted(outbox: Outbox, chat: str, error: DeliveryError, chat_id: object, now: datetime, *,
+            alike: int = 0) -> Outbox:
+    """The chat's halt recorded (logged once per description). ``alike``: how many messages in a
+    row were refused with this one answer (0: Telegram refused the chat itself)."""
+    before = halt_of(outbox, chat)
+    if before is not None and before.description == error.description:
+        return outbox  # already said once; the next pass tries again, quietly
+    if alike:
+        hint = (f"{alike} messages in a row were refused with this same answer: the channel is broken, "
+                f"not the messages; check api_base and any proxy in between")
+    else:
+        hint = "check the bot token, the chat id and that the bot is still in the chat"
+    log_event("telegram_delivery_halted", logging.ERROR, status=error.status, error=error.description,
+              chat_id=None if chat_id is None else str(chat_id), hint=hint)
     halt = Halt(now, error.status, error.description, None if chat_id is None else str(chat_id))
-    return replace(outbox, halted=halt)
+    return with_halt(outbox, chat, halt)

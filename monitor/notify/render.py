@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from functools import singledispatch
 
-from monitor.core.remedies import remedy
+from monitor.core.remedies import problem, remedy
+from monitor.core.wording import counted
 from monitor.engine.events import (
     ApiDegraded,
     ApiRecovered,
@@ -21,12 +22,15 @@ from monitor.engine.events import (
     ChangeFeedFailing,
     ChangeFeedRecovered,
     CrashRecovered,
+    CredentialRefused,
+    CredentialWorksAgain,
     DeadLettered,
     DeliveryHalted,
     Event,
     FallingBehind,
     HealthChanged,
     ReadableAgain,
+    RunsFinishAgain,
     SheetEvent,
     SpreadsheetRestored,
     SpreadsheetTrashed,
@@ -71,6 +75,10 @@ def _link(event: SheetEvent) -> str:
     return sheet_link(event.spreadsheet_id, event.name) + tags
 
 
+def _found(event: HealthChanged | ReadableAgain) -> str:
+    return findings_text(event.findings, spreadsheet_id=event.spreadsheet_id)
+
+
 def _colon(text: str) -> str:
     return f": {text}" if text else ""
 
@@ -80,7 +88,7 @@ def _colon(text: str) -> str:
 
 @render.register(HealthChanged)
 def _health_changed(event: HealthChanged) -> Item | None:
-    found = findings_text(event.findings)
+    found = _found(event)
     if event.current in BAD:
         verb = "is failing" if event.current == FAIL else "could not be checked"
         return Item(10, FAILING, f"🔴 {_link(event)} {verb}{_colon(found)}")
@@ -97,17 +105,21 @@ def _health_changed(event: HealthChanged) -> Item | None:
 
 @render.register(DeadLettered)
 def _dead_lettered(event: DeadLettered) -> Item:
-    attempts = event.attempts
-    tries = f" after {esc(attempts)} attempt{'s' * (attempts != 1)}" if attempts else ""
-    fix = remedy(event.error)
-    to_fix = f"; to fix: {esc(fix)}" if fix else ""
-    return Item(10, FAILING, f"🔴 {_link(event)} could not be read{tries}: {error_text(event.error)}{to_fix}")
+    # What is wrong and what to do lead, in words; Google's own words follow for whoever digs.
+    tries = f" after {counted(event.attempts, 'attempt')}" if event.attempts else ""
+    what, fix = problem(event.error), remedy(event.error)
+    if what is None:
+        text = f"🔴 {_link(event)} could not be read{tries}: {error_text(event.error)}"
+        return Item(10, FAILING, text + (f". To fix: {esc(fix)}" if fix else ""))
+    to_fix = f" To fix: {esc(fix)}." if fix else ""
+    google = f" (Google: {error_text(event.error)})"
+    return Item(10, FAILING, f"🔴 {_link(event)} cannot be read: {esc(what)}.{to_fix}{google}")
 
 
 @render.register(ReadableAgain)
 def _readable_again(event: ReadableAgain) -> Item:
     after = f"after {duration_text(event.down_for_seconds)}"
-    found = findings_text(event.findings)
+    found = _found(event)
     if event.health == FAIL:  # readable again, but its checks fail: still bad
         return Item(10, FAILING, f"🔴 {_link(event)} can be read again {after} but is failing: {found}")
     warns = f", still warns: {found}" if event.health == WARN and found else ""
@@ -116,7 +128,8 @@ def _readable_again(event: ReadableAgain) -> Item:
 
 @render.register(BreakerOpened)
 def _breaker_opened(event: BreakerOpened) -> Item:
-    text = f"⏸ {_link(event)}: checks paused after {esc(event.consecutive_failures)} failures in a row"
+    failures = counted(event.consecutive_failures, "failure")
+    text = f"⏸ {_link(event)}: checks paused after {failures} in a row"
     if event.probe_at:
         text += f", next try {utc_text(event.probe_at)}"
     return Item(30, PAUSED, text)
@@ -149,7 +162,7 @@ def _restored(event: SpreadsheetRestored) -> Item:
 @render.register(ApiDegraded)
 def _api_degraded(event: ApiDegraded) -> Item:
     text = (
-        f"🟠 Google API degraded: {esc(event.failing_in_a_row)} spreadsheets failed "
+        f"🟠 Google API degraded: {counted(event.failing_in_a_row, 'spreadsheet')} failed "
         "in a row; the run stopped early and the next one probes first"
     )
     if event.last_error is not None:  # a token or credential refused reads differently from Sheets down
@@ -161,6 +174,24 @@ def _api_degraded(event: ApiDegraded) -> Item:
 def _api_recovered(event: ApiRecovered) -> Item:
     since = f" (degraded since {utc_text(event.degraded_since)})"
     return Item(50, RECOVERED, f"✅ Google API answers again{since}")
+
+
+@render.register(CredentialRefused)
+def _credential_refused(event: CredentialRefused) -> Item:
+    account = f" ({esc(event.email)})" if event.email else ""
+    text = (f"🔑 Credential {esc(event.credential)}{account} cannot read: {esc(event.problem)}. "
+            f"The runs read with the other credentials meanwhile. To fix: {esc(event.fix)}")
+    return Item(0, "credential refused", text)
+
+
+@render.register(CredentialWorksAgain)
+def _credential_works_again(event: CredentialWorksAgain) -> Item:
+    since = f" (refused since {utc_text(event.refused_since)})"
+    return Item(50, RECOVERED, f"✅ Credential {esc(_file_name(event.credential))} reads again{since}")
+
+
+def _file_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
 
 
 @render.register(ChangeFeedFailing)
@@ -180,7 +211,7 @@ def _change_feed_recovered(event: ChangeFeedRecovered) -> Item:
 def _falling_behind(event: FallingBehind) -> Item:
     text = (
         f"🐢 Falling behind: the round started {utc_text(event.round_started_at)} "
-        f"has {esc(event.done)} of {esc(event.total)} spreadsheets done"
+        f"has {event.done} of {counted(event.total, 'spreadsheet')} done"
     )
     return Item(1, "falling behind", text)
 
@@ -188,10 +219,21 @@ def _falling_behind(event: FallingBehind) -> Item:
 @render.register(CrashRecovered)
 def _crash_recovered(event: CrashRecovered) -> Item:
     text = (
-        f"♻️ The previous run died mid-round: {esc(event.reclaimed)} tasks taken "
-        f"over, {esc(event.poisoned)} given up as poison"
+        f"♻️ The previous run died mid-round: {counted(event.reclaimed, 'task')} taken "
+        f"over, {event.poisoned} given up as poison"
     )
     return Item(2, "crash recovered", text)
+
+
+@render.register(RunsFinishAgain)
+def _runs_finish_again(event: RunsFinishAgain) -> Item:
+    poison = f", {event.poisoned} given up as poison" if event.poisoned else ""
+    text = (
+        f"✅ Runs finish again: {counted(event.runs, 'run')} died mid-round between "
+        f"{utc_text(event.first_at)} and {utc_text(event.last_at)} "
+        f"({counted(event.reclaimed, 'task')} taken over{poison})"
+    )
+    return Item(50, RECOVERED, text)
 
 
 @render.register(StateRestored)

@@ -9,8 +9,10 @@ into that small family with a ``permanent`` flag (after healthchecks' transports
   error (:class:`RateLimited`), so the outbox keeps the message;
 - 400 with ``migrate_to_chat_id``: the group became a supergroup; the sender switches to the new id,
   resends, and reports the new id in :attr:`Sent.chat_id` (the caller stores it);
-- 401, 403 (blocked, kicked), 404, "chat not found": permanent for the chat (``scope="chat"``);
-  other 400s: permanent for that message only (``scope="message"``);
+- 401, 403 (blocked, kicked), 404, "chat not found", and a 4xx that is not a Bot API answer (a
+  proxy's page): permanent for the chat (``scope="chat"``); other 400s: permanent for that message
+  only (``scope="message"``), which the outbox holds until another message tells whether the
+  message or the channel is at fault;
 - 5xx, timeouts, refused connections: retryable.
 
 Pacing: at most one message a second to a chat and 20 a minute to a group, counted on the clock's
@@ -27,7 +29,7 @@ import html
 import logging
 import re
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Protocol
 
 import httpx
@@ -96,6 +98,15 @@ class PermanentChatError(DeliveryError):
     scope = "chat"
 
 
+@dataclass
+class ChatPacing:
+    """When messages last went to one chat, on the clock's monotonic reading: shared by the senders
+    of one chat's topics, since Telegram's limits count the chat."""
+
+    last_sent: float | None = None
+    group_sends: deque[float] = field(default_factory=deque)
+
+
 @dataclass(frozen=True)
 class Sent:
     message_id: int | None
@@ -121,6 +132,7 @@ class TelegramSender:
         max_wait: float = 60.0,
         max_rate_limit_retries: int = 3,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        pacing: ChatPacing | None = None,
     ) -> None:
         if not token:
             raise ValueError("a bot token is required")
@@ -135,8 +147,7 @@ class TelegramSender:
         self._clock = clock or SystemClock()
         self.max_wait = max_wait
         self.max_rate_limit_retries = max_rate_limit_retries
-        self._last_sent: float | None = None
-        self._group_sends: deque[float] = deque()
+        self._pacing = pacing or ChatPacing()
 
     def __repr__(self) -> str:
         return (
@@ -183,6 +194,12 @@ class TelegramSender:
         if status == 429:
             retry_after = float((answer.get("parameters") or {}).get("retry_after") or 1)
             raise RateLimited(description, status=429, retry_after=retry_after)
+        if "ok" not in answer and 400 <= status < 500:
+            # Not the Bot API's envelope: whatever answers at api_base (a proxy, another server)
+            # refuses the request, not Telegram the message; no message can pass it.
+            raise PermanentChatError(
+                f"{self.api_base} answered HTTP {status} without a Bot API answer: a wrong api_base or "
+                f"a proxy in between", status=status)
         raise classify(status, description)
 
     def _paced_post(self, text: str) -> tuple[dict, int]:
@@ -233,14 +250,15 @@ class TelegramSender:
         a wait longer than ``max_wait`` is a retryable error instead, so a run never hangs on it."""
         now = self._clock.monotonic()
         wait = 0.0
-        if self._last_sent is not None:
-            wait = max(wait, self._last_sent + PER_CHAT_INTERVAL - now)
+        pacing = self._pacing
+        if pacing.last_sent is not None:
+            wait = max(wait, pacing.last_sent + PER_CHAT_INTERVAL - now)
         if self._is_group():
             limit, window = GROUP_WINDOW
-            while self._group_sends and self._group_sends[0] <= now - window:
-                self._group_sends.popleft()
-            if len(self._group_sends) >= limit:
-                wait = max(wait, self._group_sends[-limit] + window - now)
+            while pacing.group_sends and pacing.group_sends[0] <= now - window:
+                pacing.group_sends.popleft()
+            if len(pacing.group_sends) >= limit:
+                wait = max(wait, pacing.group_sends[-limit] + window - now)
         if wait > self.max_wait:
             raise RetryableDeliveryError(
                 f"paced: the next message may go in {wait:.0f}s", retry_after=wait
@@ -250,9 +268,9 @@ class TelegramSender:
 
     def _record_send(self) -> None:
         now = self._clock.monotonic()
-        self._last_sent = now
+        self._pacing.last_sent = now
         if self._is_group():
-            self._group_sends.append(now)
+            self._pacing.group_sends.append(now)
 
 
 def _retry_after(retry_state: RetryCallState) -> float:

@@ -1,4 +1,5 @@
-"""A fake Telegram Bot API (``/bot<token>/sendMessage``, ``getMe``) that enforces Telegram's rules.
+"""A fake Telegram Bot API (``/bot<token>/sendMessage``, ``getMe``, ``getChat``) that enforces
+Telegram's rules.
 
 An app for ``HTTPServerThread``: ``FakeTelegram(clock)``. This module routes a request (token ->
 method) and holds the fake's state; the checks of a send, in the order the real Bot API applies
@@ -23,6 +24,7 @@ from monitor.core.clock import SystemClock
 from . import telegram_control
 from .http import Request, Response
 from .telegram_errors import TelegramError, not_found, ok
+from .telegram_get_chat import get_chat
 from .telegram_limits import FloodControl, Window
 from .telegram_model import Bot, Chat, SentMessage, default_chat_type
 from .telegram_params import request_parameters
@@ -96,6 +98,11 @@ class FakeTelegram:
             raise TelegramError(401, "Unauthorized")
         if method == "getme":
             return "getMe", ok(bot.me())
+        if method == "getchat":
+            try:
+                return "getChat", get_chat(self, request_parameters(request))
+            except TelegramError as error:
+                return "getChat", error.response()
         if method == "sendmessage":
             try:
                 return "sendMessage", send_message(self, bot, request_parameters(request))

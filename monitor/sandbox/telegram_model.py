@@ -65,6 +65,10 @@ class Chat:
             data["is_forum"] = True
         return data
 
+    def full_info(self) -> dict:
+        """``getChat``'s ChatFullInfo: the chat's public fields and the two every chat has."""
+        return {**self.public(), "accent_color_id": 0, "max_reaction_count": 11}
+
     def describe(self) -> dict:
         """The chat and its sandbox behaviour, for ``/_sandbox/chats``."""
         return {

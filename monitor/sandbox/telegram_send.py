@@ -36,7 +36,7 @@ def send_message(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Respon
         raise bad_request("message text is empty")
     parse_mode = params.get("parse_mode") or None
     plain, entities = _parse(raw_text, parse_mode, fake.strict_ampersand)
-    chat = _resolve_chat(fake.chats, params.get("chat_id", ""))
+    chat = resolve_chat(fake.chats, params.get("chat_id", ""))
     thread_id = _thread(chat, params.get("message_thread_id"))
     plain, entities = _trim(plain, entities)
     if not plain:
@@ -45,7 +45,7 @@ def send_message(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Respon
         raise bad_request("message is too long")
     preview_disabled = _preview_disabled(params)
     if chat.blocked:
-        raise TelegramError(403, _blocked_description(chat))
+        raise TelegramError(403, blocked_description(chat))
     now = fake.clock.time()
     _flood_check(fake, chat, now)
 
@@ -81,7 +81,7 @@ def _parse(text: str, parse_mode: str | None, strict_ampersand: bool) -> tuple[s
     return parsed.text, parsed.entities
 
 
-def _resolve_chat(chats: dict[int, Chat], chat_id: str) -> Chat:
+def resolve_chat(chats: dict[int, Chat], chat_id: str) -> Chat:
     chat_id = chat_id.strip()
     if not chat_id:
         raise bad_request("chat_id is empty")
@@ -164,7 +164,7 @@ def _preview_disabled(params: dict[str, str]) -> bool:
     return options.get("is_disabled") is True
 
 
-def _blocked_description(chat: Chat) -> str:
+def blocked_description(chat: Chat) -> str:
     if chat.type == "private":
         return "Forbidden: bot was blocked by the user"
     if chat.type == "channel":

@@ -10,6 +10,7 @@ One document per key, as Apps Script's PropertiesService holds JSON strings::
     quota                  QuotaLog           mute/<sheet id>      Mute
     retry_first            RetryFirst         event/<sequence>     an Event (with its "kind")
     feed                   FeedState          damaged/<key>        an entry set aside (see repository)
+    credentials            CredentialsState
     outbox                 Outbox
     alerts                 AlertMemory
 
@@ -32,6 +33,7 @@ from pydantic import TypeAdapter, ValidationError
 from monitor.engine.api_health import ApiState
 from monitor.engine.breaker import BreakerState
 from monitor.engine.changes import FeedState
+from monitor.engine.credentials import CredentialsState
 from monitor.engine.dlq import DeadLetter
 from monitor.engine.events import BY_KIND, Event
 from monitor.engine.health import SheetHealth
@@ -117,16 +119,20 @@ def _adapter(document_type: Any) -> TypeAdapter:
 
 # Version 2 added ``unread`` (spreadsheets the round judged without a read: Drive said unchanged).
 ROUND = Kind("round", RoundInfo, version=2)
-# Version 2 added ``quarantined_at`` (read alone after a run died with it in flight among others).
-TASK = Kind("task", Task, version=2, prefix="task/")
+# Version 2 added ``quarantined_at`` (read alone after a run died with it in flight among others);
+# version 3 an error's ``account`` and ``tabs`` (what a person needs to act on a refusal).
+TASK = Kind("task", Task, version=3, prefix="task/")
 # Version 2 added the last read (``read_at``, ``checks``, ``moments``) and Drive's ``changed_at``;
-# version 3 the spreadsheet's time zone (``time_zone``, ``zone_due``).
-HEALTH = Kind("health", SheetHealth, version=3, prefix="health/")
+# version 3 the spreadsheet's time zone (``time_zone``, ``zone_due``); version 4 its ``tabs`` and a
+# finding's ``gid`` (links to a tab's bad cell); version 5 its failing reads (``unreadable``).
+HEALTH = Kind("health", SheetHealth, version=5, prefix="health/")
 BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
-DLQ = Kind("dlq", DeadLetter, prefix="dlq/")
+# Version 2: an error's ``account`` and ``tabs``.
+DLQ = Kind("dlq", DeadLetter, version=2, prefix="dlq/")
 MUTE = Kind("mute", Mute, prefix="mute/")
-# Version 2 added ``last_error`` to ``api_degraded`` (what failed: Sheets, the token endpoint, the key).
-EVENT = EventKind("event", Event, version=2, prefix="event/")
+# Version 2 added ``last_error`` to ``api_degraded`` (what failed: Sheets, the token endpoint, the key);
+# version 3 an error's ``account`` and ``tabs``, and a finding's ``gid``.
+EVENT = EventKind("event", Event, version=3, prefix="event/")
 HEARTBEAT = Kind("heartbeat", Heartbeat, version=2)
 RUNS = Kind("runs", RunHistory)
 API = Kind("api", ApiState)
@@ -134,14 +140,18 @@ QUOTA = Kind("quota", QuotaLog, version=2)
 RETRY_FIRST = Kind("retry_first", RetryFirst)
 # Version 2 added ``trashed`` (configured spreadsheets Drive reported in its trash, since when).
 FEED = Kind("feed", FeedState, version=2)
-OUTBOX = Kind("outbox", Outbox)
-ALERTS = Kind("alerts", AlertMemory)
+CREDENTIALS = Kind("credentials", CredentialsState)
+# Version 2 added ``sending`` (the message whose request may have reached Telegram); version 3 each
+# message's destination (``chat_id``, ``thread_id``: routes) and the routed chats' halts (``halts``).
+OUTBOX = Kind("outbox", Outbox, version=3)
+# Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded).
+ALERTS = Kind("alerts", AlertMemory, version=2)
 
 # RunnerState/State attribute -> kind, for the collections and the single documents.
 FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DLQ, "mutes": MUTE}
 SINGLES: Mapping[str, Kind] = {
     "heartbeat": HEARTBEAT, "runs": RUNS, "api": API, "quota": QUOTA, "retry_first": RETRY_FIRST,
-    "feed": FEED, "outbox": OUTBOX, "alerts": ALERTS,
+    "feed": FEED, "credentials": CREDENTIALS, "outbox": OUTBOX, "alerts": ALERTS,
 }
 KINDS: Mapping[str, Kind] = {
     kind.name: kind for kind in (ROUND, TASK, EVENT, *FAMILIES.values(), *SINGLES.values())
@@ -167,6 +177,12 @@ def _health_time_zone(value: Any) -> Any:
     config's zone, not the spreadsheet's: with none known, its next round reads it (and its zone)
     instead of judging it again from moments that may be off by hours (monitor.engine.changes)."""
     return {"time_zone": None, "zone_due": None, **value} if isinstance(value, dict) else value
+
+
+def _health_unreadable(value: Any) -> Any:
+    """health 4 -> 5 added ``unreadable``, the streak of failing reads: an older record's streak is not
+    known, so it starts at the next failed read."""
+    return {"unreadable": None, **value} if isinstance(value, dict) else value
 
 
 def _task_quarantine(value: Any) -> Any:
@@ -210,6 +226,36 @@ def _feed_trash(value: Any) -> Any:
     return {"trashed": {}, **value} if isinstance(value, dict) else value
 
 
+def _optional_fields_added(value: Any) -> Any:
+    """Fields added with a default, nested where a step cannot name them all (an error's ``account``
+    and ``tabs`` in a task's history, a finding's ``gid``, a health record's ``tabs``): the older
+    document reads as it is, each one taking its default (None, or no tabs). The version is bumped
+    so that an older release refuses the newer state rather than set its entries aside as damaged."""
+    return value
+
+
+def _outbox_destinations(value: Any) -> Any:
+    """outbox 2 -> 3 added routes: every message went to the default chat, no routed chat halted."""
+    if not isinstance(value, dict):
+        return value
+    pending = [
+        {"chat_id": None, "thread_id": None, **entry} if isinstance(entry, dict) else entry
+        for entry in value.get("pending", [])
+    ]
+    return {"halts": {}, **value, "pending": pending}
+
+
+def _outbox_sending(value: Any) -> Any:
+    """outbox 1 -> 2 added ``sending``: a release before it marked no message as being sent."""
+    return {"sending": None, **value} if isinstance(value, dict) else value
+
+
+def _alerts_warned(value: Any) -> Any:
+    """alerts 1 -> 2 added ``warned`` and ``crashes``: before it, no warning was remembered as told
+    and no crash was being folded."""
+    return {"warned": {}, "crashes": None, **value} if isinstance(value, dict) else value
+
+
 # UPGRADES[(kind name, n)] turns the JSON value of a version-n document into version n + 1. Each step
 # leaves a value already in the newer shape as it is, so a document saved in it under a schema that
 # still said n (saved before the next whole save rewrote the schema) reads the same.
@@ -217,11 +263,19 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("round", 1): _round_unread,
     ("health", 1): _health_last_read,
     ("health", 2): _health_time_zone,
+    ("health", 3): _optional_fields_added,
+    ("health", 4): _health_unreadable,
     ("task", 1): _task_quarantine,
+    ("task", 2): _optional_fields_added,
+    ("dlq", 1): _optional_fields_added,
+    ("event", 2): _optional_fields_added,
     ("quota", 1): _quota_per_project,
     ("heartbeat", 1): _heartbeat_read_measures,
     ("event", 1): _event_last_error,
     ("feed", 1): _feed_trash,
+    ("outbox", 1): _outbox_sending,
+    ("outbox", 2): _outbox_destinations,
+    ("alerts", 1): _alerts_warned,
 }
 
 

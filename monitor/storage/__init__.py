@@ -4,7 +4,7 @@ Callers import from here; the submodules are the backends' parts.
 """
 
 from monitor.storage.contract import RUN_LOCK, PropertyStore, StoreLock
-from monitor.storage.errors import LockHeld, StateError, StateUnreadable, StateVersionError
+from monitor.storage.errors import LockHeld, StateError, StateUnreadable, StateVersionError, StateWriteError
 from monitor.storage.file_store import FileStore
 from monitor.storage.location import PROPERTIES, FileLocation, MemoryLocation, StateLocation, location_of
 from monitor.storage.lock import FlockLock
@@ -31,6 +31,7 @@ __all__ = [
     "StatePaths",
     "StateUnreadable",
     "StateVersionError",
+    "StateWriteError",
     "StoreLock",
     "location_of",
 ]

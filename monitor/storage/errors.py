@@ -20,3 +20,21 @@ class StateVersionError(StateError):
 
 class LockHeld(StateError):
     """Another holder has the lock (raised by ``with lock:``; ``acquire`` answers False instead)."""
+
+
+class StateWriteError(StateError, OSError):
+    """The state folder cannot be written: no permission, a read-only filesystem, a full disk.
+
+    Raised instead of the ``OSError`` by every write of the file backend; the state on disk is as the
+    last write that succeeded left it. An ``OSError`` too, with the original ``errno``, so callers
+    that handled the bare error keep working. The message says what, where and how to fix it
+    (``monitor.storage.writability``).
+    """
+
+    def __init__(self, message: str, errno: int | None = None, path: str | None = None) -> None:
+        OSError.__init__(self, message)
+        self.errno = errno
+        self.path = path
+
+    def __str__(self) -> str:
+        return str(self.args[0])

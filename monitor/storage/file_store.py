@@ -44,6 +44,7 @@ from monitor.storage.lock import FlockLock
 from monitor.storage.paths import StatePaths
 from monitor.storage.recovery import open_state
 from monitor.storage.snapshot import SnapshotFile
+from monitor.storage.writability import writing
 
 # Mid-run compaction once the journal is larger than the snapshot (and at least this): replaying it
 # then costs readers no more than reading the snapshot again, disk use stays within ~4 x the state,
@@ -82,18 +83,19 @@ class FileStore(PropertyStore):
         self.paths = StatePaths(Path(path))
         self.path = self.paths.snapshot
         self.backup_path = self.paths.backup
-        if not read_only:
-            ensure_private_dir(self.paths.directory)
-            # Only the writer may clean up: a reader could delete a temp file a live writer is filling.
-            for target in self.paths.files:
-                remove_stale_temp_files(target)
-        opened = open_state(
-            self.paths,
-            writable=not read_only,
-            now=(clock or SystemClock()).now(),
-            schema_version=schema_version,
-            migrations=migrations,
-        )
+        with writing(self.paths.directory) if not read_only else contextlib.nullcontext():
+            if not read_only:
+                ensure_private_dir(self.paths.directory)
+                # Only the writer may clean up: a reader could delete a temp file a live writer is filling.
+                for target in self.paths.files:
+                    remove_stale_temp_files(target)
+            opened = open_state(
+                self.paths,
+                writable=not read_only,
+                now=(clock or SystemClock()).now(),
+                schema_version=schema_version,
+                migrations=migrations,
+            )
         super().__init__(opened.properties, read_only=read_only, restore_report=opened.report)
         self.schema_version = schema_version
         self.generation = opened.generation  # of the snapshot on disk
@@ -108,10 +110,11 @@ class FileStore(PropertyStore):
         self._journal: JournalWriter | None = None
         if read_only:
             return
-        if opened.reusable_journal_size is not None:
-            self._journal = JournalWriter(self.paths.journal, opened.reusable_journal_size)
-        if opened.needs_compaction:
-            self._compact(self._properties, opened.next_generation)
+        with writing(self.paths.directory):
+            if opened.reusable_journal_size is not None:
+                self._journal = JournalWriter(self.paths.journal, opened.reusable_journal_size)
+            if opened.needs_compaction:
+                self._compact(self._properties, opened.next_generation)
 
     @classmethod
     def in_dir(cls, state_dir: str | Path, **kwargs: Any) -> FileStore:
@@ -126,6 +129,11 @@ class FileStore(PropertyStore):
     # -- PropertyStore ----------------------------------------------------------------------------
 
     def _persist(self, changed: dict[str, str], removed: list[str]) -> None:
+        # Every failure to write says why in words (permissions, read-only filesystem, full disk).
+        with writing(self.paths.directory):
+            self._write_change(changed, removed)
+
+    def _write_change(self, changed: dict[str, str], removed: list[str]) -> None:
         self._check_sole_writer()
         if self._journal is None:
             if self._journal_records or not self._has_snapshot:
@@ -152,7 +160,8 @@ class FileStore(PropertyStore):
         if self._journal is not None and self._journal.size > self._compaction_threshold():
             # The change is durable in the journal; if this compaction fails, the error propagates
             # but nothing is lost, and the next update compacts again.
-            self._compact(self._properties, self.generation + 1)
+            with writing(self.paths.directory):
+                self._compact(self._properties, self.generation + 1)
 
     def _lock(self, name: str) -> FlockLock:
         return FlockLock(self.paths.lock(name))
@@ -161,7 +170,8 @@ class FileStore(PropertyStore):
         """Compact if the journal holds anything (a writer), then release the journal's file."""
         try:
             if not self.read_only and self._journal_records:
-                self._compact(self._properties, self.generation + 1)
+                with writing(self.paths.directory):
+                    self._compact(self._properties, self.generation + 1)
         finally:
             self._drop_journal()
 

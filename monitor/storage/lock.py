@@ -18,6 +18,7 @@ from filelock import FileLock, Timeout
 from monitor.storage.contract import RUN_LOCK, StoreLock
 from monitor.storage.files import PRIVATE_FILE_MODE, ensure_private_dir
 from monitor.storage.paths import StatePaths
+from monitor.storage.writability import writing
 
 
 class FlockLock(StoreLock):
@@ -40,11 +41,13 @@ class FlockLock(StoreLock):
     def acquire(self, timeout: float) -> bool:
         if self.held:
             return True
-        ensure_private_dir(self.path.parent)
-        try:
-            self._lock.acquire(timeout=timeout, poll_interval=0.05)
-        except Timeout:
-            return False
+        # A lock file that cannot be created or opened (another owner, a read-only filesystem) says so.
+        with writing(self.path.parent):
+            ensure_private_dir(self.path.parent)
+            try:
+                self._lock.acquire(timeout=timeout, poll_interval=0.05)
+            except Timeout:
+                return False
         return True
 
     def release(self) -> None:

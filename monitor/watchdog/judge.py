@@ -6,6 +6,10 @@ Nothing here does I/O; ``monitor.watchdog.watch`` reads the state and keeps the 
 
 Verdicts, checked in this order (the first that applies wins):
 
+- ``config_broken``: the monitor's config does not load, so every run exits at once (the watchdog
+  read its own parts leniently: ``monitor.config.lenient``);
+- ``state_unwritable``: this user cannot save a state in the state folder (another owner, a
+  read-only filesystem, a full disk): runs cannot save, so they cannot tell anyone either;
 - ``state_missing``: there is no state file;
 - ``state_unreadable``: the state file and its last good copy cannot be used;
 - ``stuck``: a run started and has not finished after its budget + ``stuck_grace``;
@@ -14,6 +18,10 @@ Verdicts, checked in this order (the first that applies wins):
   instant later is silent;
 - ``failing``: the last ``failed_runs`` finished runs all ended in an outcome other than ``ok`` or
   ``nothing_to_do`` (today: ``degraded``);
+- ``delivery_halted``: the runs work but Telegram refuses a chat as a whole (a wrong bot token, a chat
+  not found, the bot removed, a channel refusing every message alike): nobody hears the alerts, so the
+  monitor is not healthy whatever the runs say. The watchdog then prints and pings the heartbeat
+  URL's failure endpoint, as it cannot count on Telegram;
 - ``healthy``.
 
 Times are aware UTC throughout: local time would make daylight-saving changes look like an hour of
@@ -27,9 +35,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from monitor.config import WatchdogConfig
-from monitor.core.timefmt import format_utc
+from monitor.core.wording import counted
 from monitor.engine.heartbeat import GOOD_OUTCOMES, Heartbeat, RunSummary
-from monitor.notify.messages import duration_text
+from monitor.notify.documents import Halt
+from monitor.notify.messages import duration_text, since_text
 
 HEALTHY = "healthy"
 SILENT = "silent"
@@ -37,7 +46,11 @@ STUCK = "stuck"
 FAILING = "failing"
 STATE_MISSING = "state_missing"
 STATE_UNREADABLE = "state_unreadable"
-STATUSES = (HEALTHY, SILENT, STUCK, FAILING, STATE_MISSING, STATE_UNREADABLE)
+STATE_UNWRITABLE = "state_unwritable"
+CONFIG_BROKEN = "config_broken"
+DELIVERY_HALTED = "delivery_halted"
+STATUSES = (HEALTHY, SILENT, STUCK, FAILING, STATE_MISSING, STATE_UNREADABLE, STATE_UNWRITABLE,
+            DELIVERY_HALTED, CONFIG_BROKEN)
 
 
 @dataclass(frozen=True)
@@ -71,6 +84,17 @@ class RunnerReading:
     runs: tuple[RunSummary, ...] = ()  # oldest first
     error: str | None = None  # why it is unreadable
     migrations: dict[str, str] = field(default_factory=dict)  # chat migrations the runner's outbox learnt
+    unwritable: str | None = None  # why a run cannot save in the state folder, with the fix
+    halts: dict[str, Halt] = field(default_factory=dict)  # chats refusing the runner's messages, by chat
+
+
+@dataclass(frozen=True)
+class ConfigTrouble:
+    """The monitor's config does not load: since when (the file's last change) and what is wrong."""
+
+    since: datetime
+    first: str  # the first problem with its place and fix: "monitor.toml:12: sheets[0].id: ... (fix: ...)"
+    more: int = 0  # problems besides it
 
 
 @dataclass(frozen=True)
@@ -90,24 +114,29 @@ class Verdict:
         return self.status == HEALTHY
 
 
-def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings) -> Verdict:
-    """Judge the runner from ``reading``; ``now`` must be aware."""
+def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings,
+             config: ConfigTrouble | None = None) -> Verdict:
+    """Judge the runner from ``reading`` (and ``config``, the config's problems if it does not load);
+    ``now`` must be aware."""
     if now.tzinfo is None:
         raise ValueError("naive datetime: the watchdog compares aware UTC times only")
+    if config is not None:
+        return _config_broken(config, now)
+    if reading.unwritable:
+        # First: it explains every other symptom (no heartbeat saved, no run finishing).
+        return Verdict(STATE_UNWRITABLE, reading.unwritable, last_finished_at=_last_finished(reading))
     if not reading.exists:
         return Verdict(STATE_MISSING, "the state file does not exist: no run has ever saved, or it was "
                        "deleted or moved")
     if not reading.readable:
         return Verdict(STATE_UNREADABLE, f"the state file cannot be read: {reading.error or 'unknown error'}")
     heartbeat, runs = reading.heartbeat, reading.runs
-    finished = [run.finished_at for run in runs]
-    if heartbeat is not None and heartbeat.finished_at is not None:
-        finished.append(heartbeat.finished_at)
-    last_finished = max(finished, default=None)
+    last_finished = _last_finished(reading)
     return (
         _stuck(heartbeat, last_finished, now, settings)
         or _silent(heartbeat, last_finished, now, settings)
         or _failing(runs, last_finished, settings)
+        or _delivery_halted(reading.halts, last_finished, now)
         or Verdict(
             HEALTHY,
             f"last run finished at {_ago(now, last_finished)}",
@@ -115,6 +144,21 @@ def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings) 
             healthy_since=_healthy_since(runs, settings.max_silence) or last_finished,
         )
     )
+
+
+def _config_broken(config: ConfigTrouble, now: datetime) -> Verdict:
+    since = min(config.since, now)
+    shown = f"{since:%H:%M} UTC" if since.date() == now.date() else f"{since:%Y-%m-%d %H:%M} UTC"
+    count = f" ({config.more + 1} problems; the first)" if config.more else ""
+    return Verdict(CONFIG_BROKEN, f"the monitor's config is broken since {shown}{count}: {config.first}",
+                   began_at=since)
+
+
+def _last_finished(reading: RunnerReading) -> datetime | None:
+    finished = [run.finished_at for run in reading.runs]
+    if reading.heartbeat is not None and reading.heartbeat.finished_at is not None:
+        finished.append(reading.heartbeat.finished_at)
+    return max(finished, default=None)
 
 
 def _stuck(heartbeat: Heartbeat | None, last_finished: datetime | None, now: datetime,
@@ -157,8 +201,23 @@ def _failing(runs: Sequence[RunSummary], last_finished: datetime | None,
     outcomes = ", ".join(run.outcome for run in failed[-settings.failed_runs:])
     return Verdict(
         FAILING,
-        f"the last {len(failed)} runs did not end well ({outcomes})",
+        f"the last {counted(len(failed), 'run')} did not end well ({outcomes})",
         began_at=failed[0].started_at,
+        last_finished_at=last_finished,
+    )
+
+
+def _delivery_halted(halts: dict[str, Halt], last_finished: datetime | None, now: datetime) -> Verdict | None:
+    if not halts:
+        return None
+    first = min(halts.values(), key=lambda halt: halt.at)
+    chats = ", ".join(sorted(halt.chat_id or "?" for halt in halts.values()))
+    status = f"{first.status} " if first.status is not None else ""
+    return Verdict(
+        DELIVERY_HALTED,
+        f"Telegram refuses the runner's messages to chat {chats} since {_ago(now, first.at)}: "
+        f"{status}{first.description}",
+        began_at=first.at,
         last_finished_at=last_finished,
     )
 
@@ -187,4 +246,4 @@ def _healthy_since(runs: Sequence[RunSummary], max_silence: timedelta) -> dateti
 
 
 def _ago(now: datetime, moment: datetime) -> str:
-    return f"{format_utc(moment)} ({duration_text((now - moment).total_seconds())} ago)"
+    return since_text(moment, now)

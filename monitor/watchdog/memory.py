@@ -15,13 +15,16 @@ from datetime import datetime
 
 from monitor.core.timefmt import UtcTime, format_utc
 from monitor.core.tracking import document
-from monitor.notify.messages import Message, duration_text, esc
+from monitor.notify.messages import Message, duration_text, esc, sentences, utc_text
 from monitor.watchdog.judge import (
+    CONFIG_BROKEN,
+    DELIVERY_HALTED,
     FAILING,
     HEALTHY,
     SILENT,
     STATE_MISSING,
     STATE_UNREADABLE,
+    STATE_UNWRITABLE,
     STUCK,
     Verdict,
     WatchdogSettings,
@@ -33,6 +36,9 @@ _TITLES = {
     FAILING: "Monitor runs failing",
     STATE_MISSING: "Monitor state file missing",
     STATE_UNREADABLE: "Monitor state file unreadable",
+    CONFIG_BROKEN: "Monitor config broken",
+    STATE_UNWRITABLE: "Monitor cannot save its state",
+    DELIVERY_HALTED: "Alerts cannot reach Telegram",
 }
 _HINTS = {
     SILENT: "Check cron (<code>crontab -l</code>), the run's log and the machine.",
@@ -41,6 +47,14 @@ _HINTS = {
     FAILING: "Google may be degraded: see the run's log and the alerts before this one.",
     STATE_MISSING: "Check <code>state_dir</code> in the config and that the state folder exists.",
     STATE_UNREADABLE: "Runs cannot start either; see the Runbook in docs/operations.md.",
+    CONFIG_BROKEN: "Every run stops at it. Fix the file, then run <code>sheet-monitor check-config</code> "
+    "until it says OK.",
+    STATE_UNWRITABLE: "Runs stop at their first save, so they cannot send alerts either (their outbox "
+    "is in that folder); nothing is checked until this is fixed.",
+    DELIVERY_HALTED: "Run <code>sheet-monitor check-config</code> and "
+    "<code>sheet-monitor notify test</code>, "
+    "fix the bot token, chat_id or api_base; the alerts wait in the outbox and go once Telegram "
+    "accepts.",
 }
 
 
@@ -102,8 +116,8 @@ def _where(settings: WatchdogSettings) -> str:
 def _alert_text(verdict: Verdict, began: datetime, settings: WatchdogSettings) -> str:
     return (
         f"🚨 <b>{esc(_TITLES[verdict.status])}</b>{_where(settings)}\n"
-        f"{esc(verdict.reason, 600)}\n"
-        f"Problem since {esc(format_utc(began))}. {_HINTS.get(verdict.status, '')}"
+        f"{_reason(verdict)}\n"
+        f"Problem since {utc_text(began)}. {_HINTS.get(verdict.status, '')}"
     )
 
 
@@ -111,8 +125,8 @@ def _reminder_text(verdict: Verdict, began: datetime, now: datetime, settings: W
     down_for = duration_text((now - began).total_seconds())
     return (
         f"⏰ <b>Still down: {esc(_TITLES[verdict.status])}</b>{_where(settings)}\n"
-        f"{esc(verdict.reason, 600)}\n"
-        f"Down for {esc(down_for)} (since {esc(format_utc(began))})."
+        f"{_reason(verdict)}\n"
+        f"Down for {down_for} (since {utc_text(began)})."
     )
 
 
@@ -121,6 +135,15 @@ def _recovered_text(status: str, began: datetime, ended: datetime, settings: Wat
     length = duration_text((ended - began).total_seconds())
     return (
         f"✅ <b>Monitor runs are healthy again</b>{_where(settings)}\n"
-        f"Outage ({esc(title.lower())}) lasted {esc(length)}: "
-        f"from {esc(format_utc(began))} to {esc(format_utc(ended))}."
+        f"Outage ({esc(title.lower())}) lasted {length}: "
+        f"from {utc_text(began)} to {utc_text(ended)}."
     )
+
+
+def _reason(verdict: Verdict) -> str:
+    # A reason can be long (the state's recovery names every file and the commands to move them
+    # aside): whole sentences, never a command cut in the middle.
+    return esc(sentences(verdict.reason, _REASON_LENGTH), _REASON_LENGTH + 1)
+
+
+_REASON_LENGTH = 2000  # well under Telegram's 4096 with the title and the hint around it

@@ -7,15 +7,24 @@ of the same kind (atomic, crash-safe, with a last good copy), written only by th
 started afresh: losing the memory costs at most one repeated alert, which is better than a watchdog
 that stops watching.
 
+While the state folder cannot be written, the documents live in a private folder in the system's
+temporary folder (:func:`fallback_dir`); the first pass that can write the state folder again takes
+them back (:func:`take_back`), so the outage that began meanwhile ends with its "recovered" message.
+
 The first release kept both in ``watchdog.json`` (its own JSON format); that file is read once,
 carried over, and removed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import logging
-from dataclasses import dataclass
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -24,7 +33,7 @@ from monitor.notify.documents import Outbox
 from monitor.state.repository import set_aside_value
 from monitor.state.schema import DAMAGED_PREFIX, OUTBOX, DocumentError, Kind
 from monitor.state.state import Damage
-from monitor.storage import PropertyStore
+from monitor.storage import FileLocation, PropertyStore
 from monitor.watchdog.memory import WatchdogMemory
 
 STORE_NAME = "watchdog-state"  # <state_dir>/watchdog-state.json
@@ -55,6 +64,32 @@ def load(store: PropertyStore, state_dir: Path, now: datetime) -> WatchdogState:
             log_event("watchdog_memory_reset", logging.WARNING, key=damage.key, problem=damage.problem,
                       kept_as=DAMAGED_PREFIX + damage.key)
     return WatchdogState(memory, outbox)
+
+
+def fallback_dir(state_dir: Path) -> Path:
+    """Where the watchdog of ``state_dir`` keeps its documents while that folder cannot be written:
+    one folder per user (created 0700 by the store) and per state folder."""
+    digest = hashlib.sha256(str(Path(state_dir).resolve()).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"sheet-monitor-{os.geteuid()}" / f"watchdog-{digest}"
+
+
+def take_back(state: WatchdogState, state_dir: Path) -> WatchdogState:
+    """``state`` with the memory and messages kept elsewhere while the state folder could not be
+    written (none: ``state`` as it is). The copy elsewhere is removed here: the caller saves at once, and
+    a crash between the two costs at most one message."""
+    elsewhere = fallback_dir(state_dir)
+    location = FileLocation(elsewhere)
+    if not location.exists(STORE_NAME):
+        return state
+    with location.open(STORE_NAME, read_only=True) as store:
+        kept = WatchdogState(_read(store, MEMORY, WatchdogMemory(), []), _read(store, OUTBOX, Outbox(), []))
+    log_event("watchdog_memory_taken_back", folder=str(elsewhere))
+    # The memory elsewhere is the newer: it saw the outage the state folder's copy did not.
+    merged = WatchdogState(kept.memory, replace(state.outbox,
+                                                pending=state.outbox.pending + kept.outbox.pending))
+    with contextlib.suppress(OSError):
+        shutil.rmtree(elsewhere)
+    return merged
 
 
 def save(store: PropertyStore, state: WatchdogState) -> None:

@@ -9,7 +9,11 @@ I/O around the pure ``judge`` and ``memory``. The contract that keeps it out of 
 - messages are composed into the outbox and saved before any is sent, so a Telegram outage or a
   crash loses nothing; the next pass sends what is left, oldest first;
 - nothing here imports gspread or google-auth: the watchdog must work when the Google stack is what
-  broke.
+  broke;
+- a state folder this user cannot write (another owner, a read-only filesystem, a full disk) is
+  judged from a look at the folder, since the runs, which stop at their first save, cannot say it;
+  the watchdog's own memory then lives in a private folder elsewhere (``store.fallback_dir``) until
+  the state folder works again, so the outage is still told once.
 """
 
 from __future__ import annotations
@@ -22,14 +26,22 @@ from pathlib import Path
 
 from monitor.core.logs import log_event
 from monitor.core.timefmt import format_utc
+from monitor.notify.destinations import all_halts
 from monitor.notify.documents import Outbox
-from monitor.notify.heartbeat_ping import ping_heartbeat
+from monitor.notify.heartbeat_ping import failure_url, ping_heartbeat
 from monitor.notify.outbox import DeliveryResult, deliver, enqueue
 from monitor.notify.telegram import Sender
 from monitor.state import read_state
-from monitor.storage import StateError, location_of
+from monitor.storage import RUN_LOCK, FileLocation, StateError, StateWriteError, location_of
+from monitor.storage.writability import MIN_FREE_BYTES, folder_problem
 from monitor.watchdog import store as watchdog_store
-from monitor.watchdog.judge import RunnerReading, Verdict, WatchdogSettings, evaluate
+from monitor.watchdog.judge import (
+    ConfigTrouble,
+    RunnerReading,
+    Verdict,
+    WatchdogSettings,
+    evaluate,
+)
 from monitor.watchdog.memory import advance
 
 # Sends per pass: an alert, a reminder or a recovery is one message; a backlog after a long
@@ -45,6 +57,8 @@ class PassReport:
     results: list[DeliveryResult] = field(default_factory=list)
     undelivered: int = 0  # messages still waiting in the watchdog's outbox
     pinged: bool | None = None  # None: no heartbeat_url, or the verdict was not healthy
+    failure_pinged: bool | None = None  # the failure endpoint, on an unhealthy verdict; None: not pinged
+    messages: tuple[str, ...] = ()  # what this pass decided to tell people (HTML), for printing
 
     @property
     def delivery_failed(self) -> bool:
@@ -55,14 +69,24 @@ class PassReport:
 
 
 def read_runner(state_dir: Path) -> RunnerReading:
-    """What the runner's state says of the runs, read without any lock."""
+    """What the runner's state says of the runs, read without any lock, and whether a run could save."""
+    unwritable = runner_folder_problem(Path(state_dir))
     try:
         state = read_state(state_dir, only=("heartbeat", "runs", "outbox"))
     except StateError as exc:
-        return RunnerReading(exists=True, readable=False, error=str(exc))
+        return RunnerReading(exists=True, readable=False, error=str(exc), unwritable=unwritable)
     if state is None:
-        return RunnerReading(exists=False)
-    return RunnerReading(True, True, state.heartbeat, state.runs.runs, None, dict(state.outbox.migrations))
+        return RunnerReading(exists=False, unwritable=unwritable)
+    return RunnerReading(True, True, state.heartbeat, state.runs.runs, None, dict(state.outbox.migrations),
+                         unwritable, all_halts(state.outbox))
+
+
+def runner_folder_problem(state_dir: Path) -> str | None:
+    """What would stop a run (as this user) from saving in ``state_dir``, or None."""
+    paths = FileLocation(state_dir).paths()
+    snapshot = paths.snapshot.stat().st_size if paths.snapshot.exists() else 0
+    return folder_problem(state_dir, (*paths.files, paths.lock(RUN_LOCK)),
+                          needed_bytes=snapshot + MIN_FREE_BYTES)
 
 
 def watchdog_pass(
@@ -74,14 +98,28 @@ def watchdog_pass(
     heartbeat_url: str | None = None,
     ping: Callable[[str], bool] = ping_heartbeat,
     send_budget: int = SEND_BUDGET,
+    config: ConfigTrouble | None = None,
 ) -> PassReport:
     """Judge the runner once, record the alert memory, deliver what is owed, ping when healthy.
 
     ``make_sender(outbox)`` builds the sender, following the chat migrations the watchdog's outbox
-    (with the runner's added) remembers. Raises ``StateError`` only if the watchdog's own store cannot be
-    written; everything else is reported in the returned ``PassReport``.
+    (with the runner's added) remembers. ``config``: the monitor's config problems, when it does not
+    load (the verdict is then ``config_broken``, and ``heartbeat_url`` gets a failure ping). Raises
+    ``StateError`` only if the watchdog's own store cannot be written; everything else is reported in
+    the returned ``PassReport``.
     """
-    location = location_of(state_dir)
+    args = (Path(state_dir), settings, make_sender, now, heartbeat_url, ping, send_budget, config)
+    try:
+        return _locked_pass(location_of(state_dir), *args)
+    except StateWriteError as exc:
+        # Its own memory cannot be written beside the runner's state either: keep it elsewhere, so
+        # the outage is told (once) all the same. Messages are only sent after a save, so none went.
+        elsewhere = watchdog_store.fallback_dir(Path(state_dir))
+        log_event("watchdog_memory_elsewhere", logging.WARNING, folder=str(elsewhere), error=str(exc))
+        return _locked_pass(location_of(elsewhere), *args, carry_over=False)
+
+
+def _locked_pass(location, state_dir: Path, *args, carry_over: bool = True) -> PassReport:
     lock = location.lock(watchdog_store.LOCK_NAME)
     if not lock.try_acquire():
         log_event("watchdog_skipped", reason="another watchdog pass holds the watchdog lock")
@@ -89,22 +127,25 @@ def watchdog_pass(
     try:
         store = location.open(watchdog_store.STORE_NAME)
         try:
-            return _pass(store, Path(state_dir), settings, make_sender, now, heartbeat_url, ping, send_budget)
+            return _pass(store, state_dir, *args, carry_over=carry_over)
         finally:
             store.close()
     finally:
         lock.release()
 
 
-def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, send_budget) -> PassReport:
+def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, send_budget, config, *,
+          carry_over: bool) -> PassReport:
     reading = read_runner(state_dir)
-    verdict = evaluate(reading, now, settings)
+    verdict = evaluate(reading, now, settings, config)
     log_event(
         "watchdog_verdict", logging.INFO if verdict.healthy else logging.WARNING, status=verdict.status,
         reason=verdict.reason,
         last_finished_at=format_utc(verdict.last_finished_at) if verdict.last_finished_at else None,
     )
     state = watchdog_store.load(store, state_dir, now)
+    if carry_over:
+        state = watchdog_store.take_back(state, state_dir)
     decision = advance(state.memory, verdict, now, settings)
     state.memory = decision.memory
     state.outbox = enqueue(state.outbox, decision.messages, now).outbox
@@ -117,7 +158,8 @@ def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, sen
         watchdog_store.save(store, state)
 
     checkpoint(state.outbox)  # the alert memory and composed messages are durable before anything is sent
-    report = PassReport(verdict=verdict, said=decision.kind)
+    report = PassReport(verdict=verdict, said=decision.kind,
+                        messages=tuple(message.text for message in decision.messages))
     if state.outbox.pending:
         # The runner may have learnt that the group became a supergroup; follow it too.
         state.outbox = replace(state.outbox, migrations={**reading.migrations, **state.outbox.migrations})
@@ -133,4 +175,9 @@ def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, sen
     report.undelivered = len(state.outbox.pending)
     if heartbeat_url and verdict.healthy:
         report.pinged = ping(heartbeat_url)
+    elif heartbeat_url:
+        # The service outside this machine alerts through its own channels: when Telegram is the
+        # broken part, that is how people hear it.
+        report.failure_pinged = ping(failure_url(heartbeat_url))
     return report
+

@@ -1,0 +1,116 @@
+"""check-config's checks of this machine: what a valid config cannot show, tried for real.
+
+Unlike the rest of ``monitor.admin`` this module does I/O, on purpose and nothing more than a run would
+do first: it writes (and removes) a probe file in the state folder, takes and releases the run lock,
+loads every service-account key and signs with it, and, unless offline, asks Google's token service
+for a token with each (no Sheets or Drive quota is spent). Each check gives one :class:`Check`: ok, or a
+problem with its fix; ``usage`` marks a problem of the config's files (a key), which the CLI exits 2
+for, against a problem of the machine (exit 1).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import google.auth.exceptions
+import requests
+
+from monitor.config import Config
+from monitor.google.client import SharedServiceAccount, load_service_account
+from monitor.google.refusals import SIGNATURE_REFUSALS_FOR_GOOD, CredentialUnusable, is_refusal
+from monitor.google.token import TokenTransport, failure_text
+from monitor.storage import RUN_LOCK, FileLocation, StateWriteError
+from monitor.storage.writability import MIN_FREE_BYTES, folder_problem, user_name
+
+_SIGNED = b"sheet-monitor check-config"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # what was checked: "state folder", "run lock", "credential <path>"
+    ok: bool
+    detail: str  # what was found, or the problem
+    fix: str | None = None
+    usage: bool = False  # the config's files are at fault (exit 2), not the machine (exit 1)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def preflight(config: Config, *, offline: bool) -> list[Check]:
+    """Every check, in the order a run meets them: the state folder, its lock, each credential."""
+    timeout = config.google.request_timeout.total_seconds()
+    return [state_folder(config.run.state_dir), run_lock(config.run.state_dir),
+            *(credential(path, offline=offline, timeout=timeout) for path in config.google.credentials)]
+
+
+def state_folder(state_dir: Path) -> Check:
+    paths = FileLocation(state_dir).paths()
+    size = paths.snapshot.stat().st_size if paths.snapshot.exists() else 0
+    problem = folder_problem(Path(state_dir), (*paths.files, paths.lock(RUN_LOCK)),
+                             needed_bytes=size + MIN_FREE_BYTES)
+    if problem is None:
+        return Check("state folder", True, f"{state_dir} can be written by user {user_name()}")
+    what, _, fix = problem.partition(" Fix: ")
+    return Check("state folder", False, what, fix or None)
+
+
+def run_lock(state_dir: Path) -> Check:
+    lock = FileLocation(state_dir).lock(RUN_LOCK)
+    if not Path(state_dir).is_dir():
+        return Check("run lock", True, f"{lock.describe()} is created by the first run")
+    try:
+        taken = lock.acquire(timeout=0)
+    except StateWriteError as exc:
+        what, _, fix = str(exc).partition(" Fix: ")
+        return Check("run lock", False, f"{lock.describe()} cannot be taken: {what}", fix or None)
+    if not taken:
+        return Check("run lock", True, f"{lock.describe()} is held by a run in progress now")
+    lock.release()
+    return Check("run lock", True, f"{lock.describe()} can be taken")
+
+
+def credential(path: Path, *, offline: bool, timeout: float) -> Check:
+    """The key loads and signs; unless ``offline``, Google's token service issues a token for it."""
+    name = f"credential {path}"
+    try:
+        key = load_service_account(str(path))
+        key.signer.sign(_SIGNED)
+    except CredentialUnusable as exc:
+        return Check(name, False, exc.problem.problem, exc.problem.fix, usage=True)
+    if offline:
+        return Check(name, True, f"{key.service_account_email}: the key loads and signs (token not asked: "
+                                 "--offline)")
+    return _token(name, key, timeout)
+
+
+def _token(name: str, key: SharedServiceAccount, timeout: float) -> Check:
+    """Ask for a token as a run does; a refusal of the signature is asked again (it comes now and then
+    for a moment), up to the count that makes it the key's problem in a run."""
+    session = requests.Session()
+    transport: Callable = functools.partial(TokenTransport(session), timeout=timeout)
+    try:
+        # The last refusal in a row raises CredentialUnusable (SharedServiceAccount counts them).
+        for _ in range(SIGNATURE_REFUSALS_FOR_GOOD):
+            try:
+                key.refresh(transport)
+                break
+            except google.auth.exceptions.RefreshError as exc:
+                if isinstance(exc, CredentialUnusable) or not is_refusal(exc):
+                    raise
+    except CredentialUnusable as exc:
+        return Check(name, False, exc.problem.problem, exc.problem.fix, usage=True)
+    except (google.auth.exceptions.GoogleAuthError, requests.RequestException) as exc:
+        auth_error = isinstance(exc, google.auth.exceptions.GoogleAuthError)
+        what = failure_text(exc) if auth_error else type(exc).__name__
+        return Check(name, False,
+                     f"{key.service_account_email}: Google's token service did not issue a token ({what})",
+                     "check the network and any proxy (HTTPS_PROXY) towards oauth2.googleapis.com, or run "
+                     "check-config --offline to skip this check")
+    finally:
+        session.close()
+    return Check(name, True,
+                 f"{key.service_account_email}: the key loads and signs, and Google issued a token")

@@ -1,0 +1,70 @@
+"""Routes: which chat (and forum topic) hears about which spreadsheet, as a thin layer around
+composition. The events and reminders of a run are split by destination, each part is composed as
+if it were the only one (one grouped alert per chat and run, ``monitor.notify.alerts``), and each
+message is tagged with its destination for the outbox.
+
+A spreadsheet goes where the first ``[[telegram.routes]]`` that takes it says (by tag or profile),
+else to the default chat; an event about no spreadsheet (Google degraded, the state repaired) goes to
+the default chat. The round summary and the daily digest go to every chat, each about its own
+spreadsheets (Google's read count in the default chat only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from monitor.engine.events import Event, sheet_of
+from monitor.notify.destinations import DEFAULT, Destination
+from monitor.notify.messages import Message
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Routing:
+    """Spreadsheet id -> its destination (absent: the default chat) and its owner (absent: none)."""
+
+    destinations: Mapping[str, Destination] = field(default_factory=dict)
+    owners: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: object) -> Routing:
+        """From ``Config``: each sheet's route (``TelegramConfig.route_for``) and owner."""
+        telegram = config.telegram
+        destinations: dict[str, Destination] = {}
+        for sheet in config.sheets:
+            route = telegram.route_for(sheet.tags, sheet.profile)
+            if route is not None:
+                destinations[sheet.id] = Destination(str(route.chat_id), route.message_thread_id)
+        owners = {sheet.id: sheet.owner for sheet in config.sheets if sheet.owner}
+        return cls(destinations, owners)
+
+    def chats(self) -> list[Destination]:
+        """Every destination some spreadsheet goes to, the default chat first (always there: the
+        monitor's own messages go to it)."""
+        return list(dict.fromkeys((DEFAULT, *self.destinations.values())))
+
+    def of(self, spreadsheet_id: str | None) -> Destination:
+        return self.destinations.get(spreadsheet_id, DEFAULT) if spreadsheet_id else DEFAULT
+
+    def split(self, items: Iterable[T],
+              spreadsheet_of: Callable[[T], str | None]) -> dict[Destination, list[T]]:
+        """``items`` by destination, each part in the order given; the default chat's part first."""
+        parts: dict[Destination, list[T]] = {DEFAULT: []}
+        for item in items:
+            parts.setdefault(self.of(spreadsheet_of(item)), []).append(item)
+        return {destination: part for destination, part in parts.items() if part}
+
+    def split_events(self, events: Sequence[Event]) -> dict[Destination, list[Event]]:
+        return self.split(events, sheet_of)
+
+
+def routed(destination: Destination, messages: Iterable[Message]) -> list[Message]:
+    """``messages`` with keys of their own for a routed destination: the same composition for two
+    chats (a reminder's key is its time) must not be taken for one message already sent."""
+    if destination == DEFAULT:
+        return list(messages)
+    where = f"{destination.chat_id}/{destination.thread_id or ''}"
+    return [Message(f"{where}|{message.key}", message.text) for message in messages]

@@ -1,0 +1,299 @@
+"""What the team hears: one test per row of docs/operations.md's table "What the team hears".
+
+Each test drives whole cron runs as they happen: the engine's run reads the spreadsheets (a scripted
+Google: each spreadsheet's stock quantity and price) and records what changed, then the real notifier
+turns the run's events into messages and delivers them with the real sender, over HTTP, to the fake
+Telegram; the test reads the chat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, time
+
+import pytest
+from config_fixtures import FULL, load
+from run_fixtures import Bench, Killed
+from telegram_fixtures import PRIVATE, TOKEN, fake_telegram
+
+from monitor.checks import ThresholdCheck
+from monitor.core.clock import ManualClock
+from monitor.engine.inspect import SheetPlan
+from monitor.notify.notifier import notify
+from monitor.notify.settings import AlertSettings
+from monitor.notify.telegram import TelegramSender
+from monitor.sandbox.http import HTTPServerThread
+from monitor.storage import MemoryLocation
+
+QUANTITY, PRICE = "Stock!C2:C3", "Stock!D2:D3"
+CHECKS = (
+    ThresholdCheck(name="stock", range=QUANTITY, aggregate="min", warn="< 5", fail="< 0"),
+    ThresholdCheck(name="price", range=PRICE, aggregate="min", warn="< 1", fail="< 0"),
+)
+QUIET = AlertSettings(summary="off", digest_at=None)
+
+
+class Stock:
+    """Google as the run reads it: each spreadsheet's quantity and price; a read of a spreadsheet
+    named in ``kill`` dies as a kill -9 during the request would (once per spreadsheet)."""
+
+    def __init__(self) -> None:
+        self.quantity: dict[str, float] = {}
+        self.price: dict[str, float] = {}
+        self.kill: set[str] = set()
+
+    def read(self, spreadsheet_id, ranges, credential, timeout):
+        if spreadsheet_id in self.kill:
+            self.kill.discard(spreadsheet_id)
+            raise Killed
+        value = {QUANTITY: self.quantity[spreadsheet_id], PRICE: self.price[spreadsheet_id]}
+        return [{"range": r, "majorDimension": "ROWS", "values": [[value[r]], [50]]} for r in ranges]
+
+    read_detailed = None  # no cell shows an error: the run never asks for details
+
+    def time_zone(self, spreadsheet_id, credential, timeout):
+        return "Etc/GMT"
+
+
+@dataclass
+class Team:
+    """One installation: its state, the runs cron starts, and the chat they tell."""
+
+    clock: ManualClock
+    server: HTTPServerThread
+    fake: object
+    settings: AlertSettings = QUIET
+    google: Stock = field(default_factory=Stock)
+    bench: Bench = field(init=False)
+    read_up_to: int = 0  # messages of the chat already read by the test
+
+    def __post_init__(self) -> None:
+        self.bench = Bench(self.google, [], MemoryLocation(), clock=self.clock)
+
+    def sheet(self, n: int, quantity: float = 10, price: float = 9) -> str:
+        sid = f"s{n}"
+        if sid not in self.google.quantity:
+            self.bench.plans.append(SheetPlan(sid, f"Store {n:03d}", CHECKS, (QUANTITY, PRICE)))
+        self.google.quantity[sid], self.google.price[sid] = quantity, price
+        return sid
+
+    def run(self, sender: object | None = None) -> None:
+        """One cron run: the engine's run, then the notifier at its end (not when the run dies)."""
+        try:
+            self.bench.run()
+        except Killed:
+            return
+        with self.bench.session(actor=f"run-{self.bench.runs}") as session:
+            state = session.state
+
+            def save(outbox, memory) -> None:
+                state.outbox, state.alerts = outbox, memory
+                session.save()
+
+            report = notify(state, state.outbox, state.alerts, self.settings, sender or self.telegram(),
+                            self.clock.now(), names={plan.id: plan.name for plan in self.bench.plans},
+                            checkpoint=save)
+            save(report.outbox, report.memory)
+
+    def next_round(self, minutes: float = 5) -> None:
+        self.clock.advance(minutes * 60)
+        self.run()
+
+    def telegram(self) -> TelegramSender:
+        return TelegramSender(TOKEN, PRIVATE, self.server.base_url, clock=self.clock)
+
+    def heard(self) -> list[str]:
+        """Every message in the chat so far, as people read it; the chat is then read."""
+        texts = [message.plain_text for message in self.fake.messages(PRIVATE)][self.read_up_to:]
+        self.read_up_to += len(texts)
+        return texts
+
+
+@pytest.fixture
+def team() -> Iterator[Team]:
+    clock = ManualClock(datetime(2026, 3, 2, 8, 0, tzinfo=UTC))
+    fake = fake_telegram(clock, {PRIVATE: "Olga"})
+    with HTTPServerThread(fake) as server:
+        yield Team(clock, server, fake)
+
+
+def lines(texts: list[str]) -> list[str]:
+    return [line for text in texts for line in text.split("\n")]
+
+
+# ---- a spreadsheet's verdict -------------------------------------------------------------------------
+
+
+def test_a_first_check_announces_a_warning_or_a_failure_and_says_nothing_when_ok(team):
+    team.sheet(1)
+    team.sheet(2, quantity=3)
+    team.sheet(3, quantity=-1)
+    team.run()
+    [message] = team.heard()
+    assert "🟡 Store 002 warns: Stock:" in message
+    assert "🔴 Store 003 is failing: Stock:" in message
+    assert "Store 001" not in message
+
+
+def test_ok_to_warn_and_then_a_new_finding_are_announced_each_time(team):
+    team.sheet(1)
+    team.run()
+    team.sheet(1, quantity=3)
+    team.next_round()
+    [warns] = team.heard()
+    assert "🟡 Store 001 warns: Stock:" in warns
+    team.sheet(1, quantity=3, price=0.5)  # the price warns too
+    team.next_round()
+    [again] = team.heard()
+    assert "🟡 Store 001 warns:" in again and "“price”:" in again
+
+
+def test_the_same_findings_with_other_values_or_one_gone_say_nothing(team):
+    team.sheet(1, quantity=3, price=0.5)
+    team.run()
+    assert len(team.heard()) == 1
+    team.sheet(1, quantity=2, price=0.5)  # other values, the same two checks warn
+    team.next_round()
+    team.sheet(1, quantity=2, price=9)  # the price is fine again; the stock still warns
+    team.next_round()
+    assert team.heard() == []
+
+
+def test_a_told_warning_that_ends_is_told_ok_again_and_one_nobody_heard_of_ends_in_silence(team):
+    team.sheet(1, quantity=3)
+    team.sheet(2, quantity=3)
+    team.run()
+    team.heard()
+    with team.bench.session() as session:
+        # Store 002's warning was never told: as the release before this one left its memory (it
+        # announced no first warning, and remembered none).
+        memory = session.state.alerts
+        session.state.alerts = replace(memory, warned={"s1": memory.warned["s1"]})
+    team.sheet(1)
+    team.sheet(2)
+    team.next_round()
+    [message] = team.heard()
+    assert "✅ Store 001 is ok again" in message and "Store 002" not in message
+
+
+def test_failing_is_announced_and_its_end_told_with_how_long_and_what_still_warns(team):
+    team.sheet(1)
+    team.sheet(2, quantity=3)
+    team.run()
+    assert "Store 002 warns" in team.heard()[0]
+    team.sheet(1, quantity=-1)
+    team.sheet(2, quantity=-1)
+    team.next_round()
+    [failing] = team.heard()
+    assert "🔴 Store 001 is failing" in failing and "🔴 Store 002 is failing" in failing
+    team.sheet(1)
+    team.sheet(2, quantity=3)
+    team.next_round(minutes=60)
+    [recovered] = team.heard()
+    assert "✅ Store 001 recovered after 1 hour" in recovered
+    assert "✅ Store 002 recovered after 1 hour, still warns: Stock:" in recovered
+
+
+def test_a_new_finding_of_a_failure_is_announced_and_reminders_count_from_it(team):
+    team.sheet(1, quantity=-1)
+    team.run()
+    team.heard()
+    team.sheet(1, quantity=-1, price=-3)
+    team.next_round()
+    [again] = team.heard()
+    assert "🔴 Store 001 is failing:" in again and "“price”:" in again
+    team.next_round(minutes=4 * 60 - 5)  # four hours after the first alert, not after the last
+    assert team.heard() == []
+    team.next_round()
+    [reminder] = team.heard()
+    assert "reminder: 1 still failing" in reminder and "Store 001 failing for 4 hours" in reminder
+
+
+def test_the_daily_digest_names_what_warns(team):
+    team.settings = AlertSettings(summary="off", digest_at=time(8, 30))
+    team.sheet(1, quantity=3)
+    team.sheet(2)
+    team.run()  # a fresh install waits for the next digest time
+    team.heard()
+    team.next_round(minutes=35)
+    [digest] = team.heard()
+    assert "daily digest" in digest and "Nothing is failing." in digest
+    assert "Warning (1):\n🟡 Store 001 warns: Stock:" in digest
+
+
+# ---- the run's one message ----------------------------------------------------------------------------
+
+
+def test_a_round_summary_comes_in_the_runs_one_message_without_repeating_the_alert(team):
+    team.settings = AlertSettings(summary="on_change", digest_at=None)
+    team.sheet(1, quantity=-1)
+    team.sheet(2)
+    team.run()
+    team.heard()
+    team.sheet(2, quantity=-1)
+    team.next_round()
+    [message] = team.heard()  # the alert, then the summary: one message
+    assert message.index("🔴 Store 002 is failing") < message.index("round finished")
+    summary = message[message.index("round finished"):]
+    assert "Failing now (2):" in summary and "Store 001 failing for 5 minutes" in summary
+    assert "Store 002" not in summary and "1 named above" in summary
+    assert "failing for 0 seconds" not in message
+
+
+def test_summary_off_in_the_config_sends_no_summary(team, tmp_path):
+    config = load(tmp_path, FULL.replace('summary = "every_round"', 'summary = "off"'), require_secrets=False)
+    team.settings = AlertSettings.from_config(config.alerts)
+    team.sheet(1, quantity=-1)
+    team.run()
+    [message] = team.heard()
+    assert "round finished" not in message and "is failing" in message
+
+
+# ---- runs that die ------------------------------------------------------------------------------------
+
+
+def test_a_storm_of_runs_dying_is_told_once_then_once_when_runs_finish_again(team):
+    ids = [team.sheet(n) for n in range(12)]
+    team.run()
+    for sid in ids:  # each round's first read dies; the next run takes over and finishes
+        team.google.kill.add(sid)
+        team.next_round()
+        team.run()
+    crashes = [line for line in lines(team.heard()) if "died mid-round" in line]
+    assert len(crashes) == 1 and crashes[0].startswith("♻️ The previous run died mid-round")
+    for _ in range(6):  # half an hour of runs that finish
+        team.next_round()
+    [message] = team.heard()
+    assert "✅ Runs finish again: 12 runs died mid-round between 2026-03-02 08:05 UTC and " in message
+    assert "(12 tasks taken over)" in message
+    team.google.kill.add(ids[0])
+    team.next_round()
+    team.run()
+    assert [line for line in lines(team.heard()) if "died mid-round" in line]  # a new outage
+
+
+class DiesAfterTelegramTook:
+    """The real sender, in a process killed right after Telegram accepted its first message."""
+
+    def __init__(self, inner: TelegramSender) -> None:
+        self.inner = inner
+        self.chat_id = inner.chat_id
+
+    def send(self, text: str):
+        self.inner.send(text)
+        raise Killed
+
+
+def test_a_message_whose_send_was_cut_off_goes_again_marked_as_a_possible_repeat(team):
+    team.sheet(1, quantity=-1)
+    with pytest.raises(Killed):
+        team.run(DiesAfterTelegramTook(team.telegram()))
+    team.next_round()
+    first, again = team.heard()
+    note, repeated = again.split("\n\n", 1)
+    assert note.startswith("↻ Sent again:") and repeated == first and "Store 001 is failing" in first
+    team.sheet(1)
+    team.next_round()
+    [recovered] = team.heard()
+    assert not recovered.startswith("↻") and "recovered" in recovered
