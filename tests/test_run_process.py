@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import select
 import subprocess
 import time
@@ -347,7 +348,7 @@ def test_a_bad_config_exits_2_naming_file_and_line_and_leaves_the_state_alone(tm
 def test_a_bad_config_creates_no_state_folder(tmp_path):
     with served_dataset(tmp_path, 3, faults=False) as served:
         served.config_path.write_text(
-            served.config_path.read_text(encoding="utf-8").replace("[run]", '[run]\nbudget = "soon"', 1),
+            re.sub(r'(?m)^budget = .*$', 'budget = "soon"', served.config_path.read_text(encoding="utf-8")),
             encoding="utf-8",
         )
         result = served.run_cli()
