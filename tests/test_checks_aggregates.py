@@ -223,3 +223,19 @@ def test_a_bad_filter_or_severity_is_refused_at_load_with_its_line_and_fix(tmp_p
            "not a value" in message
     assert "fix: write a column, an operator and a value" in message
     assert "profiles.stock.checks[2].severity: 'high' is not allowed" in message
+
+
+def test_a_kind_without_its_own_sentence_still_has_one():
+    from typing import Literal
+
+    from monitor.checks.explain import condition_text
+    from monitor.checks.fields import A1Text
+    from monitor.checks.models import _CheckBase
+
+    class SpellingCheck(_CheckBase):
+        kind: Literal["spelling"] = "spelling"
+        range: A1Text
+
+    check = SpellingCheck(range="Notes!A:A", severity="warn")
+    assert check.explain() == "warns when its spelling check of Notes!A:A does not pass"
+    assert condition_text(check) == "spelling (severity warn: never fails)"

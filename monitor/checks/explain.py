@@ -96,9 +96,9 @@ def condition_text(check: Any) -> str:
         bounds = [f"rows < {check.min}" if check.min is not None else "",
                   f"rows > {check.max}" if check.max is not None else ""]
         text = "fail " + " or ".join(bound for bound in bounds if bound)
-    else:
-        what = check.label if kind == "threshold" else "age"
+    else:  # threshold and freshness, and a kind with fail / warn conditions of its own
+        what = check.label if kind == "threshold" else "age" if kind == "freshness" else kind
         text = "; ".join(f"{status} {what} {condition}" for status, condition
                          in (("fail", getattr(check, "fail", None)), ("warn", getattr(check, "warn", None)))
-                         if condition is not None)
+                         if condition is not None) or kind
     return text + " (severity warn: never fails)" if check.severity == "warn" else text

@@ -88,8 +88,10 @@ class _CheckBase(BaseModel):
                                "name the column by its letter in capitals, e.g. \"C = 'active'\"")
 
     def explain(self) -> str:
-        """What the check does, in one sentence ("fails when Stock!F2:F has a value below 0")."""
-        raise NotImplementedError
+        """What the check does, in one sentence ("fails when Stock!F2:F has a value below 0"). Each
+        kind says it from its own conditions; this is the plain fallback of a kind that does not."""
+        where = getattr(self, "range", None) or getattr(self, "source", None) or "the spreadsheet"
+        return explain.sentence(self, [("fail", f"its {self.kind} check of {where} does not pass")])
 
     def as_written(self) -> dict[str, Any]:
         """The check as an admin writes it in TOML: ``kind`` first, then only the parameters that
