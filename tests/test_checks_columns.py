@@ -66,7 +66,7 @@ def test_a_header_written_twice_is_ambiguous():
 
 def test_without_a_header_row_columns_are_letters_and_every_row_is_data():
     table = Table.read(vr("Stock!B2:D", [["x", 1], ["y", 2]]))
-    assert [c.value for c in table.column("c").cells] == [1, 2]
+    assert [c.value for c in table.column("C").cells] == [1, 2]
     assert table.data_rows == (2, 3)
     with pytest.raises(ColumnError, match="'Price' is not a column letter, and without a header row"):
         table.column("Price")

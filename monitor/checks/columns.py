@@ -32,12 +32,13 @@ from monitor.core.a1 import column_index, column_letters, parse_a1, quote_sheet_
 
 from .cells import LOADING_VALUES, Cell, ValuesStillLoading, is_empty
 
-_LETTERS = re.compile(r"^[A-Za-z]{1,3}$")
+_LETTERS = re.compile(r"^[A-Z]{1,3}$")
 _HEADERS_SHOWN = 12  # a "found: ..." list names this many headers, then "and N more"
 
 
 def is_column_letter(text: str) -> bool:
-    """"F", "AA": what a column reference is when a table has no header row."""
+    """"F", "AA": what a column reference is when a table has no header row. Upper case only, as
+    the grid shows them: "Qty" or "id" is a header's text, never column QTY or ID."""
     return bool(_LETTERS.match(text.strip()))
 
 
@@ -159,7 +160,7 @@ class Table:
                                   "columns are named by letter", self.header_ref)
             col = column_index(name.strip())
             if col < self._start_col or (self._end_col is not None and col > self._end_col):
-                raise ColumnError(f"column {name.strip().upper()} is outside the range read",
+                raise ColumnError(f"column {name.strip()} is outside the range read",
                                   self.header_ref)
             return col, None
         matches = [cell for cell in self.headers if str(cell.value).strip() == name.strip()]
