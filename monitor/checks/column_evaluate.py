@@ -1,0 +1,229 @@
+"""Evaluation of the column-aware checks (headers, missing, duplicates, invalid): pure, no I/O.
+
+Each reads its table from the range's ValueRange (``columns.Table``). A column the check names
+that is not in the header row fails the check with the resolver's words ("column 'Qty' not found
+in Stock!1:1; found: ..."), whatever its levels: the data cannot be judged, and silence when a
+column vanished is worse than an alert. Findings name the rows they counted, first ones first.
+
+Counts are over the table's data rows (rows below the header row holding any value): "missing"
+counts blank cells and the check's ``missing_values``; "invalid" judges only values that are not
+missing; "duplicates" counts rows whose key repeats an earlier row's, ignoring rows whose key is
+wholly missing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .cells import Cell, is_empty, is_number
+from .columns import ColumnError, Table, normalized
+from .conditions import format_number
+from .formats import FORMATS
+from .models import DuplicatesCheck, HeadersCheck, InvalidCheck, MissingCheck
+from .rates import share
+from .result import MAX_CELLS, CheckResult
+
+if TYPE_CHECKING:  # at run time the models come through .models, which imports column_models itself
+    from .column_models import _ColumnCheck
+
+_SHOWN = 3  # rows a message names; the result's cells carry up to MAX_CELLS
+
+
+def _table(check: Any, value_range: Any) -> Table:
+    return Table.read(value_range, check.header_row, check.range)
+
+
+def _column_missing(check: Any, error: ColumnError) -> CheckResult:
+    return CheckResult(check.name, check.kind, "fail", error.message, None, (error.ref,))
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _show(value: Any) -> str:
+    text = repr(value) if isinstance(value, str) else format_number(value) if is_number(value) else str(value)
+    return text if len(text) <= 30 else text[:27] + "..."
+
+
+def _more(shown: list[str], total: int) -> str:
+    rest = total - len(shown)
+    return ", ".join(shown) + (f" and {rest} more" if rest > 0 else "")
+
+
+def _judged(check: _ColumnCheck, count: int, total: int, what: str, offenders: Sequence[Cell],
+            shown: list[str]) -> CheckResult:
+    """The verdict of a count of rows against the check's levels, fail first."""
+    refs = tuple(cell.ref for cell in offenders[:MAX_CELLS])
+    rows = f"{count} of {total}"
+    if count == 0:
+        return CheckResult(check.name, check.kind, "ok", f"{what} in none of {_plural(total, 'row')}", 0)
+    summary = f"{what} in {rows} rows ({share(count, total)}): {_more(shown, count)}"
+    for status, rate in check.levels:
+        if rate.holds(count, total):
+            return CheckResult(check.name, check.kind, status, f"{summary} ({rate})", count, refs)
+    return CheckResult(check.name, check.kind, "ok", summary, count, refs)
+
+
+def _is_missing(value: Any, missing_texts: frozenset[str]) -> bool:
+    return is_empty(value) or (bool(missing_texts) and isinstance(value, str)
+                               and " ".join(value.split()).casefold() in missing_texts)
+
+
+# --- missing -------------------------------------------------------------------------------------
+
+
+def _missing(check: MissingCheck, value_range, now, tz, modified_time) -> CheckResult:
+    table = _table(check, value_range)
+    try:
+        column = table.column(check.column)
+    except ColumnError as error:
+        return _column_missing(check, error)
+    texts = check.missing_texts
+    missing = [cell for cell in column.cells if _is_missing(cell.value, texts)]
+    shown = [cell.ref for cell in missing[:_SHOWN]]
+    return _judged(check, len(missing), len(column.cells), f"{column.label} missing", missing, shown)
+
+
+# --- duplicates ----------------------------------------------------------------------------------
+
+
+def _duplicates(check: DuplicatesCheck, value_range, now, tz, modified_time) -> CheckResult:
+    table = _table(check, value_range)
+    try:
+        columns = [table.column(name) for name in check.key_columns]
+    except ColumnError as error:
+        return _column_missing(check, error)
+    texts = check.missing_texts
+    first_seen: dict[tuple[str, ...], Cell] = {}
+    repeats: list[tuple[Cell, Cell]] = []
+    for cells in zip(*(column.cells for column in columns), strict=True):
+        if all(_is_missing(cell.value, texts) for cell in cells):
+            continue  # a row without its key is the missing check's finding, not a duplicate
+        key = tuple(_key_text(cell.value) for cell in cells)
+        if key in first_seen:
+            repeats.append((cells[0], first_seen[key]))
+        else:
+            first_seen[key] = cells[0]
+    one_column = len(columns) == 1
+    shown = [_repeat_text(cell, earlier, one_column) for cell, earlier in repeats[:_SHOWN]]
+    label = " + ".join(column.label for column in columns)
+    return _judged(check, len(repeats), len(columns[0].cells), f"{label} repeated",
+                   [cell for cell, _ in repeats], shown)
+
+
+def _key_text(value: Any) -> str:
+    """How keys compare: numbers as a spreadsheet shows them (5 and 5.0 are one), text trimmed."""
+    if is_number(value):
+        return format_number(value)
+    return "" if value is None else " ".join(str(value).split())
+
+
+def _repeat_text(cell: Cell, earlier: Cell, one_column: bool) -> str:
+    if one_column:  # "Stock!A14 = A9": the same column, so the earlier cell needs no tab
+        return f"{cell.ref} = {earlier.ref.removeprefix(cell.prefix)}"
+    return f"row {cell.row} = row {earlier.row}"
+
+
+# --- invalid -------------------------------------------------------------------------------------
+
+
+def _invalid(check: InvalidCheck, value_range, now, tz, modified_time) -> CheckResult:
+    table = _table(check, value_range)
+    try:
+        column = table.column(check.column)
+    except ColumnError as error:
+        return _column_missing(check, error)
+    rules = _rules(check)
+    texts = check.missing_texts
+    offenders: list[Cell] = []
+    shown: list[str] = []
+    for cell in column.cells:
+        if _is_missing(cell.value, texts):
+            continue
+        reason = next((why for test, why in rules if not test(cell.value)), None)
+        if reason is not None:
+            offenders.append(cell)
+            if len(shown) < _SHOWN:
+                shown.append(f"{cell.ref} {_show(cell.value)} ({reason})")
+    return _judged(check, len(offenders), len(column.cells), f"{column.label} invalid", offenders, shown)
+
+
+Rule = tuple[Callable[[Any], bool], str]
+
+
+def _rules(check: InvalidCheck) -> list[Rule]:
+    """Each rule as (test, what a value breaking it is), in the order findings explain them."""
+    rules: list[Rule] = []
+    if check.valid_values:
+        allowed = frozenset(_key_text(value) for value in check.valid_values)
+        rules.append((lambda v: _key_text(v) in allowed, "not a valid value"))
+    if check.format is not None:
+        test, noun = FORMATS[check.format]
+        rules.append((test, f"not {noun}"))
+    if check.regex is not None:
+        pattern = re.compile(check.regex)
+        rules.append((lambda v: pattern.fullmatch(_key_text(v)) is not None, "does not match regex"))
+    if check.min is not None or check.max is not None:
+        rules.append((is_number, "not a number"))
+    if check.min is not None:
+        low = check.min
+        rules.append((lambda v: v >= low, f"below min {format_number(low)}"))
+    if check.max is not None:
+        high = check.max
+        rules.append((lambda v: v <= high, f"above max {format_number(high)}"))
+    if check.min_length is not None:
+        shortest = check.min_length
+        rules.append((lambda v: len(_key_text(v)) >= shortest, f"shorter than {shortest}"))
+    if check.max_length is not None:
+        longest = check.max_length
+        rules.append((lambda v: len(_key_text(v)) <= longest, f"longer than {longest}"))
+    return rules
+
+
+# --- headers -------------------------------------------------------------------------------------
+
+
+def _headers(check: HeadersCheck, value_range, now, tz, modified_time) -> CheckResult:
+    table = _table(check, value_range)
+    found = {normalized(cell.value): cell for cell in reversed(table.headers)}  # the first one wins
+    problems: list[str] = []
+    cells: list[str] = []
+    absent = [name for name in (*check.required, *check.order, *(h for h, _ in check.positions))
+              if normalized(name) not in found]
+    if absent:
+        listed = ", ".join(str(cell.value).strip() for cell in table.headers) or "nothing"
+        problems.append(f"{_plural(len(dict.fromkeys(absent)), 'column')} missing from "
+                        f"{table.header_ref}: {', '.join(dict.fromkeys(absent))}; found: {listed}")
+    for name in check.forbidden:
+        if (cell := found.get(normalized(name))) is not None:
+            problems.append(f"forbidden column {name!r} at {cell.ref}")
+            cells.append(cell.ref)
+    present = [found[normalized(name)] for name in check.order if normalized(name) in found]
+    if [cell.col for cell in present] != sorted(cell.col for cell in present):
+        actual = sorted(present, key=lambda cell: cell.col)
+        problems.append(f"columns out of order: expected {', '.join(check.order)}; found "
+                        f"{', '.join(str(cell.value).strip() for cell in actual)}")
+        cells.extend(cell.ref for cell in actual)
+    for name, letter in check.positions:
+        cell = found.get(normalized(name))
+        if cell is not None and cell.ref.removeprefix(cell.prefix).rstrip("0123456789") != letter:
+            problems.append(f"{name!r} is at {cell.ref}, expected in column {letter}")
+            cells.append(cell.ref)
+    if not problems:
+        shown = ", ".join(str(cell.value).strip() for cell in table.headers)
+        return CheckResult(check.name, check.kind, "ok", f"headers as expected: {shown}",
+                           len(table.headers))
+    refs = tuple(dict.fromkeys([*cells, table.header_ref]))[:MAX_CELLS]
+    return CheckResult(check.name, check.kind, "fail", "; ".join(problems), len(table.headers), refs)
+
+
+COLUMN_EVALUATORS: dict[type, Callable[..., CheckResult]] = {
+    HeadersCheck: _headers,
+    MissingCheck: _missing,
+    DuplicatesCheck: _duplicates,
+    InvalidCheck: _invalid,
+}
+
