@@ -34,6 +34,7 @@ def test_a_column_has_one_cell_per_data_row_with_none_where_google_trimmed_it():
     qty = Table.read(STOCK, header_row=1).column("Qty")
     assert [(c.ref, c.value) for c in qty.cells] == [("Stock!C2", 5), ("Stock!C3", 7), ("Stock!C5", None)]
     assert qty.header.ref == "Stock!C1" and qty.label == "Qty"
+    assert (qty.rows, qty.values, qty.cell(1).ref) == ((2, 3, 5), (5, 7, None), "Stock!C3")
 
 
 def test_headers_match_despite_case_and_spacing_but_exact_text_wins():

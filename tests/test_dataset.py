@@ -102,7 +102,8 @@ def test_each_data_breakage_is_visible_in_the_payload():
     for entry in data.of_kind("missing"):
         assert entry.id not in data.payloads
     for rows in stock("columns_moved"):
-        assert rows[0][1:3] == ["Supplier", "Product"] and all(r[1] in ds.SUPPLIERS for r in rows[1:])
+        assert (rows[0][1], rows[0][6]) == ("Reorder level", "Product")
+        assert all(row[1] in ds.REORDER_LEVELS for row in rows[1:])
     for rows in stock("header_renamed"):
         assert rows[0][2] == "Vendor"
     for rows in stock("duplicate_keys"):

@@ -31,8 +31,20 @@ if TYPE_CHECKING:  # at run time the models come through .models, which imports 
 _SHOWN = 3  # rows a message names; the result's cells carry up to MAX_CELLS
 
 
+# The last table read, kept for the next check: a profile's column checks share one table, and
+# reading it once per check would cost as much as the checks themselves. One entry, replaced whole
+# (so a worker thread sees either the old pair or the new one), holding its ValueRange alive.
+_last_table: tuple[Any, int | None, Table] | None = None
+
+
 def _table(check: Any, value_range: Any) -> Table:
-    return Table.read(value_range, check.header_row, check.range)
+    global _last_table
+    last = _last_table
+    if last is not None and last[0] is value_range and last[1] == check.header_row and value_range:
+        return last[2]
+    table = Table.read(value_range, check.header_row, check.range)
+    _last_table = (value_range, check.header_row, table)
+    return table
 
 
 def _column_missing(check: Any, error: ColumnError) -> CheckResult:
@@ -82,9 +94,9 @@ def _missing(check: MissingCheck, value_range, now, tz, modified_time) -> CheckR
     except ColumnError as error:
         return _column_missing(check, error)
     texts = check.missing_texts
-    missing = [cell for cell in column.cells if _is_missing(cell.value, texts)]
+    missing = [column.cell(i) for i, value in enumerate(column.values) if _is_missing(value, texts)]
     shown = [cell.ref for cell in missing[:_SHOWN]]
-    return _judged(check, len(missing), len(column.cells), f"{column.label} missing", missing, shown)
+    return _judged(check, len(missing), len(column.rows), f"{column.label} missing", missing, shown)
 
 
 # --- duplicates ----------------------------------------------------------------------------------
@@ -97,21 +109,27 @@ def _duplicates(check: DuplicatesCheck, value_range, now, tz, modified_time) -> 
     except ColumnError as error:
         return _column_missing(check, error)
     texts = check.missing_texts
-    first_seen: dict[tuple[str, ...], Cell] = {}
-    repeats: list[tuple[Cell, Cell]] = []
-    for cells in zip(*(column.cells for column in columns), strict=True):
-        if all(_is_missing(cell.value, texts) for cell in cells):
+    first_seen: dict[tuple[str, ...], int] = {}
+    repeats: list[tuple[int, int]] = []  # (index of the repeating row, index of the first one)
+    for index, values in enumerate(zip(*(column.values for column in columns), strict=True)):
+        if all(_is_missing(value, texts) for value in values):
             continue  # a row without its key is the missing check's finding, not a duplicate
-        key = tuple(_key_text(cell.value) for cell in cells)
-        if key in first_seen:
-            repeats.append((cells[0], first_seen[key]))
-        else:
-            first_seen[key] = cells[0]
+        key = tuple(map(_key, values))
+        first = first_seen.setdefault(key, index)
+        if first != index:
+            repeats.append((index, first))
+    lead = columns[0]
+    pairs = [(lead.cell(again), lead.cell(first)) for again, first in repeats[:MAX_CELLS]]
     one_column = len(columns) == 1
-    shown = [_repeat_text(cell, earlier, one_column) for cell, earlier in repeats[:_SHOWN]]
+    shown = [_repeat_text(cell, earlier, one_column) for cell, earlier in pairs[:_SHOWN]]
     label = " + ".join(column.label for column in columns)
-    return _judged(check, len(repeats), len(columns[0].cells), f"{label} repeated",
-                   [cell for cell, _ in repeats], shown)
+    return _judged(check, len(repeats), len(lead.rows), f"{label} repeated", [cell for cell, _ in pairs],
+                   shown)
+
+
+def _key(value: Any) -> Any:
+    """How a duplicate key compares: text trimmed ("A-1 " is "A-1"), numbers by value (5 is 5.0)."""
+    return value.strip() if value.__class__ is str else value
 
 
 def _key_text(value: Any) -> str:
@@ -139,16 +157,19 @@ def _invalid(check: InvalidCheck, value_range, now, tz, modified_time) -> CheckR
     rules = _rules(check)
     texts = check.missing_texts
     offenders: list[Cell] = []
+    count = 0
     shown: list[str] = []
-    for cell in column.cells:
-        if _is_missing(cell.value, texts):
+    for index, value in enumerate(column.values):
+        if _is_missing(value, texts):
             continue
-        reason = next((why for test, why in rules if not test(cell.value)), None)
+        reason = next((why for test, why in rules if not test(value)), None)
         if reason is not None:
-            offenders.append(cell)
+            count += 1
+            if len(offenders) < MAX_CELLS:
+                offenders.append(column.cell(index))
             if len(shown) < _SHOWN:
-                shown.append(f"{cell.ref} {_show(cell.value)} ({reason})")
-    return _judged(check, len(offenders), len(column.cells), f"{column.label} invalid", offenders, shown)
+                shown.append(f"{offenders[-1].ref} {_show(value)} ({reason})")
+    return _judged(check, count, len(column.rows), f"{column.label} invalid", offenders, shown)
 
 
 Rule = tuple[Callable[[Any], bool], str]

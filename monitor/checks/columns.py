@@ -61,12 +61,26 @@ class ColumnError(LookupError):
 @dataclass(frozen=True, slots=True)
 class Column:
     """One column of the table: ``name`` as the check wrote it, ``header`` the header cell found
-    (None when named by letter), ``col`` its 1-based sheet column, ``cells`` one per data row."""
+    (None when named by letter), ``col`` its 1-based sheet column; ``rows`` the table's data rows
+    and ``values`` this column's value in each (None where Google trimmed it)."""
 
     name: str
     col: int
     header: Cell | None
-    cells: tuple[Cell, ...]
+    prefix: str
+    rows: tuple[int, ...]
+    values: tuple[Any, ...]
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        """One cell per data row. Built on each call: a check that wants a few refs out of
+        thousands of rows walks ``rows`` and ``values`` and asks ``cell`` for those."""
+        return tuple(Cell(self.prefix, row, self.col, value)
+                     for row, value in zip(self.rows, self.values, strict=True))
+
+    def cell(self, index: int) -> Cell:
+        """The cell of the ``index``-th data row."""
+        return Cell(self.prefix, self.rows[index], self.col, self.values[index])
 
     @property
     def letter(self) -> str:
@@ -116,9 +130,11 @@ class Table:
         rows: dict[int, list[Any]] = {}
         for offset, line in enumerate(values):
             row = start_row + offset
-            rows[row] = list(line or ())
-            for index, value in enumerate(rows[row]):
-                if isinstance(value, str) and value.strip() in LOADING_VALUES:
+            rows[row] = line = line or []
+            for index, value in enumerate(line):
+                # The "Loading..." test, kept cheap: this loop runs for every value read.
+                if value.__class__ is str and (value in LOADING_VALUES or (
+                        value[:1].isspace() or value[-1:].isspace()) and value.strip() in LOADING_VALUES):
                     raise ValuesStillLoading(Cell(prefix, row, start_col + index, value).ref)
         return cls(prefix, parsed.sheet, rows, start_row, start_col, parsed.end_col, header_row)
 
@@ -150,8 +166,10 @@ class Table:
         """The column ``name`` refers to: header text with a header row, else a column letter.
         Raises ColumnError with the finding's words when it is not there."""
         col, header = self._locate(name)
-        cells = tuple(Cell(self.prefix, row, col, self.value(row, col)) for row in self.data_rows)
-        return Column(name, col, header, cells)
+        index = col - self._start_col
+        values = tuple(line[index] if index < len(line) else None
+                       for line in (self._rows[row] for row in self.data_rows))
+        return Column(name, col, header, self.prefix, self.data_rows, values)
 
     def _locate(self, name: str) -> tuple[int, Cell | None]:
         if self.header_row is None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from monitor import checks
 
-from .dataset_generate import CHECKED_LAST_ROW, STOCK_TAB, Dataset, SheetEntry
+from .dataset_generate import CHECKED_LAST_ROW, REORDER_LEVELS, STOCK_TAB, Dataset, SheetEntry
 
 SHEETS_CSV = "sheets.csv"
 PROFILE = "stock"
@@ -38,6 +38,7 @@ def stock_profile() -> list[checks.Check]:
         checks.MissingCheck(range=table, header_row=1, column="Supplier", missing_values=["-", "n/a"],
                             warn="> 0", fail="> 5%"),
         checks.InvalidCheck(range=table, header_row=1, column="Price", format="number", min=0),
+        checks.InvalidCheck(range=table, header_row=1, column="Reorder level", valid_values=REORDER_LEVELS),
     ]
 
 

@@ -30,6 +30,7 @@ STOCK_HEADER = (
 )
 SALES_HEADER = ("Date", "SKU", "Sold", "Revenue")
 MIN_STOCK_ROWS, MAX_STOCK_ROWS = 150, 400
+REORDER_LEVELS = (5, 10, 20, 25, 50)
 # The checks' ranges (``dataset_config.stock_profile``) cover rows 2..500; generated tabs stay inside.
 CHECKED_LAST_ROW = 500
 
@@ -57,7 +58,7 @@ _PRODUCT_WORDS = (
      "Spread", "Chips"),
 )
 _SIZES = ("200 g", "250 g", "330 ml", "400 g", "500 g", "1 kg", "1 l", "6 x 0.5 l")
-SUPPLIERS = (
+_SUPPLIERS = (
     "Volga Foods LLC", "Siberian Mills", "Baltic Trade House", "Ural Farm Co.", "Kuban Harvest",
     "North Dairy", "Altai Natural", "Don Bakery Group", "Amur Fisheries", "Oka Beverages",
 )
@@ -94,7 +95,8 @@ BREAKAGES: tuple[Breakage, ...] = (
     Breakage("slow", "ok", "every answer delayed by 1.5 to 3 s"),
     Breakage("hang", "error", "every request is held until the client gives up"),
     # How tables break in people's hands; the stock profile names these columns by header.
-    Breakage("columns_moved", "ok", "Product and Supplier swapped: checks by header still find them"),
+    Breakage("columns_moved", "ok",
+             'columns "Product" and "Reorder level" swapped: checks by header still find them'),
     Breakage("header_renamed", "fail", 'header "Supplier" renamed to "Vendor"'),
     Breakage("duplicate_keys", "fail", "a SKU pasted over another row's"),
     Breakage("missing_values", "warn", 'one or two Supplier cells blank or "n/a" (under 5 % of rows)'),
@@ -237,7 +239,7 @@ class _Pools:
         adjective, flavour, thing = (words[rng.randrange(len(words))] for words in _PRODUCT_WORDS)
         size = _SIZES[rng.randrange(len(_SIZES))]
         sku = f"SKU-{10000 + index * 7:05d}"
-        supplier = SUPPLIERS[rng.randrange(len(SUPPLIERS))]
+        supplier = _SUPPLIERS[rng.randrange(len(_SUPPLIERS))]
         price = round(rng.uniform(39, 1490), 2)
         return sku, f"{adjective} {flavour} {thing}, {size}", supplier, price
 
@@ -247,7 +249,7 @@ class _Pools:
         # Older than a day: only a sheet's few "recent" rows make it fresh.
         age = timedelta(days=rng.randint(2, 30), minutes=rng.randint(0, 1439))
         updated = _stamp(self.now - age)
-        reorder = rng.choice((5, 10, 20, 25, 50))
+        reorder = rng.choice(REORDER_LEVELS)
         return [sku, name, supplier, price, updated, quantity, reorder, round(price * quantity, 2)]
 
     def _sales_row(self, rng: random.Random) -> list:
@@ -349,11 +351,12 @@ def _edited(stock: list, row_number: int) -> list:
     return row
 
 
-def _swap_product_and_supplier(rng: random.Random, stock: list) -> str:
+def _swap_product_and_reorder_level(rng: random.Random, stock: list) -> str:
+    # Columns no check names by letter (B and G), so only the checks by header could notice.
     for row_number in range(1, len(stock) + 1):
         row = _edited(stock, row_number)
-        row[1], row[2] = row[2], row[1]
-    return "B <-> C"
+        row[1], row[6] = row[6], row[1]
+    return "B <-> G"
 
 
 def _rename_supplier(rng: random.Random, stock: list) -> str:
@@ -382,7 +385,7 @@ def _price_as_text(rng: random.Random, stock: list) -> str:
 
 
 _TABLE_BREAKAGES = {
-    "columns_moved": _swap_product_and_supplier,
+    "columns_moved": _swap_product_and_reorder_level,
     "header_renamed": _rename_supplier,
     "duplicate_keys": _duplicate_a_key,
     "missing_values": _blank_suppliers,
