@@ -44,3 +44,13 @@ def test_mistakes_in_column_checks_point_at_their_line_and_key(folder: Path) -> 
     assert "email, phone, date, number, url" in message
     assert "monitor.toml:9: sheets[0].checks[2].regex: regex 'A-[' does not compile" in message
     assert "monitor.toml:10: sheets[0].checks[3].fail: bad condition '5%'" in message
+
+
+def test_the_configuration_guide_example_of_column_checks_loads(folder: Path) -> None:
+    guide = (Path(__file__).parents[1] / "docs/configuration.md").read_text()
+    example = guide.split('```toml\n[profiles.stock]\nchecks = [\n  { kind = "headers"')[1].split("```")[0]
+    text = MINIMAL.replace('checks = [{ kind = "not_empty", range = "Data!A2:A" }]', 'profile = "stock"')
+    config = load(folder, text + '\n[profiles.stock]\nchecks = [\n  { kind = "headers"' + example, env={})
+    assert [check.kind for check in config.sheets[0].checks] == [
+        "headers", "missing", "duplicates", "duplicates", "invalid", "invalid", "invalid", "invalid"]
+    assert config.sheets[0].checks[-1].regex == r"SKU-\d{5}"
