@@ -220,3 +220,25 @@ def test_a_column_check_is_written_back_as_an_admin_writes_it():
     assert DuplicatesCheck(**{k: v for k, v in check.as_written().items() if k != "kind"}) == check
     headers = HeadersCheck(range=TABLE, header_row=1, positions={"SKU": "a"})
     assert headers.as_written()["positions"] == {"SKU": "A"}
+
+
+# --- in one sentence ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("check", "sentence"), [
+    (HeadersCheck(range=TABLE, header_row=1, required=["SKU", "Qty"], forbidden=["Notes"],
+                  order=["SKU", "Qty"], positions={"SKU": "A"}),
+     "fails when Stock!A1:Z row 1 lacks SKU or Qty, has Notes, does not have SKU, Qty in this order, or "
+     "does not have SKU in column A"),
+    (MissingCheck(range=TABLE, header_row=1, column="Supplier", missing_values=["-", "n/a"], fail="> 5%"),
+     'fails when Supplier of Stock!A1:Z is blank, "-" or "n/a" in more than 5% of the rows'),
+    (DuplicatesCheck(range=TABLE, header_row=1, columns=["SKU", "Site"], fail=">= 3", warn="> 0"),
+     "fails when SKU + Site of Stock!A1:Z repeats an earlier row's in at least 3 rows; "
+     "warns when SKU + Site of Stock!A1:Z repeats an earlier row's in any row"),
+    (InvalidCheck(range=TABLE, header_row=1, column="Email", format="email", max_length=40),
+     "fails when Email of Stock!A1:Z is not an e-mail or is longer than 40 characters in any row"),
+    (InvalidCheck(range=TABLE, header_row=1, column="Level", valid_values=[5, "x"], min=0, regex=r"\d+"),
+     'fails when Level of Stock!A1:Z is not one of 5, "x", does not match \\d+ or is below 0 in any row'),
+])
+def test_each_column_check_says_what_it_does_in_a_sentence(check, sentence):
+    assert check.explain() == sentence

@@ -20,6 +20,7 @@ from pydantic import Field, field_serializer, field_validator, model_validator
 from monitor.core.a1 import column_index
 from monitor.core.invalid import InvalidValue
 
+from . import column_explain
 from .columns import is_column_letter
 from .fields import A1Text
 from .formats import FORMATS
@@ -131,6 +132,11 @@ class HeadersCheck(_TableCheck):
     def _positions_as_table(self, positions: tuple[tuple[str, str], ...]) -> dict[str, str]:
         return dict(positions)
 
+    def explain(self) -> str:
+        verb = "warns" if getattr(self, "severity", "fail") == "warn" else "fails"
+        row = f"{self.range} row {self.header_row}"
+        return f"{verb} when {row} {column_explain.header_problems(self)}"
+
     @model_validator(mode="after")
     def _something_to_check(self) -> HeadersCheck:
         if not (self.required or self.forbidden or self.order or self.positions):
@@ -176,6 +182,10 @@ class MissingCheck(_ColumnCheck):
     kind: Literal["missing"] = "missing"
     column: str
 
+    def explain(self) -> str:
+        subject = f"{self.column} of {self.range} is {column_explain.missing_words(self)}"
+        return column_explain.sentence(self, subject)
+
     @model_validator(mode="after")
     def _column_usable(self) -> MissingCheck:
         self._check_column(self.column, "column")
@@ -207,6 +217,10 @@ class DuplicatesCheck(_ColumnCheck):
     def key_columns(self) -> tuple[str, ...]:
         return (self.column,) if self.column is not None else self.columns
 
+    def explain(self) -> str:
+        key = " + ".join(self.key_columns)
+        return column_explain.sentence(self, f"{key} of {self.range} repeats an earlier row's")
+
 
 class InvalidCheck(_ColumnCheck):
     """Values that break a rule: a list of valid values, a regex the whole value matches, a format,
@@ -221,6 +235,10 @@ class InvalidCheck(_ColumnCheck):
     max: int | float | None = None
     min_length: int | None = Field(default=None, ge=0)
     max_length: int | None = Field(default=None, ge=1)
+
+    def explain(self) -> str:
+        rules = column_explain.invalid_rules(self)
+        return column_explain.sentence(self, f"{self.column} of {self.range} {rules}")
 
     @field_validator("regex")
     @classmethod
