@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .cells import Cell, is_empty, is_number
+from .cells import Cell, is_number
 from .columns import ColumnError, Table, normalized
 from .conditions import format_number
 from .formats import FORMATS
@@ -80,8 +80,11 @@ def _judged(check: _ColumnCheck, count: int, total: int, what: str, offenders: S
 
 
 def _is_missing(value: Any, missing_texts: frozenset[str]) -> bool:
-    return is_empty(value) or (bool(missing_texts) and isinstance(value, str)
-                               and " ".join(value.split()).casefold() in missing_texts)
+    if value is None:
+        return True
+    if value.__class__ is not str:
+        return False
+    return not value.strip() or (bool(missing_texts) and " ".join(value.split()).casefold() in missing_texts)
 
 
 # --- missing -------------------------------------------------------------------------------------
@@ -94,7 +97,8 @@ def _missing(check: MissingCheck, value_range, now, tz, modified_time) -> CheckR
     except ColumnError as error:
         return _column_missing(check, error)
     texts = check.missing_texts
-    missing = [column.cell(i) for i, value in enumerate(column.values) if _is_missing(value, texts)]
+    missing = [column.cell(i) for i, value in enumerate(column.values)
+               if value is None or value.__class__ is str and _is_missing(value, texts)]
     shown = [cell.ref for cell in missing[:_SHOWN]]
     return _judged(check, len(missing), len(column.rows), f"{column.label} missing", missing, shown)
 
@@ -112,7 +116,7 @@ def _duplicates(check: DuplicatesCheck, value_range, now, tz, modified_time) -> 
     first_seen: dict[tuple[str, ...], int] = {}
     repeats: list[tuple[int, int]] = []  # (index of the repeating row, index of the first one)
     for index, values in enumerate(zip(*(column.values for column in columns), strict=True)):
-        if all(_is_missing(value, texts) for value in values):
+        if all(value is None or value.__class__ is str and _is_missing(value, texts) for value in values):
             continue  # a row without its key is the missing check's finding, not a duplicate
         key = tuple(map(_key, values))
         first = first_seen.setdefault(key, index)
@@ -160,19 +164,26 @@ def _invalid(check: InvalidCheck, value_range, now, tz, modified_time) -> CheckR
     count = 0
     shown: list[str] = []
     for index, value in enumerate(column.values):
-        if _is_missing(value, texts):
+        if value is None or value.__class__ is str and _is_missing(value, texts):
             continue
-        reason = next((why for test, why in rules if not test(value)), None)
-        if reason is not None:
-            count += 1
-            if len(offenders) < MAX_CELLS:
-                offenders.append(column.cell(index))
-            if len(shown) < _SHOWN:
-                shown.append(f"{offenders[-1].ref} {_show(value)} ({reason})")
+        for test, reason in rules:
+            if not test(value):
+                count += 1
+                if len(offenders) < MAX_CELLS:
+                    offenders.append(column.cell(index))
+                if len(shown) < _SHOWN:
+                    shown.append(f"{offenders[-1].ref} {_show(value)} ({reason})")
+                break
     return _judged(check, count, len(column.rows), f"{column.label} invalid", offenders, shown)
 
 
 Rule = tuple[Callable[[Any], bool], str]
+
+
+def _numeric(value: Any) -> bool:
+    # is_number, spelled for the loop over every value: bools are ints but not quantities.
+    return (value.__class__ is int or value.__class__ is float) or (
+        isinstance(value, int | float) and not isinstance(value, bool))
 
 
 def _rules(check: InvalidCheck) -> list[Rule]:
@@ -180,15 +191,19 @@ def _rules(check: InvalidCheck) -> list[Rule]:
     rules: list[Rule] = []
     if check.valid_values:
         allowed = frozenset(_key_text(value) for value in check.valid_values)
-        rules.append((lambda v: _key_text(v) in allowed, "not a valid value"))
-    if check.format is not None:
+        # Most values are written exactly as listed (5, "active"): a set test, before the spelling.
+        written = frozenset(check.valid_values)
+        rules.append((lambda v: v in written or _key_text(v) in allowed, "not a valid value"))
+    if check.format == "number":
+        rules.append((_numeric, "not a number"))
+    elif check.format is not None:
         test, noun = FORMATS[check.format]
         rules.append((test, f"not {noun}"))
     if check.regex is not None:
         pattern = re.compile(check.regex)
         rules.append((lambda v: pattern.fullmatch(_key_text(v)) is not None, "does not match regex"))
     if check.min is not None or check.max is not None:
-        rules.append((is_number, "not a number"))
+        rules.append((_numeric, "not a number"))
     if check.min is not None:
         low = check.min
         rules.append((lambda v: v >= low, f"below min {format_number(low)}"))

@@ -109,8 +109,7 @@ class Table:
         self._end_col = end_col
         first_data = header_row + 1 if header_row is not None else start_row
         self.data_rows: tuple[int, ...] = tuple(
-            row for row in sorted(rows)
-            if row >= first_data and any(not is_empty(value) for value in rows[row])
+            row for row in sorted(rows) if row >= first_data and _holds_a_value(rows[row])
         )
         self._headers: tuple[Cell, ...] | None = None
 
@@ -131,11 +130,11 @@ class Table:
         for offset, line in enumerate(values):
             row = start_row + offset
             rows[row] = line = line or []
-            for index, value in enumerate(line):
-                # The "Loading..." test, kept cheap: this loop runs for every value read.
-                if value.__class__ is str and (value in LOADING_VALUES or (
-                        value[:1].isspace() or value[-1:].isspace()) and value.strip() in LOADING_VALUES):
-                    raise ValuesStillLoading(Cell(prefix, row, start_col + index, value).ref)
+            # Google shows the placeholder exactly as "Loading..."; a set test per row keeps the
+            # look at every value read in C.
+            if not LOADING_VALUES.isdisjoint(line):
+                index = next(i for i, value in enumerate(line) if value in LOADING_VALUES)
+                raise ValuesStillLoading(Cell(prefix, row, start_col + index, line[index]).ref)
         return cls(prefix, parsed.sheet, rows, start_row, start_col, parsed.end_col, header_row)
 
     @property
@@ -203,6 +202,11 @@ class Table:
         message = f"column {name!r} not found in {self.header_ref}; found: {shown}"
         close = difflib.get_close_matches(name, found, n=1, cutoff=0.75)
         return message + (f" (renamed to {close[0]!r}?)" if close else "")
+
+
+def _holds_a_value(line: list[Any]) -> bool:
+    # Nearly always decided by the first cell.
+    return any(value is not None and (value.__class__ is not str or value.strip()) for value in line)
 
 
 def _transposed(columns: list[list[Any]]) -> list[list[Any]]:
