@@ -146,6 +146,13 @@ def test_headers_as_expected_are_ok():
     assert judged(check)[:2] == ("ok", "headers as expected: SKU, Email, Qty, Status, Site")
 
 
+def test_a_headers_check_may_read_the_header_row_alone():
+    check = HeadersCheck(range="Stock!1:1", header_row=1, required=["SKU"])
+    assert evaluate(check, vr([["SKU", "Qty"]], "Stock!A1:Z1"), NOW).status == "ok"
+    with pytest.raises(ValueError, match="header_row 2 is below Stock!A1:Z1, which ends at row 1"):
+        MissingCheck(range="Stock!A1:Z1", header_row=2, column="Qty")
+
+
 def test_each_broken_header_expectation_is_told():
     check = HeadersCheck(range=TABLE, header_row=1, required=["SKU", "Price"], forbidden=["Status"],
                          order=["Qty", "SKU"], positions={"Email": "C"})

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_serializer, field_validator, model_validator
 
@@ -55,6 +55,7 @@ class _TableCheck(_CheckBase):
 
     range: A1Text
     header_row: int | None = Field(default=None, ge=1)
+    judges_rows: ClassVar[bool] = True  # a range holding only the header row is an error
 
     @model_validator(mode="before")
     @classmethod
@@ -72,7 +73,10 @@ class _TableCheck(_CheckBase):
         if a1.start_row is not None and row < a1.start_row:
             raise InvalidValue(f"header_row {row} is above {self.range}, which starts at row {a1.start_row}",
                                f"start the range at row {row}, or set header_row = {a1.start_row}")
-        if a1.end_row is not None and row >= a1.end_row:
+        if a1.end_row is not None and row > a1.end_row:
+            raise InvalidValue(f"header_row {row} is below {self.range}, which ends at row {a1.end_row}",
+                               f"end the range below row {row}, or set header_row = N inside the range")
+        if a1.end_row == row and self.judges_rows:
             raise InvalidValue(f"header_row {row} leaves no data rows in {self.range}",
                                "end the range below the header row, or leave its end open, e.g. Tab!A1:Z")
         return self
@@ -105,6 +109,7 @@ class HeadersCheck(_TableCheck):
 
     kind: Literal["headers"] = "headers"
     header_row: int = Field(ge=1)
+    judges_rows: ClassVar[bool] = False  # "Stock!1:1" is enough
     required: tuple[str, ...] = ()
     forbidden: tuple[str, ...] = ()
     order: tuple[str, ...] = ()
