@@ -146,6 +146,13 @@ def test_headers_as_expected_are_ok():
     assert judged(check)[:2] == ("ok", "headers as expected: SKU, Email, Qty, Status, Site")
 
 
+def test_a_header_the_check_names_written_twice_is_a_finding():
+    check = HeadersCheck(range=TABLE, header_row=1, required=["SKU", "Qty"])
+    got = evaluate(check, vr([["SKU", "Qty", "Notes", "qty ", "Notes"], ["A", 1, "", 2]]), NOW)
+    assert (got.status, got.message) == ("fail", "column 'Qty' appears 2 times (Stock!B1, Stock!D1)")
+    assert got.cells == ("Stock!B1", "Stock!D1", "Stock!1:1")
+
+
 def test_a_headers_check_may_read_the_header_row_alone():
     check = HeadersCheck(range="Stock!1:1", header_row=1, required=["SKU"])
     assert evaluate(check, vr([["SKU", "Qty"]], "Stock!A1:Z1"), NOW).status == "ok"

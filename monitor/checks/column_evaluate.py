@@ -233,6 +233,12 @@ def _headers(check: HeadersCheck, value_range, now, tz, modified_time) -> CheckR
         listed = ", ".join(str(cell.value).strip() for cell in table.headers) or "nothing"
         problems.append(f"{_plural(len(dict.fromkeys(absent)), 'column')} missing from "
                         f"{table.header_ref}: {', '.join(dict.fromkeys(absent))}; found: {listed}")
+    named = {normalized(name) for name in (*check.required, *check.order, *(h for h, _ in check.positions))}
+    for twice in _written_twice(table, named):
+        # The checks by header cannot tell which one is meant, so a header the check names is unique.
+        problems.append(f"column {str(twice[0].value).strip()!r} appears {len(twice)} times "
+                        f"({', '.join(cell.ref for cell in twice)})")
+        cells.extend(cell.ref for cell in twice)
     for name in check.forbidden:
         if (cell := found.get(normalized(name))) is not None:
             problems.append(f"forbidden column {name!r} at {cell.ref}")
@@ -254,6 +260,15 @@ def _headers(check: HeadersCheck, value_range, now, tz, modified_time) -> CheckR
                            len(table.headers))
     refs = tuple(dict.fromkeys([*cells, table.header_ref]))[:MAX_CELLS]
     return CheckResult(check.name, check.kind, "fail", "; ".join(problems), len(table.headers), refs)
+
+
+def _written_twice(table: Table, named: set[str]) -> list[list[Cell]]:
+    """The header cells of each header in ``named`` that the header row holds more than once."""
+    by_name: dict[str, list[Cell]] = {}
+    for cell in table.headers:
+        if (key := normalized(cell.value)) in named:
+            by_name.setdefault(key, []).append(cell)
+    return [cells for cells in by_name.values() if len(cells) > 1]
 
 
 COLUMN_EVALUATORS: dict[type, Callable[..., CheckResult]] = {
