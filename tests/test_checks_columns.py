@@ -34,6 +34,7 @@ def test_a_column_has_one_cell_per_data_row_with_none_where_google_trimmed_it():
     qty = Table.read(STOCK, header_row=1).column("Qty")
     assert [(c.ref, c.value) for c in qty.cells] == [("Stock!C2", 5), ("Stock!C3", 7), ("Stock!C5", None)]
     assert qty.header.ref == "Stock!C1" and qty.label == "Qty"
+    assert (qty.rows, qty.values, qty.cell(1).ref) == ((2, 3, 5), (5, 7, None), "Stock!C3")
 
 
 def test_headers_match_despite_case_and_spacing_but_exact_text_wins():
@@ -66,7 +67,7 @@ def test_a_header_written_twice_is_ambiguous():
 
 def test_without_a_header_row_columns_are_letters_and_every_row_is_data():
     table = Table.read(vr("Stock!B2:D", [["x", 1], ["y", 2]]))
-    assert [c.value for c in table.column("c").cells] == [1, 2]
+    assert [c.value for c in table.column("C").cells] == [1, 2]
     assert table.data_rows == (2, 3)
     with pytest.raises(ColumnError, match="'Price' is not a column letter, and without a header row"):
         table.column("Price")

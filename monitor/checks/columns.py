@@ -32,12 +32,13 @@ from monitor.core.a1 import column_index, column_letters, parse_a1, quote_sheet_
 
 from .cells import LOADING_VALUES, Cell, ValuesStillLoading, is_empty
 
-_LETTERS = re.compile(r"^[A-Za-z]{1,3}$")
+_LETTERS = re.compile(r"^[A-Z]{1,3}$")
 _HEADERS_SHOWN = 12  # a "found: ..." list names this many headers, then "and N more"
 
 
 def is_column_letter(text: str) -> bool:
-    """"F", "AA": what a column reference is when a table has no header row."""
+    """"F", "AA": what a column reference is when a table has no header row. Upper case only, as
+    the grid shows them: "Qty" or "id" is a header's text, never column QTY or ID."""
     return bool(_LETTERS.match(text.strip()))
 
 
@@ -60,12 +61,26 @@ class ColumnError(LookupError):
 @dataclass(frozen=True, slots=True)
 class Column:
     """One column of the table: ``name`` as the check wrote it, ``header`` the header cell found
-    (None when named by letter), ``col`` its 1-based sheet column, ``cells`` one per data row."""
+    (None when named by letter), ``col`` its 1-based sheet column; ``rows`` the table's data rows
+    and ``values`` this column's value in each (None where Google trimmed it)."""
 
     name: str
     col: int
     header: Cell | None
-    cells: tuple[Cell, ...]
+    prefix: str
+    rows: tuple[int, ...]
+    values: tuple[Any, ...]
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        """One cell per data row. Built on each call: a check that wants a few refs out of
+        thousands of rows walks ``rows`` and ``values`` and asks ``cell`` for those."""
+        return tuple(Cell(self.prefix, row, self.col, value)
+                     for row, value in zip(self.rows, self.values, strict=True))
+
+    def cell(self, index: int) -> Cell:
+        """The cell of the ``index``-th data row."""
+        return Cell(self.prefix, self.rows[index], self.col, self.values[index])
 
     @property
     def letter(self) -> str:
@@ -94,8 +109,7 @@ class Table:
         self._end_col = end_col
         first_data = header_row + 1 if header_row is not None else start_row
         self.data_rows: tuple[int, ...] = tuple(
-            row for row in sorted(rows)
-            if row >= first_data and any(not is_empty(value) for value in rows[row])
+            row for row in sorted(rows) if row >= first_data and _holds_a_value(rows[row])
         )
         self._headers: tuple[Cell, ...] | None = None
 
@@ -115,10 +129,12 @@ class Table:
         rows: dict[int, list[Any]] = {}
         for offset, line in enumerate(values):
             row = start_row + offset
-            rows[row] = list(line or ())
-            for index, value in enumerate(rows[row]):
-                if isinstance(value, str) and value.strip() in LOADING_VALUES:
-                    raise ValuesStillLoading(Cell(prefix, row, start_col + index, value).ref)
+            rows[row] = line = line or []
+            # Google shows the placeholder exactly as "Loading..."; a set test per row keeps the
+            # look at every value read in C.
+            if not LOADING_VALUES.isdisjoint(line):
+                index = next(i for i, value in enumerate(line) if value in LOADING_VALUES)
+                raise ValuesStillLoading(Cell(prefix, row, start_col + index, line[index]).ref)
         return cls(prefix, parsed.sheet, rows, start_row, start_col, parsed.end_col, header_row)
 
     @property
@@ -149,8 +165,10 @@ class Table:
         """The column ``name`` refers to: header text with a header row, else a column letter.
         Raises ColumnError with the finding's words when it is not there."""
         col, header = self._locate(name)
-        cells = tuple(Cell(self.prefix, row, col, self.value(row, col)) for row in self.data_rows)
-        return Column(name, col, header, cells)
+        index = col - self._start_col
+        values = tuple(line[index] if index < len(line) else None
+                       for line in (self._rows[row] for row in self.data_rows))
+        return Column(name, col, header, self.prefix, self.data_rows, values)
 
     def _locate(self, name: str) -> tuple[int, Cell | None]:
         if self.header_row is None:
@@ -159,7 +177,7 @@ class Table:
                                   "columns are named by letter", self.header_ref)
             col = column_index(name.strip())
             if col < self._start_col or (self._end_col is not None and col > self._end_col):
-                raise ColumnError(f"column {name.strip().upper()} is outside the range read",
+                raise ColumnError(f"column {name.strip()} is outside the range read",
                                   self.header_ref)
             return col, None
         matches = [cell for cell in self.headers if str(cell.value).strip() == name.strip()]
@@ -184,6 +202,11 @@ class Table:
         message = f"column {name!r} not found in {self.header_ref}; found: {shown}"
         close = difflib.get_close_matches(name, found, n=1, cutoff=0.75)
         return message + (f" (renamed to {close[0]!r}?)" if close else "")
+
+
+def _holds_a_value(line: list[Any]) -> bool:
+    # Nearly always decided by the first cell.
+    return any(value is not None and (value.__class__ is not str or value.strip()) for value in line)
 
 
 def _transposed(columns: list[list[Any]]) -> list[list[Any]]:
