@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import gspread
 import pytest
 
-from monitor.checks import CHECK_KINDS, evaluate_all, health_of
+from monitor.checks import CHECK_KINDS, evaluate_all, health_of, ranges_of
 from monitor.config import load_config
 from monitor.core.a1 import parse_a1
 from monitor.core.clock import SystemClock
@@ -24,6 +24,7 @@ from monitor.sandbox.server import running_sandbox
 
 NOW = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 KINDS = {b.kind for b in ds.BREAKAGES}
+TABLE_KINDS = ("columns_moved", "header_renamed", "duplicate_keys", "missing_values", "invalid_values")
 
 
 def _moment(cell) -> datetime:
@@ -100,6 +101,17 @@ def test_each_data_breakage_is_visible_in_the_payload():
         assert ds.RENAMED_STOCK_TAB in data.payloads[entry.id]["tabs"]
     for entry in data.of_kind("missing"):
         assert entry.id not in data.payloads
+    for rows in stock("columns_moved"):
+        assert (rows[0][1], rows[0][6]) == ("Reorder level", "Product")
+        assert all(row[1] in ds.REORDER_LEVELS for row in rows[1:])
+    for rows in stock("header_renamed"):
+        assert rows[0][2] == "Vendor"
+    for rows in stock("duplicate_keys"):
+        assert len({row[0] for row in rows[1:]}) == len(rows) - 2
+    for rows in stock("missing_values"):
+        assert 1 <= sum(row[2] in ("", "n/a") for row in rows[1:]) <= 2
+    for rows in stock("invalid_values"):
+        assert sum(isinstance(row[3], str) for row in rows[1:]) == 1
 
 
 def test_fault_kinds_come_with_valid_fault_specs_for_their_spreadsheet():
@@ -123,11 +135,11 @@ def test_healthy_and_data_broken_sheets_get_the_health_the_manifest_promises():
     """The monitor's own checks, fed the values a batchGet would return, agree with the manifest."""
     data = ds.generate(300, 5, NOW)
     checks = ds.stock_profile()
-    data_kinds = ("formula_errors", "negative_stock", "low_stock", "stale", "empty_stock")
+    data_kinds = ("formula_errors", "negative_stock", "low_stock", "stale", "empty_stock", *TABLE_KINDS)
     sample = data.healthy()[:40] + [e for kind in data_kinds for e in data.of_kind(kind)]
     for entry in sample:
         stock = data.payloads[entry.id]["tabs"][ds.STOCK_TAB]
-        ranges = [_value_range(stock, check.range) for check in checks]
+        ranges = [_value_range(stock, a1) for a1 in ranges_of(checks)]
         results = evaluate_all(checks, ranges, NOW + timedelta(minutes=10), UTC)
         assert health_of(results) == entry.expect, (entry, results)
 
@@ -260,7 +272,7 @@ def test_applied_dataset_answers_the_monitor_the_way_the_manifest_says(tmp_path)
         http = build_gspread_client(credentials, endpoint=sandbox.base_url, timeout=5).http_client
 
         def read(entry):
-            answer = http.values_batch_get(entry.id, [c.range for c in checks], params=params)
+            answer = http.values_batch_get(entry.id, list(ranges_of(checks)), params=params)
             return health_of(evaluate_all(checks, answer["valueRanges"], now, UTC))
 
         def status_of(entry):

@@ -3,6 +3,8 @@
 Public API::
 
     FormulaErrorsCheck, NotEmptyCheck, RowCountCheck, ThresholdCheck, FreshnessCheck   the models
+    HeadersCheck, MissingCheck, DuplicatesCheck, InvalidCheck   column checks (``column_models``)
+    Table, ColumnError   a table read in one ValueRange, its columns by header or letter (``columns``)
     Check                the union of those; CHECK_KINDS maps each ``kind`` to its model
     evaluate(check, value_range, now, tz, modified_time=None) -> CheckResult
     evaluate_all(checks, value_ranges, now, tz, modified_time=None) -> list[CheckResult]
@@ -18,6 +20,7 @@ Models: ``models`` (field types in ``fields``). Conditions: ``conditions``; dura
 """
 
 from .cells import ValuesStillLoading
+from .columns import ColumnError, Table
 from .conditions import Condition, parse_age_condition, parse_condition
 from .evaluate import (
     FORMULA_ERRORS,
@@ -33,8 +36,12 @@ from .models import (
     CHECK_KINDS,
     KINDS,
     Check,
+    DuplicatesCheck,
     FormulaErrorsCheck,
     FreshnessCheck,
+    HeadersCheck,
+    InvalidCheck,
+    MissingCheck,
     NotEmptyCheck,
     RowCountCheck,
     ThresholdCheck,
@@ -49,6 +56,12 @@ __all__ = [
     "KINDS",
     "MAX_CELLS",
     "Check",
+    "ColumnError",
+    "DuplicatesCheck",
+    "HeadersCheck",
+    "InvalidCheck",
+    "MissingCheck",
+    "Table",
     "CheckResult",
     "Condition",
     "FormulaErrorsCheck",

@@ -32,6 +32,7 @@ from monitor.core.timefmt import format_utc, parse_utc
 from monitor.core.zones import wall_clock
 
 from .cells import Cell, cells_of, is_number
+from .column_evaluate import COLUMN_EVALUATORS
 from .conditions import Condition, format_number
 from .dates import MAX_SERIAL, date_of
 from .models import Check, FormulaErrorsCheck, FreshnessCheck, NotEmptyCheck, RowCountCheck, ThresholdCheck
@@ -355,4 +356,5 @@ _EVALUATORS: dict[type, Callable[..., CheckResult]] = {
     RowCountCheck: _row_count,
     ThresholdCheck: _threshold,
     FreshnessCheck: _freshness,
+    **COLUMN_EVALUATORS,
 }

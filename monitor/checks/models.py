@@ -141,12 +141,19 @@ class FreshnessCheck(_CheckBase):
         return timedelta(seconds=self.fail.value) if self.fail else None
 
 
+# The column checks build on _CheckBase, so they are imported once it exists; the package imports
+# them from here (never column_models first), which keeps this order whatever module loads first.
+from .column_models import DuplicatesCheck, HeadersCheck, InvalidCheck, MissingCheck  # noqa: E402
+
 Check = FormulaErrorsCheck | NotEmptyCheck | RowCountCheck | ThresholdCheck | FreshnessCheck
+Check = Check | HeadersCheck | MissingCheck | DuplicatesCheck | InvalidCheck
 CHECK_KINDS: Mapping[str, type[Check]] = {
     "formula_errors": FormulaErrorsCheck,
     "not_empty": NotEmptyCheck,
     "row_count": RowCountCheck,
     "threshold": ThresholdCheck,
     "freshness": FreshnessCheck,
+    **{kind.model_fields["kind"].default: kind for kind in (HeadersCheck, MissingCheck, DuplicatesCheck,
+                                                            InvalidCheck)},
 }
 KINDS: tuple[str, ...] = tuple(CHECK_KINDS)

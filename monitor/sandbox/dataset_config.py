@@ -15,7 +15,7 @@ from pathlib import Path
 
 from monitor import checks
 
-from .dataset_generate import CHECKED_LAST_ROW, STOCK_TAB, Dataset, SheetEntry
+from .dataset_generate import CHECKED_LAST_ROW, REORDER_LEVELS, STOCK_TAB, Dataset, SheetEntry
 
 SHEETS_CSV = "sheets.csv"
 PROFILE = "stock"
@@ -28,13 +28,21 @@ BUDGET = "4m30s"
 def stock_profile() -> list[checks.Check]:
     """The checks every generated spreadsheet is configured with."""
     last = CHECKED_LAST_ROW
+    table = f"{STOCK_TAB}!A1:H{last}"
     return [
-        checks.FormulaErrorsCheck(range=f"{STOCK_TAB}!A1:H{last}"),
+        checks.FormulaErrorsCheck(range=table),
         checks.NotEmptyCheck(range=f"{STOCK_TAB}!A2:A{last}", min_rows=1),
         checks.ThresholdCheck(range=f"{STOCK_TAB}!F2:F{last}", aggregate="min", warn="< 5", fail="< 0"),
         checks.FreshnessCheck(range=f"{STOCK_TAB}!E2:E{last}", warn="> 2h", fail="> 1d"),
         # A Stock tab that outgrew the checked rows would hide its newest rows from every check.
         checks.RowCountCheck(range=f"{STOCK_TAB}!A2:A", max=last - 1),
+        # By header, over the table formula_errors reads already: one range in the batchGet.
+        checks.HeadersCheck(range=table, header_row=1, required=["SKU", "Supplier", "Price", "Quantity"]),
+        checks.DuplicatesCheck(range=table, header_row=1, column="SKU"),
+        checks.MissingCheck(range=table, header_row=1, column="Supplier", missing_values=["-", "n/a"],
+                            warn="> 0", fail="> 5%"),
+        checks.InvalidCheck(range=table, header_row=1, column="Price", format="number", min=0),
+        checks.InvalidCheck(range=table, header_row=1, column="Reorder level", valid_values=REORDER_LEVELS),
     ]
 
 

@@ -9,7 +9,7 @@ Every spreadsheet has three tabs: "Stock" (header + 150..400 rows, columns A..H:
 Supplier, Price, Updated, Quantity, Reorder level, Value), "Sales" and "Notes". A healthy one has
 quantities >= 5, no error values and a few rows updated within the last 90 minutes of ``now``.
 About 12 % are broken, one kind each (see ``BREAKAGES``), kinds dealt round-robin so every kind
-appears once the dataset is large enough (``len(BREAKAGES) / BROKEN_SHARE`` ~ 100 spreadsheets).
+appears once the dataset is large enough (``len(BREAKAGES) / BROKEN_SHARE`` ~ 140 spreadsheets).
 
 Speed and memory: rows are drawn as slices of one shared pool of row lists, so 5,000 spreadsheets
 cost a few million references, not tens of millions of cells. Payloads therefore share row and cell
@@ -30,12 +30,15 @@ STOCK_HEADER = (
 )
 SALES_HEADER = ("Date", "SKU", "Sold", "Revenue")
 MIN_STOCK_ROWS, MAX_STOCK_ROWS = 150, 400
+REORDER_LEVELS = (5, 10, 20, 25, 50)
 # The checks' ranges (``dataset_config.stock_profile``) cover rows 2..500; generated tabs stay inside.
 CHECKED_LAST_ROW = 500
 
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-_POOL_ROWS = 2048  # distinct stock rows shared by all spreadsheets
-_CATALOG_SIZE = 640  # distinct products
+# Stock rows shared by all spreadsheets: a multiple of the catalog, so a tab's slice that wraps
+# around the pool's end goes on through the catalog instead of repeating SKUs it already holds.
+_POOL_ROWS = 3 * 640
+_CATALOG_SIZE = 640  # distinct products, more than a tab's rows: SKUs never repeat within a tab
 _RECENT_ROWS_PER_SHEET = 3
 _SALES_POOL_ROWS = 512
 
@@ -91,6 +94,13 @@ BREAKAGES: tuple[Breakage, ...] = (
     Breakage("low_stock", "warn", "a Quantity under 5 (none negative)"),
     Breakage("slow", "ok", "every answer delayed by 1.5 to 3 s"),
     Breakage("hang", "error", "every request is held until the client gives up"),
+    # How tables break in people's hands; the stock profile names these columns by header.
+    Breakage("columns_moved", "ok",
+             'columns "Product" and "Reorder level" swapped: checks by header still find them'),
+    Breakage("header_renamed", "fail", 'header "Supplier" renamed to "Vendor"'),
+    Breakage("duplicate_keys", "fail", "a SKU pasted over another row's"),
+    Breakage("missing_values", "warn", 'one or two Supplier cells blank or "n/a" (under 5 % of rows)'),
+    Breakage("invalid_values", "fail", "a Price typed as text"),
 )
 _BY_KIND = {b.kind: b for b in BREAKAGES}
 _AT_MOST_ONE = frozenset({"hang"})  # one held request is enough to prove timeouts work
@@ -239,7 +249,7 @@ class _Pools:
         # Older than a day: only a sheet's few "recent" rows make it fresh.
         age = timedelta(days=rng.randint(2, 30), minutes=rng.randint(0, 1439))
         updated = _stamp(self.now - age)
-        reorder = rng.choice((5, 10, 20, 25, 50))
+        reorder = rng.choice(REORDER_LEVELS)
         return [sku, name, supplier, price, updated, quantity, reorder, round(price * quantity, 2)]
 
     def _sales_row(self, rng: random.Random) -> list:
@@ -310,6 +320,8 @@ def _break(
         row[7] = round(row[3] * row[5], 2)
         stock[row_number - 1] = row
         return f"F{row_number}={row[5]}"
+    if kind in _TABLE_BREAKAGES:
+        return _TABLE_BREAKAGES[kind](rng, stock)
     if kind == "empty_stock":
         del stock[1:]
         return ""
@@ -333,3 +345,49 @@ def _break(
     return ""
 
 
+def _edited(stock: list, row_number: int) -> list:
+    """Row ``row_number`` (1-based) as its own list: pool rows are shared by many spreadsheets."""
+    row = stock[row_number - 1] = list(stock[row_number - 1])
+    return row
+
+
+def _swap_product_and_reorder_level(rng: random.Random, stock: list) -> str:
+    # Columns no check names by letter (B and G), so only the checks by header could notice.
+    for row_number in range(1, len(stock) + 1):
+        row = _edited(stock, row_number)
+        row[1], row[6] = row[6], row[1]
+    return "B <-> G"
+
+
+def _rename_supplier(rng: random.Random, stock: list) -> str:
+    _edited(stock, 1)[2] = "Vendor"
+    return "C1"
+
+
+def _duplicate_a_key(rng: random.Random, stock: list) -> str:
+    first, again = sorted(rng.sample(range(2, len(stock) + 1), 2))
+    _edited(stock, again)[0] = stock[first - 1][0]
+    return f"A{again}=A{first}"
+
+
+def _blank_suppliers(rng: random.Random, stock: list) -> str:
+    rows = sorted(rng.sample(range(2, len(stock) + 1), rng.randint(1, 2)))
+    for row_number in rows:
+        _edited(stock, row_number)[2] = rng.choice(("", "n/a"))
+    return ", ".join(f"C{row_number}" for row_number in rows)
+
+
+def _price_as_text(rng: random.Random, stock: list) -> str:
+    row_number = rng.randrange(2, len(stock) + 1)
+    row = _edited(stock, row_number)
+    row[3] = f"{row[3]:,.2f}".replace(",", " ").replace(".", ",")  # "1 290,00": pasted from a report
+    return f"D{row_number}={row[3]!r}"
+
+
+_TABLE_BREAKAGES = {
+    "columns_moved": _swap_product_and_reorder_level,
+    "header_renamed": _rename_supplier,
+    "duplicate_keys": _duplicate_a_key,
+    "missing_values": _blank_suppliers,
+    "invalid_values": _price_as_text,
+}
