@@ -64,7 +64,7 @@ def test_a_column_that_moved_is_still_found_and_one_that_vanished_fails():
     assert evaluate(check, moved, NOW).cells == ("Stock!A2",)
     gone = evaluate(check, vr([["SKU", "State"], ["A-1", "x"]]), NOW)
     assert (gone.status, gone.message, gone.cells) == (
-        "fail", "column 'Status' not found in Stock!1:1; found: SKU, State", ("Stock!1:1",))
+        "fail", "column 'Status' not found in the header row (Stock!1:1); found: SKU, State", ("Stock!1:1",))
 
 
 def test_an_empty_table_has_nothing_missing():
