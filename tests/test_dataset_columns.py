@@ -39,8 +39,9 @@ def test_each_table_breakage_gets_the_verdict_and_the_finding_its_manifest_says(
     assert seen["header_renamed"] == {
         "headers Stock!A1:H500": "1 column missing from Stock!1:1: Supplier; found: SKU, Product, Vendor, "
                                  "Price, Updated, Quantity, Reorder level, Value",
-        "missing Supplier Stock!A1:H500": "column 'Supplier' not found in the header row (Stock!1:1); found: SKU, Product, "
-                                          "Vendor, Price, Updated, Quantity, Reorder level, Value"}
+        "missing Supplier Stock!A1:H500": "column 'Supplier' not found in the header row (Stock!1:1); "
+                                          "found: SKU, Product, Vendor, Price, Updated, Quantity, "
+                                          "Reorder level, Value"}
     again, first = detail["duplicate_keys"].split("=")
     assert seen["duplicate_keys"]["duplicates SKU Stock!A1:H500"].startswith("SKU repeated in 1 of ")
     assert f"Stock!{again} = {first} (> 0)" in seen["duplicate_keys"]["duplicates SKU Stock!A1:H500"]

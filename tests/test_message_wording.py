@@ -124,5 +124,5 @@ def test_a_missing_column_reads_as_the_header_row_on_its_tabs_line():
     missing = Finding("missing Qty Stock!A1:H500", "missing", "fail",
                       "column 'Qty' not found in the header row (Stock!1:1); found: SKU, Quantity",
                       ("Stock!1:1",))
-    assert findings_text([missing]) == (
-        "Stock: column 'Qty' not found in the header row (1:1); found: SKU, Quantity")
+    assert findings_text([missing]) == (  # as sent: HTML-escaped
+        "Stock: column &#x27;Qty&#x27; not found in the header row (1:1); found: SKU, Quantity")
