@@ -32,17 +32,22 @@ from .models import (
     AGGREGATES,
     CHECK_KINDS,
     KINDS,
+    ChangeCheck,
     Check,
+    CrossSheetCheck,
     FormulaErrorsCheck,
     FreshnessCheck,
+    HeadersChangedCheck,
     NotEmptyCheck,
     RowCountCheck,
     ThresholdCheck,
 )
+from .past import OtherSide, Past, keys_of, metric_of
 from .result import MAX_CELLS, CheckResult, health_of, worst
 from .volatile import VOLATILE_FUNCTIONS, VolatileCell, volatile_cells, volatile_functions
 
 __all__ = [
+    "OtherSide", "Past", "keys_of", "metric_of", "ChangeCheck", "CrossSheetCheck", "HeadersChangedCheck",
     "AGGREGATES",
     "CHECK_KINDS",
     "FORMULA_ERRORS",
