@@ -42,12 +42,13 @@ from .models import (
     RowCountCheck,
     ThresholdCheck,
 )
-from .past import OtherSide, Past, keys_of, metric_of
+from .past import OtherSide, Past, compare_cross, keys_of, metric_of
 from .result import MAX_CELLS, CheckResult, health_of, worst
 from .volatile import VOLATILE_FUNCTIONS, VolatileCell, volatile_cells, volatile_functions
 
 __all__ = [
-    "OtherSide", "Past", "keys_of", "metric_of", "ChangeCheck", "CrossSheetCheck", "HeadersChangedCheck",
+    "OtherSide", "Past", "compare_cross", "keys_of", "metric_of",
+    "ChangeCheck", "CrossSheetCheck", "HeadersChangedCheck",
     "AGGREGATES",
     "CHECK_KINDS",
     "FORMULA_ERRORS",

@@ -167,14 +167,19 @@ def _list(texts) -> str:
 
 def judge_cross(check: CrossSheetCheck, value_range: ValueRange | None, now: datetime, past: Past
                 ) -> CheckResult:
-    other = past.others.get(check.name)
+    mine = keys_of(value_range) if check.match == "keys" else metric_of(check.aggregate, value_range)
+    return compare_cross(check, mine, past.others.get(check.name))
+
+
+def compare_cross(check: CrossSheetCheck, mine: Any, other: OtherSide | None) -> CheckResult:
+    """A cross-sheet check's result from this side (an aggregate, or the key cells: ``keys_of``) and
+    the other: a read judges it, and so does the other side's read (``monitor.engine.history``)."""
     if other is None or other.problem is not None:
         why = other.problem if other is not None else "not read yet"
         name = other.spreadsheet if other is not None else check.other
         return _result(check, check.level, f"cannot compare with {name} {check.other_range}: {why}", None)
     if check.match == "keys":
-        return _judge_keys(check, keys_of(value_range), other)
-    mine = metric_of(check.aggregate, value_range)
+        return _judge_keys(check, mine, other)
     said = f"{check.aggregate} {_number(mine)} here, {_number(other.value)} in {other.spreadsheet} " \
            f"{check.other_range}"
     if mine is None or other.value is None:

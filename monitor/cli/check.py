@@ -21,7 +21,7 @@ from monitor import admin
 from monitor.admin.change_plan import DEFAULT_EDIT_SHARES
 from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
-from monitor.checks import VolatileCell, health_of
+from monitor.checks import Past, VolatileCell, health_of
 from monitor.cli.common import clock, reading_options
 from monitor.cli.notify import verify_telegram
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
@@ -31,6 +31,7 @@ from monitor.core.durations import format_duration
 from monitor.core.errors import SheetReadError
 from monitor.core.logs import configure_logging
 from monitor.core.timefmt import format_utc
+from monitor.engine.history import past_for
 from monitor.engine.inspect import SheetPlan, judge, read, volatile_formulas, zone_of
 from monitor.engine.quota import QuotaPacer
 from monitor.notify.deadline import MAX_REQUEST_SECONDS
@@ -274,7 +275,7 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
         # whether an #N/A is IMPORTRANGE still computing (monitor.engine.inspect); one read, which
         # also gives each cell's formula, after the spreadsheet's time zone when its dates need it.
         data = read(plan, reader, credential, lambda: timeout, fetch_zone=fetch_zone, detailed=True)
-        results = judge(plan, data, now, zone_of(plan, data.time_zone))
+        results = judge(plan, data, now, zone_of(plan, data.time_zone), past=_past(config, plan))
     except SheetReadError as error:
         _read_failed(sheet, error_dict(error.info()), spent, as_json)
     volatile = volatile_formulas(plan, data, config.run.change_detection)
@@ -297,6 +298,21 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
     reads = ("no read", "one read", "two reads")[spent["reads"]]
     drive = " and one Drive read" if spent["drive_reads"] else ""
     click.echo(f"\nSpent {reads} of {Path(credential).name}'s quota{drive}; nothing was recorded.", err=True)
+
+
+def _past(config: Config, plan: SheetPlan) -> Past | None:
+    """What the last run kept for ``plan``'s change, header and cross-sheet checks (none without a
+    state: they are judged as at a first read)."""
+    if not any(check.kind in ("change", "headers_changed", "cross_sheet") for check in plan.checks):
+        return None
+    try:
+        state = read_state(config.run.state_dir, only=("history", "dlq"))
+    except StateError:  # judged as at a first read; an unreadable state is `status`'s business
+        state = None
+    history = state.history if state is not None else {}
+    failing = {sid: entry.last_error.message for sid, entry in state.dlq.items()} if state else {}
+    return past_for(plan.checks, plan.links, history, plan.id,
+                    {sheet.id: sheet.name for sheet in config.sheets}, failing)
 
 
 def _volatile_warnings(plan: SheetPlan, sheet: Sheet, volatile: list[VolatileCell]) -> list[str]:

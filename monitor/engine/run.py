@@ -89,7 +89,7 @@ class Run:
         self.outcomes = Outcomes(
             run_id=run_id, state=state, settings=settings, pacer=pacer,
             api=ApiHealth(state.api, threshold=settings.api_degraded_after), report=self.report,
-            emit=self.emit, epoch_seconds=clock.time, rng=rng or random.Random(),
+            emit=self.emit, epoch_seconds=clock.time, rng=rng or random.Random(), plans=self.plans,
         )
         self.detection = ChangeDetection(changes, state, run_id, self.emit)
         last = state.heartbeat.stats if state.heartbeat else None
@@ -288,7 +288,8 @@ class Run:
                 self._zone_read(flight, done.data, now)
                 return
             results = judge(plan, done.data, now, self._zone(plan),
-                            last_try=is_last_try(ErrorClass.LOADING, task.attempts))
+                            last_try=is_last_try(ErrorClass.LOADING, task.attempts),
+                            past=self.outcomes.past_for(plan))
         except SheetReadError as error:
             if error.error_class in (ErrorClass.QUOTA, ErrorClass.LOADING):
                 # Neither says whether the spreadsheet can be read; a probe spent on one is given back,
@@ -300,7 +301,7 @@ class Run:
             error = SheetReadError(ErrorClass.UNCERTAIN, None, None, f"could not evaluate: {exc!r}"[:300])
             self._failed(rnd, flight, error, now, done.seconds)
         else:
-            verdict = self.outcomes.succeeded(rnd, task, plan, results, now)
+            verdict = self.outcomes.succeeded(rnd, task, plan, results, now, done.data.value_ranges)
             findings = sum(1 for result in results if result.is_finding)
             log_event("task_done", task_id=task.id, spreadsheet_id=plan.id, attempt=task.attempts,
                       status=verdict, findings=findings, duration_ms=int(done.seconds * 1000))

@@ -1,0 +1,207 @@
+"""What a spreadsheet's reads leave for later judgements: its metric history, its last headers, and
+the ranges it reads for other spreadsheets' cross-sheet checks. One document per spreadsheet
+(``history/<sheet id>``), only for spreadsheets with such checks or such ranges.
+
+* **Bounded.** A change check keeps a point only when its value changed (the value in force between
+  two points is the earlier one's), only as far back as its ``over`` plus the one point in force then
+  (with no ``over``, the last value alone), and at most ``HISTORY_POINTS`` spread evenly over it (the
+  value ``over`` ago is then known within ``over / HISTORY_POINTS``). Key lists are capped at
+  ``HISTORY_KEYS``; a longer one is kept as a problem to tell, not as keys.
+* **Only reads add points.** A round that judges a spreadsheet again without reading it (Drive said it
+  did not change) adds nothing: its values are the last read's, so a point would repeat the last one,
+  and a change check's finding stands as its read left it (``monitor.engine.rejudge``). A failed
+  read adds nothing either.
+* **Either side of a cross-sheet check.** The dependent's read judges it against what the other
+  spreadsheet's last read lent; the other's read judges the dependents again (``rejudged_cross``),
+  from the side each one's last read kept (``own``), without reading them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from monitor.checks import (
+    ChangeCheck,
+    CheckResult,
+    CrossSheetCheck,
+    HeadersChangedCheck,
+    OtherSide,
+    Past,
+    compare_cross,
+    keys_of,
+    metric_of,
+    worst,
+)
+from monitor.config.defaults import HISTORY_KEYS, HISTORY_POINTS
+from monitor.config.model import Lend
+from monitor.core.timefmt import UtcTime
+from monitor.core.tracking import document
+from monitor.engine.health import Finding, Health
+
+
+@document
+class Point:
+    at: UtcTime
+    value: float | None
+
+
+@document
+class Kept:
+    """A range's value as a read found it: an aggregate, or distinct keys (``cells``: where each one
+    is, for this side of a keys check); ``problem`` when it could not be kept."""
+
+    value: float | tuple[str, ...] | None = None
+    cells: tuple[str, ...] = ()
+    problem: str | None = None
+
+
+@document
+class SheetHistory:
+    read_at: UtcTime
+    series: dict[str, tuple[Point, ...]] = field(default_factory=dict)  # per change check
+    headers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per headers_changed check
+    own: dict[str, Kept] = field(default_factory=dict)  # per cross-sheet check: this side
+    lent: dict[str, Kept] = field(default_factory=dict)  # per Lend.key: the range other checks read
+
+
+@dataclass(frozen=True)
+class Linked:
+    """A plan's cross-sheet links: each check's other spreadsheet, and the ranges it lends."""
+
+    others: Mapping[str, str] = field(default_factory=dict)  # check name -> other spreadsheet id
+    lends: tuple[Lend, ...] = ()
+
+
+def past_for(checks: Sequence[Any], links: Linked, history: Mapping[str, SheetHistory],
+             own_id: str, names: Mapping[str, str], failing: Mapping[str, str]) -> Past:
+    """What ``checks`` are judged against: this spreadsheet's history, and each cross-sheet check's
+    other side as the other's last read lent it. ``names``: spreadsheet id -> name; ``failing``:
+    spreadsheet id -> why its reads fail now (dead-lettered)."""
+    mine = history.get(own_id)
+    series = {name: tuple((p.at, p.value) for p in points) for name, points in mine.series.items()} \
+        if mine else {}
+    others = {check.name: other_side(check, links.others.get(check.name), history, names, failing)
+              for check in checks if isinstance(check, CrossSheetCheck)}
+    return Past(series, dict(mine.headers) if mine else {}, others)
+
+
+def other_side(check: CrossSheetCheck, other_id: str | None, history: Mapping[str, SheetHistory],
+               names: Mapping[str, str], failing: Mapping[str, str]) -> OtherSide:
+    name = names.get(other_id or "", check.other)
+    if other_id is None:
+        return OtherSide(name, problem="it is not in the config")
+    if other_id in failing:
+        return OtherSide(name, problem=f"it cannot be read ({failing[other_id]})")
+    kept = history.get(other_id)
+    lent = kept.lent.get(_lend_of(check).key) if kept else None
+    if lent is None:
+        return OtherSide(name, problem="not read yet")
+    if lent.problem is not None:
+        return OtherSide(name, problem=lent.problem)
+    return OtherSide(name, lent.value, kept.read_at)
+
+
+def recorded(checks: Sequence[Any], links: Linked, before: SheetHistory | None,
+             results: Sequence[CheckResult], value_ranges: Mapping[str, Any], now: datetime
+             ) -> SheetHistory | None:
+    """The history after a read that judged ``results`` over ``value_ranges``; None when the
+    spreadsheet has nothing to keep."""
+    observed = {result.check_name: result.observed for result in results}
+    series: dict[str, tuple[Point, ...]] = {}
+    headers: dict[str, tuple[str, ...]] = {}
+    own: dict[str, Kept] = {}
+    for check in checks:
+        if isinstance(check, ChangeCheck):
+            earlier = before.series.get(check.name, ()) if before else ()
+            series[check.name] = kept_points(earlier, Point(now, observed.get(check.name)), check.over)
+        elif isinstance(check, HeadersChangedCheck):
+            headers[check.name] = tuple(observed.get(check.name) or ())
+        elif isinstance(check, CrossSheetCheck):
+            own[check.name] = _kept(_lend_of(check).what, value_ranges.get(check.range), own=True)
+    lent = {lend.key: _kept(lend.what, value_ranges.get(lend.range)) for lend in links.lends}
+    if not (series or headers or own or lent):
+        return None
+    return SheetHistory(now, series, headers, own, lent)
+
+
+def kept_points(points: tuple[Point, ...], new: Point, over: timedelta | None) -> tuple[Point, ...]:
+    """``points`` with ``new``, bounded (see the module doc)."""
+    if points and points[-1].value == new.value:
+        return points  # the value held: the last point already says so
+    if over is None:
+        return (new,)
+    cutoff = new.at - over
+    older = [p for p in points if p.at <= cutoff]
+    kept = [*older[-1:], *(p for p in points if p.at > cutoff), new]
+    if len(kept) <= HISTORY_POINTS:
+        return tuple(kept)
+    spacing = over / HISTORY_POINTS
+    thinned = [kept[-1]]
+    for point in reversed(kept[1:-1]):  # newest first: recent values stay exact the longest
+        if thinned[-1].at - point.at >= spacing:
+            thinned.append(point)
+    thinned.append(kept[0])  # the value in force ``over`` ago
+    thinned.reverse()
+    return tuple(thinned[:1] + thinned[-(HISTORY_POINTS - 1):])
+
+
+def _kept(what: str, value_range: Any, own: bool = False) -> Kept:
+    """A range's value to keep: an aggregate; or keys, distinct and sorted for the side lent, in
+    reading order with their cells for a check's own side (its findings name them)."""
+    if what != "keys":
+        return Kept(metric_of(what, value_range))
+    cells = keys_of(value_range)
+    distinct = sorted(dict.fromkeys(cell.value for cell in cells))
+    if len(cells if own else distinct) > HISTORY_KEYS:
+        return Kept(problem=f"more than {HISTORY_KEYS:,} keys, too many to keep: compare a narrower range")
+    if own:
+        return Kept(tuple(cell.value for cell in cells), tuple(cell.ref for cell in cells))
+    return Kept(tuple(distinct))
+
+
+@dataclass(frozen=True)
+class KeyCell:
+    """A key of a check's own side as its last read kept it."""
+
+    value: str
+    ref: str
+
+
+def own_side(check: CrossSheetCheck, kept: Kept) -> Any:
+    """This side of ``check`` as its last read kept it, as ``compare_cross`` takes it."""
+    if check.match != "keys":
+        return kept.value
+    keys = kept.value if isinstance(kept.value, tuple) else ()
+    return [KeyCell(key, ref) for key, ref in zip(keys, kept.cells, strict=True)]
+
+
+def _lend_of(check: CrossSheetCheck) -> Lend:
+    return Lend(check.other_range, "keys" if check.match == "keys" else check.aggregate)
+
+
+def rejudged_cross(checks: Sequence[Any], findings: tuple[Finding, ...], mine: SheetHistory, past: Past
+                   ) -> tuple[Health, tuple[Finding, ...]]:
+    """A dependent's verdict and findings once its cross-sheet checks are judged again against
+    ``past`` (the other side just read), from the side its last read kept; its other checks' findings
+    stand as that read left them."""
+    redone: dict[str, CheckResult] = {}
+    for check in checks:
+        kept = mine.own.get(check.name) if isinstance(check, CrossSheetCheck) else None
+        if kept is not None and kept.problem is None:
+            redone[check.name] = compare_cross(check, own_side(check, kept), past.others.get(check.name))
+    standing = {finding.check: finding for finding in findings}
+    after: list[Finding] = []
+    for check in checks:
+        if check.name in redone:
+            if redone[check.name].is_finding:
+                after.append(Finding.of(redone[check.name]))
+        elif check.name in standing:
+            after.append(standing[check.name])
+    return Health(worst(finding.status for finding in after)), tuple(after)
+
+
+def depends_on(checks_links: Linked, spreadsheet_id: str) -> bool:
+    return spreadsheet_id in checks_links.others.values()
