@@ -64,7 +64,8 @@ def test_rows_dropping_between_runs_fail_and_the_history_survives_each_restart(w
     world.next_round()
     state = world.stored()
     [finding] = state.health[ORDERS].findings
-    assert (finding.status, finding.message) == ("fail", "row_count 2, -50 % since the previous read (4), < -30 %")
+    assert (finding.status, finding.message) == (
+        "fail", "row_count 2, -50 % since the previous read (4), < -30 %")
     assert [point.value for point in state.history[ORDERS].series[check.name]] == [2]
     world.next_round()  # unchanged: the drop is in the past, and no point is added for a value that held
     assert world.stored().health[ORDERS].health == OK

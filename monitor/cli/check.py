@@ -91,6 +91,7 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
         ("spreadsheets", f"{plan['spreadsheets']} ({plan['checks']} checks over {plan['ranges']} ranges)"),
         ("reads per round", _reads_per_round(plan)),
         ("change detection", _change_detection(plan)),
+        *_cross_sheet_field(plan),
         *_project_fields(plan),
         ("quota", plan["summary"]),
         ("read time", _read_time(plan)),
@@ -156,6 +157,14 @@ def _reads_per_round(plan: dict[str, Any]) -> str:
         # Each zone a freshness check needs is read with the spreadsheet's first read, then daily.
         text += f"; the first round {plan['first_round_reads']}, every spreadsheet's time zone once"
     return text
+
+
+def _cross_sheet_field(plan: dict[str, Any]) -> list[tuple[str, str]]:
+    cross = plan["cross_sheet"]
+    if not cross["checks"]:
+        return []
+    return [("cross-sheet", f"{cross['checks']} checks; their other sides are {cross['ranges_lent']} ranges "
+                            "read in their own spreadsheets' batchGet: no extra read")]
 
 
 def _change_detection(plan: dict[str, Any]) -> str:
