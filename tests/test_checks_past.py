@@ -119,7 +119,7 @@ def test_points_are_bounded_in_number_and_age_and_keep_the_value_in_force_over_a
     last = points[-1].at
     assert points[0].at <= last - over < points[1].at  # the value in force ``over`` ago is known
     gaps = [later.at - earlier.at for earlier, later in zip(points[1:], points[2:], strict=False)]
-    assert max(gaps) <= 2 * over / HISTORY_POINTS  # known within its resolution
+    assert max(gaps) <= 2 * over / (HISTORY_POINTS - 2)  # known within its resolution
 
 
 # --- headers_changed ---------------------------------------------------------------------------

@@ -19,9 +19,10 @@ TOKEN_FILE_ENV = "TELEGRAM_BOT_TOKEN_FILE"
 # The metric history a spreadsheet keeps in the state (monitor.engine.history), bounded so the state
 # grows with the number of checks, not with time. Its age is each change check's own ``over`` (at most
 # checks.models.LONGEST_OVER; with none, only the previous read's value is kept), and a point is kept
-# only when the value changed. 48 points spread over ``over`` tell the value "24h ago" within half an
-# hour, and cost at most ~2.7 KB per check (bench/history_growth.py).
-HISTORY_POINTS = 48
+# only when the value changed. 24 points spread over ``over`` tell the value "24h ago" within the hour
+# (a day-over-day drop of X % is not about minutes), and cost at most ~1.2 KB per check when every read
+# changes the value (bench/history_growth.py): the state of 5,000 spreadsheets stays a few MB.
+HISTORY_POINTS = 24
 # Distinct values kept of a key range for cross-sheet "every key of A in B" checks: 10,000 keys of
 # ~10 characters is ~120 KB, the size of a large read already; a longer list is a finding that asks
 # for a narrower range rather than a state that grows without bound.

@@ -138,14 +138,13 @@ def kept_points(points: tuple[Point, ...], new: Point, over: timedelta | None) -
     kept = [*older[-1:], *(p for p in points if p.at > cutoff), new]
     if len(kept) <= HISTORY_POINTS:
         return tuple(kept)
-    spacing = over / HISTORY_POINTS
-    thinned = [kept[-1]]
-    for point in reversed(kept[1:-1]):  # newest first: recent values stay exact the longest
-        if thinned[-1].at - point.at >= spacing:
-            thinned.append(point)
-    thinned.append(kept[0])  # the value in force ``over`` ago
-    thinned.reverse()
-    return tuple(thinned[:1] + thinned[-(HISTORY_POINTS - 1):])
+    # The last point of each slot of a grid fixed in time (not anchored at the newest point, which
+    # moves each read and would thin the same points again and again): the value in force at each
+    # slot's end is exact, within it off by at most a slot. Slots of over / (points - 2): the slots of
+    # ``over`` and the point in force before them fit the bound.
+    slot = over.total_seconds() / (HISTORY_POINTS - 2)
+    last_of_slot = {int(point.at.timestamp() // slot): point for point in kept[1:]}
+    return (kept[0], *last_of_slot.values())
 
 
 def _kept(what: str, value_range: Any, own: bool = False) -> Kept:
