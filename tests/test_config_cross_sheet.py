@@ -53,3 +53,17 @@ def test_an_other_spreadsheet_not_in_the_config_is_an_error_with_place_and_fix(f
 def test_a_cross_sheet_check_on_its_own_spreadsheet_is_an_error(folder):
     message = error_of(folder, with_cross(SHEET_B))
     assert "compares with another spreadsheet, not its own" in message
+
+
+def test_the_guide_s_examples_of_change_header_and_cross_sheet_checks_are_valid_checks():
+    import re
+    import tomllib
+
+    from monitor.checks import CHECK_KINDS
+
+    guide = (Path(__file__).parents[1] / "docs/configuration.md").read_text()
+    section = guide[guide.index("### Change over time"):guide.index("### Time zones")]
+    blocks = re.findall(r"```toml\n(.*?)```", section, re.S)
+    checks = [check for block in blocks for check in tomllib.loads(block)["checks"]]
+    kinds = [CHECK_KINDS[check["kind"]].model_validate(check).kind for check in checks]
+    assert sorted(set(kinds)) == ["change", "cross_sheet", "headers_changed"]
