@@ -16,6 +16,7 @@ from monitor.checks import (
     Past,
     evaluate,
 )
+from monitor.checks.past import NOT_READ
 from monitor.config.defaults import HISTORY_POINTS
 from monitor.engine.history import Kept, Point, kept_points, own_side
 
@@ -170,10 +171,11 @@ def test_every_key_of_a_must_be_in_b_and_the_missing_ones_are_named_with_their_c
     assert result.cells == ("Orders!A4",)
 
 
-def test_an_other_side_not_read_or_unreadable_is_a_finding_not_a_crash():
+def test_an_other_side_not_read_yet_waits_for_its_read_and_an_unreadable_one_is_a_finding():
     check = cross()
-    assert evaluate(check, column(1, tab="Orders"), NOW).message == \
-        "cannot compare with Ledger Totals!B2:B: not read yet"
+    waiting = evaluate(check, column(1, tab="Orders"), NOW,
+                       past=Past(others={check.name: OtherSide("Ledger", NOT_READ)}))
+    assert (waiting.status, waiting.message) == ("ok", "Ledger Totals!B2:B not read yet: compared once it is")
     past = Past(others={check.name: OtherSide("Ledger", problem="it cannot be read (not found)")})
     result = evaluate(check, column(1, tab="Orders"), NOW, past=past)
     assert (result.status, result.message) == (

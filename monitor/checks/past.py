@@ -13,8 +13,9 @@ keys. Keeping it, bounded, is the engine's (``monitor.engine.history``).
   most severe level, as a threshold does.
 * ``headers_changed``: the header row's non-empty texts, in order, against the previous read's.
 * ``cross_sheet``: this range's aggregate against the other's (within ``tolerance``), or every value
-  of this range among the other's. The other side not read yet, or unreadable, is a finding at the
-  check's level: agreement that cannot be seen is not agreement.
+  of this range among the other's. The other side unreadable is a finding at the check's level:
+  agreement that cannot be seen is not agreement. Not read yet (``NOT_READ``) is no finding: the
+  other's read, due in the same round, judges the check again.
 """
 
 from __future__ import annotations
@@ -34,10 +35,13 @@ ValueRange = Mapping[str, Any]
 _KEYS_SHOWN = 3
 
 
+NOT_READ = object()  # an OtherSide's value before the other spreadsheet's first read
+
+
 @dataclass(frozen=True)
 class OtherSide:
     """The other spreadsheet's range as its last read found it: ``value`` (an aggregate, or the sorted
-    distinct keys), or ``problem`` when it could not be read ("not read yet", its last error)."""
+    distinct keys; ``NOT_READ`` before its first read), or ``problem`` when it cannot be read now."""
 
     spreadsheet: str  # its name, as messages show it
     value: Any = None
@@ -174,10 +178,14 @@ def judge_cross(check: CrossSheetCheck, value_range: ValueRange | None, now: dat
 def compare_cross(check: CrossSheetCheck, mine: Any, other: OtherSide | None) -> CheckResult:
     """A cross-sheet check's result from this side (an aggregate, or the key cells: ``keys_of``) and
     the other: a read judges it, and so does the other side's read (``monitor.engine.history``)."""
-    if other is None or other.problem is not None:
-        why = other.problem if other is not None else "not read yet"
+    if other is None or other.value is NOT_READ:
+        # Not a finding: the other spreadsheet is read in the same round, and its read judges this
+        # check again (monitor.engine.history); telling it would alert on every first round.
         name = other.spreadsheet if other is not None else check.other
-        return _result(check, check.level, f"cannot compare with {name} {check.other_range}: {why}", None)
+        return _result(check, "ok", f"{name} {check.other_range} not read yet: compared once it is", None)
+    if other.problem is not None:
+        return _result(check, check.level, f"cannot compare with {other.spreadsheet} {check.other_range}: "
+                                           f"{other.problem}", None)
     if check.match == "keys":
         return _judge_keys(check, mine, other)
     said = f"{check.aggregate} {_number(mine)} here, {_number(other.value)} in {other.spreadsheet} " \

@@ -35,6 +35,7 @@ from monitor.checks import (
     metric_of,
     worst,
 )
+from monitor.checks.past import NOT_READ
 from monitor.config.defaults import HISTORY_KEYS, HISTORY_POINTS
 from monitor.config.model import Lend
 from monitor.core.timefmt import UtcTime
@@ -98,7 +99,7 @@ def other_side(check: CrossSheetCheck, other_id: str | None, history: Mapping[st
     kept = history.get(other_id)
     lent = kept.lent.get(_lend_of(check).key) if kept else None
     if lent is None:
-        return OtherSide(name, problem="not read yet")
+        return OtherSide(name, NOT_READ)
     if lent.problem is not None:
         return OtherSide(name, problem=lent.problem)
     return OtherSide(name, lent.value, kept.read_at)

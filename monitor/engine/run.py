@@ -386,16 +386,19 @@ class Run:
         return rnd if targets else None  # nothing changed: judged already, the round is complete
 
     def _round_order(self, now: datetime) -> list[str]:
-        """Configured, unmuted spreadsheets: those `dlq retry` asked for first, then never-checked and
-        longest-unchecked first. Marks the muted ones skipped."""
+        """Configured, unmuted spreadsheets: those `dlq retry` asked for first, then those lending a
+        range to cross-sheet checks, then never-checked and longest-unchecked first. Marks the muted ones skipped."""
         muted = set(self.state.active_mutes(now))
         for plan_id in muted & self.plans.keys():
             self.state.health[plan_id] = record_skip(self.state.health.get(plan_id), "muted")
         first = set(self.state.retry_first.spreadsheet_ids)
 
-        def order(plan_id: str) -> tuple[bool, datetime]:
+        def order(plan_id: str) -> tuple[bool, bool, datetime]:
             record = self.state.health.get(plan_id)
-            return plan_id not in first, (record.last_checked_at if record else None) or _NEVER
+            # Spreadsheets that lend a range to others' cross-sheet checks before those: a dependent
+            # read later in the round then compares with this round's other side at once.
+            lends = bool(self.plans[plan_id].links.lends)
+            return plan_id not in first, not lends, (record.last_checked_at if record else None) or _NEVER
 
         return sorted((plan_id for plan_id in self.plans if plan_id not in muted), key=order)
 
