@@ -387,7 +387,8 @@ class Run:
 
     def _round_order(self, now: datetime) -> list[str]:
         """Configured, unmuted spreadsheets: those `dlq retry` asked for first, then those lending a
-        range to cross-sheet checks, then never-checked and longest-unchecked first. Marks the muted ones skipped."""
+        range to cross-sheet checks, then never-checked and longest-unchecked first. Marks the muted
+        ones skipped."""
         muted = set(self.state.active_mutes(now))
         for plan_id in muted & self.plans.keys():
             self.state.health[plan_id] = record_skip(self.state.health.get(plan_id), "muted")
