@@ -7,8 +7,8 @@ side it lends to another spreadsheet). Its metrics change at every read, a read 
 ``--days`` days (the worst case: every read keeps a point), driven through the engine's own
 ``recorded`` (monitor.engine.history); each document is encoded as the state stores it. Measured on a
 sample of spreadsheets (``--sample``) whose documents are then given to N spreadsheets; the total is
-also written to a state folder and its snapshot's size read back. A keys check (every key of A in B)
-keeps its keys: ``--keys`` of them are measured apart.
+also written to a state folder and its snapshot's size read back. The side a keys check compares
+with (every key of A in B) is kept by its lender alone: ``--keys`` of them are measured apart.
 
     .venv/bin/python bench/history_growth.py [--sheets 700 5000] [--days 1 3] [--keys 1000]
 """
@@ -63,12 +63,10 @@ def one_sheet(rng: random.Random, days: float) -> SheetHistory:
 
 
 def keys_sheet(keys: int) -> SheetHistory:
-    check = CrossSheetCheck(range="Orders!A2:A", other="Ledger", other_range="Skus!A2:A", match="keys")
-    values = {"range": "Orders!A2:A", "majorDimension": "ROWS",
+    """A catalogue lending ``keys`` keys to keys checks (their own sides keep none)."""
+    values = {"range": "Items!A2:A", "majorDimension": "ROWS",
               "values": [[f"SKU-{n:06d}"] for n in range(keys)]}
-    links = Linked({check.name: "ledger"}, (Lend("Orders!A2:A", "keys"),))
-    result = CheckResult(check.name, "cross_sheet", "ok", "", keys)
-    return recorded((check,), links, None, [result], {"Orders!A2:A": values}, START)
+    return recorded((), Linked(lends=(Lend("Items!A2:A", "keys"),)), None, [], {"Items!A2:A": values}, START)
 
 
 def main() -> None:
@@ -94,8 +92,8 @@ def main() -> None:
             print(f"  {count:>6,} spreadsheets: {per_sheet * count / 1e6:.2f} MB of history documents, "
                   f"state snapshot {on_disk / 1e6:.2f} MB")
     keys = len(HISTORY.encode(keys_sheet(args.keys)).encode())
-    print(f"a keys check of {args.keys:,} keys keeps {keys:,} bytes ({keys / args.keys:.1f} per key, "
-          "own side with its cells and the side lent)")
+    print(f"a catalogue lending {args.keys:,} keys to keys checks keeps {keys:,} bytes "
+          f"({keys / args.keys:.1f} per key; the checks' own spreadsheets keep none)")
 
 
 if __name__ == "__main__":

@@ -14,11 +14,12 @@ from monitor.checks import (
     HeadersChangedCheck,
     OtherSide,
     Past,
+    compare_cross,
     evaluate,
 )
 from monitor.checks.past import NOT_READ
 from monitor.config.defaults import HISTORY_POINTS
-from monitor.engine.history import Kept, Point, kept_points, own_side
+from monitor.engine.history import Point, kept_points
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -182,11 +183,8 @@ def test_an_other_side_not_read_yet_waits_for_its_read_and_an_unreadable_one_is_
         "fail", "cannot compare with Ledger Totals!B2:B: it cannot be read (not found)")
 
 
-def test_a_kept_own_side_judges_the_same_as_a_read():
-    check = cross(match="keys")
-    values = column("A-1", "A-9", tab="Orders")
-    other = OtherSide("Ledger", ("A-1",))
-    read = evaluate(check, values, NOW, past=Past(others={check.name: other}))
-    kept = Kept(("A-1", "A-9"), ("Orders!A2", "Orders!A3"))
-    from monitor.checks import compare_cross
-    assert compare_cross(check, own_side(check, kept), other) == read
+def test_a_kept_total_judges_the_same_as_a_read():
+    check = cross()
+    other = OtherSide("Ledger", 120.0)
+    read = evaluate(check, column(60, 40, tab="Orders"), NOW, past=Past(others={check.name: other}))
+    assert read.status == "fail" and compare_cross(check, 100.0, other) == read

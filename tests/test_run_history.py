@@ -104,17 +104,37 @@ def test_totals_that_drift_apart_fail_when_only_the_other_side_changed(world):
     assert finding.message == "sum 40 here, 55 in Ledger Totals!B1: they differ by 15"
 
 
-def test_a_lenders_read_judges_its_dependent_again_without_reading_it(world):
-    check = CrossSheetCheck(range="Orders!A2:A", other="Ledger", other_range="Skus!A1:A", match="keys")
+def mute_orders(world: World) -> None:
+    with world.session() as session:  # not read while muted: only the Ledger's read can judge it
+        now = world.clock.now()
+        session.state.mutes[ORDERS] = Mute(until=now + timedelta(days=1), reason="test", muted_at=now)
+
+
+def test_a_lenders_read_judges_a_total_again_without_reading_its_dependent(world):
+    check = CrossSheetCheck(range="Orders!C2:C", other="Ledger", other_range="Totals!B1")
     cross_world(world, check)
     world.next_round()
     reads = world.batch_gets()
-    with world.session() as session:  # muted: not read; its side is the one its last read kept
-        now = world.clock.now()
-        session.state.mutes[ORDERS] = Mute(until=now + timedelta(days=1), reason="test", muted_at=now)
-    world.put(LEDGER, ledger(skus=("A-1", "A-2", "A-4")))
+    mute_orders(world)
+    world.put(LEDGER, ledger(total=41))
     world.next_round()
     assert world.batch_gets() == reads + 1  # the Ledger alone
+    [finding] = world.stored().health[ORDERS].findings
+    assert finding.message == "sum 40 here, 41 in Ledger Totals!B1: they differ by 1"
+
+
+def test_keys_that_changed_on_the_other_side_make_the_next_round_read_the_dependent(world):
+    check = CrossSheetCheck(range="Orders!A2:A", other="Ledger", other_range="Skus!A1:A", match="keys")
+    cross_world(world, check)
+    world.next_round()
+    assert world.stored().health[ORDERS].changed_at is None
+    mute_orders(world)
+    world.put(LEDGER, ledger(skus=("A-1", "A-2", "A-4")))
+    world.next_round()
+    assert world.stored().health[ORDERS].changed_at is not None  # read by the next round it is in
+    with world.session() as session:
+        session.state.mutes.pop(ORDERS)
+    world.next_round()
     [finding] = world.stored().health[ORDERS].findings
     assert finding.message == "1 of 4 keys are not in Ledger Skus!A1:A: 'A-3' (Orders!A4)"
     assert finding.cells == ("Orders!A4",)

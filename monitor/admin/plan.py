@@ -89,11 +89,16 @@ def config_plan(config: Config, read_seconds: float | None = None,
 
 def _cross_sheet(config: Config) -> dict[str, int]:
     """What cross-sheet checks cost: each other side is a range added to its own spreadsheet's batchGet
-    (counted in ``ranges``), read when that spreadsheet is; a change of it judges the dependents again
-    from their last read (monitor.engine.history), so no request of their own."""
+    (counted in ``ranges``), read when that spreadsheet is; a change of it judges aggregate dependents
+    again from their last read, no request of their own, and has keys dependents read in the next
+    round: with change detection, one read each per change of the keys (monitor.engine.history)."""
+    keys = {check.name for sheet in config.sheets for check in sheet.checks
+            if check.kind == "cross_sheet" and check.match == "keys"}
     return {"checks": sum(len(sheet.others) for sheet in config.sheets),
             "ranges_lent": sum(len(sheet.lends) for sheet in config.sheets),
-            "extra_reads_per_round": 0}
+            "extra_reads_per_round": 0,
+            "reads_per_change_of_keys": sum(1 for sheet in config.sheets
+                                            if any(name in keys for name, _ in sheet.others))}
 
 
 def _projects(config: Config, reads: int) -> list[dict[str, Any]]:

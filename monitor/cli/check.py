@@ -163,8 +163,12 @@ def _cross_sheet_field(plan: dict[str, Any]) -> list[tuple[str, str]]:
     cross = plan["cross_sheet"]
     if not cross["checks"]:
         return []
-    return [("cross-sheet", f"{cross['checks']} checks; their other sides are {cross['ranges_lent']} ranges "
-                            "read in their own spreadsheets' batchGet: no extra read")]
+    text = (f"{cross['checks']} checks; their other sides are {cross['ranges_lent']} ranges read in their "
+            "own spreadsheets' batchGet: no extra read")
+    if cross["reads_per_change_of_keys"]:
+        text += (f"; a change of the keys compared with reads the {cross['reads_per_change_of_keys']} "
+                 "spreadsheets checked against them again")
+    return [("cross-sheet", text)]
 
 
 def _change_detection(plan: dict[str, Any]) -> str:

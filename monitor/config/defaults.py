@@ -23,8 +23,8 @@ TOKEN_FILE_ENV = "TELEGRAM_BOT_TOKEN_FILE"
 # (a day-over-day drop of X % is not about minutes), and cost at most ~1.2 KB per check when every read
 # changes the value (bench/history_growth.py): the state of 5,000 spreadsheets stays a few MB.
 HISTORY_POINTS = 24
-# Distinct values kept of a key range for cross-sheet "every key of A in B" checks: 10,000 keys of
-# ~10 characters is ~120 KB, the size of a large read already; a longer list is a finding that asks
+# Distinct values a spreadsheet keeps of a range it lends to "every key of A in B" checks: 10,000 keys
+# of ~10 characters is ~130 KB, the size of a large read already; a longer list is a finding that asks
 # for a narrower range rather than a state that grows without bound.
 HISTORY_KEYS = 10_000
 

@@ -12,8 +12,11 @@ the ranges it reads for other spreadsheets' cross-sheet checks. One document per
   and a change check's finding stands as its read left it (``monitor.engine.rejudge``). A failed
   read adds nothing either.
 * **Either side of a cross-sheet check.** The dependent's read judges it against what the other
-  spreadsheet's last read lent; the other's read judges the dependents again (``rejudged_cross``),
-  from the side each one's last read kept (``own``), without reading them.
+  spreadsheet's last read lent. When the other's read finds that side changed, an aggregate check is
+  judged again at once (``rejudged_cross``) from the one number its last read kept (``own``), without
+  a read; a keys check keeps no side of its own (hundreds of keys per spreadsheet would make the
+  state grow with every dependent), so its spreadsheet is marked changed and the next round reads it
+  (``keys_dependents``): a change of a catalogue costs a read of each spreadsheet checked against it.
 """
 
 from __future__ import annotations
@@ -51,11 +54,10 @@ class Point:
 
 @document
 class Kept:
-    """A range's value as a read found it: an aggregate, or distinct keys (``cells``: where each one
-    is, for this side of a keys check); ``problem`` when it could not be kept."""
+    """A range's value as a read found it: an aggregate, or distinct keys; ``problem`` when it could
+    not be kept."""
 
     value: float | tuple[str, ...] | None = None
-    cells: tuple[str, ...] = ()
     problem: str | None = None
 
 
@@ -64,7 +66,7 @@ class SheetHistory:
     read_at: UtcTime
     series: dict[str, tuple[Point, ...]] = field(default_factory=dict)  # per change check
     headers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per headers_changed check
-    own: dict[str, Kept] = field(default_factory=dict)  # per cross-sheet check: this side
+    own: dict[str, Kept] = field(default_factory=dict)  # per aggregate cross-sheet check: this side
     lent: dict[str, Kept] = field(default_factory=dict)  # per Lend.key: the range other checks read
 
 
@@ -120,8 +122,8 @@ def recorded(checks: Sequence[Any], links: Linked, before: SheetHistory | None,
             series[check.name] = kept_points(earlier, Point(now, observed.get(check.name)), check.over)
         elif isinstance(check, HeadersChangedCheck):
             headers[check.name] = tuple(observed.get(check.name) or ())
-        elif isinstance(check, CrossSheetCheck):
-            own[check.name] = _kept(_lend_of(check).what, value_ranges.get(check.range), own=True)
+        elif isinstance(check, CrossSheetCheck) and check.match == "aggregate":
+            own[check.name] = Kept(metric_of(check.aggregate, value_ranges.get(check.range)))
     lent = {lend.key: _kept(lend.what, value_ranges.get(lend.range)) for lend in links.lends}
     if not (series or headers or own or lent):
         return None
@@ -148,34 +150,14 @@ def kept_points(points: tuple[Point, ...], new: Point, over: timedelta | None) -
     return (kept[0], *last_of_slot.values())
 
 
-def _kept(what: str, value_range: Any, own: bool = False) -> Kept:
-    """A range's value to keep: an aggregate; or keys, distinct and sorted for the side lent, in
-    reading order with their cells for a check's own side (its findings name them)."""
+def _kept(what: str, value_range: Any) -> Kept:
+    """A lent range's value to keep: an aggregate, or its distinct keys, sorted."""
     if what != "keys":
         return Kept(metric_of(what, value_range))
-    cells = keys_of(value_range)
-    distinct = sorted(dict.fromkeys(cell.value for cell in cells))
-    if len(cells if own else distinct) > HISTORY_KEYS:
+    distinct = sorted(dict.fromkeys(cell.value for cell in keys_of(value_range)))
+    if len(distinct) > HISTORY_KEYS:
         return Kept(problem=f"more than {HISTORY_KEYS:,} keys, too many to keep: compare a narrower range")
-    if own:
-        return Kept(tuple(cell.value for cell in cells), tuple(cell.ref for cell in cells))
     return Kept(tuple(distinct))
-
-
-@dataclass(frozen=True)
-class KeyCell:
-    """A key of a check's own side as its last read kept it."""
-
-    value: str
-    ref: str
-
-
-def own_side(check: CrossSheetCheck, kept: Kept) -> Any:
-    """This side of ``check`` as its last read kept it, as ``compare_cross`` takes it."""
-    if check.match != "keys":
-        return kept.value
-    keys = kept.value if isinstance(kept.value, tuple) else ()
-    return [KeyCell(key, ref) for key, ref in zip(keys, kept.cells, strict=True)]
 
 
 def _lend_of(check: CrossSheetCheck) -> Lend:
@@ -191,7 +173,7 @@ def rejudged_cross(checks: Sequence[Any], findings: tuple[Finding, ...], mine: S
     for check in checks:
         kept = mine.own.get(check.name) if isinstance(check, CrossSheetCheck) else None
         if kept is not None and kept.problem is None:
-            redone[check.name] = compare_cross(check, own_side(check, kept), past.others.get(check.name))
+            redone[check.name] = compare_cross(check, kept.value, past.others.get(check.name))
     standing = {finding.check: finding for finding in findings}
     after: list[Finding] = []
     for check in checks:
@@ -203,5 +185,12 @@ def rejudged_cross(checks: Sequence[Any], findings: tuple[Finding, ...], mine: S
     return Health(worst(finding.status for finding in after)), tuple(after)
 
 
-def depends_on(checks_links: Linked, spreadsheet_id: str) -> bool:
-    return spreadsheet_id in checks_links.others.values()
+def depends_on(links: Linked, spreadsheet_id: str) -> bool:
+    return spreadsheet_id in links.others.values()
+
+
+def compares_keys_with(checks: Sequence[Any], links: Linked, spreadsheet_id: str) -> bool:
+    """Whether a keys check of these compares with ``spreadsheet_id`` (its read is due when that
+    spreadsheet's keys change)."""
+    return any(isinstance(check, CrossSheetCheck) and check.match == "keys"
+               and links.others.get(check.name) == spreadsheet_id for check in checks)

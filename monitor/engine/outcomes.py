@@ -21,6 +21,7 @@ from monitor.core.errors import ErrorClass, ErrorInfo, QuotaScope, SheetReadErro
 from monitor.core.logs import log_event
 from monitor.engine import breaker, credentials, retry
 from monitor.engine.api_health import ApiHealth
+from monitor.engine.changes import marked_changed
 from monitor.engine.events import (
     ApiDegraded,
     ApiRecovered,
@@ -43,7 +44,7 @@ from monitor.engine.health import (
     record_verdict,
 )
 from monitor.engine.heartbeat import Outcome
-from monitor.engine.history import depends_on, past_for, recorded, rejudged_cross
+from monitor.engine.history import compares_keys_with, depends_on, past_for, recorded, rejudged_cross
 from monitor.engine.inspect import SheetPlan
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.rejudge import moments_of, rejudged
@@ -161,6 +162,14 @@ class Outcomes:
             for dependent in self.plans.values():
                 if depends_on(dependent.links, plan.id):
                     self._judge_cross_again(dependent, now)
+                    if compares_keys_with(dependent.checks, dependent.links, plan.id):
+                        self._read_next_round(dependent, now)
+
+    def _read_next_round(self, plan: SheetPlan, now: datetime) -> None:
+        """Mark a keys check's spreadsheet changed, as Drive's report would: the next round reads it."""
+        record = self.state.health.get(plan.id)
+        if record is not None and record.read_at is not None and record.changed_at is None:
+            self.state.health[plan.id] = marked_changed(record, now)
 
     def _judge_cross_again(self, plan: SheetPlan, now: datetime) -> None:
         record, mine = self.state.health.get(plan.id), self.state.history.get(plan.id)
