@@ -150,3 +150,14 @@ def test_an_other_side_that_cannot_be_read_is_a_clear_finding(world):
     [finding] = health.findings
     assert health.health == FAIL
     assert finding.message.startswith("cannot compare with Ledger Totals!B1: ")
+
+
+def test_a_dependent_read_before_the_keys_it_compares_with_is_read_again_in_the_same_round(world):
+    check = CrossSheetCheck(range="Orders!A2:A", other="Ledger", other_range="Skus!A1:A", match="keys")
+    cross_world(world, check)
+    world.put(LEDGER, ledger(skus=("A-1", "A-2", "A-4")))
+    world.sandbox.google.faults.add({"spreadsheet": LEDGER, "statuses": [503]})  # read after the Orders
+    world.next_round()
+    [finding] = world.stored().health[ORDERS].findings
+    assert finding.message == "1 of 4 keys are not in Ledger Skus!A1:A: 'A-3' (Orders!A4)"
+    assert world.batch_gets() == 4  # Orders twice, the Ledger's 503 and its retry

@@ -128,7 +128,7 @@ class Outcomes:
         record, change = record_verdict(before, verdict, now, findings)
         self.state.health[plan.id] = replace(record, read_at=now, checks=plan.fingerprint,
                                              moments=moments_of(results), changed_at=None)
-        self._keep_history(plan, results, value_ranges or {}, now)
+        self._keep_history(rnd, plan, results, value_ranges or {}, now)
         entry = self.state.dlq.resolve(plan.id)
         if entry is not None:
             self._emit(ReadableAgain(
@@ -146,8 +146,8 @@ class Outcomes:
         failing = {sid: entry.last_error.message for sid, entry in self.state.dlq.items() if sid in others}
         return past_for(plan.checks, plan.links, self.state.history, plan.id, self.names, failing)
 
-    def _keep_history(self, plan: SheetPlan, results: list[CheckResult], value_ranges: Mapping[str, Any],
-                      now: datetime) -> None:
+    def _keep_history(self, rnd: Round, plan: SheetPlan, results: list[CheckResult],
+                      value_ranges: Mapping[str, Any], now: datetime) -> None:
         """Keep what this read leaves for later judgements (written only when it changed); when the
         ranges it lends changed, judge the spreadsheets that compare with them again."""
         before = self.state.history.get(plan.id)
@@ -163,12 +163,18 @@ class Outcomes:
                 if depends_on(dependent.links, plan.id):
                     self._judge_cross_again(dependent, now)
                     if compares_keys_with(dependent.checks, dependent.links, plan.id):
-                        self._read_next_round(dependent, now)
+                        self._read_again(rnd, dependent, now)
 
-    def _read_next_round(self, plan: SheetPlan, now: datetime) -> None:
-        """Mark a keys check's spreadsheet changed, as Drive's report would: the next round reads it."""
+    def _read_again(self, rnd: Round, plan: SheetPlan, now: datetime) -> None:
+        """A keys check's spreadsheet, whose keys are not kept, read again: in this round when this
+        round read it already (before the keys it compares with: reads in flight together), else marked
+        changed, as Drive's report would be, for the next round."""
         record = self.state.health.get(plan.id)
-        if record is not None and record.read_at is not None and record.changed_at is None:
+        if record is None or record.read_at is None:
+            return  # never read: its first read compares
+        if record.read_at >= rnd.started_at and rnd.requeue_now(plan.id):
+            return
+        if record.changed_at is None:
             self.state.health[plan.id] = marked_changed(record, now)
 
     def _judge_cross_again(self, plan: SheetPlan, now: datetime) -> None:
