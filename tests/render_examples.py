@@ -28,7 +28,7 @@ from monitor.notify.messages import Message
 from monitor.notify.settings import AlertSettings
 from monitor.sandbox.telegram_html import parse_html
 from monitor.storage.writability import no_space_text
-from monitor.watchdog.judge import RunnerReading, WatchdogSettings, evaluate
+from monitor.watchdog.judge import ConfigTrouble, RunnerReading, WatchdogSettings, evaluate
 from monitor.watchdog.memory import WatchdogMemory, advance
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "operations.md"
@@ -53,7 +53,7 @@ WATCHDOG = WatchdogSettings(max_silence=timedelta(minutes=15), reminder_every=ti
 
 
 def alert(event: ev.Event) -> Message:
-    bad = isinstance(event, ev.DeadLettered) or getattr(event, "current", None) == FAIL
+    bad = isinstance(event, ev.DeadLettered) or getattr(event, "current", None) in (FAIL, ERROR)
     [message] = compose_alert([event], {SID: SheetHealth(FAIL)} if bad else {}, SETTINGS)
     return message
 
@@ -79,6 +79,10 @@ def event_examples() -> list[tuple[str, type[ev.Event], Message]]:
          ev.DeadLettered(**SHEET, error=bad_range, attempts=1)),
         ("A spreadsheet could not be read (404: deleted or a wrong id)",
          ev.DeadLettered(**SHEET, error=missing, attempts=1)),
+        ("A spreadsheet that cannot be read for too long ([breaker] unreadable_after)",
+         ev.HealthChanged(**SHEET, previous=OK, current=ERROR, findings=(Finding(
+             "unreadable", "unreadable", "fail",
+             "cannot be read since 08:42 UTC (503 Service Unavailable, 7 tries)"),))),
         ("A spreadsheet can be read again", ev.ReadableAgain(**SHEET, down_for_seconds=5400, health=OK,
                                                               last_error=missing)),
         ("Checks of a spreadsheet paused", ev.BreakerOpened(**SHEET, opened_at=NOW, consecutive_failures=3,
@@ -165,6 +169,11 @@ def watchdog_examples() -> list[tuple[str, Message]]:
                                    "Forbidden: bot was kicked from the group chat", "-1001234567890")})),
     ]
     shown = [(title, _watchdog_said(WatchdogMemory(), reading, NOW)) for title, reading in readings]
+    broken = ConfigTrouble(since=NOW - timedelta(minutes=7), more=1, first=(
+        "/home/sheetmon/sheet-monitor/monitor.toml:41: sheets[3].id: bad spreadsheet id '1Cdef 000' (fix: an "
+        "id has only letters, digits, '-' and '_': copy it from the spreadsheet's URL)"))
+    shown.append(("Watchdog: the monitor's config is broken",
+                  _watchdog_said(WatchdogMemory(), RunnerReading(exists=True, runs=(recent,)), NOW, broken)))
     outage = advance(WatchdogMemory(), evaluate(readings[0][1], NOW, WATCHDOG), NOW, WATCHDOG).memory
     later = NOW + timedelta(hours=4)
     shown.append(("Watchdog: still down (reminder)", _watchdog_said(outage, readings[0][1], later)))
@@ -175,8 +184,9 @@ def watchdog_examples() -> list[tuple[str, Message]]:
     return shown
 
 
-def _watchdog_said(memory: WatchdogMemory, reading: RunnerReading, now: datetime) -> Message:
-    [message] = advance(memory, evaluate(reading, now, WATCHDOG), now, WATCHDOG).messages
+def _watchdog_said(memory: WatchdogMemory, reading: RunnerReading, now: datetime,
+                   config: ConfigTrouble | None = None) -> Message:
+    [message] = advance(memory, evaluate(reading, now, WATCHDOG, config), now, WATCHDOG).messages
     return message
 
 

@@ -50,6 +50,7 @@ def test_every_check_passes_with_good_keys_and_google_issues_each_a_token(sandbo
     assert any(line.startswith("ok       run lock:") for line in ok)
     assert sum("the key loads and signs, and Google issued a token" in line for line in ok) == 2
     assert lines_of(result, "problem") == []
+    assert result.stdout.rstrip().endswith("Ready: the config is valid and every check passed.")
 
 
 def test_offline_loads_and_signs_every_key_without_asking_for_a_token(sandbox, keys, tmp_path):
@@ -97,6 +98,7 @@ def test_a_read_only_state_folder_is_a_problem_of_the_machine_exit_1(sandbox, ke
     assert problems[0] == f"problem  state folder: the state folder {folder} is on a read-only filesystem."
     assert any("mount -o remount,rw" in line for line in lines_of(result, "fix:"))
     assert any(line.startswith("problem  run lock:") for line in problems)
+    assert result.stdout.rstrip().endswith(f"Not ready: {len(problems)} problems above.")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="chmod does not bind root")

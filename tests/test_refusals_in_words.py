@@ -55,3 +55,12 @@ def test_a_range_on_a_missing_tab_is_told_as_a_tab_renamed_with_the_tabs_found(w
     assert "cannot be read: the tab “Stock” is missing or was renamed" in told
     assert "(the config reads Stock!A1:H500)" in told
     assert "tabs found: “Stock 2024”, “Archive”" in told
+
+
+def test_the_request_for_the_tabs_counts_against_the_quota_like_any_read(world):
+    """Google counts the tabs' request on arrival; a pacer that did not would send past the quota."""
+    sid = world.add("1renamed".ljust(44, "x"), "Stock!A1:H500")
+    world.run(budget=timedelta(minutes=2))
+    assert world.stored().dlq[sid].last_error.tabs is not None
+    sent = world.stored().quota.sent[world.credentials[0]]
+    assert len(sent) == 2  # the refused batchGet and the spreadsheets.get for the tabs

@@ -51,10 +51,11 @@ def test_a_good_run_pings_the_heartbeat_url(tmp_path, pings):
     config_path = tmp_path / "monitor.toml"
     config_path.write_text(
         '[run]\nstate_dir = "state"\n[google]\ncredentials = ["sa.json"]\n'
-        f'[watchdog]\nheartbeat_url = "{pings.url}"\n'
+        f'[watchdog]\nheartbeat_url = "{pings.url}"\n{A_SHEET}'
     )
-    config = load_config(config_path, {}, require_secrets=False)
-    # No spreadsheets configured: the run has nothing to do, which is a good outcome.
+    # Without its spreadsheet the run has nothing to do, which is a good outcome (a config listing
+    # none is refused, so the loaded one is trimmed).
+    config = load_config(config_path, {}, require_secrets=False).model_copy(update={"sheets": ()})
     result = run_once(config, reader_factory=lambda config, timeout: None, messages_to=io.StringIO())
     assert result.report.outcome == "nothing_to_do"
     assert pings.paths == ["/ping/3f1c"]
@@ -86,6 +87,10 @@ def run_cli(config: Path, env_extra: dict[str, str]) -> tuple[int, dict, str, st
     return done.returncode, summary, done.stdout, done.stderr
 
 
+A_SHEET = ('[[sheets]]\nid = "1Cdef0000000000000000000000000000000000000aa"\n'
+           'checks = [{ kind = "not_empty", range = "Data!A2:A" }]\n')
+
+
 def write_config(folder: Path, telegram_base: str | None, ping_url: str | None = None) -> Path:
     # The watchdog never opens the Google credentials, so the config names none.
     lines = ['[run]', 'state_dir = "state"', '[watchdog]', 'max_silence = "15m"']
@@ -94,7 +99,7 @@ def write_config(folder: Path, telegram_base: str | None, ping_url: str | None =
     if telegram_base:
         lines += ['[telegram]', f'chat_id = "{CHAT}"', f'api_base = "{telegram_base}"']
     path = folder / "monitor.toml"
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text("\n".join(lines) + "\n" + A_SHEET)
     return path
 
 
@@ -147,9 +152,10 @@ def test_a_run_whose_alerts_telegram_refuses_does_not_ping_all_is_well(tmp_path,
     config_path.write_text(
         '[run]\nstate_dir = "state"\n[google]\ncredentials = ["sa.json"]\n'
         f'[watchdog]\nheartbeat_url = "{pings.url}"\n'
-        f'[telegram]\nchat_id = "{CHAT}"\napi_base = "{server.base_url}"\n'
+        f'[telegram]\nchat_id = "{CHAT}"\napi_base = "{server.base_url}"\n{A_SHEET}'
     )
     config = load_config(config_path, {"TELEGRAM_BOT_TOKEN": "999:not-the-bot"}, require_secrets=False)
+    config = config.model_copy(update={"sheets": ()})  # nothing to read: see the test above
     with changing_state(tmp_path / "state", actor="run-0", now=datetime.now(UTC)) as session:
         session.state.outbox = Outbox(pending=(PendingMessage("k1", "an alert", datetime.now(UTC)),))
     result = run_once(config, reader_factory=lambda config, timeout: None, messages_to=io.StringIO())

@@ -59,11 +59,27 @@ def _duration(value: object) -> timedelta:
         raise InvalidValue(f"bad duration {value!r}", f"write {DURATION_FORMS}, e.g. \"24h\"") from None
 
 
+def _refuse_unquoted_bang(text: str) -> None:
+    """"Stock!!A1" reads as the tab "Stock!" only by guessing which "!" ends the tab name; in A1
+    notation a tab name holding "!" is quoted ('Stock!'!A1), so an unquoted one is refused rather
+    than guessed (Google would read the range some other way, or not at all)."""
+    if text.startswith("'") or text.count("!") < 2:
+        return
+    sheet, _, cells = text.rpartition("!")
+    raise InvalidValue(f"range {text!r} has more than one \"!\": a tab name holding \"!\" must be quoted",
+                       f"quote the tab name: \"{_quote_tab(sheet)}!{cells}\" (a ' inside it is written '')")
+
+
+def _quote_tab(name: str) -> str:
+    return "'" + name.replace("'", "''") + "'"
+
+
 def _a1_with_tab(value: object) -> str:
     if not isinstance(value, str):
         raise InvalidValue(f"expected an A1 range string, got {value!r}",
                            'write a range that names a tab, e.g. "Stock!A2:A"')
     text = value.strip()
+    _refuse_unquoted_bang(text)
     try:
         parsed = parse_a1(text)
     except A1Error:

@@ -31,6 +31,7 @@ from monitor.core.durations import format_duration
 from monitor.core.errors import SheetReadError
 from monitor.core.logs import configure_logging
 from monitor.core.timefmt import format_utc
+from monitor.core.wording import counted
 from monitor.engine.history import past_for
 from monitor.engine.inspect import SheetPlan, judge, read, volatile_formulas, zone_of
 from monitor.engine.quota import QuotaPacer
@@ -86,7 +87,7 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
         emit_json({"valid": True, **plan, "checks": [check.to_dict() for check in checks]})
         _exit_for(checks)
         return
-    click.echo(f"Config OK: {plan['config']}")
+    click.echo(f"Config valid: {plan['config']}")
     echo_fields([
         ("spreadsheets", f"{plan['spreadsheets']} ({plan['checks']} checks over {plan['ranges']} ranges)"),
         ("reads per round", _reads_per_round(plan)),
@@ -138,6 +139,13 @@ def _echo_checks(checks) -> None:
         click.echo(f"  {mark}  {check.name}: {check.detail}")
         if check.fix:
             click.echo(f"           fix: {check.fix}")
+    problems = sum(1 for check in checks if not check.ok)
+    # The verdict comes last, where the eye lands: a valid config on a machine that cannot run it
+    # (a state folder it cannot write, a key Google refuses) is not ready.
+    if problems:
+        click.echo(click.style(f"\nNot ready: {counted(problems, 'problem')} above.", fg="red"))
+    else:
+        click.echo(click.style("\nReady: the config is valid and every check passed.", fg="green"))
 
 
 def _exit_for(checks) -> None:

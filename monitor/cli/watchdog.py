@@ -18,67 +18,70 @@ from typing import IO
 
 import click
 
-from monitor.config import TOKEN_ENV, TOKEN_FILE_ENV, Config, ConfigError, load_config, resolve_config_path
+from monitor.config import ConfigError, resolve_config_path
+from monitor.config.lenient import WatchdogParts, load_for_watchdog
 from monitor.core.clock import SystemClock
 from monitor.core.logs import configure_logging, log_event
 from monitor.notify.outbox import sender_for
 from monitor.notify.telegram import html_to_text
 from monitor.storage import StateError
-from monitor.watchdog.judge import DELIVERY_HALTED, WatchdogSettings
+from monitor.watchdog.judge import DELIVERY_HALTED, ConfigTrouble, WatchdogSettings
 from monitor.watchdog.store import STORE_NAME
 from monitor.watchdog.watch import watchdog_pass
 
 EXIT_OK, EXIT_OPERATIONAL, EXIT_USAGE = 0, 1, 2
 
 
-def load_watchdog_config(config_path: Path | None) -> Config:
-    """The config as the watchdog needs it: Google credentials are irrelevant (not opened), but a
-    chat without a token, or a token without a chat, is an error, because sending is the watchdog's
-    whole job (docs/configuration.md). Raises ``ConfigError`` or ``click.UsageError``."""
-    path = resolve_config_path(config_path, os.environ)
-    config = load_config(path, os.environ, require_secrets=False)
-    telegram = config.telegram
-    if telegram.chat_id and telegram.bot_token is None:
-        raise click.UsageError(
-            f"{path}: telegram.chat_id is set but neither {TOKEN_ENV} nor {TOKEN_FILE_ENV} gives a "
-            f"readable token\n  fix: export one of them in cron's environment (cron does not read "
-            f"your shell profile), or remove chat_id to have the watchdog print its messages"
-        )
-    if telegram.bot_token is not None and not telegram.chat_id:
-        raise click.UsageError(
-            f"{path}: {TOKEN_ENV} is set but there is no chat to send to\n  fix: add chat_id = "
-            f"\"-100...\" under [telegram], or unset the token to have the watchdog print its messages"
-        )
-    return config
+def load_watchdog_config(config_path: Path | None) -> WatchdogParts:
+    """The parts of the config the watchdog needs, read leniently when the whole does not load (see
+    ``monitor.config.lenient``); Google credentials are never opened. Raises ``ConfigError`` when the
+    watchdog itself cannot work (no readable file, Telegram half configured)."""
+    return load_for_watchdog(resolve_config_path(config_path, os.environ), os.environ)
+
+
+def config_trouble(parts: WatchdogParts) -> ConfigTrouble | None:
+    """The monitor's config problems as the watchdog reports them; None when the config loads."""
+    if parts.broken is None or parts.broken_since is None:
+        return None
+    first, *others = parts.broken.issues
+    head = f"{first.where}: {first.key}: {first.problem}" if first.key else f"{first.where}: {first.problem}"
+    return ConfigTrouble(since=parts.broken_since, first=f"{head} (fix: {first.fix})", more=len(others))
 
 
 def run_watchdog(config_path: Path | None, stream: IO[str], clock: object | None = None) -> int:
     """One pass from the command line; returns the exit code."""
     try:
-        config = load_watchdog_config(config_path)
+        parts = load_watchdog_config(config_path)
     except ConfigError as exc:
         click.echo(str(exc), err=True)
         return EXIT_USAGE
-    except click.UsageError as exc:
-        click.echo(f"configuration error: {exc.message}", err=True)
-        return EXIT_USAGE
-    token = config.telegram.bot_token
+    token = parts.telegram.bot_token
     configure_logging(secrets=(token.get_secret_value(),) if token is not None else ())
     clock = clock or SystemClock()
-    settings = WatchdogSettings.from_config(config.watchdog, label=socket.gethostname())
-    state_dir = config.run.state_dir
+    settings = WatchdogSettings.from_config(parts.watchdog, label=socket.gethostname())
+    state_dir = parts.run.state_dir
+    trouble = config_trouble(parts)
+    if trouble is not None:
+        # Every pass says it in the log; people hear it once per outage (with reminders), below.
+        log_event("watchdog_config_broken", logging.ERROR, problem=trouble.first, more=trouble.more)
     try:
         report = watchdog_pass(
             state_dir,
             settings,
-            lambda outbox: sender_for(config.telegram, outbox, stream, clock=clock),
+            lambda outbox: sender_for(parts.telegram, outbox, stream, clock=clock),
             clock.now(),
-            heartbeat_url=config.watchdog.heartbeat_url,
+            heartbeat_url=parts.watchdog.heartbeat_url,
+            config=trouble,
         )
     except (StateError, OSError) as exc:
         log_event("watchdog_failed", logging.ERROR, error=str(exc))
         click.echo(f"sheet-watchdog: {exc}", err=True)
         return EXIT_OPERATIONAL
+    if trouble is not None and report.messages and parts.telegram.enabled:
+        # Telegram has it; stdout too, for cron's mail where its output is not sent to a log file
+        # (without Telegram the message was printed there already).
+        for text in report.messages:
+            click.echo(html_to_text(text).rstrip("\n") + "\n", file=stream)
     if report.verdict is not None and report.verdict.status == DELIVERY_HALTED:
         # Telegram is the broken part: its own alert may not reach anyone there, so it goes to stdout
         # (cron mails it) when the pass has something to say, and the exit code says it every pass.

@@ -25,8 +25,6 @@ def warnings_for(sections: Mapping[str, Any], sheets: Sequence[Sheet],
             f"run.budget ({format_duration(run.budget)}) is not shorter than run.round_interval "
             f"({format_duration(run.round_interval)}): a cron tick that finds a run still working "
             f"exits and its time is lost; set budget = \"{suggestion}\"")
-    if not sheets:
-        warnings.append("no spreadsheets are configured: add [[sheets]] or sheets_file")
     used = {sheet.profile for sheet in sheets}
     unused = [name for name in profiles if name not in used]
     if unused:

@@ -63,6 +63,9 @@ DEFAULTS: Mapping[str, Default] = {
     "breaker.max_cooldown": Default(
         "2h", "the cap for a cooldown that doubles on each re-open: a fixed spreadsheet is noticed "
         "within two hours"),
+    "breaker.unreadable_after": Default(
+        "30m", "a spreadsheet none of whose reads worked for half an hour (its breaker's first probe "
+        "included) is failing, not unlucky: it is listed as failing until a read works again"),
     "telegram.chat_id": Default(None, "no Telegram: messages are printed to stdout"),
     "telegram.message_thread_id": Default(None, "post to the chat itself, not a forum topic"),
     "telegram.api_base": Default("https://api.telegram.org", "Telegram's public Bot API"),

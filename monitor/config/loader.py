@@ -67,15 +67,20 @@ def load_config(path: str | os.PathLike[str], environ: Mapping[str, str] | None 
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError([_syntax_issue(shown, exc)]) from None
+        raise ConfigError([_syntax_issue(shown, text, exc)]) from None
     return _Builder(path, shown, text, environ, require_secrets).build(data)
 
 
-def _syntax_issue(shown: str, exc: tomllib.TOMLDecodeError) -> ConfigIssue:
+def _syntax_issue(shown: str, text: str, exc: tomllib.TOMLDecodeError) -> ConfigIssue:
     message = str(exc)
     match = re.search(r"\s*\(at line (\d+), column (\d+)\)", message)
-    where = f"{shown}:{match.group(1)}:{match.group(2)}" if match else shown
-    problem = message[: match.start()] if match else message
+    if match:
+        where, problem = f"{shown}:{match.group(1)}:{match.group(2)}", message[: match.start()]
+    else:
+        # "(at end of document)": an unclosed string, table or list, which the last line leaves open.
+        end = re.search(r"\s*\(at end of document\)", message)
+        where = f"{shown}:{TomlPositions(text).last_line}"
+        problem = message[: end.start()] + " at the end of the file" if end else message
     return ConfigIssue(where, "", f"TOML syntax error: {problem}",
                        "correct the syntax at that position: strings need quotes, tables look like "
                        "[name], lists like [\"a\", \"b\"]; each key may appear once per table")
@@ -98,8 +103,10 @@ class _Builder:
         self.issues.append(ConfigIssue(self.where(loc), key_path(loc), problem, fix))
 
     def where(self, loc: Loc) -> str:
-        line = self.positions.line_of(loc)
-        return f"{self.shown}:{line}" if line else self.shown
+        """"file:line" of the key at ``loc``, else of its table; a key of a table the file lacks
+        is placed at the file's last line, where it would be added."""
+        line = self.positions.line_of(loc) or self.positions.last_line
+        return f"{self.shown}:{line}"
 
     def locator(self, loc: Loc) -> Callable[[str], tuple[str, str]]:
         return lambda key: (self.where((*loc, key)), key_path((*loc, key)))
@@ -122,10 +129,13 @@ class _Builder:
                          choices_fix(key, TOP_KEYS))
         sections = {name: self.section(name, data.get(name, {})) for name in SECTIONS}
         profiles = self.profiles(data.get("profiles", {}))
+        reported = len(self.issues)
         entries = self.toml_sheets(data.get("sheets", []))
         if "sheets_file" in data:
             entries += read_sheets_csv(data["sheets_file"], self.base_dir, self.shown, self.add,
                                        self.issues)
+        if not entries and len(self.issues) == reported:
+            self.no_spreadsheets(data)
         sheets = link_cross_sheets(resolve_sheets(entries, profiles, self.issues), self.issues)
         if sections["telegram"] is not None:
             self.route_profiles(sections["telegram"], profiles)
@@ -163,6 +173,18 @@ class _Builder:
             self.add((name, key), f"unknown key {key!r}", choices_fix(key, written_keys(model)))
         raw = {k: v for k, v in raw.items() if k not in filled_by_loader(model)}
         return self.validate(model, raw, (name,))
+
+    def no_spreadsheets(self, data: dict[str, Any]) -> None:
+        """Nothing to check is a mistake, not a quiet install: a run would drop its round and tell no
+        one. Reported once, where the list was to be (the caller skips it when the entries written
+        were all wrong: those are reported at their own lines already)."""
+        if "sheets_file" in data:
+            self.add(("sheets_file",), f"the sheets file {data['sheets_file']!r} lists no spreadsheet",
+                     "add a row per spreadsheet under its header row: id,name,profile,tags")
+        else:
+            self.add(("sheets",), "no spreadsheets are configured (at least one is required)",
+                     'add a [[sheets]] section with id = "..." and checks or a profile, or '
+                     'sheets_file = "sheets.csv" at the top of the file')
 
     def route_profiles(self, telegram: Any, profiles: Mapping[str, Any]) -> None:
         """A route naming a profile the file does not define would silently take nothing."""

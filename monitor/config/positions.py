@@ -36,6 +36,11 @@ class TomlPositions:
         # Offsets where each line starts: 0, then one past every newline.
         self.line_starts = [0, *accumulate(len(line) + 1 for line in text.split("\n"))][:-1]
 
+    @property
+    def last_line(self) -> int:
+        """The file's last line that holds something (1 for an empty file)."""
+        return self.line(len(self.text.rstrip())) if self.text.strip() else 1
+
     def line(self, offset: int) -> int:
         return bisect.bisect_right(self.line_starts, offset)
 

@@ -117,6 +117,7 @@ class BreakerConfig(_Section):
     failure_threshold: int = Field(default=DEFAULTS["breaker.failure_threshold"].value, gt=0)
     cooldown: Duration = default("breaker.cooldown")
     max_cooldown: Duration = default("breaker.max_cooldown")
+    unreadable_after: Duration = default("breaker.unreadable_after")
 
     @model_validator(mode="after")
     def _cap_not_below_cooldown(self) -> BreakerConfig:

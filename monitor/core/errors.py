@@ -255,6 +255,9 @@ class SheetReadError(MonitorError):
         self.credential_refused = credential_refused
         self.account = account  # see ErrorInfo
         self.tabs = tabs
+        # Requests sent to explain the refusal (the tabs' titles), beyond the one the pacer granted:
+        # Google counts them against the same quota, so the run counts them too.
+        self.extra_requests = 0
 
     @property
     def permanent(self) -> bool:  # type: ignore[override]

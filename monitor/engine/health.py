@@ -85,6 +85,15 @@ class Moment:
 
 
 @document
+class Unreadable:
+    """The reads of a spreadsheet failing since the last one that worked (``monitor.engine.unreadable``)."""
+
+    since: UtcTime  # the first failed read of the streak
+    tries: int  # failed reads in the streak
+    failure: str  # the latest failure in a few words: "503 Service Unavailable"
+
+
+@document
 class SheetHealth:
     health: Health = UNKNOWN
     since: UtcTime | None = None  # when ``health`` last changed
@@ -108,6 +117,9 @@ class SheetHealth:
     zone_due: UtcTime | None = None
     # Its tabs' ids, asked with the time zone at no extra cost (the same request): links to a bad cell.
     tabs: tuple[Tab, ...] = ()
+    # Its reads failing (transient, uncertain) since the last one that worked: after a while, that alone
+    # makes it failing (``monitor.engine.unreadable``).
+    unreadable: Unreadable | None = None
 
     @property
     def shown(self) -> str:

@@ -51,6 +51,7 @@ from monitor.engine.rejudge import moments_of, rejudged
 from monitor.engine.settings import RunSettings
 from monitor.engine.state import RunnerState
 from monitor.engine.tasks import Round, Task
+from monitor.engine.unreadable import judge_streak, read_again, record_failed_read
 from monitor.engine.zones import with_zone
 
 FINDINGS_TOLD = 5  # findings an event carries: enough for a message, which shows two anyway
@@ -126,7 +127,7 @@ class Outcomes:
         findings = located(findings, before.tabs if before else ())  # links open the first bad cell
         verdict = Health(health_of(results))
         record, change = record_verdict(before, verdict, now, findings)
-        self.state.health[plan.id] = replace(record, read_at=now, checks=plan.fingerprint,
+        self.state.health[plan.id] = replace(read_again(record), read_at=now, checks=plan.fingerprint,
                                              moments=moments_of(results), changed_at=None)
         self._keep_history(rnd, plan, results, value_ranges or {}, now)
         entry = self.state.dlq.resolve(plan.id)
@@ -223,6 +224,8 @@ class Outcomes:
         """Record the failure; return what became of the task (a :class:`Fate`). ``sent_at``: when
         the pacer counted its request (epoch seconds), which tells a 429's pacing what it follows."""
         info = error.info()
+        if error.extra_requests:
+            self.pacer.count_unpaced(credential, self._epoch_seconds(), error.extra_requests)
         if error.credential_problem is not None or error.credential_refused:
             return self._credential_failed(rnd, task, credential, error, now)
         if error.error_class is ErrorClass.QUOTA:
@@ -248,6 +251,8 @@ class Outcomes:
             # Google itself is failing: this task is not the spreadsheet's fault; keep it for later.
             rnd.retry_at(task, decision.next_attempt_at or now)
             return Fate.API_DEGRADED
+        if decision.counts_for_breaker:
+            self._read_failed(plan, info, now)
         if not decision.retry:
             self.dead_letter(rnd, task, plan, info, now)
             return Fate.DEAD_LETTERED
@@ -260,6 +265,23 @@ class Outcomes:
         rnd.give_up_for_round(task)
         self.state.health[plan.id] = record_skip(self.state.health.get(plan.id), "breaker_open")
         return Fate.PAUSED
+
+    def _read_failed(self, plan: SheetPlan, error: ErrorInfo, now: datetime) -> None:
+        """One more failed read in the spreadsheet's streak; failing once the streak is old enough."""
+        record = record_failed_read(self.state.health.get(plan.id), error, now)
+        self.state.health[plan.id] = record
+        self.judge_unreadable(plan, now)
+
+    def judge_unreadable(self, plan: SheetPlan, now: datetime) -> None:
+        """A spreadsheet whose reads fail (also one its breaker keeps skipping, which no read judges)
+        becomes failing once they have failed for ``unreadable_after``: told once, as a health change."""
+        record = self.state.health.get(plan.id)
+        if record is None or record.unreadable is None:
+            return
+        judged, change = judge_streak(record, now, self.settings.unreadable_after)
+        if judged is not record:
+            self.state.health[plan.id] = judged
+            self._tell(plan, change, judged.findings, now)
 
     def _credential_failed(self, rnd: Round, task: Task, credential: str, error: SheetReadError,
                            now: datetime) -> Fate:

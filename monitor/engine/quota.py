@@ -135,6 +135,14 @@ class QuotaPacer:
         """Give out ``credential`` no more: its key does not load, or Google refuses it for good."""
         self._retired.add(credential)
 
+    def count_unpaced(self, credential: str, now: float, requests: int) -> None:
+        """``requests`` more were sent with ``credential`` at ``now`` without a slot of their own (a
+        refusal's explanation, asked on the refused read's slot): they fill the same windows."""
+        now = self._advance(now)
+        self._sent[credential].extend([now] * requests)
+        self._project_sent[self._project_of[credential]].extend([now] * requests)
+        self._totals[credential] += requests
+
     def pause(self, credential: str, until: float) -> None:
         """Give out ``credential`` again only from ``until`` (epoch seconds)."""
         self._paused_until[credential] = max(self._paused_until.get(credential, -math.inf), until)

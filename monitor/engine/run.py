@@ -197,6 +197,7 @@ class Run:
             return True
         if self.outcomes.breaker_blocks(plan, now):
             self._skip(rnd, task, plan, now, "breaker_open")
+            self.outcomes.judge_unreadable(plan, now)  # no read judges it while its breaker is open
             log_event("task_skipped", task_id=task.id, spreadsheet_id=plan.id, status="breaker_open")
             self.checkpoints.save()
             return True

@@ -39,6 +39,8 @@ class RunSettings:
     # Reads in flight at most: the config's ceiling (the run sizes itself below it from the quota and
     # the latency it observes). 1 reads one spreadsheet at a time.
     max_in_flight: int = 1
+    # A spreadsheet none of whose reads worked for this long is failing (monitor.engine.unreadable).
+    unreadable_after: timedelta = timedelta(minutes=30)
 
     @classmethod
     def from_config(cls, config: Config, budget: timedelta | None = None) -> RunSettings:
@@ -47,6 +49,7 @@ class RunSettings:
             round_interval=config.run.round_interval,
             request_timeout=config.google.request_timeout.total_seconds(),
             max_in_flight=config.google.max_concurrent_reads,
+            unreadable_after=config.breaker.unreadable_after,
             breaker=BreakerPolicy(
                 failure_threshold=config.breaker.failure_threshold,
                 cooldown=config.breaker.cooldown,

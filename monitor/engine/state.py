@@ -133,8 +133,11 @@ class RunnerState:
         return mute is not None and mute.in_force(now)
 
     def is_failing(self, spreadsheet_id: str) -> bool:
-        """Dead-lettered, or its breaker has a record: the last reads of it failed."""
-        return spreadsheet_id in self.dlq or spreadsheet_id in self.breakers
+        """Dead-lettered, its breaker has a record, or its reads fail since the last that worked."""
+        if spreadsheet_id in self.dlq or spreadsheet_id in self.breakers:
+            return True
+        record = self.health.get(spreadsheet_id)
+        return record is not None and record.unreadable is not None
 
     def open_breakers(self) -> list[str]:
         return sorted(sid for sid, breaker in self.breakers.items() if not breaker.is_closed)

@@ -144,7 +144,10 @@ class GspreadReader:
             if error.http_status == 403 and error.message.startswith(_FORBIDDEN):
                 error.account = self._account(credential)
             elif error.http_status == 400 and error.range:
-                error.tabs = self._tabs(spreadsheet_id, credential, timeout - (time.monotonic() - started))
+                left = timeout - (time.monotonic() - started)
+                if left >= _LEAST_TABS_TIMEOUT:
+                    error.extra_requests += 1  # counted whatever its answer: Google counts it on arrival
+                    error.tabs = self._tabs(spreadsheet_id, credential, left)
             raise
 
     def _account(self, credential: str) -> str | None:
@@ -156,8 +159,6 @@ class GspreadReader:
         """The spreadsheet's tab titles, or None when they cannot be had within ``timeout`` (the
         read's own, less what it took: the run's deadline holds). One more Sheets read, sent only
         for a spreadsheet whose range was refused, which is dead-lettered anyway."""
-        if timeout < _LEAST_TABS_TIMEOUT:
-            return None
         try:
             with classified(timeout, credential):
                 client = self.client_for(credential, timeout)

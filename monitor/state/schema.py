@@ -125,8 +125,8 @@ ROUND = Kind("round", RoundInfo, version=2)
 TASK = Kind("task", Task, version=3, prefix="task/")
 # Version 2 added the last read (``read_at``, ``checks``, ``moments``) and Drive's ``changed_at``;
 # version 3 the spreadsheet's time zone (``time_zone``, ``zone_due``); version 4 its ``tabs`` and a
-# finding's ``gid`` (links to a tab's bad cell).
-HEALTH = Kind("health", SheetHealth, version=4, prefix="health/")
+# finding's ``gid`` (links to a tab's bad cell); version 5 its failing reads (``unreadable``).
+HEALTH = Kind("health", SheetHealth, version=5, prefix="health/")
 BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
 # Version 2: an error's ``account`` and ``tabs``.
 DLQ = Kind("dlq", DeadLetter, version=2, prefix="dlq/")
@@ -180,6 +180,12 @@ def _health_time_zone(value: Any) -> Any:
     config's zone, not the spreadsheet's: with none known, its next round reads it (and its zone)
     instead of judging it again from moments that may be off by hours (monitor.engine.changes)."""
     return {"time_zone": None, "zone_due": None, **value} if isinstance(value, dict) else value
+
+
+def _health_unreadable(value: Any) -> Any:
+    """health 4 -> 5 added ``unreadable``, the streak of failing reads: an older record's streak is not
+    known, so it starts at the next failed read."""
+    return {"unreadable": None, **value} if isinstance(value, dict) else value
 
 
 def _task_quarantine(value: Any) -> Any:
@@ -261,6 +267,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("health", 1): _health_last_read,
     ("health", 2): _health_time_zone,
     ("health", 3): _optional_fields_added,
+    ("health", 4): _health_unreadable,
     ("task", 1): _task_quarantine,
     ("task", 2): _optional_fields_added,
     ("dlq", 1): _optional_fields_added,

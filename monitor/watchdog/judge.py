@@ -6,6 +6,8 @@ Nothing here does I/O; ``monitor.watchdog.watch`` reads the state and keeps the 
 
 Verdicts, checked in this order (the first that applies wins):
 
+- ``config_broken``: the monitor's config does not load, so every run exits at once (the watchdog
+  read its own parts leniently: ``monitor.config.lenient``);
 - ``state_unwritable``: this user cannot save a state in the state folder (another owner, a
   read-only filesystem, a full disk): runs cannot save, so they cannot tell anyone either;
 - ``state_missing``: there is no state file;
@@ -45,9 +47,10 @@ FAILING = "failing"
 STATE_MISSING = "state_missing"
 STATE_UNREADABLE = "state_unreadable"
 STATE_UNWRITABLE = "state_unwritable"
+CONFIG_BROKEN = "config_broken"
 DELIVERY_HALTED = "delivery_halted"
 STATUSES = (HEALTHY, SILENT, STUCK, FAILING, STATE_MISSING, STATE_UNREADABLE, STATE_UNWRITABLE,
-            DELIVERY_HALTED)
+            DELIVERY_HALTED, CONFIG_BROKEN)
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,15 @@ class RunnerReading:
 
 
 @dataclass(frozen=True)
+class ConfigTrouble:
+    """The monitor's config does not load: since when (the file's last change) and what is wrong."""
+
+    since: datetime
+    first: str  # the first problem with its place and fix: "monitor.toml:12: sheets[0].id: ... (fix: ...)"
+    more: int = 0  # problems besides it
+
+
+@dataclass(frozen=True)
 class Verdict:
     """``began_at``: the last good sign before the problem (None: unknown, the outage starts when
     the watchdog first sees it). ``healthy_since``: for a healthy verdict, when the current unbroken
@@ -102,10 +114,14 @@ class Verdict:
         return self.status == HEALTHY
 
 
-def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings) -> Verdict:
-    """Judge the runner from ``reading``; ``now`` must be aware."""
+def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings,
+             config: ConfigTrouble | None = None) -> Verdict:
+    """Judge the runner from ``reading`` (and ``config``, the config's problems if it does not load);
+    ``now`` must be aware."""
     if now.tzinfo is None:
         raise ValueError("naive datetime: the watchdog compares aware UTC times only")
+    if config is not None:
+        return _config_broken(config, now)
     if reading.unwritable:
         # First: it explains every other symptom (no heartbeat saved, no run finishing).
         return Verdict(STATE_UNWRITABLE, reading.unwritable, last_finished_at=_last_finished(reading))
@@ -128,6 +144,14 @@ def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings) 
             healthy_since=_healthy_since(runs, settings.max_silence) or last_finished,
         )
     )
+
+
+def _config_broken(config: ConfigTrouble, now: datetime) -> Verdict:
+    since = min(config.since, now)
+    shown = f"{since:%H:%M} UTC" if since.date() == now.date() else f"{since:%Y-%m-%d %H:%M} UTC"
+    count = f" ({config.more + 1} problems; the first)" if config.more else ""
+    return Verdict(CONFIG_BROKEN, f"the monitor's config is broken since {shown}{count}: {config.first}",
+                   began_at=since)
 
 
 def _last_finished(reading: RunnerReading) -> datetime | None:

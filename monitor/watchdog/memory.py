@@ -17,6 +17,7 @@ from monitor.core.timefmt import UtcTime, format_utc
 from monitor.core.tracking import document
 from monitor.notify.messages import Message, duration_text, esc, sentences, utc_text
 from monitor.watchdog.judge import (
+    CONFIG_BROKEN,
     DELIVERY_HALTED,
     FAILING,
     HEALTHY,
@@ -35,6 +36,7 @@ _TITLES = {
     FAILING: "Monitor runs failing",
     STATE_MISSING: "Monitor state file missing",
     STATE_UNREADABLE: "Monitor state file unreadable",
+    CONFIG_BROKEN: "Monitor config broken",
     STATE_UNWRITABLE: "Monitor cannot save its state",
     DELIVERY_HALTED: "Alerts cannot reach Telegram",
 }
@@ -45,6 +47,8 @@ _HINTS = {
     FAILING: "Google may be degraded: see the run's log and the alerts before this one.",
     STATE_MISSING: "Check <code>state_dir</code> in the config and that the state folder exists.",
     STATE_UNREADABLE: "Runs cannot start either; see the Runbook in docs/operations.md.",
+    CONFIG_BROKEN: "Every run stops at it. Fix the file, then run <code>sheet-monitor check-config</code> "
+    "until it says OK.",
     STATE_UNWRITABLE: "Runs stop at their first save, so they cannot send alerts either (their outbox "
     "is in that folder); nothing is checked until this is fixed.",
     DELIVERY_HALTED: "Run <code>sheet-monitor check-config</code> and "

@@ -35,7 +35,13 @@ from monitor.state import read_state
 from monitor.storage import RUN_LOCK, FileLocation, StateError, StateWriteError, location_of
 from monitor.storage.writability import MIN_FREE_BYTES, folder_problem
 from monitor.watchdog import store as watchdog_store
-from monitor.watchdog.judge import RunnerReading, Verdict, WatchdogSettings, evaluate
+from monitor.watchdog.judge import (
+    ConfigTrouble,
+    RunnerReading,
+    Verdict,
+    WatchdogSettings,
+    evaluate,
+)
 from monitor.watchdog.memory import advance
 
 # Sends per pass: an alert, a reminder or a recovery is one message; a backlog after a long
@@ -92,14 +98,17 @@ def watchdog_pass(
     heartbeat_url: str | None = None,
     ping: Callable[[str], bool] = ping_heartbeat,
     send_budget: int = SEND_BUDGET,
+    config: ConfigTrouble | None = None,
 ) -> PassReport:
     """Judge the runner once, record the alert memory, deliver what is owed, ping when healthy.
 
     ``make_sender(outbox)`` builds the sender, following the chat migrations the watchdog's outbox
-    (with the runner's added) remembers. Raises ``StateError`` only if the watchdog's own store cannot be
-    written; everything else is reported in the returned ``PassReport``.
+    (with the runner's added) remembers. ``config``: the monitor's config problems, when it does not
+    load (the verdict is then ``config_broken``, and ``heartbeat_url`` gets a failure ping). Raises
+    ``StateError`` only if the watchdog's own store cannot be written; everything else is reported in
+    the returned ``PassReport``.
     """
-    args = (Path(state_dir), settings, make_sender, now, heartbeat_url, ping, send_budget)
+    args = (Path(state_dir), settings, make_sender, now, heartbeat_url, ping, send_budget, config)
     try:
         return _locked_pass(location_of(state_dir), *args)
     except StateWriteError as exc:
@@ -125,10 +134,10 @@ def _locked_pass(location, state_dir: Path, *args, carry_over: bool = True) -> P
         lock.release()
 
 
-def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, send_budget, *,
+def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, send_budget, config, *,
           carry_over: bool) -> PassReport:
     reading = read_runner(state_dir)
-    verdict = evaluate(reading, now, settings)
+    verdict = evaluate(reading, now, settings, config)
     log_event(
         "watchdog_verdict", logging.INFO if verdict.healthy else logging.WARNING, status=verdict.status,
         reason=verdict.reason,
@@ -171,3 +180,4 @@ def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, sen
         # broken part, that is how people hear it.
         report.failure_pinged = ping(failure_url(heartbeat_url))
     return report
+
