@@ -161,3 +161,12 @@ def test_a_dependent_read_before_the_keys_it_compares_with_is_read_again_in_the_
     [finding] = world.stored().health[ORDERS].findings
     assert finding.message == "1 of 4 keys are not in Ledger Skus!A1:A: 'A-3' (Orders!A4)"
     assert world.batch_gets() == 4  # Orders twice, the Ledger's 503 and its retry
+
+
+def test_a_spreadsheet_removed_from_the_config_leaves_no_history_behind(world):
+    watch_orders(world, ChangeCheck(range="Orders!A2:A", fail="< -30"))
+    world.next_round()
+    assert ORDERS in world.stored().history
+    world.plans = []
+    world.next_round()
+    assert ORDERS not in world.stored().history

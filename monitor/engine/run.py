@@ -421,6 +421,8 @@ class Run:
                 self.outcomes.dead_letter(rnd, task, plan, task.last_error, now)
 
     def _drop_unconfigured(self) -> None:
+        for sheet_id in [sid for sid in self.state.history if sid not in self.plans]:
+            del self.state.history[sheet_id]  # a metric history is bounded per configured spreadsheet
         rnd = self.state.round
         if rnd is None:
             return
