@@ -144,7 +144,7 @@ class Outcomes:
     def past_for(self, plan: SheetPlan) -> Past:
         """What ``plan``'s checks kept over time or across spreadsheets are judged against now."""
         others = set(plan.links.others.values())
-        failing = {sid: entry.last_error.message for sid, entry in self.state.dlq.items() if sid in others}
+        failing = {sid: self.state.dlq[sid].last_error.message for sid in others if sid in self.state.dlq}
         return past_for(plan.checks, plan.links, self.state.history, plan.id, self.names, failing)
 
     def _keep_history(self, rnd: Round, plan: SheetPlan, results: list[CheckResult],
