@@ -73,9 +73,10 @@ def metric_of(aggregate: str, value_range: ValueRange | None) -> float | None:
         return cells[0].value if cells and is_number(cells[0].value) else None
     if aggregate == "sum":
         return sum(numbers) if numbers or len(numbers) == len(cells) else None
-    if not numbers:
-        return None
-    return min(numbers) if aggregate == "min" else max(numbers)
+    if aggregate in ("min", "max"):
+        return (min if aggregate == "min" else max)(numbers) if numbers else None
+    # An aggregate added to the threshold's list must be computed here as the threshold computes it.
+    raise ValueError(f"no metric {aggregate!r} for change and cross-sheet checks")
 
 
 def keys_of(value_range: ValueRange | None) -> list[Cell]:
