@@ -59,6 +59,7 @@ def served_dataset(folder: Path, *, sheets: int, credentials: int, per_user: int
         text = re.sub(r'(?m)^request_timeout = .*\n', "", text)
         text = text.replace("[google]\n", f'[google]\nrequest_timeout = "{request_timeout}"\n', 1)
         for key, value in (run or {}).items():
+            text = re.sub(rf"(?m)^{key} = .*\n", "", text)  # the written config's own (its budget)
             text = text.replace("[run]\n", f"[run]\n{key} = {toml_value(value)}\n", 1)
         for key, value in (google or {}).items():
             text = text.replace("[google]\n", f'[google]\n{key} = {value!r}\n', 1)

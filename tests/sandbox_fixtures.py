@@ -147,11 +147,8 @@ def served_dataset(
             read_per_user=config_read_per_user or read_per_user,
             read_per_project=config_read_per_project or read_per_project,
             request_timeout=request_timeout,
+            run=run_section,
         )
-        if run_section:
-            extra = "".join(f'\n{key} = "{value}"' for key, value in run_section.items())
-            text = config_path.read_text(encoding="utf-8")
-            config_path.write_text(text.replace("[run]", "[run]" + extra, 1), encoding="utf-8")
         served = ServedDataset(sandbox, data, config_path, faults_applied=faults)
         try:
             yield served

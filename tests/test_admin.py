@@ -36,9 +36,10 @@ ONE_FAILURE_OPENS = BreakerPolicy(failure_threshold=1, cooldown=timedelta(minute
 
 
 @dataclass(frozen=True)
-class Sheet:  # what the reports need of a configured spreadsheet (admin.reports.SheetLike)
+class Sheet:  # what the reports need of a configured spreadsheet (admin.reports.TaggedSheet)
     id: str
     name: str
+    tags: tuple[str, ...] = ()
 
 
 SHEETS = [Sheet("s1", "Store 1"), Sheet("s2", "Store 2"), Sheet("s3", "Store 3"), Sheet("s4", "Store 4")]

@@ -192,7 +192,9 @@ def test_runs_killed_at_random_moments_while_spreadsheets_are_edited_lose_no_edi
         unsaved_asks = with_reads_out = 0
         # Every aim in turn, and on until the editor has made all its edits (16 sheets, 3 each).
         for turn in itertools.count():
-            if turn >= len(AIMS) and not editor.thread.is_alive():
+            # A loaded machine can make a kill miss its window: more turns, not a weaker assertion.
+            landed = unsaved_asks >= 3 and with_reads_out >= 1
+            if turn >= len(AIMS) and not editor.thread.is_alive() and (landed or turn >= 3 * len(AIMS)):
                 break
             aim = AIMS[turn % len(AIMS)]
             before = served.state()

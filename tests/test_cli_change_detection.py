@@ -72,8 +72,8 @@ def site(tmp_path) -> Iterator[tuple[Site, datetime, datetime]]:
 
 
 def line_of(output: str, spreadsheet_id: str) -> str:
-    [line] = [line for line in output.splitlines() if spreadsheet_id in line]
-    return line
+    """The spreadsheet's row of the table (its findings, listed below the table, name it again)."""
+    return next(line for line in output.splitlines() if spreadsheet_id in line)
 
 
 def minute(moment: datetime) -> str:

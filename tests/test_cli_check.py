@@ -114,7 +114,7 @@ def sandbox_site(tmp_path):
 def test_check_reads_one_spreadsheet_and_records_nothing(sandbox_site):
     sandbox, _, path = sandbox_site
     result = invoke(path, "check", B, "--json")
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # a check fails
     data = json_of(result)
     # One read gives the values, the errors' details and the formulas (none moves without an edit).
     assert data["health"] == "fail" and data["quota_spent"]["reads"] == 1
@@ -122,11 +122,35 @@ def test_check_reads_one_spreadsheet_and_records_nothing(sandbox_site):
     by_kind = {r["kind"]: r for r in data["results"]}
     assert by_kind["formula_errors"]["cells"] == ["Stock!B3"]
     assert by_kind["threshold"]["status"] == "fail" and by_kind["threshold"]["cells"] == ["Stock!C2"]
-    human = invoke(path, "check", B)
+    human = invoke(path, "check", B, "--exit-zero")
+    assert human.exit_code == 0
     assert "Stock!B3" in human.stdout and "Spent one read of sa-1.json's quota" in human.stderr
     # One read each: a spreadsheets.get whose grid data says what each error cell is and its formula.
     assert sandbox.google.stats.snapshot()["by_endpoint"] == {"GET /v4/spreadsheets/{id}": 2}
     assert not state_file(path).exists()
+
+
+def test_check_takes_a_url_or_a_name_and_exits_0_when_the_checks_pass(sandbox_site):
+    sandbox, _, path = sandbox_site
+    url = f"https://docs.google.com/spreadsheets/d/{A}/edit#gid=0"
+    by_url = invoke(path, "check", url, "--json")
+    assert by_url.exit_code == 0 and json_of(by_url)["id"] == A
+    by_name = invoke(path, "check", "store 1")  # case does not matter
+    assert by_name.exit_code == 0 and by_name.stdout.startswith(f"Store 1 ({A}): ok")
+    assert invoke(path, "check", "Store 2").exit_code == 1  # its threshold fails
+
+
+def test_check_of_a_name_that_fits_several_lists_them_and_exits_2(sandbox_site):
+    sandbox, _, path = sandbox_site
+    result = invoke(path, "check", "Store")
+    assert result.exit_code == 2
+    assert f"'Store' fits 4 spreadsheets: Store 1 ({A}); Store 2 ({B}); Store 3 ({C}); Store 4 ({D})." \
+        in result.stderr
+    assert "Give the id or the URL" in result.stderr
+    unknown = invoke(path, "check", "https://docs.google.com/spreadsheets/d/1unknownSpreadsheetIdxxxxxx/edit")
+    assert unknown.exit_code == 2
+    assert "1unknownSpreadsheetIdxxxxxx (from 'https://" in unknown.stderr
+    assert reads(sandbox) == 0
 
 
 def reads(sandbox) -> int:

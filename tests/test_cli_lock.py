@@ -32,8 +32,8 @@ def state_files(config: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("args", [
-    ("mute", A, "--for", "1h", "--reason", "x"), ("unmute", A), ("dlq", "retry", A), ("dlq", "purge"),
-    ("breakers", "reset", C),
+    ("mute", A, "--for", "1h", "--reason", "x"), ("unmute", A), ("dlq", "retry", A),
+    ("dlq", "purge", "--all", "--yes"), ("breakers", "reset", C),
 ])
 def test_a_change_while_a_run_holds_the_lock_waits_then_exits_1_changing_nothing(config, args):
     before = state_files(config)

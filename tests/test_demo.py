@@ -23,4 +23,7 @@ def test_the_demo_prints_the_telegram_messages_and_a_status_matching_the_dataset
     assert "round " in result.stdout and "20 of 20 done" in result.stdout
     matched = re.search(r"verdicts matching the dataset's known breakage: (\d+) of (\d+)", result.stdout)
     assert matched and matched.group(1) == matched.group(2) == "20"
+    # It ends with how to go on: on one's own spreadsheets, or on the sandbox.
+    assert result.stdout.rstrip().endswith("curl its URL/_sandbox/spreadsheets lists what is broken.")
+    assert 'sheet-monitor check "<a spreadsheet\'s URL>"' in result.stdout
     assert not any(tmp_path.iterdir())  # everything lived in a temporary folder, now removed

@@ -43,7 +43,8 @@ def test_spreadsheets_are_seeded_inspected_listed_and_deleted(url):
     assert put.status_code == 200
     got = requests.get(f"{url}/_sandbox/spreadsheets/s1", timeout=5).json()
     assert got["title"] == "Stock" and got["tabs"]["Sheet1"][1] == ["apple", 3]
-    assert requests.get(f"{url}/_sandbox/spreadsheets", timeout=5).json() == {"spreadsheets": ["s1"]}
+    assert requests.get(f"{url}/_sandbox/spreadsheets", timeout=5).json() == {"spreadsheets": [
+        {"id": "s1", "title": "Stock", "stored": True, "breakage": None, "faults": 0}]}
     assert requests.delete(f"{url}/_sandbox/spreadsheets/s1", timeout=5).status_code == 200
     google_error(requests.get(f"{url}/_sandbox/spreadsheets/s1", timeout=5), 404)
     google_error(requests.delete(f"{url}/_sandbox/spreadsheets/s1", timeout=5), 404)

@@ -41,6 +41,10 @@ class SheetLike(Protocol):
     name: str
 
 
+class TaggedSheet(SheetLike, Protocol):
+    tags: tuple[str, ...]
+
+
 def shown_health(record: SheetHealth | None, mute: Mute | None) -> str:
     """What tables show: muted while a mute is in force, skipped when the latest round skipped it,
     else the last verdict (or unknown)."""
@@ -176,7 +180,7 @@ def _health_counts(state: State, sheets: Sequence[SheetLike], mutes: Mapping[str
 
 
 def sheets_report(
-    state: State, sheets: Sequence[SheetLike], now: datetime, status: str | None = None
+    state: State, sheets: Sequence[TaggedSheet], now: datetime, status: str | None = None
 ) -> list[dict[str, Any]]:
     """One row per configured spreadsheet, the worst first; ``status`` keeps only that shown health."""
     mutes = state.active_mutes(now)
@@ -200,6 +204,9 @@ def sheets_report(
             "read_at": _iso(record.read_at) if record else None,
             "unchanged": _judged_unchanged(record, sheet.id, state.round, reads),
             "findings": len(record.findings) if record else 0,
+            # What each check that warned or failed found, as the last verdict says.
+            "found": [asdict(finding) for finding in record.findings] if record else [],
+            "tags": list(sheet.tags),
             "in_dlq": sheet.id in state.dlq,
             "time_zone": record.time_zone if record else None,  # its dates are read in it
         })

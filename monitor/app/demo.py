@@ -89,6 +89,25 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str]) -> 
         _print_telegram(sandbox.telegram.messages(DEMO_CHAT_ID), say)
         _print_status(read_state(config.run.state_dir), dataset, say)
         say(f"\nDone in {time.monotonic() - started:.0f} s. Config and state were in {folder} (now removed).")
+    _print_next_steps(say)
+
+
+# What a person who liked the demo does next; README.md's "Using it on your spreadsheets" in short.
+NEXT_STEPS = """
+Next, on your own spreadsheets (README.md, "Using it on your spreadsheets"):
+  1. Create a Google Cloud service account with the Sheets and Drive APIs enabled, download its JSON
+     key, and share each spreadsheet with its e-mail (Viewer is enough).
+  2. Write monitor.toml: [google] credentials, a [profiles.NAME] of checks and a [[sheets]] per
+     spreadsheet (docs/configuration.md has every key).
+  3. sheet-monitor check-config; sheet-monitor check "<a spreadsheet's URL>"; sheet-monitor run.
+  4. Install the two cron lines of crontab.example (the runs, and sheet-watchdog).
+Or keep exploring the sandbox: sheet-monitor sandbox serve --generate 50 --write-credentials secrets \\
+  --write-config monitor.toml, then, in another terminal, the TELEGRAM_BOT_TOKEN line it prints and
+  sheet-monitor run --config monitor.toml; curl its URL/_sandbox/spreadsheets lists what is broken."""
+
+
+def _print_next_steps(say) -> None:
+    say(NEXT_STEPS)
 
 
 def _print_setup(config, latency: str, say) -> None:

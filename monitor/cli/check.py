@@ -9,7 +9,6 @@ its final minute, so that a check typed between runs does not push a run into a 
 
 from __future__ import annotations
 
-import logging
 import math
 from pathlib import Path
 from typing import Any, NoReturn
@@ -21,15 +20,15 @@ from monitor import admin
 from monitor.admin.change_plan import DEFAULT_EDIT_SHARES
 from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
+from monitor.admin.targets import resolve
 from monitor.checks import Past, VolatileCell, health_of
-from monitor.cli.common import clock, reading_options
+from monitor.cli.common import admin_call, clock, quiet_logs, reading_options
 from monitor.cli.notify import verify_telegram
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit
 from monitor.config import Config, Sheet
 from monitor.core.durations import format_duration
 from monitor.core.errors import SheetReadError
-from monitor.core.logs import configure_logging
 from monitor.core.timefmt import format_utc
 from monitor.core.wording import counted
 from monitor.engine.history import past_for
@@ -38,6 +37,10 @@ from monitor.engine.quota import QuotaPacer
 from monitor.notify.deadline import MAX_REQUEST_SECONDS
 from monitor.state import read_state
 from monitor.storage import StateError
+
+# What `check` exits 1 for: a check that fails (or could not be evaluated). A warning exits 0: it
+# asks for a look, not for a script to stop.
+FAILING = frozenset({"fail", "error"})
 
 
 class EditShare(click.ParamType):
@@ -77,7 +80,7 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
     lets the bot see every chat (getMe, getChat; nothing is sent). Exit 2 with every problem listed
     if the config, a key, the token or a chat is refused, 1 if only the machine has a problem (the
     state folder, the network)."""
-    configure_logging(level=logging.WARNING)
+    quiet_logs()
     config = load_or_exit(config_path, require_secrets=True)
     plan = admin.config_plan(config, _last_read_seconds(config), edit_shares or DEFAULT_EDIT_SHARES)
     from monitor.admin.preflight import preflight  # google-auth loads only for this command
@@ -266,18 +269,24 @@ def _runs(plan: dict[str, Any], config) -> str:
 
 @click.command()
 @reading_options
-@click.argument("spreadsheet_id", metavar="ID")
-def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
+@click.argument("reference", metavar="ID|URL|NAME")
+@click.option("--exit-zero", is_flag=True,
+              help="Exit 0 whatever the checks found (only a read that fails, or a usage error, exits "
+                   "non-zero), as before checks that fail exited 1.")
+def check(config_path: Path | None, as_json: bool, reference: str, exit_zero: bool) -> None:
     """Read one spreadsheet now and print each check's result and the cells involved, and warn about
     formulas in its ranges whose values move without an edit (NOW(), IMPORTRANGE) when change
     detection would read it late. Changes no queue, breaker or health state; spends one read of Google
     quota (two with a freshness check on a range: its dates are read in the spreadsheet's own time
-    zone, asked for first), plus one Drive read for a freshness check on the file's modified time."""
-    configure_logging(level=logging.WARNING)
+    zone, asked for first), plus one Drive read for a freshness check on the file's modified time.
+
+    The spreadsheet is named by its id, its URL or its name (a part of the name that fits only one).
+    Exit 0 when its checks are ok or only warn, 1 when one fails (or it cannot be read), 2 when the
+    reference fits no configured spreadsheet or several (they are listed): a script can gate on it,
+    as on `soda scan`. --exit-zero keeps 0 for what the checks found."""
+    quiet_logs()
     config = load_or_exit(config_path, require_secrets=True)
-    sheet = config.sheets_by_id.get(spreadsheet_id)
-    if sheet is None:
-        fail(admin.unknown_id_message(spreadsheet_id), EXIT_USAGE)
+    sheet = admin_call(resolve, config.sheets, reference)
     # gspread and google-auth load only for the command that reads.
     from monitor.google.reader import GspreadReader
 
@@ -308,8 +317,15 @@ def check(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> None:
                    "quota_spent": spent,
                    "volatile": None if volatile is None else [cell.to_dict() for cell in volatile],
                    "warnings": warnings})
-        return
-    zone = f" in its time zone {data.time_zone}" if data.time_zone else ""
+    else:
+        _echo_check(sheet, health, data.time_zone, results, warnings, spent, credential)
+    if health in FAILING and not exit_zero:
+        raise SystemExit(EXIT_OPERATIONAL)
+
+
+def _echo_check(sheet: Sheet, health: str, time_zone: str | None, results, warnings: list[str],
+                spent: dict, credential: str) -> None:
+    zone = f" in its time zone {time_zone}" if time_zone else ""
     click.echo(f"{sheet.name} ({sheet.id}): {styled_status(health)}{zone}")
     echo_table(("check", "status", "message", "cells"),
                [(r.check_name, r.status, r.message, ", ".join(r.cells)) for r in results],

@@ -10,6 +10,7 @@ from monitor import admin
 from monitor.admin import AdminError
 from monitor.cli.output import config_option, fail, json_option
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, wait_option
+from monitor.cli.terminal import stderr_is_terminal
 from monitor.config import Config, Sheet
 from monitor.core.clock import SystemClock
 from monitor.core.logs import configure_logging
@@ -37,7 +38,13 @@ def admin_call(function: Callable[..., Any], *args: Any) -> Any:
 
 def quiet_logs(level: int = logging.WARNING) -> None:
     # Commands that change state log what they did (INFO) for the audit trail; readers only warnings.
-    configure_logging(level=level)
+    # A person at a terminal reads the command's own output: JSON lines there would only bury it, so
+    # they see warnings alone, as short lines (scripts and cron, whose stderr is no terminal, keep the
+    # JSON audit trail).
+    if stderr_is_terminal():
+        configure_logging(level=max(level, logging.WARNING), human=True)
+    else:
+        configure_logging(level=level)
 
 
 def sheet_or_exit(config: Config, spreadsheet_id: str) -> Sheet:

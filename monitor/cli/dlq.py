@@ -10,7 +10,13 @@ import click
 from monitor import admin
 from monitor.cli.common import admin_call, changing_options, clock, quiet_logs, reading_options
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, short_time, when
-from monitor.cli.state_access import EXIT_USAGE, changing_or_exit, load_or_exit, read_or_exit
+from monitor.cli.state_access import (
+    EXIT_OPERATIONAL,
+    EXIT_USAGE,
+    changing_or_exit,
+    load_or_exit,
+    read_or_exit,
+)
 from monitor.core.logs import log_event
 from monitor.notify.messages import sheet_url
 from monitor.state import State
@@ -123,16 +129,46 @@ def dlq_retry(config_path: Path | None, as_json: bool, wait: float, retry_all: b
 
 @dlq.command("purge")
 @changing_options
+@click.option("--all", "purge_all", is_flag=True, help="Every entry (asks first, unless --yes).")
+@click.option("--yes", is_flag=True, help="Do not ask before forgetting every entry (for scripts).")
 @click.argument("spreadsheet_id", metavar="[ID]", required=False)
-def dlq_purge(config_path: Path | None, as_json: bool, wait: float, spreadsheet_id: str | None) -> None:
-    """Forget one entry, or every entry when no ID is given. The spreadsheet stays monitored: if it
-    fails again it gets a new entry and a new alert."""
+def dlq_purge(config_path: Path | None, as_json: bool, wait: float, purge_all: bool, yes: bool,
+              spreadsheet_id: str | None) -> None:
+    """Forget one entry, or with --all every entry (after a question; --yes skips it). The
+    spreadsheets stay monitored: one that fails again gets a new entry and a new alert."""
+    if purge_all and spreadsheet_id:
+        fail("give one ID, or --all (not both)", EXIT_USAGE)
     quiet_logs(logging.INFO)
     config = load_or_exit(config_path)
+    ids = [spreadsheet_id] if spreadsheet_id else _confirmed_ids(config, yes)
     with changing_or_exit(config, clock.now(), "dlq-purge", wait) as state:
-        removed = admin_call(admin.dlq_purge, state, spreadsheet_id)
+        if spreadsheet_id:
+            removed = admin_call(admin.dlq_purge, state, spreadsheet_id)
+        else:  # those the question named: an entry a run added meanwhile was not asked about
+            removed = [sid for sid in ids if sid in state.dlq]
+            for sid in removed:
+                admin.dlq_purge(state, sid)
     log_event("admin_dlq_purge", count=len(removed))
     if as_json:
         emit_json({"purged": removed})
         return
     click.echo(f"Purged {len(removed)} entr{'y' if len(removed) == 1 else 'ies'} from the dead-letter queue.")
+
+
+def _confirmed_ids(config, yes: bool) -> list[str]:
+    """Every entry's id, once the operator said yes (or passed --yes); exits 1 on a no."""
+    state = read_or_exit(config) or State()
+    ids = list(state.dlq.keys())
+    if not ids or yes:
+        return ids
+    names = ", ".join(entry.name for entry in list(state.dlq.values())[:5])
+    more = f" and {len(ids) - 5} more" if len(ids) > 5 else ""
+    try:
+        agreed = click.confirm(f"Forget all {len(ids)} entries of the dead-letter queue ({names}{more})?",
+                               default=False, err=True)
+    except click.Abort:  # stdin ended (a script without --yes): no answer is a no
+        agreed = False
+    if not agreed:
+        fail("nothing was purged (pass --all --yes to purge every entry without the question)",
+             EXIT_OPERATIONAL)
+    return ids

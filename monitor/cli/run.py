@@ -1,19 +1,33 @@
-"""`sheet-monitor run`: one time-boxed run, as cron starts it every five minutes."""
+"""`sheet-monitor run`: one time-boxed run, as cron starts it every five minutes.
+
+Under cron (stderr is no terminal) a run writes JSON log lines and nothing else. Typed by hand it
+shows a progress line and ends with a short summary (``--progress/--no-progress`` chooses either way).
+"""
 
 from __future__ import annotations
 
 import logging
+import sys
 from datetime import timedelta
 from pathlib import Path
 
 import click
 
-from monitor.app.run import new_run_id, run_once
+from monitor.app.run import RunResult, new_run_id, run_once
 from monitor.cli.output import config_option, fail
 from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit
+from monitor.cli.terminal import RunProgress, stderr_is_terminal
+from monitor.config import Config
 from monitor.core.clock import SystemClock
-from monitor.core.logs import configure_logging, log_event
+from monitor.core.logs import configure_logging, install_handler, log_event
+from monitor.state import read_state
 from monitor.storage import StateError
+
+STOP_REASONS = {
+    "round_done": "the round is done",
+    "budget": "its budget was spent",
+    "api_degraded": "Google failed too often: the next run starts with one probe",
+}
 
 
 @click.command()
@@ -25,15 +39,68 @@ from monitor.storage import StateError
     metavar="SECONDS",
     help="Time box of this run (default: [run] budget from the config).",
 )
-def run(config_path: Path | None, budget: float | None) -> None:
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Show a progress line and a summary instead of JSON log lines (default: when stderr is a "
+         "terminal; cron's runs log JSON).",
+)
+def run(config_path: Path | None, budget: float | None, progress: bool | None) -> None:
     """One time-boxed run: check due spreadsheets until the budget is spent, save, notify."""
     config = load_or_exit(config_path, require_secrets=True)
     clock = SystemClock()
     run_id = new_run_id(clock.now())
     token = config.telegram.bot_token
-    configure_logging(run_id=run_id, secrets=(token.get_secret_value(),) if token is not None else ())
+    secrets = (token.get_secret_value(),) if token is not None else ()
+    on_terminal = stderr_is_terminal()
+    shown = None
+    if progress if progress is not None else on_terminal:
+        shown = install_handler(RunProgress(sys.stderr, in_place=on_terminal, secrets=secrets), logging.INFO)
+    else:
+        configure_logging(run_id=run_id, secrets=secrets)
     try:
-        run_once(config, budget=timedelta(seconds=budget) if budget else None, clock=clock, run_id=run_id)
+        result = run_once(config, budget=timedelta(seconds=budget) if budget else None, clock=clock,
+                          run_id=run_id)
     except StateError as exc:
         log_event("state_unusable", logging.ERROR, error=str(exc))
+        if shown is not None:
+            shown.finish()
         fail(str(exc), EXIT_OPERATIONAL)
+    if shown is not None:
+        shown.finish()
+        click.echo("\n".join(run_summary(result, shown, config)), err=True)
+
+
+def run_summary(result: RunResult, progress: RunProgress, config: Config) -> list[str]:
+    """What a person who typed `sheet-monitor run` wants to know when it ends, and what to do next."""
+    report = result.report
+    if report is None:
+        return [f"Another run is working (it holds the run lock in {config.run.state_dir}); this one did "
+                "nothing. `sheet-monitor status` shows how far it got."]
+    stop = STOP_REASONS.get(report.stop_reason, report.stop_reason or "-")
+    lines = [f"Run {report.run_id}: {report.outcome}, {report.duration_seconds:.0f} s ({stop})."]
+    verdicts = ", ".join(f"{count} {verdict}" for verdict, count in sorted(progress.verdicts.items()))
+    read = f"  Read {progress.reads} spreadsheet{'s' * (progress.reads != 1)}"
+    lines.append(read + (f": {verdicts}" if verdicts else "") + ".")
+    if report.retries_scheduled or report.failed:
+        lines.append(f"  {report.retries_scheduled} to retry, {report.failed} could not be read "
+                     "(`sheet-monitor dlq list`).")
+    lines.append(_round_line(config))
+    told = len(result.new_events)
+    where = "Telegram" if config.telegram.enabled else "stdout (no [telegram] configured)"
+    lines.append(f"  {told} event{'s' * (told != 1)} for the team, sent to {where}.")
+    if progress.verdicts.get("fail") or progress.verdicts.get("error") or report.failed:
+        lines.append("  Next: `sheet-monitor sheets --status fail` shows what each failing sheet found.")
+    return lines
+
+
+def _round_line(config: Config) -> str:
+    try:
+        state = read_state(config.run.state_dir, only=("round", "task"))
+    except StateError:  # the summary's hint only; the run itself saved
+        state = None
+    rnd = state.round if state is not None else None
+    if rnd is None:
+        return "  No round yet."
+    complete = "complete" if rnd.is_complete() else "the next run goes on with it"
+    return f"  Round {rnd.id}: {rnd.finished()} of {len(rnd)} spreadsheets done ({complete})."

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from monitor import admin
+from monitor.admin.targets import matches_filters
 from monitor.checks import format_age
 from monitor.cli.common import clock, quiet_logs, reading_options
 from monitor.cli.output import (
@@ -15,12 +16,15 @@ from monitor.cli.output import (
     echo_fields,
     echo_table,
     emit_json,
+    fail,
     json_option,
     short_time,
+    styled_status,
     when,
 )
-from monitor.cli.state_access import load_or_exit, read_or_exit, state_file
-from monitor.state import State
+from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, read_or_exit, state_file
+from monitor.state import State, read_state_with_repairs, run_lock_held
+from monitor.storage import StateError
 
 
 @click.command()
@@ -31,7 +35,10 @@ def status(config_path: Path | None, as_json: bool) -> None:
     Reads the state without the lock: safe while a run works."""
     quiet_logs()
     config = load_or_exit(config_path)
-    state = read_or_exit(config)
+    try:
+        state, repairs = read_state_with_repairs(config.run.state_dir)
+    except StateError as exc:
+        fail(str(exc), EXIT_OPERATIONAL)
     now = clock.now()
     path = str(state_file(config))
     if state is None and not as_json:
@@ -39,6 +46,12 @@ def status(config_path: Path | None, as_json: bool) -> None:
         return
     # Without a state the JSON keeps its whole shape (empty queue, no run), so scripts need no branch.
     report = admin.status_report(state or State(), now, config.sheets, config.run.change_detection)
+    running = None
+    if report["last_run"] is not None and not report["last_run"]["finished_at"]:
+        running = run_lock_held(config.run.state_dir)  # the lock tells running from killed
+        report["last_run"]["running"] = running
+    report["repairs"] = None if repairs is None else {
+        "from_backup": repairs.from_backup, "reason": repairs.reason, "backup": str(repairs.backup_path)}
     if as_json:
         emit_json({"state_file": path, "has_run": state is not None, **report})
         return
@@ -46,15 +59,7 @@ def status(config_path: Path | None, as_json: bool) -> None:
 
 
 def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
-    run = report["last_run"]
-    if run is None:
-        last = "none yet"
-    elif run["finished_at"]:
-        last = (f"{run['outcome']} ({run['stop_reason'] or '-'}), {when(run['started_at'], now)} -> "
-                f"{short_time(run['finished_at'])}, {run['duration_seconds']:.0f} s, {run['tasks']} tasks")
-    else:
-        last = (f"not finished: started {when(run['started_at'], now)} "
-                "(running now, or killed; `sheet-watchdog` tells which)")
+    last = _last_run_text(report["last_run"], now)
     rnd = report["current_round"]
     round_text = "none yet" if rnd is None else (
         f"{rnd['id']}: {rnd['done']} of {rnd['total']} done{' (complete)' if rnd['complete'] else ''}, "
@@ -64,8 +69,14 @@ def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
     oldest_text = "-" if oldest is None else (
         f"{_age(oldest['age_seconds'])} old ({oldest['task_id']}, {oldest['spreadsheet_id']})")
     health = report["health"]
-    fields = [
-        ("state file", path),
+    fields = [("state file", path)]
+    repairs = report["repairs"]
+    if repairs is not None:
+        # Shown, not repaired: a reader never writes. The next run (or admin command) restores it.
+        shown = (f"UNREADABLE: showing its last good copy {repairs['backup']}; the next run restores "
+                 "it from there" if repairs["from_backup"] else "partly unreadable")
+        fields.append(("  warning", f"{shown} ({repairs['reason']})"))
+    fields += [
         ("last run", last),
         ("round", round_text),
     ]
@@ -101,6 +112,21 @@ def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
         # Entries a run could not read and kept aside for inspection (docs/operations.md, Runbook).
         fields.append(("set aside", ", ".join(f"damaged/{key}" for key in report["set_aside"])))
     return fields
+
+
+def _last_run_text(run: dict | None, now) -> str:
+    if run is None:
+        last = "none yet"
+    elif run["finished_at"]:
+        last = (f"{run['outcome']} ({run['stop_reason'] or '-'}), {when(run['started_at'], now)} -> "
+                f"{short_time(run['finished_at'])}, {run['duration_seconds']:.0f} s, {run['tasks']} tasks")
+    elif run["running"]:
+        last = (f"running now: started {when(run['started_at'], now)} (it holds the run lock); "
+                "`status` again shows how far it got")
+    else:
+        last = (f"killed: started {when(run['started_at'], now)} and never finished (the run lock is "
+                "free); the next run takes over the reads it had in flight")
+    return last
 
 
 def _feed_text(feed: dict, now) -> str:
@@ -147,27 +173,61 @@ def _age(seconds: float | None) -> str:
 # `--status ok` would be refused.
 @click.option("--status", "status_filter", type=click.Choice([str(shown) for shown in admin.SHOWN_ORDER]),
               default=None, help="Only spreadsheets shown with this health.")
+@click.option("--tag", "tags", multiple=True, metavar="TAG",
+              help="Only spreadsheets with this tag (repeatable: any of them).")
+@click.option("--name", "name_part", metavar="TEXT", default=None,
+              help="Only spreadsheets whose name holds TEXT (case does not matter).")
 @json_option
-def sheets(config_path: Path | None, status_filter: str | None, as_json: bool) -> None:
+def sheets(config_path: Path | None, status_filter: str | None, tags: tuple[str, ...],
+           name_part: str | None, as_json: bool) -> None:
     """Each configured spreadsheet's health (muted and skipped shown as such, and "unchanged since" its
     last read when the current round judged it without reading), since when, when it was last checked,
-    how many findings it has and the time zone its dates are read in; the worst first."""
+    its tags and the time zone its dates are read in, the worst first; then what each check that
+    warned or failed found."""
     quiet_logs()
     config = load_or_exit(config_path)
     state = read_or_exit(config) or State()
     now = clock.now()
-    rows = admin.sheets_report(state, config.sheets, now, status_filter)
+    chosen = [sheet for sheet in config.sheets if matches_filters(sheet, tags=tags, name=name_part)]
+    rows = admin.sheets_report(state, chosen, now, status_filter)
     if as_json:
         emit_json({"sheets": rows})
         return
     table = [
         (row["name"], row["id"], _shown(row), short_time(row["since"]),
-         short_time(row["last_checked_at"]), row["findings"], row["time_zone"] or "-")
+         short_time(row["last_checked_at"]), _found_names(row), " ".join(row["tags"]) or "-",
+         row["time_zone"] or "-")
         for row in rows
     ]
-    echo_table(("name", "id", "health", "since", "last checked", "findings", "time zone"), table,
-               status_column=2,
-               uncut=(1,), empty="no spreadsheets" + (f" shown as {status_filter}" if status_filter else ""))
+    echo_table(("name", "id", "health", "since", "last checked", "findings", "tags", "time zone"), table,
+               status_column=2, uncut=(1,), empty=_nothing_shown(status_filter, tags, name_part))
+    _echo_findings(rows)
+
+
+def _found_names(row: dict) -> str:
+    found = row["found"]
+    return f"{len(found)}: {', '.join(item['check'] for item in found)}" if found else "0"
+
+
+def _echo_findings(rows: list[dict]) -> None:
+    """Each finding in full under the table (a table cell would cut the message to the width)."""
+    found = [row for row in rows if row["found"]]
+    if not found:
+        return
+    click.echo("\nFindings:")
+    for row in found:
+        click.echo(f"  {row['name']} ({row['id']})")
+        for item in row["found"]:
+            cells = [cell for cell in item["cells"][:5] if cell not in item["message"]]
+            where = f" ({', '.join(cells)})" if cells else ""
+            click.echo(f"    {styled_status(item['status'])} {item['check']}: {item['message']}{where}")
+
+
+def _nothing_shown(status: str | None, tags: tuple[str, ...], name_part: str | None) -> str:
+    filters = [f"shown as {status}"] if status else []
+    filters += [f"tagged {' or '.join(tags)}"] if tags else []
+    filters += [f"named like {name_part!r}"] if name_part else []
+    return "no spreadsheets" + (" " + ", ".join(filters) if filters else "")
 
 
 def _shown(row: dict) -> str:

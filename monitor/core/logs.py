@@ -55,13 +55,34 @@ class JsonFormatter(logging.Formatter):
         return line
 
 
+class HumanFormatter(JsonFormatter):
+    """One short line for a person at a terminal: "warning: task_retry (spreadsheet_id=..., ...)".
+    Redacted like the JSON lines; no time stamp or run id, which a person watching does not need."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields = getattr(record, "fields", {})
+        detail = ", ".join(f"{key}={value}" for key, value in fields.items())
+        line = f"{record.levelname.lower()}: {record.getMessage()}" + (f" ({detail})" if detail else "")
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return self.redact(line)
+
+
 def configure_logging(
     *, run_id: str | None = None, level: int = logging.INFO, stream: IO[str] | None = None,
-    secrets: tuple[str, ...] = (),
+    secrets: tuple[str, ...] = (), human: bool = False,
 ) -> logging.Handler:
-    """Send the monitor's events as JSON lines to ``stream`` (stderr by default); returns the handler."""
+    """Send the monitor's events as JSON lines to ``stream`` (stderr by default), or, with ``human``,
+    as short lines for a person at a terminal; returns the handler."""
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(JsonFormatter(run_id=run_id, secrets=secrets))
+    formatter = HumanFormatter if human else JsonFormatter
+    handler.setFormatter(formatter(run_id=run_id, secrets=secrets))
+    return install_handler(handler, level)
+
+
+def install_handler(handler: logging.Handler, level: int) -> logging.Handler:
+    """Make ``handler`` the monitor's one log handler (replacing an earlier one) at ``level``, with
+    the HTTP libraries kept to warnings; returns it."""
     root = logging.getLogger()
     for existing in list(root.handlers):
         if getattr(existing, "_monitor_handler", False):

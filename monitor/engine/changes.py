@@ -205,7 +205,8 @@ class ChangeDetection:
         before = self.state.feed.trashed
         trashed = {sid: since for sid, since in before.items() if sid in plans}
         for sid in sorted((changes.changed | changes.removed) & plans.keys()):
-            sheet = {"at": now, "run_id": self.run_id, "spreadsheet_id": sid, "name": plans[sid].name}
+            sheet = {"at": now, "run_id": self.run_id, "spreadsheet_id": sid, "name": plans[sid].name,
+                     "tags": plans[sid].tags}
             if sid in changes.trashed and sid not in trashed:
                 trashed[sid] = now
                 self._emit(SpreadsheetTrashed(**sheet))

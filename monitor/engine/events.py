@@ -26,6 +26,7 @@ class Event:
 class SheetEvent(Event):
     spreadsheet_id: str
     name: str  # the spreadsheet's name from the config, for people
+    tags: tuple[str, ...] = ()  # its tags from the config, shown beside the name (none before they were)
 
 
 @document(kw_only=True)

@@ -57,6 +57,7 @@ class SheetPlan:
     # Read at least this often when Drive reports no change, or every round (monitor.engine.changes).
     max_age: timedelta = timedelta(hours=1)
     always_read: bool = False
+    tags: tuple[str, ...] = ()  # the config's, for the events about it
     links: Linked = Linked()  # its cross-sheet checks' other spreadsheets, the ranges it lends
 
     @classmethod
@@ -64,7 +65,7 @@ class SheetPlan:
         # No zone here: dates are read in the spreadsheet's own (read from Google, kept in its
         # health record); the config's [alerts] timezone is the digest's alone.
         return cls(sheet.id, sheet.name, sheet.checks, sheet.ranges, sheet.needs_modified_time,
-                   sheet.fingerprint, sheet.max_age or config.run.max_age, sheet.always_read,
+                   sheet.fingerprint, sheet.max_age or config.run.max_age, sheet.always_read, sheet.tags,
                    Linked(dict(sheet.others), sheet.lends))
 
     @property

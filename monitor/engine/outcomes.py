@@ -133,7 +133,7 @@ class Outcomes:
         entry = self.state.dlq.resolve(plan.id)
         if entry is not None:
             self._emit(ReadableAgain(
-                at=now, run_id=self.run_id, spreadsheet_id=plan.id, name=plan.name,
+                at=now, run_id=self.run_id, spreadsheet_id=plan.id, name=plan.name, tags=plan.tags,
                 down_for_seconds=(now - entry.first_failed_at).total_seconds(), health=verdict,
                 findings=findings[:FINDINGS_TOLD], last_error=entry.last_error,
             ))
@@ -212,7 +212,7 @@ class Outcomes:
               ) -> None:
         if change is not None and is_alerting(change):
             self._emit(HealthChanged(
-                at=now, run_id=self.run_id, spreadsheet_id=plan.id, name=plan.name,
+                at=now, run_id=self.run_id, spreadsheet_id=plan.id, name=plan.name, tags=plan.tags,
                 previous=change.previous, current=change.current, findings=findings[:FINDINGS_TOLD],
                 down_for_seconds=change.down_for_seconds,
             ))
@@ -311,8 +311,8 @@ class Outcomes:
         self.state.health[plan.id] = record
         if self.state.dlq.record(plan.id, plan.name, task, error, now):
             self._emit(DeadLettered(
-                at=now, run_id=self.run_id, spreadsheet_id=plan.id, name=plan.name, error=error,
-                attempts=task.attempts,
+                at=now, run_id=self.run_id, spreadsheet_id=plan.id, name=plan.name, tags=plan.tags,
+                error=error, attempts=task.attempts,
             ))
 
     # -- breakers ----------------------------------------------------------------------------------
@@ -358,7 +358,8 @@ class Outcomes:
 
     def _breaker_events(self, plan: SheetPlan, transitions: list[breaker.Transition], now: datetime) -> None:
         for transition in transitions:
-            sheet = {"at": now, "run_id": self.run_id, "spreadsheet_id": plan.id, "name": plan.name}
+            sheet = {"at": now, "run_id": self.run_id, "spreadsheet_id": plan.id, "name": plan.name,
+                     "tags": plan.tags}
             if isinstance(transition, breaker.Opened):
                 event: Event = BreakerOpened(
                     **sheet, opened_at=transition.opened_at, cooldown_seconds=transition.cooldown_seconds,

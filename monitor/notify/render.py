@@ -8,6 +8,7 @@ decides what the alert memory remembers (see ``monitor.notify.memory``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import singledispatch
 
@@ -39,6 +40,9 @@ from monitor.engine.events import (
 from monitor.engine.health import BAD, FAIL, OK, WARN
 from monitor.notify.messages import duration_text, error_text, esc, findings_text, sheet_link, utc_text
 
+# A hashtag ends at the first character that is not a letter, a digit or "_".
+_HASHTAG_UNSAFE = re.compile(r"\W")
+
 # Categories: counted in the headline ("3 failing, 1 recovered"). The first three also change the
 # alert memory: a spreadsheet people were told is failing is reminded about until it recovers.
 FAILING = "failing"
@@ -66,7 +70,9 @@ def render(event: Event) -> Item | None:
 
 
 def _link(event: SheetEvent) -> str:
-    return sheet_link(event.spreadsheet_id, event.name)
+    # Its tags as Telegram hashtags (a tap lists the chat's other messages with the tag).
+    tags = "".join(f" #{esc(_HASHTAG_UNSAFE.sub('_', tag))}" for tag in event.tags)
+    return sheet_link(event.spreadsheet_id, event.name) + tags
 
 
 def _found(event: HealthChanged | ReadableAgain) -> str:

@@ -3,7 +3,7 @@
 Not part of Google's API, so it needs no token and meets no quota or fault. Every answer is JSON;
 bad input gets a Google-shaped 400 naming the problem, an unknown path 404, a wrong method 405.
 
-    GET    /_sandbox/spreadsheets            {"spreadsheets": [ids]}
+    GET    /_sandbox/spreadsheets            {"spreadsheets": [{id, title, stored, breakage, faults}]}
     PUT    /_sandbox/spreadsheets/{id}       seed one spreadsheet (see SpreadsheetStore.put_control);
                                              ?touch=false: new values, same modifiedTime, no change
     GET    /_sandbox/spreadsheets/{id}       what is stored, in the same shape
@@ -69,7 +69,23 @@ def _json_object(request: Request, what: str) -> dict:
 
 
 def _list_spreadsheets(sandbox, request: Request, item: None) -> Response:
-    return Response.json(200, {"spreadsheets": list(sandbox.store.ids())})
+    """Every stored spreadsheet with its title, then those a loaded dataset names but never stored
+    (its "missing" ones, which answer 404); each with what the dataset broke in it (None when
+    nothing is known) and the faults in force that target it."""
+    faults = sandbox.faults.active()
+    stored = {sheet.id: sheet.title for sheet in sandbox.store.all()}
+    missing = {sid: entry["title"] for sid, entry in sandbox.breakages.items() if sid not in stored}
+    listed = [
+        {"id": sid, "title": title, "stored": sid in stored, "breakage": _breakage(sandbox, sid),
+         "faults": sum(1 for fault in faults if fault.get("spreadsheet") == sid)}
+        for sid, title in [*stored.items(), *missing.items()]
+    ]
+    return Response.json(200, {"spreadsheets": listed})
+
+
+def _breakage(sandbox, spreadsheet_id: str) -> dict | None:
+    entry = sandbox.breakages.get(spreadsheet_id)
+    return None if entry is None else {key: entry[key] for key in ("kind", "expect", "note")}
 
 
 def _put_spreadsheet(sandbox, request: Request, spreadsheet_id: str) -> Response:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from monitor import checks
@@ -20,6 +20,10 @@ from .dataset_generate import CATALOGUE_TAB, CATALOGUE_TITLE, CHECKED_LAST_ROW, 
 SHEETS_CSV = "sheets.csv"
 PROFILE = "stock"
 CATALOGUE_PROFILE = "catalogue"
+# A run's time box, under the 5-minute cron interval (the default round_interval): with the default
+# budget (6m, sized for Apps Script) a tick would find the previous run still working and lose its
+# turn, and check-config would warn about the config it was just given.
+BUDGET = "4m30s"
 
 
 def stock_profile() -> list[checks.Check]:
@@ -59,13 +63,15 @@ def write_config(
     request_timeout: str | None = None,
     state_dir: str = "state",
     sheets_file_over: int = 100,
+    run: Mapping[str, str] | None = None,
 ) -> Path:
     """Write a monitor config for ``dataset`` to ``path``; returns the path.
 
     Paths inside (credentials, state_dir, sheets file) are written relative to the config's folder.
     More than ``sheets_file_over`` spreadsheets go to ``sheets.csv`` next to the config
     (columns id,name,profile,tags; one tag each) instead of ``[[sheets]]`` tables.
-    The Telegram token is not written: the monitor reads it from TELEGRAM_BOT_TOKEN.
+    The Telegram token is not written: the monitor reads it from TELEGRAM_BOT_TOKEN. ``run``: more
+    keys of the ``[run]`` table (durations as text), over its ``budget`` of BUDGET.
     """
     config_path = Path(path)
     folder = config_path.parent.resolve()
@@ -82,6 +88,8 @@ def write_config(
     lines += [
         "[run]",
         f"state_dir = {_toml(state_dir)}",
+        "# budget: under round_interval (5m by default), the cron interval; see crontab.example",
+        *(f"{key} = {_toml(value)}" for key, value in {"budget": BUDGET, **(run or {})}.items()),
         "",
         "[google]",
         f"credentials = {_toml([_relative(c, folder) for c in credentials])}",

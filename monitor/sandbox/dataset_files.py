@@ -35,6 +35,8 @@ def apply(dataset: Dataset, google) -> None:
             google.faults.add(spec)
         except ValueError as exc:
             raise ValueError(f"fault {position} ({spec!r}): {exc}") from exc
+    google.breakages.update({entry.id: {"title": entry.title, "kind": entry.kind, "expect": entry.expect,
+                                        "note": entry.note} for entry in dataset.sheets})
 
 
 def apply_edits(dataset: Dataset, google) -> None:

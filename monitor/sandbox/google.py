@@ -65,12 +65,16 @@ class GoogleSandbox:
         self.faults = FaultPlan(seed=self.seed, on_access=self._access_changed)
         self.stats = Stats()
         self.latency = Latency(latency, seed=self.seed)
+        # What a loaded dataset broke in each spreadsheet (monitor.sandbox.dataset_files.apply), for
+        # GET /_sandbox/spreadsheets: id -> {"title", "kind", "expect", "note"}.
+        self.breakages: dict[str, dict] = {}
 
     def reset(self) -> None:
         """Forget data, faults, quota windows and stats, and restart the latency draws from their
         seed; issued credentials and the latency and quota settings stay."""
         self.faults.clear()
         self.store.reset()
+        self.breakages.clear()
         self.quota.reset()
         self.drive_quota.reset()
         self.stats.reset()

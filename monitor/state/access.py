@@ -1,7 +1,8 @@
 """How every process opens the runner's state: a run, an admin command, the watchdog, `status`.
 
-- :func:`read_state`: read-only and without the lock (the store only ever changes atomically, so a
-  reader sees the state after some complete save), for ``status``, ``sheets``, the watchdog.
+- :func:`read_state` (and :func:`read_state_with_repairs`, which also says what could not be used):
+  read-only and without the lock (the store only ever changes atomically, so a reader sees the
+  state after some complete save), for ``status``, ``sheets``, the watchdog.
 - :func:`changing_state`: holding the run lock (waiting up to ``wait`` seconds for it), for the run
   and the commands that change something. Opening reports what it had to repair, as events the
   notifier will tell people and as log lines: a state restored from its last good copy, and each
@@ -35,14 +36,36 @@ def read_state(place: Place, only: Iterable[str] | None = None) -> State | None:
     """The state as the last save left it; None when no run has written one yet. ``only`` names the
     kinds of document to load (e.g. ``("heartbeat", "runs")``), the rest is left empty. Raises the
     store's StateError when neither the state nor its last good copy can be read."""
+    return read_state_with_repairs(place, only)[0]
+
+
+def read_state_with_repairs(
+    place: Place, only: Iterable[str] | None = None
+) -> tuple[State | None, RestoreReport | None]:
+    """``read_state``, and what of the saved state could not be used (None when all of it could):
+    a reader that shows the state (`status`) must say when it shows the last good copy."""
     location = location_of(place)
     if not location.exists():
-        return None
+        return None, None
     store = location.open(read_only=True)
     try:
-        return StateRepository(store).load(only=only)
+        return StateRepository(store).load(only=only), store.restore_report
     finally:
         store.close()
+
+
+def run_lock_held(place: Place) -> bool:
+    """Does a process hold the run lock now (a run, or an admin command changing the state)?
+
+    Asked by trying the lock without waiting and letting it go at once: a run that tries it in that
+    instant finds it held and exits as if another run worked, and the next cron tick runs; a run
+    killed by the system leaves the lock free (the kernel drops it with the process).
+    """
+    lock = location_of(place).lock(RUN_LOCK)
+    if not lock.acquire(timeout=0):
+        return True
+    lock.release()
+    return False
 
 
 class StateSession:

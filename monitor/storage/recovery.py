@@ -66,6 +66,7 @@ class RestoreReport:
     reason: str
     moved_aside_to: Path | None  # where the bad snapshot now is; None if missing or opened read-only
     journals_moved_aside: tuple[Path, ...] = ()
+    from_backup: bool = False  # the snapshot was unreadable: what was loaded is the backup's
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,7 @@ def _decide(paths, found: _Found, writable, now, schema_version, migrations) -> 
                 f" its last good copy {paths.backup} was used"
             )
         report = RestoreReport(paths.snapshot, paths.backup, "; ".join(parts + notes),
-                               moved_aside_to, journals_moved)
+                               moved_aside_to, journals_moved, from_backup=restored)
     reusable = (
         current.size
         if applied_own and current.clean and not current.changes and not migrated
