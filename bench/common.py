@@ -104,6 +104,10 @@ class TimedReader:
         # A spreadsheet showing #N/A or #REF! is read again with Google's details (engine.inspect).
         return self._timed(self.inner.read_detailed, *args, **kwargs)
 
+    def time_zone(self, *args, **kwargs):
+        # Asked as a request of its own before a spreadsheet's dates are first judged (engine.zones).
+        return self._timed(self.inner.time_zone, *args, **kwargs)
+
     def _timed(self, request, *args, **kwargs):
         import time
 

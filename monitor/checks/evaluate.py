@@ -36,6 +36,7 @@ from .column_evaluate import COLUMN_EVALUATORS
 from .conditions import Condition, format_number
 from .dates import MAX_SERIAL, date_of
 from .models import Check, FormulaErrorsCheck, FreshnessCheck, NotEmptyCheck, RowCountCheck, ThresholdCheck
+from .past import NO_PAST, PAST_EVALUATORS, Past
 from .result import MAX_CELLS, CheckResult, Status
 
 FORMULA_ERRORS = ("#REF!", "#N/A", "#DIV/0!", "#VALUE!", "#NAME?", "#NUM!", "#NULL!", "#ERROR!")
@@ -50,6 +51,7 @@ def evaluate(
     now: datetime,
     tz: tzinfo | str | None = None,
     modified_time: datetime | str | None = None,
+    past: Past | None = None,
 ) -> CheckResult:
     """Judge one check against the ValueRange Google returned for its range.
 
@@ -58,12 +60,15 @@ def evaluate(
     and date strings without an offset are read in it, and a freshness message shows the newest
     moment on its clock, with the offset ("2026-01-05 14:30 UTC+3"). ``modified_time`` (aware
     datetime or Drive's RFC 3339 string) is needed only by freshness checks with
-    ``source="modified_time"``. Raises
+    ``source="modified_time"``. ``past``: what checks kept over time or across spreadsheets are
+    judged against (``monitor.checks.past``; none: a first read). Raises
     ValuesStillLoading; TypeError for anything that is not a check model; ValueError for a naive
     ``now`` or a missing ``modified_time``.
     """
     if now.tzinfo is None:
         raise ValueError("now must be an aware datetime")
+    if (judge := PAST_EVALUATORS.get(type(check))) is not None:
+        return judge(check, value_range, now, past or NO_PAST)
     evaluator = _EVALUATORS.get(type(check))
     if evaluator is None:
         raise TypeError(f"not a check model: {type(check).__name__} (build one of "
@@ -77,6 +82,7 @@ def evaluate_all(
     now: datetime,
     tz: tzinfo | str | None = None,
     modified_time: datetime | str | None = None,
+    past: Past | None = None,
 ) -> list[CheckResult]:
     """Judge every check of one spreadsheet, in order.
 
@@ -101,7 +107,7 @@ def evaluate_all(
             raise KeyError(f"no values were read for range {check.range!r} of {check.name!r}")
         return value_ranges[check.range]
 
-    return [evaluate(check, values_for(check), now, tz, modified_time) for check in checks]
+    return [evaluate(check, values_for(check), now, tz, modified_time, past) for check in checks]
 
 
 def ranges_of(checks: Sequence[Check]) -> tuple[str, ...]:
