@@ -37,8 +37,8 @@ def test_each_table_breakage_gets_the_verdict_and_the_finding_its_manifest_says(
     detail = {kind: data.of_kind(kind)[0].note.rpartition("(")[2].rstrip(")") for kind in TABLE_KINDS}
     assert seen["columns_moved"] == {}
     assert seen["header_renamed"] == {
-        "headers Stock!A1:H500": "1 column missing from Stock!1:1: Supplier; found: SKU, Product, Vendor, "
-                                 "Price, Updated, Quantity, Reorder level, Value",
+        "headers Stock!A1:H500": "1 column missing from the header row (Stock!1:1): Supplier; found: SKU, "
+                                 "Product, Vendor, Price, Updated, Quantity, Reorder level, Value",
         "missing Supplier Stock!A1:H500": "column 'Supplier' not found in the header row (Stock!1:1); "
                                           "found: SKU, Product, Vendor, Price, Updated, Quantity, "
                                           "Reorder level, Value"}
