@@ -105,7 +105,7 @@ class TimedReader:
         return self._timed(self.inner.read_detailed, *args, **kwargs)
 
     def time_zone(self, *args, **kwargs):
-        # A spreadsheet with a freshness check on a range has its zone read first (engine.zones).
+        # Asked as a request of its own before a spreadsheet's dates are first judged (engine.zones).
         return self._timed(self.inner.time_zone, *args, **kwargs)
 
     def modified_time(self, *args, **kwargs):

@@ -297,3 +297,20 @@ def test_a_message_whose_send_was_cut_off_goes_again_marked_as_a_possible_repeat
     team.next_round()
     [recovered] = team.heard()
     assert not recovered.startswith("↻") and "recovered" in recovered
+
+
+def test_a_summary_lists_the_failing_sheets_an_alert_cut_short_only_counted(team):
+    team.settings = AlertSettings(summary="on_change", digest_at=None, max_items=2)
+    for number in (1, 2, 3):
+        team.sheet(number)
+    team.run()
+    team.heard()
+    for number in (1, 2, 3):
+        team.sheet(number, quantity=-1)
+    team.next_round()
+    [message] = team.heard()
+    assert "+1 more" in message  # the alert shows two lines of three
+    summary = message[message.index("round finished"):]
+    assert "Failing now (3):" in summary and "2 named above" in summary
+    listed = [number for number in (1, 2, 3) if f"Store 00{number} failing for" in summary]
+    assert len(listed) == 1  # the one the alert only counted

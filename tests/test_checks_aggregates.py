@@ -239,3 +239,14 @@ def test_a_kind_without_its_own_sentence_still_has_one():
     check = SpellingCheck(range="Notes!A:A", severity="warn")
     assert check.explain() == "warns when its spelling check of Notes!A:A does not pass"
     assert condition_text(check) == "spelling (severity warn: never fails)"
+
+
+def test_change_and_cross_sheet_checks_measure_averages_and_distinct_counts_as_the_threshold_does():
+    from monitor.checks.models import ChangeCheck
+    from monitor.checks.past import metric_of
+
+    sku = column("Stock!A2:A1000", "A-1", "A-1 ", "B-2", 5, 5.0)
+    assert metric_of("distinct", sku) == evaluate(threshold("distinct", fail="< 0"), sku, NOW).observed == 3
+    assert metric_of("avg", QTY) == evaluate(threshold("avg", fail="< 0"), QTY, NOW).observed == 25
+    with pytest.raises(ValidationError, match="'row_count', 'min'"):
+        ChangeCheck(range="Stock!F2:F", aggregate="percentile", fail="< -40")

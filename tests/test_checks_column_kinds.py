@@ -64,7 +64,7 @@ def test_a_column_that_moved_is_still_found_and_one_that_vanished_fails():
     assert evaluate(check, moved, NOW).cells == ("Stock!A2",)
     gone = evaluate(check, vr([["SKU", "State"], ["A-1", "x"]]), NOW)
     assert (gone.status, gone.message, gone.cells) == (
-        "fail", "column 'Status' not found in Stock!1:1; found: SKU, State", ("Stock!1:1",))
+        "fail", "column 'Status' not found in the header row (Stock!1:1); found: SKU, State", ("Stock!1:1",))
 
 
 def test_an_empty_table_has_nothing_missing():
@@ -166,7 +166,7 @@ def test_each_broken_header_expectation_is_told():
     status, message, _, cells = judged(check)
     assert status == "fail"
     assert message.split("; ") == [
-        "1 column missing from Stock!1:1: Price", "found: SKU, Email, Qty, Status, Site",
+        "1 column missing from the header row (Stock!1:1): Price", "found: SKU, Email, Qty, Status, Site",
         "forbidden column 'Status' at Stock!D1", "columns out of order: expected Qty, SKU",
         "found SKU, Qty", "'Email' is at Stock!B1, expected in column C"]
     assert cells == ("Stock!D1", "Stock!A1", "Stock!C1", "Stock!B1", "Stock!1:1")

@@ -46,7 +46,8 @@ def test_headers_match_despite_case_and_spacing_but_exact_text_wins():
 def test_a_missing_header_is_a_finding_that_lists_the_headers_found():
     with pytest.raises(ColumnError) as caught:
         Table.read(STOCK, header_row=1).column("Price")
-    assert caught.value.message == "column 'Price' not found in Stock!1:1; found: SKU, Name, Qty"
+    assert caught.value.message == (
+        "column 'Price' not found in the header row (Stock!1:1); found: SKU, Name, Qty")
     assert caught.value.ref == "Stock!1:1"
 
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import gspread
 import pytest
 
-from monitor.checks import CHECK_KINDS, evaluate_all, health_of, ranges_of
+from monitor.checks import CHECK_KINDS, OtherSide, Past, evaluate_all, health_of, ranges_of
 from monitor.config import load_config
 from monitor.core.a1 import parse_a1
 from monitor.core.clock import SystemClock
@@ -52,16 +52,16 @@ def test_ids_look_like_google_spreadsheet_keys_and_titles_like_stores():
 def test_about_twelve_percent_are_broken_and_every_kind_appears_with_one_hang():
     data = ds.generate(750, 7, NOW)
     kinds = Counter(s.kind for s in data.sheets)
-    broken = sum(count for kind, count in kinds.items() if kind != "healthy")
+    broken = sum(count for kind, count in kinds.items() if kind not in ("healthy", "catalogue"))
     assert 0.10 * 750 <= broken <= 0.15 * 750
-    assert set(kinds) == KINDS | {"healthy"}
+    assert set(kinds) == KINDS | {"healthy", "catalogue"} and kinds["catalogue"] == 1
     assert kinds["hang"] == 1
     assert all(kinds[k] >= 3 for k in KINDS - {"hang"})
-    assert set(data.manifest) == {s.id for s in data.sheets if s.kind != "healthy"}
+    assert set(data.manifest) == {s.id for s in data.sheets if s.kind not in ("healthy", "catalogue")}
 
 
 def test_small_datasets_get_the_first_kinds_first():
-    kinds = {s.kind for s in ds.generate(50, 7, NOW).sheets} - {"healthy"}
+    kinds = {s.kind for s in ds.generate(50, 7, NOW).sheets} - {"healthy", "catalogue"}
     assert kinds == {b.kind for b in ds.BREAKAGES[:6]}
 
 
@@ -135,21 +135,44 @@ def test_healthy_and_data_broken_sheets_get_the_health_the_manifest_promises():
     """The monitor's own checks, fed the values a batchGet would return, agree with the manifest."""
     data = ds.generate(300, 5, NOW)
     checks = ds.stock_profile()
-    data_kinds = ("formula_errors", "negative_stock", "low_stock", "stale", "empty_stock", *TABLE_KINDS,
-                  "prices_in_kopecks", "quantities_in_grams")
+    data_kinds = ("formula_errors", "negative_stock", "low_stock", "stale", "empty_stock", "unknown_sku",
+                  *TABLE_KINDS, "prices_in_kopecks", "quantities_in_grams")
     sample = data.healthy()[:40] + [e for kind in data_kinds for e in data.of_kind(kind)]
+    [catalogue] = data.of_kind("catalogue")
+    skus = tuple(row[0] for row in data.payloads[catalogue.id]["tabs"][ds.CATALOGUE_TAB][1:])
+    cross = next(check for check in checks if check.kind == "cross_sheet")
+    past = Past(others={cross.name: OtherSide(catalogue.title, skus)})
     for entry in sample:
         stock = data.payloads[entry.id]["tabs"][ds.STOCK_TAB]
         ranges = [_value_range(stock, a1) for a1 in ranges_of(checks)]
-        results = evaluate_all(checks, ranges, NOW + timedelta(minutes=10), UTC)
+        results = evaluate_all(checks, ranges, NOW + timedelta(minutes=10), UTC, past=past)
         assert health_of(results) == entry.expect, (entry, results)
+
+
+def test_breakages_after_the_first_read_get_the_health_the_manifest_promises_at_the_next():
+    """A store served healthy, then edited: judged against what its first read kept."""
+    data = ds.generate(300, 5, NOW)
+    checks = ds.stock_profile()
+    for kind in ds.AFTER_FIRST_READ:
+        for entry in data.of_kind(kind):
+            first = data.payloads[entry.id]["tabs"][ds.STOCK_TAB]
+            then = data.edits[entry.id]["tabs"][ds.STOCK_TAB]
+            before = evaluate_all(checks, {c.range: _value_range(first, c.range) for c in checks}, NOW, UTC)
+            assert health_of(before) == "ok"
+            kept = {r.check_name: r.observed for r in before}
+            past = Past(series={c.name: ((NOW, kept[c.name]),) for c in checks if c.kind == "change"},
+                        headers={c.name: tuple(kept[c.name]) for c in checks if c.kind == "headers_changed"})
+            later = NOW + timedelta(minutes=10)
+            after = evaluate_all(checks, {c.range: _value_range(then, c.range) for c in checks}, later, UTC,
+                                 past=past)
+            assert health_of(after) == entry.expect, (entry, after)
 
 
 def _value_range(stock: list[list], a1: str) -> dict:
     """What UNFORMATTED_VALUE/SERIAL_NUMBER returns for ``a1`` on a tab holding ``stock``."""
     box = parse_a1(a1)
     first_row, last_row = box.start_row or 1, min(box.end_row or 1000, len(stock))
-    first_col, last_col = box.start_col - 1, box.end_col
+    first_col, last_col = (box.start_col or 1) - 1, box.end_col
     values = []
     for row in stock[first_row - 1:last_row]:
         values.append([_serial(c) if isinstance(c, dict) else c for c in row[first_col:last_col]])
@@ -218,8 +241,9 @@ def test_written_config_is_toml_with_relative_paths_and_the_stock_profile(tmp_pa
     assert [CHECK_KINDS[c["kind"]].model_validate(c) for c in written] == ds.stock_profile()
     assert written[1] == {"kind": "not_empty", "range": "Stock!A2:A500"}  # no defaults, no name
     assert [(s["id"], s["name"], s["profile"]) for s in config["sheets"]] == [
-        (e.id, e.title, "stock") for e in data.sheets
+        (e.id, e.title, e.profile) for e in data.sheets
     ]
+    assert data.sheets[-1].profile == "catalogue"
 
 
 def test_every_configured_range_names_a_tab_of_healthy_sheets(tmp_path):
@@ -235,7 +259,7 @@ def test_large_datasets_list_their_sheets_in_a_csv_next_to_the_config(tmp_path):
     with (path.parent / "sheets.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert [(r["id"], r["name"], r["profile"], r["tags"]) for r in rows] == [
-        (e.id, e.title, "stock", e.tags[0]) for e in data.sheets
+        (e.id, e.title, e.profile, e.tags[0]) for e in data.sheets
     ]
 
 
@@ -255,15 +279,15 @@ def test_the_monitor_loads_the_written_config_with_every_sheet_on_the_stock_prof
     )
     config = load_config(path, {"TELEGRAM_BOT_TOKEN": "123:abc"})
     assert [s.id for s in config.sheets] == [e.id for e in data.sheets]
-    assert {s.profile for s in config.sheets} == {"stock"}
-    assert {s.checks for s in config.sheets} == {tuple(ds.stock_profile())}
+    assert {s.profile for s in config.sheets} == {"stock", "catalogue"}
+    assert {s.checks for s in config.sheets} == {tuple(ds.stock_profile()), tuple(ds.catalogue_profile())}
     assert config.google.credentials == tuple(p.resolve() for p in creds)
 
 
 def test_applied_dataset_answers_the_monitor_the_way_the_manifest_says(tmp_path):
     """Through the real sandbox and gspread: one spreadsheet of each kind but slow and hang."""
     now = datetime.now(UTC)  # google-auth signs with the real clock, and data is dated from it
-    data = ds.generate(170, 3, now)  # every kind at least once
+    data = ds.generate(200, 3, now)  # every kind at least once
     checks = ds.stock_profile()
     params = {"valueRenderOption": "UNFORMATTED_VALUE", "dateTimeRenderOption": "SERIAL_NUMBER"}
     with running_sandbox(telegram=False, latency="off") as sandbox:

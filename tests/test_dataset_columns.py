@@ -15,7 +15,7 @@ PARAMS = {"valueRenderOption": "UNFORMATTED_VALUE", "dateTimeRenderOption": "SER
 
 def test_each_table_breakage_gets_the_verdict_and_the_finding_its_manifest_says(tmp_path):
     now = datetime.now(UTC)  # google-auth signs with the real clock, and data is dated from it
-    data = ds.generate(170, 4, now)  # every kind at least once
+    data = ds.generate(200, 4, now)  # every kind at least once
     checks = ds.stock_profile()
     with running_sandbox(telegram=False, latency="off") as sandbox:
         ds.apply(data, sandbox.google)
@@ -37,10 +37,11 @@ def test_each_table_breakage_gets_the_verdict_and_the_finding_its_manifest_says(
     detail = {kind: data.of_kind(kind)[0].note.rpartition("(")[2].rstrip(")") for kind in TABLE_KINDS}
     assert seen["columns_moved"] == {}
     assert seen["header_renamed"] == {
-        "headers Stock!A1:H500": "1 column missing from Stock!1:1: Supplier; found: SKU, Product, Vendor, "
-                                 "Price, Updated, Quantity, Reorder level, Value",
-        "missing Supplier Stock!A1:H500": "column 'Supplier' not found in Stock!1:1; found: SKU, Product, "
-                                          "Vendor, Price, Updated, Quantity, Reorder level, Value"}
+        "headers Stock!A1:H500": "1 column missing from the header row (Stock!1:1): Supplier; found: SKU, "
+                                 "Product, Vendor, Price, Updated, Quantity, Reorder level, Value",
+        "missing Supplier Stock!A1:H500": "column 'Supplier' not found in the header row (Stock!1:1); "
+                                          "found: SKU, Product, Vendor, Price, Updated, Quantity, "
+                                          "Reorder level, Value"}
     again, first = detail["duplicate_keys"].split("=")
     assert seen["duplicate_keys"]["duplicates SKU Stock!A1:H500"].startswith("SKU repeated in 1 of ")
     assert f"Stock!{again} = {first} (> 0)" in seen["duplicate_keys"]["duplicates SKU Stock!A1:H500"]

@@ -118,3 +118,11 @@ def test_the_watchdog_counts_failed_runs_with_their_plural():
     settings = WatchdogSettings(timedelta(minutes=15), timedelta(hours=4), timedelta(minutes=5), 1)
     verdict = evaluate(RunnerReading(exists=True, runs=(failed,)), NOW, settings)
     assert verdict.reason == "the last 1 run did not end well (degraded)"
+
+
+def test_a_missing_column_reads_as_the_header_row_on_its_tabs_line():
+    missing = Finding("missing Qty Stock!A1:H500", "missing", "fail",
+                      "column 'Qty' not found in the header row (Stock!1:1); found: SKU, Quantity",
+                      ("Stock!1:1",))
+    assert findings_text([missing]) == (  # as sent: HTML-escaped
+        "Stock: column &#x27;Qty&#x27; not found in the header row (1:1); found: SKU, Quantity")

@@ -12,7 +12,7 @@ from datetime import timedelta
 import pytest
 from sandbox_bench import SandboxBench, sandbox_bench
 
-from monitor.checks import FormulaErrorsCheck
+from monitor.checks import Check, FormulaErrorsCheck, FreshnessCheck
 from monitor.engine.inspect import SheetPlan
 
 TABS = {"Stock 2024": [["SKU", "Qty"], ["A-1", 5]], "Archive": [["old"]]}
@@ -20,9 +20,9 @@ TABS = {"Stock 2024": [["SKU", "Qty"], ["A-1", 5]], "Archive": [["old"]]}
 
 @dataclass
 class World(SandboxBench):
-    def add(self, sid: str, range_: str) -> str:
+    def add(self, sid: str, range_: str, *more: Check) -> str:
         self.sandbox.google.store.put_control(sid, {"title": sid, "tabs": TABS})
-        checks = (FormulaErrorsCheck(range=range_),)
+        checks = (FormulaErrorsCheck(range=range_), *more)
         self.plans.append(SheetPlan(sid, f"Store {sid}", checks, (range_,)))
         return sid
 
@@ -45,6 +45,17 @@ def test_a_spreadsheet_not_shared_is_told_with_the_address_to_share_it_with(worl
     told = world.told()
     assert f"cannot be read: it is not shared with the service account {world.account()}." in told
     assert f"To fix: share the spreadsheet with {world.account()} (the service account)" in told
+
+
+def test_a_refusal_of_the_time_zone_request_is_told_with_the_address_too(world):
+    """A freshness check on a range has the spreadsheet's time zone asked first: its 403 is the one
+    people hear."""
+    sid = world.add("1noaccess".ljust(44, "x"), "Stock 2024!A1:B20",
+                    FreshnessCheck(range="Stock 2024!B2:B", warn="> 2h"))
+    world.sandbox.google.faults.add({"spreadsheet": sid, "statuses": [403], "repeat": True})
+    world.run(budget=timedelta(minutes=2))
+    assert world.stored().dlq[sid].last_error.account == world.account()
+    assert f"share the spreadsheet with {world.account()}" in world.told()
 
 
 def test_a_range_on_a_missing_tab_is_told_as_a_tab_renamed_with_the_tabs_found(world):

@@ -73,6 +73,7 @@ def config_plan(config: Config, read_seconds: float | None = None,
         "to_add": None,
         "runs_per_round": None,
         "change_detection": change_detection_plan(config, sizes if rate else {}, latency, edit_shares),
+        "cross_sheet": _cross_sheet(config),
     }
     warnings = list(config.warnings)
     if not rate:
@@ -84,6 +85,20 @@ def config_plan(config: Config, read_seconds: float | None = None,
         warnings.append(_round_warning(plan, config))
     plan["warnings"] = warnings
     return plan
+
+
+def _cross_sheet(config: Config) -> dict[str, int]:
+    """What cross-sheet checks cost: each other side is a range added to its own spreadsheet's batchGet
+    (counted in ``ranges``), read when that spreadsheet is; a change of it judges aggregate dependents
+    again from their last read, no request of their own, and has keys dependents read in the next
+    round: with change detection, one read each per change of the keys (monitor.engine.history)."""
+    keys = {check.name for sheet in config.sheets for check in sheet.checks
+            if check.kind == "cross_sheet" and check.match == "keys"}
+    return {"checks": sum(len(sheet.others) for sheet in config.sheets),
+            "ranges_lent": sum(len(sheet.lends) for sheet in config.sheets),
+            "extra_reads_per_round": 0,
+            "reads_per_change_of_keys": sum(1 for sheet in config.sheets
+                                            if any(name in keys for name, _ in sheet.others))}
 
 
 def _projects(config: Config, reads: int) -> list[dict[str, Any]]:

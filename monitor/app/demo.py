@@ -144,7 +144,9 @@ def _print_status(state, dataset, say) -> None:
         say(f"  round {rnd.id}: {rnd.finished()} of {len(rnd)} done")
     say(f"  dead-letter queue: {len(state.dlq)}   open breakers: {len(state.open_breakers())}")
 
-    expected = {entry.id: entry.expect for entry in dataset.sheets}
+    # Breakages made after a first read (rows dropped, a column renamed) pass this first round.
+    expected = {entry.id: "ok" if entry.kind in datasets.AFTER_FIRST_READ else entry.expect
+                for entry in dataset.sheets}
     verdicts = {sid: _verdict(record) for sid, record in state.health.items()}
     misses = [sid for sid, expect in expected.items() if verdicts.get(sid) != expect]
     say(f"  verdicts matching the dataset's known breakage: {len(expected) - len(misses)} of {len(expected)}"

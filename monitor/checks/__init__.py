@@ -35,10 +35,13 @@ from .models import (
     AGGREGATES,
     CHECK_KINDS,
     KINDS,
+    ChangeCheck,
     Check,
+    CrossSheetCheck,
     DuplicatesCheck,
     FormulaErrorsCheck,
     FreshnessCheck,
+    HeadersChangedCheck,
     HeadersCheck,
     InvalidCheck,
     MissingCheck,
@@ -46,10 +49,13 @@ from .models import (
     RowCountCheck,
     ThresholdCheck,
 )
+from .past import OtherSide, Past, compare_cross, keys_of, metric_of
 from .result import MAX_CELLS, CheckResult, health_of, worst
 from .volatile import VOLATILE_FUNCTIONS, VolatileCell, volatile_cells, volatile_functions
 
 __all__ = [
+    "OtherSide", "Past", "compare_cross", "keys_of", "metric_of",
+    "ChangeCheck", "CrossSheetCheck", "HeadersChangedCheck",
     "AGGREGATES",
     "CHECK_KINDS",
     "FORMULA_ERRORS",

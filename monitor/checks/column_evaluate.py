@@ -231,8 +231,8 @@ def _headers(check: HeadersCheck, value_range, now, tz, modified_time) -> CheckR
               if normalized(name) not in found]
     if absent:
         listed = ", ".join(str(cell.value).strip() for cell in table.headers) or "nothing"
-        problems.append(f"{_plural(len(dict.fromkeys(absent)), 'column')} missing from "
-                        f"{table.header_ref}: {', '.join(dict.fromkeys(absent))}; found: {listed}")
+        problems.append(f"{_plural(len(dict.fromkeys(absent)), 'column')} missing from the header row "
+                        f"({table.header_ref}): {', '.join(dict.fromkeys(absent))}; found: {listed}")
     named = {normalized(name) for name in (*check.required, *check.order, *(h for h, _ in check.positions))}
     for twice in _written_twice(table, named):
         # The checks by header cannot tell which one is meant, so a header the check names is unique.

@@ -13,7 +13,7 @@ Usage::
     for cell in qty.cells: ...        # cell.value is None where the row has no value in that column
 
 ``column`` raises ``ColumnError`` when the header is not there (or is there twice); its message is
-the finding: "column 'Qty' not found in Stock!1:1; found: SKU, Name, Price".
+the finding: "column 'Qty' not found in the header row (Stock!1:1); found: SKU, Name, Price".
 
 Data rows are the sheet rows below the header row (all rows of the range without one) that hold at
 least one non-empty cell of the table, like ``row_count`` counts them: Google trims trailing empty
@@ -199,7 +199,7 @@ class Table:
         shown = ", ".join(found[:_HEADERS_SHOWN])
         if len(found) > _HEADERS_SHOWN:
             shown += f" and {len(found) - _HEADERS_SHOWN} more"
-        message = f"column {name!r} not found in {self.header_ref}; found: {shown}"
+        message = f"column {name!r} not found in the header row ({self.header_ref}); found: {shown}"
         close = difflib.get_close_matches(name, found, n=1, cutoff=0.75)
         return message + (f" (renamed to {close[0]!r}?)" if close else "")
 

@@ -37,6 +37,7 @@ from .column_evaluate import COLUMN_EVALUATORS
 from .conditions import Condition, format_number
 from .dates import MAX_SERIAL, date_of
 from .models import Check, FormulaErrorsCheck, FreshnessCheck, NotEmptyCheck, RowCountCheck, ThresholdCheck
+from .past import NO_PAST, PAST_EVALUATORS, Past
 from .result import MAX_CELLS, CheckResult, Status
 
 FORMULA_ERRORS = ("#REF!", "#N/A", "#DIV/0!", "#VALUE!", "#NAME?", "#NUM!", "#NULL!", "#ERROR!")
@@ -51,6 +52,7 @@ def evaluate(
     now: datetime,
     tz: tzinfo | str | None = None,
     modified_time: datetime | str | None = None,
+    past: Past | None = None,
     others: Mapping[str, ValueRange] | None = None,
 ) -> CheckResult:
     """Judge one check against the ValueRange Google returned for its range.
@@ -60,23 +62,27 @@ def evaluate(
     and date strings without an offset are read in it, and a freshness message shows the newest
     moment on its clock, with the offset ("2026-01-05 14:30 UTC+3"). ``modified_time`` (aware
     datetime or Drive's RFC 3339 string) is needed only by freshness checks with
-    ``source="modified_time"``. ``others`` maps the ranges of a row filter (``where_ranges``) to
-    their ValueRanges; a check with a filter judges only the rows that pass. A check of ``severity =
-    "warn"`` warns where it would fail; its ``owner`` goes with its result. Raises
+    ``source="modified_time"``. ``past``: what checks kept over time or across spreadsheets are
+    judged against (``monitor.checks.past``; none: a first read). ``others`` maps the ranges of a
+    row filter (``where_ranges``) to their ValueRanges; a check with a filter judges only the rows
+    that pass. A check of ``severity = "warn"`` warns where it would fail; its ``owner`` goes with
+    its result. Raises
     ValuesStillLoading; TypeError for anything that is not a check model; ValueError for a naive
     ``now`` or a missing ``modified_time``.
     """
     if now.tzinfo is None:
         raise ValueError("now must be an aware datetime")
-    evaluator = _EVALUATORS.get(type(check))
-    if evaluator is None:
-        raise TypeError(f"not a check model: {type(check).__name__} (build one of "
-                        f"{', '.join(kind.__name__ for kind in _EVALUATORS)})")
     where = getattr(check, "where", None)
     if where is not None and check.a1 is not None:
         rows = {cell.row for cell in cells_of(value_range)}
         value_range = only_rows(value_range, where.passing_rows(check.a1, rows, others or {}))
-    result = evaluator(check, value_range, now, _zone(tz), modified_time)
+    if (judge := PAST_EVALUATORS.get(type(check))) is not None:
+        result = judge(check, value_range, now, past or NO_PAST)
+    elif (evaluator := _EVALUATORS.get(type(check))) is not None:
+        result = evaluator(check, value_range, now, _zone(tz), modified_time)
+    else:
+        raise TypeError(f"not a check model: {type(check).__name__} (build one of "
+                        f"{', '.join(kind.__name__ for kind in _EVALUATORS)})")
     if where is None and check.severity == "fail" and check.owner is None:
         return result  # the common case, kept cheap: a round judges every check of every spreadsheet
     message = f"{result.message} in rows where {where}" if where is not None else result.message
@@ -90,6 +96,7 @@ def evaluate_all(
     now: datetime,
     tz: tzinfo | str | None = None,
     modified_time: datetime | str | None = None,
+    past: Past | None = None,
 ) -> list[CheckResult]:
     """Judge every check of one spreadsheet, in order.
 
@@ -116,7 +123,8 @@ def evaluate_all(
             raise KeyError(f"no values were read for range {check.range!r} of {check.name!r}")
         return value_ranges[check.range]
 
-    return [evaluate(check, values_for(check), now, tz, modified_time, value_ranges) for check in checks]
+    return [evaluate(check, values_for(check), now, tz, modified_time, past, value_ranges)
+            for check in checks]
 
 
 def ranges_of(checks: Sequence[Check]) -> tuple[str, ...]:

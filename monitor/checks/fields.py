@@ -7,11 +7,13 @@ Already-parsed values (a ``Condition``) pass through, so models can also be buil
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated
 
 from pydantic import PlainSerializer, PlainValidator
 
 from monitor.core.a1 import A1Error, parse_a1, parse_named
+from monitor.core.durations import DURATION_FORMS, format_duration, parse_duration
 from monitor.core.invalid import InvalidValue
 
 from .conditions import CONDITION_FORMS, Condition, parse_age_condition, parse_condition
@@ -47,6 +49,15 @@ def _age_condition(value: object) -> Condition:
                            'write "> AGE" or ">= AGE" (older than AGE), with AGE like "90s", "15m", '
                            '"2h", "1d" or "1h30m", e.g. "> 2h"')
     return condition
+
+
+def _duration(value: object) -> timedelta:
+    if isinstance(value, timedelta):
+        return value
+    try:
+        return parse_duration(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InvalidValue(f"bad duration {value!r}", f"write {DURATION_FORMS}, e.g. \"24h\"") from None
 
 
 def _refuse_unquoted_bang(text: str) -> None:
@@ -110,6 +121,9 @@ ConditionField = Annotated[
 ]
 AgeConditionField = Annotated[
     Condition, PlainValidator(_age_condition), PlainSerializer(str, return_type=str)
+]
+DurationField = Annotated[
+    timedelta, PlainValidator(_duration), PlainSerializer(format_duration, return_type=str)
 ]
 A1Text = Annotated[str, PlainValidator(_a1_with_tab)]
 WhereField = Annotated[RowFilter, PlainValidator(_where), PlainSerializer(str, return_type=str)]

@@ -21,7 +21,7 @@ from monitor.core.a1 import A1Error, A1Range, parse_a1
 from monitor.core.invalid import InvalidValue
 
 from . import explain
-from .fields import A1Text, AgeConditionField, ConditionField, OwnerText, WhereField
+from .fields import A1Text, AgeConditionField, ConditionField, DurationField, OwnerText, WhereField
 
 Severity = Literal["fail", "warn"]
 
@@ -52,7 +52,10 @@ class _CheckBase(BaseModel):
         if isinstance(data, dict) and not data.get("name"):
             # Built from Python, a check may omit ``kind``: its model's own kind names it then.
             kind = data.get("kind") or cls.model_fields["kind"].default
-            data = {**data, "name": default_name(kind, data.get("aggregate"),
+            aggregate = cls.model_fields.get("aggregate")  # a defaulted one names the check as well
+            aggregate = data.get("aggregate") or (None if aggregate is None or aggregate.is_required()
+                                                  else aggregate.default)
+            data = {**data, "name": default_name(kind, aggregate,
                                                  data.get("range") or data.get("source"),
                                                  data.get("percentile"))}
         return data
@@ -233,6 +236,64 @@ from .column_models import DuplicatesCheck, HeadersCheck, InvalidCheck, MissingC
 
 Check = FormulaErrorsCheck | NotEmptyCheck | RowCountCheck | ThresholdCheck | FreshnessCheck
 Check = Check | HeadersCheck | MissingCheck | DuplicatesCheck | InvalidCheck
+# The longest ``over`` a change check may look back: a month compares month-end closes; further back
+# the history a spreadsheet keeps (its points spread over ``over``) would say little of a day.
+LONGEST_OVER = timedelta(days=31)
+# Non-empty rows and the threshold's aggregates, but a percentile, which needs its level besides.
+Metric = Literal["row_count", "min", "max", "sum", "count", "value", "avg", "distinct"]
+
+
+class ChangeCheck(_CheckBase):
+    """A metric of ``range`` compared with its value at the previous read, or ``over`` ago; ``warn``
+    and ``fail`` hold for the change in percent of the earlier value ("< -30": dropped by more than
+    30 %); ``only_grows``: any decrease fails. The history is kept in the state between runs."""
+
+    kind: Literal["change"] = "change"
+    range: A1Text
+    aggregate: Metric = "row_count"
+    over: DurationField | None = None
+    warn: ConditionField | None = None
+    fail: ConditionField | None = None
+    only_grows: bool = False
+
+    @model_validator(mode="after")
+    def _some_condition(self) -> ChangeCheck:
+        if self.warn is None and self.fail is None and not self.only_grows:
+            raise InvalidValue("change needs a condition",
+                               'add fail = "< -30" (dropped by more than 30 %), warn = "> 50", '
+                               "or only_grows = true")
+        if self.over is not None and not timedelta(0) < self.over <= LONGEST_OVER:
+            raise InvalidValue(f"over must be between 1s and {LONGEST_OVER.days}d",
+                               'write a duration such as over = "24h", or remove over to compare '
+                               "with the previous read")
+        return self
+
+
+class HeadersChangedCheck(_CheckBase):
+    """The header row ``range`` compared with the one the previous read found."""
+
+    kind: Literal["headers_changed"] = "headers_changed"
+    range: A1Text
+    level: Literal["warn", "fail"] = "warn"
+
+
+class CrossSheetCheck(_CheckBase):
+    """``range`` of this spreadsheet agrees with ``other_range`` of ``other`` (its id or its name in
+    the config; it must be monitored too, and its range is read in its own batchGet). ``match =
+    "aggregate"``: both aggregates differ by at most ``tolerance``; ``"keys"``: every value of
+    ``range`` is among the values of ``other_range``."""
+
+    kind: Literal["cross_sheet"] = "cross_sheet"
+    range: A1Text
+    other: str = Field(min_length=1)
+    other_range: A1Text
+    match: Literal["aggregate", "keys"] = "aggregate"
+    aggregate: Metric = "sum"
+    tolerance: float = Field(default=0, ge=0)
+    level: Literal["warn", "fail"] = "fail"
+
+
+Check = Check | ChangeCheck | HeadersChangedCheck | CrossSheetCheck  # kept over time or across sheets
 CHECK_KINDS: Mapping[str, type[Check]] = {
     "formula_errors": FormulaErrorsCheck,
     "not_empty": NotEmptyCheck,
@@ -241,5 +302,6 @@ CHECK_KINDS: Mapping[str, type[Check]] = {
     "freshness": FreshnessCheck,
     **{kind.model_fields["kind"].default: kind for kind in (HeadersCheck, MissingCheck, DuplicatesCheck,
                                                             InvalidCheck)},
+    "change": ChangeCheck, "headers_changed": HeadersChangedCheck, "cross_sheet": CrossSheetCheck,
 }
 KINDS: tuple[str, ...] = tuple(CHECK_KINDS)

@@ -22,7 +22,7 @@ from monitor.admin.explanations import explanations
 from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
 from monitor.admin.targets import resolve
-from monitor.checks import Check, CheckResult, VolatileCell, health_of
+from monitor.checks import Check, CheckResult, Past, VolatileCell, health_of
 from monitor.checks.conditions import format_number
 from monitor.checks.explain import condition_text
 from monitor.cli.common import admin_call, clock, quiet_logs, reading_options
@@ -34,6 +34,7 @@ from monitor.core.durations import format_duration
 from monitor.core.errors import SheetReadError
 from monitor.core.timefmt import format_utc
 from monitor.core.wording import counted
+from monitor.engine.history import past_for
 from monitor.engine.inspect import SheetPlan, judge, read, volatile_formulas, zone_of
 from monitor.engine.quota import QuotaPacer
 from monitor.notify.deadline import MAX_REQUEST_SECONDS
@@ -99,6 +100,7 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
         ("spreadsheets", f"{plan['spreadsheets']} ({plan['checks']} checks over {plan['ranges']} ranges)"),
         ("reads per round", _reads_per_round(plan)),
         ("change detection", _change_detection(plan)),
+        *_cross_sheet_field(plan),
         *_project_fields(plan),
         ("quota", plan["summary"]),
         ("read time", _read_time(plan)),
@@ -194,6 +196,18 @@ def _reads_per_round(plan: dict[str, Any]) -> str:
         # Each zone a freshness check needs is read with the spreadsheet's first read, then daily.
         text += f"; the first round {plan['first_round_reads']}, every spreadsheet's time zone once"
     return text
+
+
+def _cross_sheet_field(plan: dict[str, Any]) -> list[tuple[str, str]]:
+    cross = plan["cross_sheet"]
+    if not cross["checks"]:
+        return []
+    text = (f"{cross['checks']} checks; their other sides are {cross['ranges_lent']} ranges read in their "
+            "own spreadsheets' batchGet: no extra read")
+    if cross["reads_per_change_of_keys"]:
+        text += (f"; a change of the keys compared with reads the {cross['reads_per_change_of_keys']} "
+                 "spreadsheets checked against them again")
+    return [("cross-sheet", text)]
 
 
 def _change_detection(plan: dict[str, Any]) -> str:
@@ -319,7 +333,7 @@ def check(config_path: Path | None, as_json: bool, reference: str, exit_zero: bo
         # whether an #N/A is IMPORTRANGE still computing (monitor.engine.inspect); one read, which
         # also gives each cell's formula, after the spreadsheet's time zone when its dates need it.
         data = read(plan, reader, credential, lambda: timeout, fetch_zone=fetch_zone, detailed=True)
-        results = judge(plan, data, now, zone_of(plan, data.time_zone))
+        results = judge(plan, data, now, zone_of(plan, data.time_zone), past=_past(config, plan))
     except SheetReadError as error:
         _read_failed(sheet, error_dict(error.info()), spent, as_json)
     volatile = volatile_formulas(plan, data, config.run.change_detection)
@@ -372,6 +386,21 @@ def _value_text(observed: Any) -> str:
 
 def _condition(check: Check | None) -> str:
     return condition_text(check) if check is not None else "-"  # a finding of no check (IMPORTRANGE)
+
+
+def _past(config: Config, plan: SheetPlan) -> Past | None:
+    """What the last run kept for ``plan``'s change, header and cross-sheet checks (none without a
+    state: they are judged as at a first read)."""
+    if not any(check.kind in ("change", "headers_changed", "cross_sheet") for check in plan.checks):
+        return None
+    try:
+        state = read_state(config.run.state_dir, only=("history", "dlq"))
+    except StateError:  # judged as at a first read; an unreadable state is `status`'s business
+        state = None
+    history = state.history if state is not None else {}
+    failing = {sid: entry.last_error.message for sid, entry in state.dlq.items()} if state else {}
+    return past_for(plan.checks, plan.links, history, plan.id,
+                    {sheet.id: sheet.name for sheet in config.sheets}, failing)
 
 
 def _volatile_warnings(plan: SheetPlan, sheet: Sheet, volatile: list[VolatileCell]) -> list[str]:

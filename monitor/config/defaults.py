@@ -16,6 +16,18 @@ CONFIG_ENV = "SHEET_MONITOR_CONFIG"
 TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
 TOKEN_FILE_ENV = "TELEGRAM_BOT_TOKEN_FILE"
 
+# The metric history a spreadsheet keeps in the state (monitor.engine.history), bounded so the state
+# grows with the number of checks, not with time. Its age is each change check's own ``over`` (at most
+# checks.models.LONGEST_OVER; with none, only the previous read's value is kept), and a point is kept
+# only when the value changed. 24 points spread over ``over`` tell the value "24h ago" within the hour
+# (a day-over-day drop of X % is not about minutes), and cost at most ~1.2 KB per check when every read
+# changes the value (bench/history_growth.py): the state of 5,000 spreadsheets stays a few MB.
+HISTORY_POINTS = 24
+# Distinct values a spreadsheet keeps of a range it lends to "every key of A in B" checks: 10,000 keys
+# of ~10 characters is ~130 KB, the size of a large read already; a longer list is a finding that asks
+# for a narrower range rather than a state that grows without bound.
+HISTORY_KEYS = 10_000
+
 
 @dataclass(frozen=True)
 class Default:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from monitor.checks import CHECK_KINDS, Check
 
 from .advice import warnings_for
+from .cross import link_cross_sheets
 from .defaults import CONFIG_ENV, DEFAULT_CONFIG_NAME, TOKEN_ENV, TOKEN_FILE_ENV
 from .explain import choices_fix, explain, filled_by_loader, key_path, written_keys
 from .issues import ConfigError, ConfigIssue, Loc, reading_order
@@ -135,7 +136,7 @@ class _Builder:
                                        self.issues)
         if not entries and len(self.issues) == reported:
             self.no_spreadsheets(data)
-        sheets = resolve_sheets(entries, profiles, self.issues)
+        sheets = link_cross_sheets(resolve_sheets(entries, profiles, self.issues), self.issues)
         if sections["telegram"] is not None:
             self.route_profiles(sections["telegram"], profiles)
         if sections["telegram"] is not None:

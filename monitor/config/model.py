@@ -26,9 +26,10 @@ from monitor.checks import Check, needs_modified_time, ranges_of
 from .sections import AlertsConfig, BreakerConfig, GoogleConfig, RunConfig, TelegramConfig, WatchdogConfig
 
 
-def checks_fingerprint(checks: Sequence[Check]) -> str:
-    """A short stable hash of checks as configured: equal iff kinds, parameters and order are."""
-    payload = json.dumps([c.model_dump(mode="json") for c in checks], sort_keys=True,
+def checks_fingerprint(checks: Sequence[Check], extra: Sequence[str] = ()) -> str:
+    """A short stable hash of checks as configured: equal iff kinds, parameters and order are (and
+    ``extra``: the ranges a spreadsheet lends to other spreadsheets' cross-sheet checks)."""
+    payload = json.dumps([c.model_dump(mode="json") for c in checks] + list(extra), sort_keys=True,
                          separators=(",", ":"))
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
@@ -70,6 +71,19 @@ class Profile(BaseModel):
     owner: str | None = None  # who answers for its spreadsheets, unless a sheet names its own
 
 
+@dataclass(frozen=True, slots=True)
+class Lend:
+    """A range a spreadsheet reads for another's cross-sheet check, and what of it is kept: an
+    aggregate (``Sheet`` checks' metric names) or ``"keys"`` (its distinct values)."""
+
+    range: str
+    what: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.what}:{self.range}"
+
+
 # A plain frozen dataclass rather than a model: there are up to 20,000 of them, all built from parts
 # validated already, and a model instance costs three times the time and ~1 KB more memory (its
 # fields-set) for nothing a reader of a Sheet uses.
@@ -89,6 +103,10 @@ class Sheet:
     max_age: timedelta | None = None  # its profile's; None: [run] max_age
     always_read: bool = False  # its profile's: read every round, whatever Drive says
     owner: str | None = None  # its own, else its profile's: named in its alert lines
+    # Cross-sheet checks (monitor.config.cross): each one's other spreadsheet id, by check name; and
+    # the ranges this spreadsheet reads for other spreadsheets' cross-sheet checks.
+    others: tuple[tuple[str, str], ...] = ()
+    lends: tuple[Lend, ...] = ()
 
     @classmethod
     def of(cls, id: str, name: str, profile: Profile | None, tags: tuple[str, ...], checks: CheckSet,

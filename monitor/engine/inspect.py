@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from monitor.checks import (
     Check,
     CheckResult,
+    Past,
     ValuesStillLoading,
     VolatileCell,
     evaluate_all,
@@ -39,6 +40,7 @@ from monitor.config import Config, Sheet
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.zones import zone_named
 from monitor.engine.health import Tab
+from monitor.engine.history import Linked
 from monitor.engine.zones import needs_time_zone
 
 
@@ -56,13 +58,15 @@ class SheetPlan:
     max_age: timedelta = timedelta(hours=1)
     always_read: bool = False
     tags: tuple[str, ...] = ()  # the config's, for the events about it
+    links: Linked = Linked()  # its cross-sheet checks' other spreadsheets, the ranges it lends
 
     @classmethod
     def of(cls, sheet: Sheet, config: Config) -> SheetPlan:
         # No zone here: dates are read in the spreadsheet's own (read from Google, kept in its
         # health record); the config's [alerts] timezone is the digest's alone.
         return cls(sheet.id, sheet.name, sheet.checks, sheet.ranges, sheet.needs_modified_time,
-                   sheet.fingerprint, sheet.max_age or config.run.max_age, sheet.always_read, sheet.tags)
+                   sheet.fingerprint, sheet.max_age or config.run.max_age, sheet.always_read, sheet.tags,
+                   Linked(dict(sheet.others), sheet.lends))
 
     @property
     def needs_time_zone(self) -> bool:
@@ -172,15 +176,17 @@ def volatile_formulas(plan: SheetPlan, data: SheetData, change_detection: bool) 
 
 
 def judge(plan: SheetPlan, data: SheetData, now: datetime, zone: tzinfo,
-          last_try: bool = False) -> list[CheckResult]:
+          last_try: bool = False, past: Past | None = None) -> list[CheckResult]:
     """Every check of ``plan`` over ``data``, dates read in ``zone`` (:func:`zone_of`), and refused
     imports first. Values not known yet (cells still showing "Loading...", a code an external function
     may show while it computes) are no finding but a failed read, raised as a LOADING
     ``SheetReadError`` so the read is retried (with details). ``last_try``: no retry is left, so what
-    an external function shows is judged as it is."""
+    an external function shows is judged as it is. ``past``: what checks kept over time or across
+    spreadsheets are judged against (``monitor.engine.history.past_for``)."""
     try:
         _known_or_raise(data, last_try)
-        results = evaluate_all(plan.checks, data.value_ranges, now, zone, modified_time=data.modified_time)
+        results = evaluate_all(plan.checks, data.value_ranges, now, zone, modified_time=data.modified_time,
+                               past=past)
     except ValuesStillLoading as exc:
         raise SheetReadError(ErrorClass.LOADING, None, None, str(exc)) from None
     return [*import_findings(data.cell_errors or ()), *results]

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
-from monitor.checks import CheckResult, health_of
+from monitor.checks import CheckResult, Past, health_of
 from monitor.core.errors import ErrorClass, ErrorInfo, QuotaScope, SheetReadError
 from monitor.core.logs import log_event
 from monitor.engine import breaker, credentials, retry
 from monitor.engine.api_health import ApiHealth
+from monitor.engine.changes import marked_changed
 from monitor.engine.events import (
     ApiDegraded,
     ApiRecovered,
@@ -42,6 +44,7 @@ from monitor.engine.health import (
     record_verdict,
 )
 from monitor.engine.heartbeat import Outcome
+from monitor.engine.history import compares_keys_with, depends_on, past_for, recorded, rejudged_cross
 from monitor.engine.inspect import SheetPlan
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.rejudge import moments_of, rejudged
@@ -97,6 +100,7 @@ class Outcomes:
         emit: Callable[[Event], None],
         epoch_seconds: Callable[[], float],
         rng: random.Random,
+        plans: Mapping[str, SheetPlan] | None = None,
     ) -> None:
         self.run_id = run_id
         self.state = state
@@ -107,11 +111,13 @@ class Outcomes:
         self._emit = emit
         self._epoch_seconds = epoch_seconds
         self.rng = rng
+        self.plans = plans or {}  # by id: a lender's read judges its dependents again
+        self.names = {plan_id: plan.name for plan_id, plan in self.plans.items()}
 
     # -- a read that worked ------------------------------------------------------------------------
 
-    def succeeded(self, rnd: Round, task: Task, plan: SheetPlan, results: list[CheckResult], now: datetime
-                  ) -> Health:
+    def succeeded(self, rnd: Round, task: Task, plan: SheetPlan, results: list[CheckResult], now: datetime,
+                  value_ranges: Mapping[str, Any] | None = None) -> Health:
         self.report.ok += 1
         rnd.succeed(task, now)
         self._google_answered(now)
@@ -123,6 +129,7 @@ class Outcomes:
         record, change = record_verdict(before, verdict, now, findings)
         self.state.health[plan.id] = replace(read_again(record), read_at=now, checks=plan.fingerprint,
                                              moments=moments_of(results), changed_at=None)
+        self._keep_history(rnd, plan, results, value_ranges or {}, now)
         entry = self.state.dlq.resolve(plan.id)
         if entry is not None:
             self._emit(ReadableAgain(
@@ -133,6 +140,54 @@ class Outcomes:
         else:
             self._tell(plan, change, findings, now)
         return verdict
+
+    def past_for(self, plan: SheetPlan) -> Past:
+        """What ``plan``'s checks kept over time or across spreadsheets are judged against now."""
+        others = set(plan.links.others.values())
+        failing = {sid: self.state.dlq[sid].last_error.message for sid in others if sid in self.state.dlq}
+        return past_for(plan.checks, plan.links, self.state.history, plan.id, self.names, failing)
+
+    def _keep_history(self, rnd: Round, plan: SheetPlan, results: list[CheckResult],
+                      value_ranges: Mapping[str, Any], now: datetime) -> None:
+        """Keep what this read leaves for later judgements (written only when it changed); when the
+        ranges it lends changed, judge the spreadsheets that compare with them again."""
+        before = self.state.history.get(plan.id)
+        after = recorded(plan.checks, plan.links, before, results, value_ranges, now)
+        if after is None:
+            if before is not None:
+                del self.state.history[plan.id]
+            return
+        if before is None or replace(before, read_at=after.read_at) != after:
+            self.state.history[plan.id] = after
+        if after.lent != (before.lent if before else {}):
+            for dependent in self.plans.values():
+                if depends_on(dependent.links, plan.id):
+                    self._judge_cross_again(dependent, now)
+                    if compares_keys_with(dependent.checks, dependent.links, plan.id):
+                        self._read_again(rnd, dependent, now)
+
+    def _read_again(self, rnd: Round, plan: SheetPlan, now: datetime) -> None:
+        """A keys check's spreadsheet, whose keys are not kept, read again: in this round when this
+        round read it already (before the keys it compares with: reads in flight together), else marked
+        changed, as Drive's report would be, for the next round."""
+        record = self.state.health.get(plan.id)
+        if record is None or record.read_at is None:
+            return  # never read: its first read compares
+        if record.read_at >= rnd.started_at and rnd.requeue_now(plan.id):
+            return
+        if record.changed_at is None:
+            self.state.health[plan.id] = marked_changed(record, now)
+
+    def _judge_cross_again(self, plan: SheetPlan, now: datetime) -> None:
+        record, mine = self.state.health.get(plan.id), self.state.history.get(plan.id)
+        if record is None or record.read_at is None or mine is None or plan.id in self.state.dlq:
+            return  # never read, or failing: its own read judges it
+        verdict, findings = rejudged_cross(plan.checks, record.findings, mine, self.past_for(plan))
+        findings = located(findings, record.tabs)
+        if (verdict, findings) == (record.health, record.findings):
+            return
+        self.state.health[plan.id], change = record_verdict(record, verdict, now, findings)
+        self._tell(plan, change, findings, now)
 
     def learned_zone(self, plan: SheetPlan, name: str, tabs: tuple[Tab, ...], now: datetime) -> None:
         """Keep the time zone Google just gave for the spreadsheet, and when to ask again. Google

@@ -89,7 +89,7 @@ class Run:
         self.outcomes = Outcomes(
             run_id=run_id, state=state, settings=settings, pacer=pacer,
             api=ApiHealth(state.api, threshold=settings.api_degraded_after), report=self.report,
-            emit=self.emit, epoch_seconds=clock.time, rng=rng or random.Random(),
+            emit=self.emit, epoch_seconds=clock.time, rng=rng or random.Random(), plans=self.plans,
         )
         self.detection = ChangeDetection(changes, state, run_id, self.emit)
         last = state.heartbeat.stats if state.heartbeat else None
@@ -289,7 +289,8 @@ class Run:
                 self._zone_read(flight, done.data, now)
                 return
             results = judge(plan, done.data, now, self._zone(plan),
-                            last_try=is_last_try(ErrorClass.LOADING, task.attempts))
+                            last_try=is_last_try(ErrorClass.LOADING, task.attempts),
+                            past=self.outcomes.past_for(plan))
         except SheetReadError as error:
             if error.error_class in (ErrorClass.QUOTA, ErrorClass.LOADING):
                 # Neither says whether the spreadsheet can be read; a probe spent on one is given back,
@@ -301,7 +302,7 @@ class Run:
             error = SheetReadError(ErrorClass.UNCERTAIN, None, None, f"could not evaluate: {exc!r}"[:300])
             self._failed(rnd, flight, error, now, done.seconds)
         else:
-            verdict = self.outcomes.succeeded(rnd, task, plan, results, now)
+            verdict = self.outcomes.succeeded(rnd, task, plan, results, now, done.data.value_ranges)
             findings = sum(1 for result in results if result.is_finding)
             log_event("task_done", task_id=task.id, spreadsheet_id=plan.id, attempt=task.attempts,
                       status=verdict, findings=findings, duration_ms=int(done.seconds * 1000))
@@ -386,16 +387,20 @@ class Run:
         return rnd if targets else None  # nothing changed: judged already, the round is complete
 
     def _round_order(self, now: datetime) -> list[str]:
-        """Configured, unmuted spreadsheets: those `dlq retry` asked for first, then never-checked and
-        longest-unchecked first. Marks the muted ones skipped."""
+        """Configured, unmuted spreadsheets: those `dlq retry` asked for first, then those lending a
+        range to cross-sheet checks, then never-checked and longest-unchecked first. Marks the muted
+        ones skipped."""
         muted = set(self.state.active_mutes(now))
         for plan_id in muted & self.plans.keys():
             self.state.health[plan_id] = record_skip(self.state.health.get(plan_id), "muted")
         first = set(self.state.retry_first.spreadsheet_ids)
 
-        def order(plan_id: str) -> tuple[bool, datetime]:
+        def order(plan_id: str) -> tuple[bool, bool, datetime]:
             record = self.state.health.get(plan_id)
-            return plan_id not in first, (record.last_checked_at if record else None) or _NEVER
+            # Spreadsheets that lend a range to others' cross-sheet checks before those: a dependent
+            # read later in the round then compares with this round's other side at once.
+            lends = bool(self.plans[plan_id].links.lends)
+            return plan_id not in first, not lends, (record.last_checked_at if record else None) or _NEVER
 
         return sorted((plan_id for plan_id in self.plans if plan_id not in muted), key=order)
 
@@ -416,6 +421,8 @@ class Run:
                 self.outcomes.dead_letter(rnd, task, plan, task.last_error, now)
 
     def _drop_unconfigured(self) -> None:
+        for sheet_id in [sid for sid in self.state.history if sid not in self.plans]:
+            del self.state.history[sheet_id]  # a metric history is bounded per configured spreadsheet
         rnd = self.state.round
         if rnd is None:
             return

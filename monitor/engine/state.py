@@ -22,6 +22,7 @@ from monitor.engine.dlq import DeadLetters
 from monitor.engine.events import Event
 from monitor.engine.health import SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunHistory
+from monitor.engine.history import SheetHistory
 from monitor.engine.mutes import Mute, active_mutes
 from monitor.engine.quota import QuotaLog
 from monitor.engine.tasks import Round
@@ -104,12 +105,14 @@ class RunnerState:
         retry_first: RetryFirst | None = None,
         feed: FeedState | None = None,
         credentials: CredentialsState | None = None,
+        history: Mapping[str, SheetHistory] | None = None,
     ) -> None:
         self.changed_singles: set[str] = set()
         self.health: Documents[SheetHealth] = Documents(health)
         self.breakers: Documents[BreakerState] = Documents(breakers)
         self.dlq = DeadLetters(dlq)
         self.mutes: Documents[Mute] = Documents(mutes)
+        self.history: Documents[SheetHistory] = Documents(history)  # metric history, cross-sheet sides
         self.events = EventLog(events)
         self.round = round
         self.heartbeat = heartbeat

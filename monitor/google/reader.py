@@ -123,8 +123,8 @@ class GspreadReader:
     def time_zone(self, spreadsheet_id: str, credential: str, timeout: float) -> ZoneAnswer:
         """The spreadsheet's ``properties.timeZone`` as Google names it ("Europe/Moscow",
         "GMT-07:00"), and its tabs' titles and ids: one Sheets read, counted against the read quota
-        like a batchGet."""
-        with classified(timeout, credential):
+        like a batchGet. Often a spreadsheet's first request: its refusal is explained as a read's."""
+        with self._explained(spreadsheet_id, credential, timeout), classified(timeout, credential):
             client = self.client_for(credential, timeout)
             body = client.http_client.fetch_sheet_metadata(spreadsheet_id, params=dict(ZONE_PARAMS))
             zone = body["properties"]["timeZone"]

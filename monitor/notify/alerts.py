@@ -87,6 +87,13 @@ def alert_items(events: Iterable[Event], muted: frozenset[str] = frozenset(),
     return sorted(items, key=lambda item: item.rank)  # stable: same rank keeps event order
 
 
+def shown_sheets(events: Iterable[Event], muted: frozenset[str], max_items: int) -> set[str]:
+    """The spreadsheets whose lines an alert of ``events`` shows (its first ``max_items``, the rest
+    only counted in "+K more"): what a summary in the same message need not list again."""
+    lines = sorted(rendered(events, muted), key=lambda pair: pair[1].rank)  # as alert_items orders
+    return {sid for event, _ in lines[:max_items] if (sid := sheet_of(event)) is not None}
+
+
 def compose_alert(
     events: Sequence[Event],
     health: Mapping[str, SheetHealth],

@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from monitor.engine.events import DeliveryHalted, Event, sheet_of
+from monitor.engine.events import DeliveryHalted, Event
 from monitor.engine.state import RunnerState
-from monitor.notify.alerts import compose_alert, rendered
+from monitor.notify.alerts import compose_alert, shown_sheets
 from monitor.notify.crashes import fold_crashes
 from monitor.notify.destinations import DEFAULT, Destination, all_halts
 from monitor.notify.digest import Overview, compose_reminder, daily_digest, round_summary
@@ -130,9 +130,11 @@ def compose_all(
     run_id = state.heartbeat.run_id if state.heartbeat else ""
     events, memory = fold_crashes(announced_only(events, memory), memory, now, run_id)
     composed: dict[Destination, list[Message]] = {DEFAULT: []}
+    named: set[str] = set()  # shown above in the same message: a summary's list leaves them out
     for destination, part in routing.split_events(events).items():
         health = {sid: record for sid, record in state.health.items() if routing.of(sid) == destination}
         composed[destination] = compose_alert(part, health, settings, muted, routing.owners)
+        named |= shown_sheets(part, muted, settings.max_items)
     memory, changes = note_alerts(memory, events, now, muted)
     memory = forget_healthy(memory, state.health)
     if state.round is not None:
@@ -142,11 +144,10 @@ def compose_all(
     for destination, part in routing.split(due, lambda sid: sid).items():
         reminder = compose_reminder(part, state.health, known, now, settings)
         composed.setdefault(destination, []).extend(reminder)
+        named.update(part[:settings.max_items])  # as the reminder lists them
     memory = mark_reminded(memory, due, known, now)
 
     memory = count_reads(memory, state.heartbeat)
-    # Named above in the same message: a summary's list leaves them out rather than repeat them.
-    named = {*due, *(sheet_of(event) for event, _ in rendered(events, muted))}
     summarized = memory
     for destination in routing.chats():
         # The memory a summary or digest leaves does not depend on what it lists: the same for each.

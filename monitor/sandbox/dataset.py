@@ -9,11 +9,21 @@ The import path of the dataset's public API; the work is split by concern:
   ``write_config`` (a monitor config that checks a dataset, see docs/configuration.md).
 """
 
-from .dataset_config import PROFILE, SHEETS_CSV, stock_profile, write_config
-from .dataset_files import FAULTS_FILE, MANIFEST_FILE, apply, load, save
+from .dataset_config import (
+    CATALOGUE_PROFILE,
+    PROFILE,
+    SHEETS_CSV,
+    catalogue_profile,
+    stock_profile,
+    write_config,
+)
+from .dataset_files import EDITS_FILE, FAULTS_FILE, MANIFEST_FILE, apply, apply_edits, load, save
 from .dataset_generate import (
+    AFTER_FIRST_READ,
     BREAKAGES,
     BROKEN_SHARE,
+    CATALOGUE_TAB,
+    CATALOGUE_TITLE,
     CHECKED_LAST_ROW,
     HEALTHY,
     MAX_STOCK_ROWS,
@@ -30,6 +40,11 @@ from .dataset_generate import (
 )
 
 __all__ = [
+    "AFTER_FIRST_READ",
+    "CATALOGUE_PROFILE",
+    "CATALOGUE_TAB",
+    "CATALOGUE_TITLE",
+    "catalogue_profile",
     "BREAKAGES",
     "BROKEN_SHARE",
     "CHECKED_LAST_ROW",
@@ -48,7 +63,9 @@ __all__ = [
     "Breakage",
     "Dataset",
     "SheetEntry",
+    "EDITS_FILE",
     "apply",
+    "apply_edits",
     "generate",
     "load",
     "save",

@@ -16,6 +16,8 @@ from pathlib import Path
 from monitor import checks
 
 from .dataset_generate import (
+    CATALOGUE_TAB,
+    CATALOGUE_TITLE,
     CHECKED_LAST_ROW,
     PRICE_CEILING,
     QUANTITY_CEILING,
@@ -28,6 +30,7 @@ from .dataset_generate import (
 
 SHEETS_CSV = "sheets.csv"
 PROFILE = "stock"
+CATALOGUE_PROFILE = "catalogue"
 # A run's time box, under the 5-minute cron interval (the default round_interval): with the default
 # budget (6m, sized for Apps Script) a tick would find the previous run still working and lose its
 # turn, and check-config would warn about the config it was just given.
@@ -58,7 +61,18 @@ def stock_profile() -> list[checks.Check]:
                             warn="> 0", fail="> 5%"),
         checks.InvalidCheck(range=table, header_row=1, column="Price", format="number", min=0),
         checks.InvalidCheck(range=table, header_row=1, column="Reorder level", valid_values=REORDER_LEVELS),
+        # Half the rows gone since the previous read: a filter, a sort or a paste gone wrong.
+        checks.ChangeCheck(range=f"{STOCK_TAB}!A2:A", fail="< -40"),
+        checks.HeadersChangedCheck(range=f"{STOCK_TAB}!1:1"),
+        # Every SKU a store holds is one the head office sells.
+        checks.CrossSheetCheck(range=f"{STOCK_TAB}!A2:A", other=CATALOGUE_TITLE,
+                               other_range=f"{CATALOGUE_TAB}!A2:A", match="keys"),
     ]
+
+
+def catalogue_profile() -> list[checks.Check]:
+    """The checks of the head office's catalogue, the stores' cross-sheet check's other side."""
+    return [checks.NotEmptyCheck(range=f"{CATALOGUE_TAB}!A2:A", min_rows=1)]
 
 
 def write_config(
@@ -115,9 +129,10 @@ def write_config(
         if telegram_api_base:
             lines.append(f"api_base = {_toml(telegram_api_base)}")
         lines.append("")
-    lines += [f"[profiles.{PROFILE}]", "checks = ["]
-    lines += [f"  {_toml_inline(check.as_written())}," for check in stock_profile()]
-    lines += ["]", ""]
+    for name, profile in ((PROFILE, stock_profile()), (CATALOGUE_PROFILE, catalogue_profile())):
+        lines += [f"[profiles.{name}]", "checks = ["]
+        lines += [f"  {_toml_inline(check.as_written())}," for check in profile]
+        lines += ["]", ""]
     if not use_csv:
         lines += _sheet_tables(dataset.sheets)
     config_path.write_text("\n".join(lines), encoding="utf-8")
@@ -131,7 +146,7 @@ def _sheet_tables(sheets: Iterable[SheetEntry]) -> list[str]:
             "[[sheets]]",
             f"id = {_toml(entry.id)}",
             f"name = {_toml(entry.title)}",
-            f"profile = {_toml(PROFILE)}",
+            f"profile = {_toml(entry.profile)}",
             f"tags = {_toml(list(entry.tags))}",
             "",
         ]
@@ -143,7 +158,7 @@ def _write_sheets_csv(path: Path, sheets: Iterable[SheetEntry]) -> None:
         writer = csv.writer(handle)
         writer.writerow(["id", "name", "profile", "tags"])
         for entry in sheets:
-            writer.writerow([entry.id, entry.title, PROFILE, ";".join(entry.tags)])
+            writer.writerow([entry.id, entry.title, entry.profile, ";".join(entry.tags)])
 
 
 def _relative(path: str | os.PathLike, folder: Path) -> str:

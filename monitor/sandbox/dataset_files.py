@@ -17,6 +17,7 @@ from .dataset_generate import Dataset, SheetEntry, rfc3339
 
 FAULTS_FILE = "faults.json"
 MANIFEST_FILE = "manifest.json"
+EDITS_FILE = "edits.json"  # id -> a spreadsheet's payload after its first read (a later breakage)
 
 
 def apply(dataset: Dataset, google) -> None:
@@ -38,6 +39,12 @@ def apply(dataset: Dataset, google) -> None:
                                         "note": entry.note} for entry in dataset.sheets})
 
 
+def apply_edits(dataset: Dataset, google) -> None:
+    """Make the edits of breakages that come after a first read (``Dataset.edits``)."""
+    for sheet_id, payload in dataset.edits.items():
+        google.store.put_control(sheet_id, payload)
+
+
 # -- the folder format ------------------------------------------------------------------------
 
 
@@ -48,6 +55,7 @@ def save(dataset: Dataset, directory: str | os.PathLike) -> Path:
     for sheet_id, payload in dataset.payloads.items():
         _write_json(folder / f"{sheet_id}.json", {"id": sheet_id, **payload})
     _write_json(folder / FAULTS_FILE, dataset.faults)
+    _write_json(folder / EDITS_FILE, dataset.edits)
     manifest = {
         "seed": dataset.seed,
         "now": rfc3339(dataset.now) if dataset.now else None,
@@ -72,7 +80,7 @@ def load(directory: str | os.PathLike) -> Dataset:
         raise ValueError(f"{folder}: not a directory")
     payloads: dict[str, dict] = {}
     for path in sorted(folder.glob("*.json")):
-        if path.name in (FAULTS_FILE, MANIFEST_FILE):
+        if path.name in (FAULTS_FILE, MANIFEST_FILE, EDITS_FILE):
             continue
         data = _read_json(path)
         if not isinstance(data, dict):
@@ -88,6 +96,10 @@ def load(directory: str | os.PathLike) -> Dataset:
     faults = _read_json(faults_path) if faults_path.exists() else []
     if not isinstance(faults, list):
         raise ValueError(f"{faults_path}: must hold a JSON list of fault specs")
+    edits_path = folder / EDITS_FILE
+    edits = _read_json(edits_path) if edits_path.exists() else {}
+    if not isinstance(edits, dict):
+        raise ValueError(f"{edits_path}: must hold a JSON object of id -> payload")
     manifest_path = folder / MANIFEST_FILE
     if manifest_path.exists():
         manifest = _read_json(manifest_path)
@@ -107,7 +119,7 @@ def load(directory: str | os.PathLike) -> Dataset:
             for sheet_id, payload in payloads.items()
         ]
         seed, now = None, None
-    return Dataset(seed=seed, now=now, sheets=sheets, payloads=payloads, faults=faults)
+    return Dataset(seed=seed, now=now, sheets=sheets, payloads=payloads, faults=faults, edits=edits)
 
 
 def _write_json(path: Path, data: object) -> None:

@@ -9,7 +9,12 @@ Every spreadsheet has three tabs: "Stock" (header + 150..400 rows, columns A..H:
 Supplier, Price, Updated, Quantity, Reorder level, Value), "Sales" and "Notes". A healthy one has
 quantities >= 5, no error values and a few rows updated within the last 90 minutes of ``now``.
 About 12 % are broken, one kind each (see ``BREAKAGES``), kinds dealt round-robin so every kind
-appears once the dataset is large enough (``len(BREAKAGES) / BROKEN_SHARE`` ~ 140 spreadsheets).
+appears once the dataset is large enough (``len(BREAKAGES) / BROKEN_SHARE`` ~ 170 spreadsheets).
+The last spreadsheet (of two or more) is the head office's catalogue (every SKU the stores may hold),
+which the stores' cross-sheet check compares their SKUs with. Some breakages happen after a first
+read (a change over time needs one to compare with): the store is served healthy, and
+``Dataset.edits`` holds what it becomes; the manifest's verdict is the one a read after the edit
+must reach.
 
 Speed and memory: rows are drawn as slices of one shared pool of row lists, so 5,000 spreadsheets
 cost a few million references, not tens of millions of cells. Payloads therefore share row and cell
@@ -112,10 +117,20 @@ BREAKAGES: tuple[Breakage, ...] = (
     Breakage("duplicate_keys", "fail", "a SKU pasted over another row's"),
     Breakage("missing_values", "warn", 'one or two Supplier cells blank or "n/a" (under 5 % of rows)'),
     Breakage("invalid_values", "fail", "a Price typed as text"),
+    Breakage("unknown_sku", "fail", "a Stock SKU that is not in the head office's catalogue"),
+    Breakage("rows_dropped", "fail", "after the first read, half of the Stock rows deleted (a filter or "
+             "sort gone wrong)"),
+    Breakage("headers_renamed", "warn", "after the first read, a Stock column renamed"),
 )
 _BY_KIND = {b.kind: b for b in BREAKAGES}
 _AT_MOST_ONE = frozenset({"hang"})  # one held request is enough to prove timeouts work
 HEALTHY = Breakage("healthy", "ok", "")
+CATALOGUE = Breakage("catalogue", "ok", "the head office's catalogue: every SKU a store may hold")
+CATALOGUE_TITLE = "Catalogue — head office"
+CATALOGUE_TAB = "Catalogue"
+UNKNOWN_SKU = "SKU-99999"  # never in the catalogue (its SKUs are SKU-10000 to SKU-14473)
+# Broken by an edit after the first read: the manifest's verdict is a later read's.
+AFTER_FIRST_READ = frozenset({"rows_dropped", "headers_renamed"})
 
 
 @dataclass(frozen=True)
@@ -125,13 +140,14 @@ class SheetEntry:
     id: str
     title: str
     tags: tuple[str, ...]
-    kind: str  # "healthy" or a Breakage kind
+    kind: str  # "healthy", "catalogue" or a Breakage kind
     expect: str  # ok | warn | fail | error
     note: str = ""
+    profile: str = "stock"  # the config profile that checks it (dataset_config)
 
     @property
     def broken(self) -> bool:
-        return self.kind != HEALTHY.kind
+        return self.kind not in (HEALTHY.kind, CATALOGUE.kind)
 
 
 @dataclass
@@ -147,6 +163,7 @@ class Dataset:
     sheets: list[SheetEntry]
     payloads: dict[str, dict]
     faults: list[dict] = field(default_factory=list)
+    edits: dict[str, dict] = field(default_factory=dict)  # id -> its payload after the first read
 
     @property
     def manifest(self) -> dict[str, SheetEntry]:
@@ -173,17 +190,21 @@ def generate(n: int, seed: int = 0, now: datetime | None = None) -> Dataset:
     now = (now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     rng = random.Random(seed)
     pools = _Pools(rng, now)
-    kinds = _deal_breakages(rng, n)
-    width = max(3, len(str(n)))
-    ids = _unique_ids(rng, n)
+    stores = n - 1 if n >= 2 else n  # and the catalogue, the n-th
+    kinds = _deal_breakages(rng, stores)
+    width = max(3, len(str(stores)))
+    ids = _unique_ids(rng, stores)
     sheets: list[SheetEntry] = []
     payloads: dict[str, dict] = {}
     faults: list[dict] = []
+    edits: dict[str, dict] = {}
     for index, (sheet_id, breakage) in enumerate(zip(ids, kinds, strict=True)):
         city = _CITIES[rng.randrange(len(_CITIES))]
         title = f"Store {index + 1:0{width}d} — {city}"
         note = breakage.description
         payload = _healthy_payload(rng, pools, title) if breakage.kind != "missing" else None
+        if breakage.kind in AFTER_FIRST_READ:
+            edits[sheet_id] = _edited(rng, breakage.kind, payload)
         extra_note = _break(rng, pools, breakage.kind, sheet_id, payload, faults)
         if extra_note:
             note = f"{note} ({extra_note})"
@@ -191,7 +212,28 @@ def generate(n: int, seed: int = 0, now: datetime | None = None) -> Dataset:
             payloads[sheet_id] = payload
         tag = city.lower().replace(" ", "-")
         sheets.append(SheetEntry(sheet_id, title, (tag,), breakage.kind, breakage.expect, note))
-    return Dataset(seed=seed, now=now, sheets=sheets, payloads=payloads, faults=faults)
+    if stores < n:
+        catalogue_id = _unique_ids(rng, 1, exclude=set(ids))[0]
+        payloads[catalogue_id] = _catalogue_payload(pools)
+        sheets.append(SheetEntry(catalogue_id, CATALOGUE_TITLE, ("head-office",), CATALOGUE.kind,
+                                 CATALOGUE.expect, CATALOGUE.description, profile="catalogue"))
+    return Dataset(seed=seed, now=now, sheets=sheets, payloads=payloads, faults=faults, edits=edits)
+
+
+def _catalogue_payload(pools: _Pools) -> dict:
+    header = ["SKU", "Product", "Supplier", "Price"]
+    return {"title": CATALOGUE_TITLE, "tabs": {CATALOGUE_TAB: [header, *map(list, pools.catalog)]},
+            "modifiedTime": rfc3339(pools.now - timedelta(days=3))}
+
+
+def _edited(rng: random.Random, kind: str, payload: dict) -> dict:
+    """What a store whose breakage comes after the first read becomes (``payload`` stays healthy)."""
+    stock = payload["tabs"][STOCK_TAB]
+    if kind == "rows_dropped":
+        kept = stock[:1 + (len(stock) - 1) // 2]
+    else:  # headers_renamed
+        kept = [[*stock[0][:1], "Item", *stock[0][2:]], *stock[1:]]
+    return {**payload, "tabs": {**payload["tabs"], STOCK_TAB: kept}}
 
 
 def _deal_breakages(rng: random.Random, n: int) -> list[Breakage]:
@@ -212,10 +254,10 @@ def _deal_breakages(rng: random.Random, n: int) -> list[Breakage]:
     return kinds
 
 
-def _unique_ids(rng: random.Random, n: int) -> list[str]:
+def _unique_ids(rng: random.Random, n: int, exclude: set[str] | None = None) -> list[str]:
     """Ids shaped like Google's: 44 characters of base64url, starting with "1"."""
     ids: list[str] = []
-    seen: set[str] = set()
+    seen: set[str] = set(exclude or ())
     while len(ids) < n:
         candidate = "1" + "".join(rng.choices(_ID_ALPHABET, k=43))
         if candidate not in seen:
@@ -337,6 +379,10 @@ def _break(
         return _scaled(stock, 5, 1000, lambda row: True)
     if kind in _TABLE_BREAKAGES:
         return _TABLE_BREAKAGES[kind](rng, stock)
+    if kind == "unknown_sku":
+        row_number = rng.randrange(2, len(stock) + 1)
+        stock[row_number - 1] = [UNKNOWN_SKU, *stock[row_number - 1][1:]]
+        return f"A{row_number}={UNKNOWN_SKU}"
     if kind == "empty_stock":
         del stock[1:]
         return ""
@@ -372,7 +418,7 @@ def _scaled(stock: list[list], column: int, factor: int, which) -> str:
     return f"{changed} rows"
 
 
-def _edited(stock: list, row_number: int) -> list:
+def _own_row(stock: list, row_number: int) -> list:
     """Row ``row_number`` (1-based) as its own list: pool rows are shared by many spreadsheets."""
     row = stock[row_number - 1] = list(stock[row_number - 1])
     return row
@@ -381,32 +427,32 @@ def _edited(stock: list, row_number: int) -> list:
 def _swap_product_and_reorder_level(rng: random.Random, stock: list) -> str:
     # Columns no check names by letter (B and G), so only the checks by header could notice.
     for row_number in range(1, len(stock) + 1):
-        row = _edited(stock, row_number)
+        row = _own_row(stock, row_number)
         row[1], row[6] = row[6], row[1]
     return "B <-> G"
 
 
 def _rename_supplier(rng: random.Random, stock: list) -> str:
-    _edited(stock, 1)[2] = "Vendor"
+    _own_row(stock, 1)[2] = "Vendor"
     return "C1"
 
 
 def _duplicate_a_key(rng: random.Random, stock: list) -> str:
     first, again = sorted(rng.sample(range(2, len(stock) + 1), 2))
-    _edited(stock, again)[0] = stock[first - 1][0]
+    _own_row(stock, again)[0] = stock[first - 1][0]
     return f"A{again}=A{first}"
 
 
 def _blank_suppliers(rng: random.Random, stock: list) -> str:
     rows = sorted(rng.sample(range(2, len(stock) + 1), rng.randint(1, 2)))
     for row_number in rows:
-        _edited(stock, row_number)[2] = rng.choice(("", "n/a"))
+        _own_row(stock, row_number)[2] = rng.choice(("", "n/a"))
     return ", ".join(f"C{row_number}" for row_number in rows)
 
 
 def _price_as_text(rng: random.Random, stock: list) -> str:
     row_number = rng.randrange(2, len(stock) + 1)
-    row = _edited(stock, row_number)
+    row = _own_row(stock, row_number)
     row[3] = f"{row[3]:,.2f}".replace(",", " ").replace(".", ",")  # "1 290,00": pasted from a report
     return f"D{row_number}={row[3]!r}"
 

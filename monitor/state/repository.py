@@ -142,6 +142,7 @@ class StateRepository:
             breakers=found["breaker"],
             dlq=dlq,
             mutes=found["mute"],
+            history=found["history"],
             events=events,
             **{attribute: found[kind.name].get(None) for attribute, kind in SINGLES.items()},
         )

@@ -10,7 +10,7 @@ One document per key, as Apps Script's PropertiesService holds JSON strings::
     quota                  QuotaLog           mute/<sheet id>      Mute
     retry_first            RetryFirst         event/<sequence>     an Event (with its "kind")
     feed                   FeedState          damaged/<key>        an entry set aside (see repository)
-    credentials            CredentialsState
+    credentials            CredentialsState   history/<sheet id>   SheetHistory (monitor.engine.history)
     outbox                 Outbox
     alerts                 AlertMemory
 
@@ -38,6 +38,7 @@ from monitor.engine.dlq import DeadLetter
 from monitor.engine.events import BY_KIND, Event
 from monitor.engine.health import SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunHistory
+from monitor.engine.history import SheetHistory
 from monitor.engine.mutes import Mute
 from monitor.engine.quota import QuotaLog
 from monitor.engine.state import RetryFirst
@@ -131,6 +132,7 @@ BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
 # Version 2: an error's ``account`` and ``tabs``.
 DLQ = Kind("dlq", DeadLetter, version=2, prefix="dlq/")
 MUTE = Kind("mute", Mute, prefix="mute/")
+HISTORY = Kind("history", SheetHistory, prefix="history/")
 # Version 2 added ``last_error`` to ``api_degraded`` (what failed: Sheets, the token endpoint, the key);
 # version 3 an error's ``account`` and ``tabs``, and a finding's ``gid``; version 4 a finding's ``owner``.
 EVENT = EventKind("event", Event, version=4, prefix="event/")
@@ -149,7 +151,8 @@ OUTBOX = Kind("outbox", Outbox, version=3)
 ALERTS = Kind("alerts", AlertMemory, version=2)
 
 # RunnerState/State attribute -> kind, for the collections and the single documents.
-FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DLQ, "mutes": MUTE}
+FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DLQ, "mutes": MUTE,
+                                "history": HISTORY}
 SINGLES: Mapping[str, Kind] = {
     "heartbeat": HEARTBEAT, "runs": RUNS, "api": API, "quota": QUOTA, "retry_first": RETRY_FIRST,
     "feed": FEED, "credentials": CREDENTIALS, "outbox": OUTBOX, "alerts": ALERTS,

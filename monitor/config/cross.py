@@ -1,0 +1,78 @@
+"""Cross-sheet checks tied to their other spreadsheet, once every spreadsheet of the config is known.
+
+A cross-sheet check names its other spreadsheet by id or by its name in the config; it must be
+monitored too, because its range is read in that spreadsheet's own batchGet (no request of its own:
+the other side costs a range, not a read) and kept, bounded, in its history for the dependents
+(``monitor.engine.history``). So the other spreadsheet *lends* that range: it is added to its ranges
+and to its fingerprint (a new dependent makes the next round read it, to have the value to lend).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from monitor.checks import CrossSheetCheck
+
+from .issues import ConfigIssue
+from .model import Lend, Sheet, checks_fingerprint
+
+
+def link_cross_sheets(sheets: Sequence[Sheet], issues: list[ConfigIssue]) -> tuple[Sheet, ...]:
+    """``sheets`` with each cross-sheet check's other spreadsheet resolved (``Sheet.others``) and the
+    ranges each spreadsheet lends (``Sheet.lends``); an unknown other spreadsheet goes to ``issues``."""
+    by_id = {sheet.id: sheet for sheet in sheets}
+    by_name: dict[str, list[str]] = {}
+    for sheet in sheets:
+        by_name.setdefault(sheet.name, []).append(sheet.id)
+    others: dict[str, list[tuple[str, str]]] = {}
+    lends: dict[str, list[Lend]] = {}
+    for sheet in sheets:
+        for check in sheet.checks:
+            if not isinstance(check, CrossSheetCheck):
+                continue
+            other = _resolve(sheet, check, by_id, by_name, issues)
+            if other is not None:
+                others.setdefault(sheet.id, []).append((check.name, other))
+                lend = Lend(check.other_range, "keys" if check.match == "keys" else check.aggregate)
+                if lend not in lends.setdefault(other, []):
+                    lends[other].append(lend)
+    if not others:
+        return tuple(sheets)
+    return tuple(_linked(sheet, tuple(others.get(sheet.id, ())), tuple(lends.get(sheet.id, ())))
+                 for sheet in sheets)
+
+
+def _resolve(sheet: Sheet, check: CrossSheetCheck, by_id: dict[str, Sheet],
+             by_name: dict[str, list[str]], issues: list[ConfigIssue]) -> str | None:
+    key = f"check {check.name!r}: other"
+    if check.other in by_id:
+        found = check.other
+    elif len(by_name.get(check.other, ())) == 1:
+        found = by_name[check.other][0]
+    elif check.other in by_name:
+        issues.append(ConfigIssue(sheet.origin, key, f"{len(by_name[check.other])} spreadsheets are "
+                                  f"named {check.other!r}", "name the other spreadsheet by its id"))
+        return None
+    else:
+        issues.append(ConfigIssue(
+            sheet.origin, key, f"other spreadsheet {check.other!r} is not in the config",
+            "write the id or name of a configured spreadsheet; to compare with one not monitored yet, "
+            "add it to [[sheets]] (its range is read in its own batchGet)"))
+        return None
+    if found == sheet.id:
+        issues.append(ConfigIssue(sheet.origin, key, "a cross-sheet check compares with another "
+                                  "spreadsheet, not its own", "compare two ranges of one spreadsheet "
+                                  "with two threshold checks, or name another spreadsheet"))
+        return None
+    return found
+
+
+def _linked(sheet: Sheet, others: tuple[tuple[str, str], ...], lends: tuple[Lend, ...]) -> Sheet:
+    if not others and not lends:
+        return sheet
+    ranges = tuple(dict.fromkeys((*sheet.ranges, *(lend.range for lend in lends))))
+    fingerprint = sheet.fingerprint
+    if lends:  # a new dependent: the next round reads this spreadsheet to have its range to lend
+        fingerprint = checks_fingerprint(sheet.checks, extra=[lend.key for lend in lends])
+    return replace(sheet, ranges=ranges, fingerprint=fingerprint, others=others, lends=lends)
