@@ -250,3 +250,8 @@ def test_change_and_cross_sheet_checks_measure_averages_and_distinct_counts_as_t
     assert metric_of("avg", QTY) == evaluate(threshold("avg", fail="< 0"), QTY, NOW).observed == 25
     with pytest.raises(ValidationError, match="'row_count', 'min'"):
         ChangeCheck(range="Stock!F2:F", aggregate="percentile", fail="< -40")
+
+
+def test_values_missing_for_a_filters_column_are_an_error_not_an_empty_filter():
+    with pytest.raises(KeyError, match="no values were read for range 'Stock!C2:C' of"):
+        evaluate_all([FILTERED], {"Stock!F2:F": QTY}, NOW)

@@ -157,14 +157,14 @@ def test_breakages_after_the_first_read_get_the_health_the_manifest_promises_at_
         for entry in data.of_kind(kind):
             first = data.payloads[entry.id]["tabs"][ds.STOCK_TAB]
             then = data.edits[entry.id]["tabs"][ds.STOCK_TAB]
-            before = evaluate_all(checks, {c.range: _value_range(first, c.range) for c in checks}, NOW, UTC)
+            before = evaluate_all(checks, {a1: _value_range(first, a1) for a1 in ranges_of(checks)}, NOW, UTC)
             assert health_of(before) == "ok"
             kept = {r.check_name: r.observed for r in before}
             past = Past(series={c.name: ((NOW, kept[c.name]),) for c in checks if c.kind == "change"},
                         headers={c.name: tuple(kept[c.name]) for c in checks if c.kind == "headers_changed"})
             later = NOW + timedelta(minutes=10)
-            after = evaluate_all(checks, {c.range: _value_range(then, c.range) for c in checks}, later, UTC,
-                                 past=past)
+            after = evaluate_all(checks, {a1: _value_range(then, a1) for a1 in ranges_of(checks)}, later,
+                                 UTC, past=past)
             assert health_of(after) == entry.expect, (entry, after)
 
 

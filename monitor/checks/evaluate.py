@@ -119,8 +119,9 @@ def evaluate_all(
     def values_for(check: Check) -> ValueRange | None:
         if check.range is None:
             return None
-        if check.range not in value_ranges:
-            raise KeyError(f"no values were read for range {check.range!r} of {check.name!r}")
+        for text in (check.range, *check.where_ranges):
+            if text not in value_ranges:
+                raise KeyError(f"no values were read for range {text!r} of {check.name!r}")
         return value_ranges[check.range]
 
     return [evaluate(check, values_for(check), now, tz, modified_time, past, value_ranges)
