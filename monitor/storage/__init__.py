@@ -7,7 +7,14 @@ the Redis client.
 """
 
 from monitor.storage.contract import RUN_LOCK, PropertyStore, StoreLock
-from monitor.storage.errors import LockHeld, StateError, StateUnavailable, StateUnreadable, StateVersionError, StateWriteError
+from monitor.storage.errors import (
+    LockHeld,
+    StateError,
+    StateUnavailable,
+    StateUnreadable,
+    StateVersionError,
+    StateWriteError,
+)
 from monitor.storage.file_store import FileStore
 from monitor.storage.location import PROPERTIES, FileLocation, MemoryLocation, StateLocation, location_of
 from monitor.storage.lock import FlockLock

@@ -24,7 +24,7 @@ import secrets
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import redis
 
@@ -41,7 +41,8 @@ SOCKET_TIMEOUT_SECONDS = 5.0
 _POLL_SECONDS = 0.05
 
 # Extend the lease only if the lock still holds our token.
-_RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0"
+_RENEW = ("if redis.call('get', KEYS[1]) == ARGV[1] then"
+          " return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0")
 # Delete the lock only if it still holds our token.
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 
@@ -178,10 +179,9 @@ class RedisLock(StoreLock):
         if token is None:
             return
         self._stop.set()
-        try:
+        # Redis away: the lease expires by itself, as a killed holder's does.
+        with suppress(redis.RedisError):
             self.location.client.eval(_RELEASE, 1, self.key, token)
-        except redis.RedisError:
-            pass  # Redis away: the lease expires by itself, as a killed holder's does
 
     def describe(self) -> str:
         return f"{self.key} on {self.location.describe()}"
