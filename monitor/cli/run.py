@@ -15,7 +15,7 @@ import click
 
 from monitor.app.run import RunResult, new_run_id, run_once
 from monitor.cli.output import config_option, fail
-from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit
+from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, state_place
 from monitor.cli.terminal import RunProgress, stderr_is_terminal
 from monitor.config import Config
 from monitor.core.clock import SystemClock
@@ -96,7 +96,7 @@ def run_summary(result: RunResult, progress: RunProgress, config: Config) -> lis
 
 def _round_line(config: Config) -> str:
     try:
-        state = read_state(config.run.state_dir, only=("round", "task"))
+        state = read_state(state_place(config), only=("round", "task"))
     except StateError:  # the summary's hint only; the run itself saved
         state = None
     rnd = state.round if state is not None else None
