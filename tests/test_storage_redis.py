@@ -8,8 +8,9 @@ from __future__ import annotations
 import time
 
 import pytest
+from redis_fixtures import REDIS_URL
 
-from monitor.storage import StateUnavailable
+from monitor.storage import StateError, StateUnavailable
 from monitor.storage.redis_store import RedisLocation, RedisLock
 
 # Nothing listens here: port 1 is reserved and closed on every machine we run on.
@@ -76,3 +77,20 @@ def test_an_unreachable_redis_says_where_and_what_to_do_without_the_password():
         location.exists()
     with pytest.raises(StateUnavailable):
         location.lock("run").acquire(timeout=0)
+
+
+def test_a_writer_whose_lease_ran_out_is_refused_and_the_next_holders_state_stands(redis_location):
+    stalled = RedisLock(redis_location, "run", lease=0.2)
+    assert stalled.acquire(timeout=0)
+    store = redis_location.open()
+    store.set_property("round", "1")
+    stalled._stop.set()  # stalled: no renewal, the lease runs out
+    other_place = RedisLocation(REDIS_URL, prefix=redis_location.prefix)
+    taken = other_place.lock("run")
+    assert taken.acquire(timeout=1.0)
+    other_place.open().set_property("round", "2")
+    with pytest.raises(StateError, match="lost the run lock"):
+        store.set_property("round", "stale")
+    taken.release()
+    assert redis_location.open(read_only=True).get_property("round") == "2"
+    assert store.get_property("round") == "1"  # a refused change leaves the instance as it was

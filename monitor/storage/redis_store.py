@@ -7,8 +7,9 @@ change, so a process can tell a Redis that lost its data (the key gone) from one
 
 - Opening reads the whole hash once (``HGETALL``, atomic in Redis); reads then come from memory, as
   the contract says. A reader so sees a state after some complete update.
-- ``update`` is one ``MULTI``/``EXEC`` of ``HSET`` and ``HDEL`` on the hash: other clients see all of
-  it or none of it. It is as durable as Redis's persistence makes it (docs/operations.md).
+- ``update`` is one Lua script of ``HSET`` and ``HDEL`` on the hash: atomic, other clients see all of
+  it or none of it. It is as durable as Redis's persistence makes it (docs/operations.md). A store
+  opened under the run lock writes only while that lock still holds this process's token.
 - A lock is ``SET NX PX`` with a random token and a lease, renewed by a daemon thread while held.
   A holder killed by ``kill -9`` renews nothing, so its lock expires after the lease: the stand-in for
   the kernel dropping the file backend's flock. Renewing and releasing compare the token first (Lua),
@@ -29,7 +30,7 @@ from contextlib import contextmanager, suppress
 import redis
 
 from monitor.storage.contract import RUN_LOCK, PropertyStore, StoreLock
-from monitor.storage.errors import StateUnavailable, StateWriteError
+from monitor.storage.errors import StateError, StateUnavailable, StateWriteError
 from monitor.storage.location import PROPERTIES, StateLocation
 
 # A killed holder's lock is free again after this long. Long enough that a process stalled by a
@@ -43,6 +44,18 @@ _POLL_SECONDS = 0.05
 # Extend the lease only if the lock still holds our token.
 _RENEW = ("if redis.call('get', KEYS[1]) == ARGV[1] then"
           " return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0")
+# One update, atomic as every script is: refused (0) if the run lock this process took (ARGV[1], empty
+# when it took none) is no longer its own; else the fields set and deleted, and the generation set if
+# it is missing. ARGV: token, generation, count of fields set, then field/value pairs, then fields to
+# delete.
+_UPDATE = """
+if ARGV[1] ~= '' and redis.call('get', KEYS[2]) ~= ARGV[1] then return 0 end
+local set = tonumber(ARGV[3])
+for i = 0, set - 1 do redis.call('hset', KEYS[1], ARGV[4 + 2 * i], ARGV[5 + 2 * i]) end
+for i = 4 + 2 * set, #ARGV do redis.call('hdel', KEYS[1], ARGV[i]) end
+redis.call('set', KEYS[3], ARGV[2], 'NX')
+return 1
+"""
 # Delete the lock only if it still holds our token.
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 
@@ -53,9 +66,16 @@ class RedisLocation(StateLocation):
     def __init__(self, url: str, *, prefix: str, password: str | None = None) -> None:
         self.url = url
         self.prefix = prefix
+        # The token of each lock a RedisLock of this location holds: a store opened here writes only
+        # while the run lock it was opened under is still its own.
+        self.held_tokens: dict[str, str] = {}
         self._client = redis.Redis.from_url(
             url, password=password, socket_timeout=SOCKET_TIMEOUT_SECONDS,
             socket_connect_timeout=SOCKET_TIMEOUT_SECONDS, decode_responses=True)
+        # Sent once, then called by their digest (EVALSHA), not with their whole text each time.
+        self.update_script = self._client.register_script(_UPDATE)
+        self.renew_script = self._client.register_script(_RENEW)
+        self.release_script = self._client.register_script(_RELEASE)
 
     def key(self, *parts: str) -> str:
         return ":".join((self.prefix, *parts))
@@ -117,15 +137,20 @@ class RedisStore(PropertyStore):
         super().__init__(properties, read_only=read_only)
 
     def _persist(self, changed: dict[str, str], removed: list[str]) -> None:
+        # Under the run lock, the update is fenced by its token: a process stalled past its lease,
+        # whose lock another process has taken since, is refused instead of writing over that one.
+        # The generation is set once, never changed: its absence later means Redis lost what it held.
+        token = self.location.held_tokens.get(RUN_LOCK, "")
+        pairs = [item for pair in changed.items() for item in pair]
         with talking_to(self.location, writing=True):
-            pipe = self.location.client.pipeline(transaction=True)
-            if changed:
-                pipe.hset(self.hash_key, mapping=changed)
-            if removed:
-                pipe.hdel(self.hash_key, *removed)
-            # Set once, never changed: its absence later means Redis lost what it held.
-            pipe.set(self.location.key("generation"), secrets.token_hex(8), nx=True)
-            pipe.execute()
+            applied = self.location.update_script(
+                keys=[self.hash_key, self.location.key("lock", RUN_LOCK), self.location.key("generation")],
+                args=[token, secrets.token_hex(8), len(changed), *pairs, *removed])
+        if not applied:
+            raise StateError(
+                f"{self._describe()}: this process lost the run lock (its {LOCK_LEASE_SECONDS:.0f} s lease"
+                " ran out while the process was stalled, and another process holds it now); this change"
+                " was not saved. Nothing to fix by hand: the next run goes on from the saved state")
 
     def _lock(self, name: str) -> RedisLock:
         return RedisLock(self.location, name)
@@ -161,6 +186,7 @@ class RedisLock(StoreLock):
                     return False
                 time.sleep(_POLL_SECONDS)
         self._token = token
+        self.location.held_tokens[self.name] = token
         self._stop = threading.Event()
         self._renewer = threading.Thread(target=self._renew, args=(token, self._stop),
                                          name=f"lock-lease-{self.name}", daemon=True)
@@ -170,7 +196,7 @@ class RedisLock(StoreLock):
     def _renew(self, token: str, stop: threading.Event) -> None:
         while not stop.wait(self.lease / 3):
             try:
-                self.location.client.eval(_RENEW, 1, self.key, token, int(self.lease * 1000))
+                self.location.renew_script(keys=[self.key], args=[token, int(self.lease * 1000)])
             except redis.RedisError:
                 continue  # Redis away for a moment: the lease still runs; try again next time
 
@@ -178,10 +204,12 @@ class RedisLock(StoreLock):
         token, self._token = self._token, None
         if token is None:
             return
+        if self.location.held_tokens.get(self.name) == token:
+            del self.location.held_tokens[self.name]
         self._stop.set()
         # Redis away: the lease expires by itself, as a killed holder's does.
         with suppress(redis.RedisError):
-            self.location.client.eval(_RELEASE, 1, self.key, token)
+            self.location.release_script(keys=[self.key], args=[token])
 
     def describe(self) -> str:
         return f"{self.key} on {self.location.describe()}"
