@@ -32,7 +32,7 @@ def stock() -> dict:
     return {"title": "Store", "tabs": {"Stock": [["SKU", "Product", "Quantity"], ["A-1", "Tea", 10]]}}
 
 
-def test_a_run_on_redis_then_status_and_check_config_read_it_there(tmp_path, redis_location):
+def test_a_run_on_redis_then_status_an_admin_command_and_check_config_use_it_there(tmp_path, redis_location):
     clock = ManualClock(start=datetime.now(UTC).replace(microsecond=0))
     with running_sandbox(clock=clock, telegram=False, latency="off") as sandbox:
         for sid in (A, B, C):
@@ -50,6 +50,13 @@ def test_a_run_on_redis_then_status_and_check_config_read_it_there(tmp_path, red
     status = json_of(invoke(config, "status", "--json"))
     assert status["has_run"] and status["current_round"]["done"] == 3
     assert redis_location.prefix in status["state_file"]
+
+    told = io.StringIO()  # the watchdog reads the heartbeat from Redis: a healthy runner, nothing to say
+    assert run_watchdog(config, told, clock=clock) == 0 and told.getvalue() == ""
+
+    muted = invoke(config, "mute", B, "--for", "2h", "--reason", "stock count")
+    assert muted.exit_code == 0, muted.output
+    assert B in read_state(redis_location).mutes
 
     checked = invoke(config, "check-config", "--offline")
     assert checked.exit_code == 0, checked.output
