@@ -22,6 +22,7 @@ from monitor.core.clock import SystemClock
 from monitor.core.logs import configure_logging, install_handler, log_event
 from monitor.state import read_state
 from monitor.storage import StateError
+from monitor.storage.configured import describe_location
 
 STOP_REASONS = {
     "round_done": "the round is done",
@@ -75,8 +76,9 @@ def run_summary(result: RunResult, progress: RunProgress, config: Config) -> lis
     """What a person who typed `sheet-monitor run` wants to know when it ends, and what to do next."""
     report = result.report
     if report is None:
-        return [f"Another run is working (it holds the run lock in {config.run.state_dir}); this one did "
-                "nothing. `sheet-monitor status` shows how far it got."]
+        where = describe_location(state_place(config))
+        return [f"Another run is working (it holds the run lock in {where}); this one did nothing. "
+                "`sheet-monitor status` shows how far it got."]
     stop = STOP_REASONS.get(report.stop_reason, report.stop_reason or "-")
     lines = [f"Run {report.run_id}: {report.outcome}, {report.duration_seconds:.0f} s ({stop})."]
     verdicts = ", ".join(f"{count} {verdict}" for verdict, count in sorted(progress.verdicts.items()))
