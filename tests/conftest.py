@@ -5,10 +5,12 @@
 ``sandbox`` (a seeded fake Google API) and ``api`` (a requests client for it), for the tests of the fake
 Sheets and Drive endpoints. ``storage_fixtures``: ``state_dir`` and ``paths``, for the file backend's
 tests. ``sandbox_fixtures``: ``control_sandbox`` (the fake Google API, one per module), for the tests
-of its control API. Registered here, before any test module imports the helpers, so pytest can
-still rewrite their asserts.
+of its control API. ``redis_fixtures``: ``redis_location`` (the machine's Redis under a prefix of its
+own), for the Redis backend's tests. Registered here, before any test module imports the helpers, so
+pytest can still rewrite their asserts.
 """
-pytest_plugins = ("telegram_fixtures", "sheets_api_fixtures", "storage_fixtures", "sandbox_fixtures")
+pytest_plugins = (
+    "telegram_fixtures", "sheets_api_fixtures", "storage_fixtures", "sandbox_fixtures", "redis_fixtures")
 
 import pytest  # noqa: E402 - after pytest_plugins, which must come first
 

@@ -35,10 +35,13 @@ class Backend:
         return store
 
 
-@pytest.fixture(params=["memory", "file"])
+@pytest.fixture(params=["memory", "file", "redis"])
 def backend(request, tmp_path) -> Iterator[Backend]:
     """The one place that knows how each backend is set up."""
-    if request.param == "memory":
+    if request.param == "redis":
+        location = request.getfixturevalue("redis_location")
+        opened = Backend("redis", lambda read_only: location.open(read_only=read_only))
+    elif request.param == "memory":
         backing = MemoryBacking()
         opened = Backend("memory", lambda read_only: MemoryStore(backing, read_only=read_only))
     else:

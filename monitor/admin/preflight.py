@@ -1,7 +1,8 @@
 """check-config's checks of this machine: what a valid config cannot show, tried for real.
 
 Unlike the rest of ``monitor.admin`` this module does I/O, on purpose and nothing more than a run would
-do first: it writes (and removes) a probe file in the state folder, takes and releases the run lock,
+do first: it writes (and removes) a probe file in the state folder (or asks the Redis of ``[state]``),
+takes and releases the run lock,
 loads every service-account key and signs with it, and, unless offline, asks Google's token service
 for a token with each (no Sheets or Drive quota is spent). Each check gives one :class:`Check`: ok, or a
 problem with its fix; ``usage`` marks a problem of the config's files (a key), which the CLI exits 2
@@ -11,6 +12,7 @@ for, against a problem of the machine (exit 1).
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -22,7 +24,8 @@ from monitor.config import Config
 from monitor.google.client import SharedServiceAccount, load_service_account
 from monitor.google.refusals import SIGNATURE_REFUSALS_FOR_GOOD, CredentialUnusable, is_refusal
 from monitor.google.token import TokenTransport, failure_text
-from monitor.storage import RUN_LOCK, FileLocation, StateWriteError
+from monitor.storage import RUN_LOCK, FileLocation, StateError, StoreLock
+from monitor.storage.configured import configured_location, describe_location
 from monitor.storage.writability import MIN_FREE_BYTES, folder_problem, user_name
 
 _SIGNED = b"sheet-monitor check-config"
@@ -41,10 +44,26 @@ class Check:
 
 
 def preflight(config: Config, *, offline: bool) -> list[Check]:
-    """Every check, in the order a run meets them: the state folder, its lock, each credential."""
+    """Every check, in the order a run meets them: the state (folder or Redis), its lock, each credential."""
     timeout = config.google.request_timeout.total_seconds()
-    return [state_folder(config.run.state_dir), run_lock(config.run.state_dir),
+    return [*state_checks(config),
             *(credential(path, offline=offline, timeout=timeout) for path in config.google.credentials)]
+
+
+def state_checks(config: Config) -> list[Check]:
+    """The state folder and its lock; or, on ``[state] backend = "redis"``, the Redis, asked for real
+    whether offline or not (it is this machine's, as the folder is). The password is read from the
+    environment as the run reads it: a check of what a run will meet must use what the run uses."""
+    if config.state.backend != "redis":
+        return [state_folder(config.run.state_dir), run_lock(config.run.state_dir)]
+    location = configured_location(config.state, config.run.state_dir, os.environ)
+    try:
+        location.exists()
+    except StateError as exc:
+        what, _, fix = str(exc).partition(". Start Redis")
+        return [Check("state on Redis", False, what, ("start Redis" + fix) if fix else None)]
+    return [Check("state on Redis", True, f"{describe_location(location)} answers"),
+            _lock_check(location.lock(RUN_LOCK))]
 
 
 def state_folder(state_dir: Path) -> Check:
@@ -62,9 +81,13 @@ def run_lock(state_dir: Path) -> Check:
     lock = FileLocation(state_dir).lock(RUN_LOCK)
     if not Path(state_dir).is_dir():
         return Check("run lock", True, f"{lock.describe()} is created by the first run")
+    return _lock_check(lock)
+
+
+def _lock_check(lock: StoreLock) -> Check:
     try:
         taken = lock.acquire(timeout=0)
-    except StateWriteError as exc:
+    except StateError as exc:
         what, _, fix = str(exc).partition(" Fix: ")
         return Check("run lock", False, f"{lock.describe()} cannot be taken: {what}", fix or None)
     if not taken:

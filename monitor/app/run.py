@@ -6,6 +6,7 @@ is one place where the pieces are put together.
 
 from __future__ import annotations
 
+import os
 import secrets
 import sys
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from monitor.engine.settings import RunSettings
 from monitor.google.client import CredentialCache
 from monitor.google.reader import GspreadReader
 from monitor.state import changing_state
+from monitor.storage.configured import configured_location, describe_location
 
 RUN_PING_TIMEOUT_SECONDS = 2.0
 
@@ -61,10 +63,11 @@ def run_once(
     """
     clock = clock or SystemClock()
     run_id = run_id or new_run_id(clock.now())
-    state_dir = config.run.state_dir
-    with changing_state(state_dir, actor=run_id, now=clock.now()) as session:
+    location = configured_location(config.state, config.run.state_dir, os.environ)
+    with changing_state(location, actor=run_id, now=clock.now()) as session:
         if session is None:
-            log_event("run_skipped", reason="another run holds the lock", state_dir=str(state_dir))
+            log_event("run_skipped", reason="another run holds the lock",
+                      state_dir=describe_location(location))
             return RunResult(report=None, lock_held_elsewhere=True)
         settings = RunSettings.from_config(config, budget)
         if checkpoint_every is not None:

@@ -15,13 +15,14 @@ import click
 
 from monitor.app.run import RunResult, new_run_id, run_once
 from monitor.cli.output import config_option, fail
-from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit
+from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, state_place
 from monitor.cli.terminal import RunProgress, stderr_is_terminal
 from monitor.config import Config
 from monitor.core.clock import SystemClock
 from monitor.core.logs import configure_logging, install_handler, log_event
 from monitor.state import read_state
 from monitor.storage import StateError
+from monitor.storage.configured import describe_location
 
 STOP_REASONS = {
     "round_done": "the round is done",
@@ -75,8 +76,9 @@ def run_summary(result: RunResult, progress: RunProgress, config: Config) -> lis
     """What a person who typed `sheet-monitor run` wants to know when it ends, and what to do next."""
     report = result.report
     if report is None:
-        return [f"Another run is working (it holds the run lock in {config.run.state_dir}); this one did "
-                "nothing. `sheet-monitor status` shows how far it got."]
+        where = describe_location(state_place(config))
+        return [f"Another run is working (it holds the run lock in {where}); this one did nothing. "
+                "`sheet-monitor status` shows how far it got."]
     stop = STOP_REASONS.get(report.stop_reason, report.stop_reason or "-")
     lines = [f"Run {report.run_id}: {report.outcome}, {report.duration_seconds:.0f} s ({stop})."]
     verdicts = ", ".join(f"{count} {verdict}" for verdict, count in sorted(progress.verdicts.items()))
@@ -96,7 +98,7 @@ def run_summary(result: RunResult, progress: RunProgress, config: Config) -> lis
 
 def _round_line(config: Config) -> str:
     try:
-        state = read_state(config.run.state_dir, only=("round", "task"))
+        state = read_state(state_place(config), only=("round", "task"))
     except StateError:  # the summary's hint only; the run itself saved
         state = None
     rnd = state.round if state is not None else None

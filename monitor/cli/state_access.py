@@ -21,7 +21,8 @@ from monitor.cli.output import fail
 from monitor.config import Config, ConfigError, load_config, resolve_config_path
 from monitor.core.logs import log_event
 from monitor.state import State, changing_state, read_state
-from monitor.storage import FileLocation, StateError
+from monitor.storage import FileLocation, StateError, StateLocation
+from monitor.storage.configured import configured_location, describe_location
 
 EXIT_OPERATIONAL, EXIT_USAGE = 1, 2
 LOCK_WAIT_SECONDS = 10.0
@@ -47,16 +48,24 @@ def load_or_exit(config_path: Path | None, *, require_secrets: bool = False) -> 
         raise SystemExit(EXIT_USAGE) from None
 
 
-def state_file(config: Config) -> Path:
-    """The runner's state file, to name in messages."""
-    return FileLocation(config.run.state_dir).paths().snapshot
+def state_place(config: Config) -> StateLocation:
+    """Where the runner's state lives: the state folder, or the Redis of ``[state]``."""
+    return configured_location(config.state, config.run.state_dir, os.environ)
+
+
+def state_file(config: Config) -> str:
+    """The runner's state file (or its Redis hash), to name in messages."""
+    location = state_place(config)
+    if isinstance(location, FileLocation):
+        return str(location.paths().snapshot)
+    return describe_location(location)
 
 
 def read_or_exit(config: Config) -> State | None:
     """The state as the last save left it (None before the first run), or exit 1 with the store's
     message when neither it nor its last good copy can be read."""
     try:
-        return read_state(config.run.state_dir)
+        return read_state(state_place(config))
     except StateError as exc:
         fail(str(exc), EXIT_OPERATIONAL)
 
@@ -69,9 +78,10 @@ def changing_or_exit(config: Config, now: datetime, command: str, wait: float) -
     opened. An exception in the block (an exit included) saves none of its changes; what opening had
     to repair (a restore, damaged entries) is saved before the block runs.
     """
-    state_dir = Path(config.run.state_dir)
+    location = state_place(config)
+    state_dir = describe_location(location)
     try:
-        with changing_state(state_dir, actor=f"admin-{command}", now=now, wait=wait) as session:
+        with changing_state(location, actor=f"admin-{command}", now=now, wait=wait) as session:
             if session is None:
                 fail(
                     f"a run is in progress (it holds the run lock in {state_dir}); nothing was changed. "
@@ -82,4 +92,4 @@ def changing_or_exit(config: Config, now: datetime, command: str, wait: float) -
             yield session.state
     except StateError as exc:
         fail(str(exc), EXIT_OPERATIONAL)
-    log_event("admin_state_changed", command=command, state_dir=str(state_dir))
+    log_event("admin_state_changed", command=command, state_dir=state_dir)

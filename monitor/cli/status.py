@@ -22,7 +22,7 @@ from monitor.cli.output import (
     styled_status,
     when,
 )
-from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, read_or_exit, state_file
+from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, read_or_exit, state_file, state_place
 from monitor.state import State, read_state_with_repairs, run_lock_held
 from monitor.storage import StateError
 
@@ -36,11 +36,11 @@ def status(config_path: Path | None, as_json: bool) -> None:
     quiet_logs()
     config = load_or_exit(config_path)
     try:
-        state, repairs = read_state_with_repairs(config.run.state_dir)
+        state, repairs = read_state_with_repairs(state_place(config))
     except StateError as exc:
         fail(str(exc), EXIT_OPERATIONAL)
     now = clock.now()
-    path = str(state_file(config))
+    path = state_file(config)
     if state is None and not as_json:
         click.echo(f"No run yet: there is no state file at {path}. Start one with `sheet-monitor run`.")
         return
@@ -48,7 +48,7 @@ def status(config_path: Path | None, as_json: bool) -> None:
     report = admin.status_report(state or State(), now, config.sheets, config.run.change_detection)
     running = None
     if report["last_run"] is not None and not report["last_run"]["finished_at"]:
-        running = run_lock_held(config.run.state_dir)  # the lock tells running from killed
+        running = run_lock_held(state_place(config))  # the lock tells running from killed
         report["last_run"]["running"] = running
     report["repairs"] = None if repairs is None else {
         "from_backup": repairs.from_backup, "reason": repairs.reason, "backup": str(repairs.backup_path)}

@@ -25,6 +25,7 @@ from monitor.core.logs import configure_logging, log_event
 from monitor.notify.outbox import sender_for
 from monitor.notify.telegram import html_to_text
 from monitor.storage import StateError
+from monitor.storage.configured import configured_location
 from monitor.watchdog.judge import DELIVERY_HALTED, ConfigTrouble, WatchdogSettings
 from monitor.watchdog.store import STORE_NAME
 from monitor.watchdog.watch import watchdog_pass
@@ -72,6 +73,7 @@ def run_watchdog(config_path: Path | None, stream: IO[str], clock: object | None
             clock.now(),
             heartbeat_url=parts.watchdog.heartbeat_url,
             config=trouble,
+            runner=configured_location(parts.state, state_dir, os.environ),
         )
     except (StateError, OSError) as exc:
         log_event("watchdog_failed", logging.ERROR, error=str(exc))

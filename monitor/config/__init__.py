@@ -26,6 +26,7 @@ from .sections import (
     BreakerConfig,
     GoogleConfig,
     RunConfig,
+    StateConfig,
     TelegramConfig,
     WatchdogConfig,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "RunConfig",
     "Sheet",
     "TelegramConfig",
+    "StateConfig",
     "WatchdogConfig",
     "checks_fingerprint",
     "key_path",

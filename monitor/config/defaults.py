@@ -74,6 +74,12 @@ DEFAULTS: Mapping[str, Default] = {
     "alerts.digest_at": Default("09:00", "the start of a working day"),
     "alerts.timezone": Default("UTC", "stored times are UTC; set your team's zone for the digest"),
     "alerts.reminder_every": Default("4h", "about twice per working day for what is still failing"),
+    "state.backend": Default("file", "one machine: the state folder [run] state_dir, nothing to run beside"),
+    "state.url": Default(None, "only the Redis backend needs one"),
+    "state.prefix": Default(
+        "sheet-monitor", "every key of this monitor starts with it: several monitors share one Redis"),
+    "state.password_env": Default(
+        "SHEET_MONITOR_REDIS_PASSWORD", "the variable holding Redis's password, kept out of the file"),
     "watchdog.max_silence": Default("15m", "three missed 5-minute cron ticks"),
     "watchdog.reminder_every": Default("4h", "an outage is re-announced twice per working day"),
     "watchdog.heartbeat_url": Default(None, "no external dead-man's switch"),

@@ -1,9 +1,9 @@
 """The config as the watchdog reads it: its few parts, leniently, whatever else is wrong in the file.
 
 A typo anywhere in the config stops every run (exit 2, into a log file cron mails nothing about), so
-the watchdog is what must tell people. It needs only ``[run] state_dir``, ``[telegram]`` and
-``[watchdog]``: :func:`load_for_watchdog` loads the whole config when it can, and otherwise reads those
-three tables on their own (the file's TOML if it parses, else each of the three tables alone, else
+the watchdog is what must tell people. It needs only ``[run] state_dir``, ``[telegram]``,
+``[watchdog]`` and ``[state]``: :func:`load_for_watchdog` loads the whole config when it can, and otherwise
+reads those tables on their own (the file's TOML if it parses, else each of the tables alone, else
 line by line), keeps every key that is valid by itself and takes the default for the others. The full
 load's errors come back with it (``broken``), for the watchdog to report.
 
@@ -29,10 +29,10 @@ from .issues import ConfigError, ConfigIssue
 from .loader import load_config
 from .positions import TomlPositions
 from .secrets import with_token
-from .sections import RunConfig, TelegramConfig, WatchdogConfig
+from .sections import RunConfig, StateConfig, TelegramConfig, WatchdogConfig
 
 WATCHDOG_TABLES: Mapping[str, type[BaseModel]] = {
-    "run": RunConfig, "telegram": TelegramConfig, "watchdog": WatchdogConfig,
+    "run": RunConfig, "telegram": TelegramConfig, "watchdog": WatchdogConfig, "state": StateConfig,
 }
 _HEADER = re.compile(r"^[ \t]*\[", re.MULTILINE)
 _NEVER_READ = ("bot_token", "token", "credential_projects")  # secrets, and what the loader fills
@@ -47,6 +47,7 @@ class WatchdogParts:
     run: RunConfig
     telegram: TelegramConfig
     watchdog: WatchdogConfig
+    state: StateConfig = StateConfig()
     broken: ConfigError | None = None
     broken_since: datetime | None = None
 
@@ -62,7 +63,7 @@ def load_for_watchdog(path: Path, environ: Mapping[str, str]) -> WatchdogParts:
             raise broken from None  # not even its own parts can be read: nothing to watch with
         parts = _lenient_parts(path, text, environ, broken, changed)
     else:
-        parts = WatchdogParts(path, config.run, config.telegram, config.watchdog)
+        parts = WatchdogParts(path, config.run, config.telegram, config.watchdog, config.state)
     _require_a_way_to_send(parts)
     return parts
 
@@ -73,11 +74,11 @@ def _lenient_parts(path: Path, text: str, environ: Mapping[str, str], broken: Co
     context = {"base_dir": path.resolve().parent}
     read = {name: _valid_keys(model, tables.get(name), context) for name, model in WATCHDOG_TABLES.items()}
     telegram = with_token(read["telegram"], environ, False, lambda *_: None, [])
-    return WatchdogParts(path, read["run"], telegram, read["watchdog"], broken, changed)
+    return WatchdogParts(path, read["run"], telegram, read["watchdog"], read["state"], broken, changed)
 
 
 def _tables(text: str) -> dict[str, Any]:
-    """The three tables as written: from the whole file when it parses, else from each table's own
+    """The tables as written: from the whole file when it parses, else from each table's own
     lines (a syntax error elsewhere must not hide them), else from each of its lines that parses."""
     try:
         return tomllib.loads(text)
@@ -112,6 +113,10 @@ def _valid_keys(model: type[BaseModel], raw: Any, context: dict[str, Any]) -> An
     """``model`` from the keys of ``raw`` that are valid on their own; the defaults for the rest
     (and for all of them when only together they are wrong: a cap below its base, say)."""
     raw = raw if isinstance(raw, dict) else {}
+    try:  # keys only valid together ([state] backend = "redis" with its url) are kept together
+        return model.model_validate({k: v for k, v in raw.items() if k not in _NEVER_READ}, context=context)
+    except ValidationError:
+        pass
     kept = {}
     for key, value in raw.items():
         if key in _NEVER_READ:

@@ -23,7 +23,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from monitor.checks import Check, needs_modified_time, ranges_of
 
-from .sections import AlertsConfig, BreakerConfig, GoogleConfig, RunConfig, TelegramConfig, WatchdogConfig
+from .sections import (
+    AlertsConfig,
+    BreakerConfig,
+    GoogleConfig,
+    RunConfig,
+    StateConfig,
+    TelegramConfig,
+    WatchdogConfig,
+)
 
 
 def checks_fingerprint(checks: Sequence[Check], extra: Sequence[str] = ()) -> str:
@@ -131,6 +139,7 @@ class Config(BaseModel):
     telegram: TelegramConfig
     alerts: AlertsConfig
     watchdog: WatchdogConfig
+    state: StateConfig
     profiles: tuple[Profile, ...]
     sheets: tuple[Sheet, ...]
     fingerprint: str = Field(description="changes iff the set of spreadsheets or any check changes")

@@ -1,4 +1,4 @@
-"""The config file's sections ([run], [google], [breaker], [telegram], [alerts], [watchdog]).
+"""The config file's sections ([run], [google], [breaker], [telegram], [alerts], [watchdog], [state]).
 
 Each is a frozen model that forbids unknown keys and validates its defaults too, so a default is held
 to the same rules as a written value. Their defaults and reasons are ``defaults.DEFAULTS``.
@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 from pydantic import (
@@ -209,6 +210,45 @@ class WatchdogConfig(_Section):
     failed_runs: int = Field(default=DEFAULTS["watchdog.failed_runs"].value, gt=0)
 
 
+class StateConfig(_Section):
+    """Where the state lives: the folder ``[run] state_dir`` (``file``), or a Redis (``redis``)."""
+
+    backend: Literal["file", "redis"] = default("state.backend")
+    url: str | None = default("state.url")
+    prefix: str = default("state.prefix")
+    password_env: str = default("state.password_env")
+
+    @field_validator("url")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("redis", "rediss", "unix") or not (parts.hostname or parts.path):
+            raise InvalidValue(f"expected a Redis URL, got {value!r}", 'write e.g. url = "redis://127.0.0.1:6379/0"')
+        if parts.password:
+            # The config is read by people and kept in git; the password lives in the environment.
+            raise InvalidValue("the URL holds a password", "remove it and export it in the variable named by "
+                               "password_env (SHEET_MONITOR_REDIS_PASSWORD by default)")
+        return value
+
+    @field_validator("prefix", "password_env")
+    @classmethod
+    def _plain_name(cls, value: str, info: ValidationInfo) -> str:
+        if not value or not value.replace("-", "").replace("_", "").replace(":", "").isalnum():
+            example = DEFAULTS[f"state.{info.field_name}"].value
+            raise InvalidValue(f"{info.field_name} must be letters, digits, '-', '_' or ':', got {value!r}",
+                               f'write e.g. {info.field_name} = "{example}"')
+        return value
+
+    @model_validator(mode="after")
+    def _redis_needs_a_url(self) -> StateConfig:
+        if self.backend == "redis" and self.url is None:
+            raise InvalidValue('backend = "redis" needs the Redis to use',
+                               'add url = "redis://127.0.0.1:6379/0" to [state]')
+        return self
+
+
 SECTIONS: Mapping[str, type[BaseModel]] = {
     "run": RunConfig,
     "google": GoogleConfig,
@@ -216,5 +256,6 @@ SECTIONS: Mapping[str, type[BaseModel]] = {
     "telegram": TelegramConfig,
     "alerts": AlertsConfig,
     "watchdog": WatchdogConfig,
+    "state": StateConfig,
 }
 TOP_KEYS = (*SECTIONS, "profiles", "sheets", "sheets_file")  # every key allowed at the top of the file

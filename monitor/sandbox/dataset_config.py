@@ -124,11 +124,7 @@ def write_config(
     if request_timeout:
         lines.append(f"request_timeout = {_toml(request_timeout)}")
     lines += [f"api_endpoint = {_toml(endpoint)}", ""]
-    if telegram_chat_id is not None:
-        lines += ["[telegram]", f"chat_id = {_toml(str(telegram_chat_id))}"]
-        if telegram_api_base:
-            lines.append(f"api_base = {_toml(telegram_api_base)}")
-        lines.append("")
+    lines += _telegram_table(telegram_chat_id, telegram_api_base)
     for name, profile in ((PROFILE, stock_profile()), (CATALOGUE_PROFILE, catalogue_profile())):
         lines += [f"[profiles.{name}]", "checks = ["]
         lines += [f"  {_toml_inline(check.as_written())}," for check in profile]
@@ -137,6 +133,16 @@ def write_config(
         lines += _sheet_tables(dataset.sheets)
     config_path.write_text("\n".join(lines), encoding="utf-8")
     return config_path
+
+
+def _telegram_table(chat_id: str | None, api_base: str | None) -> list[str]:
+    """The ``[telegram]`` table's lines ([] without a chat: messages then go to stdout)."""
+    if chat_id is None:
+        return []
+    lines = ["[telegram]", f"chat_id = {_toml(str(chat_id))}"]
+    if api_base:
+        lines.append(f"api_base = {_toml(api_base)}")
+    return [*lines, ""]
 
 
 def _sheet_tables(sheets: Iterable[SheetEntry]) -> list[str]:

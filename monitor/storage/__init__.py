@@ -1,10 +1,20 @@
-"""The state store: one contract (``PropertyStore``), an in-memory twin and the file backend.
+"""The state store: one contract (``PropertyStore``), an in-memory twin, the file backend and
+the Redis backend.
 
-Callers import from here; the submodules are the backends' parts.
+Callers import from here; the submodules are the backends' parts. The Redis backend
+(``storage.redis_store``) is imported only where it is chosen, so a file-backed process never loads
+the Redis client.
 """
 
 from monitor.storage.contract import RUN_LOCK, PropertyStore, StoreLock
-from monitor.storage.errors import LockHeld, StateError, StateUnreadable, StateVersionError, StateWriteError
+from monitor.storage.errors import (
+    LockHeld,
+    StateError,
+    StateUnavailable,
+    StateUnreadable,
+    StateVersionError,
+    StateWriteError,
+)
 from monitor.storage.file_store import FileStore
 from monitor.storage.location import PROPERTIES, FileLocation, MemoryLocation, StateLocation, location_of
 from monitor.storage.lock import FlockLock
@@ -28,6 +38,7 @@ __all__ = [
     "RestoreReport",
     "StateError",
     "StateLocation",
+    "StateUnavailable",
     "StatePaths",
     "StateUnreadable",
     "StateVersionError",

@@ -38,3 +38,10 @@ class StateWriteError(StateError, OSError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class StateUnavailable(StateError):
+    """The state's server (Redis) cannot be reached or refused us; nothing was read or changed.
+
+    The CLI turns this into exit 1; the message names the server (never its password) and the fix.
+    """

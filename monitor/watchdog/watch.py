@@ -32,7 +32,7 @@ from monitor.notify.heartbeat_ping import failure_url, ping_heartbeat
 from monitor.notify.outbox import DeliveryResult, deliver, enqueue
 from monitor.notify.telegram import Sender
 from monitor.state import read_state
-from monitor.storage import RUN_LOCK, FileLocation, StateError, StateWriteError, location_of
+from monitor.storage import RUN_LOCK, FileLocation, StateError, StateLocation, StateWriteError, location_of
 from monitor.storage.writability import MIN_FREE_BYTES, folder_problem
 from monitor.watchdog import store as watchdog_store
 from monitor.watchdog.judge import (
@@ -68,11 +68,16 @@ class PassReport:
         return any(result.outcome != "sent" for result in self.results)
 
 
-def read_runner(state_dir: Path) -> RunnerReading:
-    """What the runner's state says of the runs, read without any lock, and whether a run could save."""
-    unwritable = runner_folder_problem(Path(state_dir))
+def read_runner(state_dir: Path, runner: StateLocation | None = None) -> RunnerReading:
+    """What the runner's state says of the runs, read without any lock, and whether a run could save.
+
+    ``runner``: where the runner's state lives when it is not the folder ``state_dir`` (a Redis); a
+    Redis that does not answer makes the state unreadable, which is what the runs see too.
+    """
+    on_disk = runner is None or isinstance(runner, FileLocation)
+    unwritable = runner_folder_problem(Path(state_dir)) if on_disk else None
     try:
-        state = read_state(state_dir, only=("heartbeat", "runs", "outbox"))
+        state = read_state(runner or state_dir, only=("heartbeat", "runs", "outbox"))
     except StateError as exc:
         return RunnerReading(exists=True, readable=False, error=str(exc), unwritable=unwritable)
     if state is None:
@@ -99,16 +104,19 @@ def watchdog_pass(
     ping: Callable[[str], bool] = ping_heartbeat,
     send_budget: int = SEND_BUDGET,
     config: ConfigTrouble | None = None,
+    runner: StateLocation | None = None,
 ) -> PassReport:
     """Judge the runner once, record the alert memory, deliver what is owed, ping when healthy.
 
     ``make_sender(outbox)`` builds the sender, following the chat migrations the watchdog's outbox
     (with the runner's added) remembers. ``config``: the monitor's config problems, when it does not
-    load (the verdict is then ``config_broken``, and ``heartbeat_url`` gets a failure ping). Raises
+    load (the verdict is then ``config_broken``, and ``heartbeat_url`` gets a failure ping).
+    ``runner``: the runner's state when not in ``state_dir`` (``[state] backend = "redis"``); the
+    watchdog's own memory stays in ``state_dir`` all the same, so it can tell of a Redis down. Raises
     ``StateError`` only if the watchdog's own store cannot be written; everything else is reported in
     the returned ``PassReport``.
     """
-    args = (Path(state_dir), settings, make_sender, now, heartbeat_url, ping, send_budget, config)
+    args = (Path(state_dir), settings, make_sender, now, heartbeat_url, ping, send_budget, config, runner)
     try:
         return _locked_pass(location_of(state_dir), *args)
     except StateWriteError as exc:
@@ -134,9 +142,9 @@ def _locked_pass(location, state_dir: Path, *args, carry_over: bool = True) -> P
         lock.release()
 
 
-def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, send_budget, config, *,
-          carry_over: bool) -> PassReport:
-    reading = read_runner(state_dir)
+def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, send_budget, config, runner,
+          *, carry_over: bool) -> PassReport:
+    reading = read_runner(state_dir, runner)
     verdict = evaluate(reading, now, settings, config)
     log_event(
         "watchdog_verdict", logging.INFO if verdict.healthy else logging.WARNING, status=verdict.status,

@@ -1,0 +1,31 @@
+"""The location a config names: the state folder (``[state] backend = "file"``) or a Redis.
+
+The Redis client is imported only when the config chooses Redis, so a file-backed process never
+loads it. The password is read from the environment the caller passes (a composition root's), under
+the name ``[state] password_env`` gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from monitor.config import StateConfig
+from monitor.storage.location import FileLocation, StateLocation
+
+
+def configured_location(state: StateConfig, state_dir: Path, environ: Mapping[str, str]) -> StateLocation:
+    """Where the runner's state lives, as ``[state]`` (and ``[run] state_dir``) say."""
+    if state.backend == "file" or state.url is None:
+        return FileLocation(state_dir)
+    from monitor.storage.redis_store import RedisLocation
+
+    return RedisLocation(state.url, prefix=state.prefix, password=environ.get(state.password_env) or None)
+
+
+def describe_location(location: StateLocation) -> str:
+    """Where a state lives, for messages: a folder's path, or the Redis and prefix (no password)."""
+    if isinstance(location, FileLocation):
+        return str(location.state_dir)
+    describe = getattr(location, "describe", None)
+    return describe() if describe is not None else repr(location)

@@ -1,0 +1,215 @@
+"""The Redis backend: the state in one Redis hash per store, locks as leased keys.
+
+Every key lives under a prefix (``[state] prefix``), so several monitors, or the tests, share one
+Redis without meeting: store ``name`` is the hash ``<prefix>:store:<name>``, lock ``name`` is the
+string ``<prefix>:lock:<name>``, and ``<prefix>:generation`` is a random id written with the first
+change, so a process can tell a Redis that lost its data (the key gone) from one never used.
+
+- Opening reads the whole hash once (``HGETALL``, atomic in Redis); reads then come from memory, as
+  the contract says. A reader so sees a state after some complete update.
+- ``update`` is one Lua script of ``HSET`` and ``HDEL`` on the hash: atomic, other clients see all of
+  it or none of it. It is as durable as Redis's persistence makes it (docs/operations.md). A store
+  opened under the run lock writes only while that lock still holds this process's token.
+- A lock is ``SET NX PX`` with a random token and a lease, renewed by a daemon thread while held.
+  A holder killed by ``kill -9`` renews nothing, so its lock expires after the lease: the stand-in for
+  the kernel dropping the file backend's flock. Renewing and releasing compare the token first (Lua),
+  so a holder whose lease ran out never extends or deletes the next holder's lock.
+
+The password comes from the environment (the caller passes it in), never from the URL written in
+the config, and no message of this module contains it.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+import redis
+
+from monitor.storage.contract import RUN_LOCK, PropertyStore, StoreLock
+from monitor.storage.errors import StateError, StateUnavailable, StateWriteError
+from monitor.storage.location import PROPERTIES, StateLocation
+
+# A killed holder's lock is free again after this long. Long enough that a process stalled by a
+# loaded machine (the renewal comes every third of it) keeps its lock; short enough that the next
+# cron tick after a crash (every minute or more) finds it free.
+LOCK_LEASE_SECONDS = 30.0
+# Connecting and each command: a Redis that does not answer in this long is treated as down.
+SOCKET_TIMEOUT_SECONDS = 5.0
+_POLL_SECONDS = 0.05
+
+# Extend the lease only if the lock still holds our token.
+_RENEW = ("if redis.call('get', KEYS[1]) == ARGV[1] then"
+          " return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0")
+# One update, atomic as every script is: refused (0) if the run lock this process took (ARGV[1], empty
+# when it took none) is no longer its own; else the fields set and deleted, and the generation set if
+# it is missing. ARGV: token, generation, count of fields set, then field/value pairs, then fields to
+# delete.
+_UPDATE = """
+if ARGV[1] ~= '' and redis.call('get', KEYS[2]) ~= ARGV[1] then return 0 end
+local set = tonumber(ARGV[3])
+for i = 0, set - 1 do redis.call('hset', KEYS[1], ARGV[4 + 2 * i], ARGV[5 + 2 * i]) end
+for i = 4 + 2 * set, #ARGV do redis.call('hdel', KEYS[1], ARGV[i]) end
+redis.call('set', KEYS[3], ARGV[2], 'NX')
+return 1
+"""
+# Delete the lock only if it still holds our token.
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+
+
+class RedisLocation(StateLocation):
+    """The stores and locks of one monitor on one Redis, all under ``prefix``."""
+
+    def __init__(self, url: str, *, prefix: str, password: str | None = None) -> None:
+        self.url = url
+        self.prefix = prefix
+        # The token of each lock a RedisLock of this location holds: a store opened here writes only
+        # while the run lock it was opened under is still its own.
+        self.held_tokens: dict[str, str] = {}
+        self._client = redis.Redis.from_url(
+            url, password=password, socket_timeout=SOCKET_TIMEOUT_SECONDS,
+            socket_connect_timeout=SOCKET_TIMEOUT_SECONDS, decode_responses=True)
+        # Sent once, then called by their digest (EVALSHA), not with their whole text each time.
+        self.update_script = self._client.register_script(_UPDATE)
+        self.renew_script = self._client.register_script(_RENEW)
+        self.release_script = self._client.register_script(_RELEASE)
+
+    def key(self, *parts: str) -> str:
+        return ":".join((self.prefix, *parts))
+
+    def exists(self, name: str = PROPERTIES) -> bool:
+        with talking_to(self):
+            return bool(self._client.exists(self.key("store", name)))
+
+    def open(self, name: str = PROPERTIES, *, read_only: bool = False) -> RedisStore:
+        return RedisStore(self, name, read_only=read_only)
+
+    def lock(self, name: str = RUN_LOCK) -> RedisLock:
+        return RedisLock(self, name)
+
+    def describe(self) -> str:
+        """The Redis and prefix, for messages: host, port and database, never the password."""
+        kwargs = self._client.connection_pool.connection_kwargs
+        where = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
+        return f"Redis {where} db {kwargs.get('db', 0)} (prefix {self.prefix!r})"
+
+    def ping(self) -> None:
+        """Raise ``StateUnavailable`` if Redis does not answer."""
+        with talking_to(self):
+            self._client.ping()
+
+    @property
+    def client(self) -> redis.Redis:
+        return self._client
+
+    def __repr__(self) -> str:
+        return f"RedisLocation({self.describe()})"
+
+
+@contextmanager
+def talking_to(location: RedisLocation, writing: bool = False) -> Iterator[None]:
+    """Turn the client's errors into the store's, saying which Redis and what to do."""
+    try:
+        yield
+    except redis.AuthenticationError as exc:
+        raise StateUnavailable(
+            f"{location.describe()} refused the password ({exc}); set the environment variable named by"
+            " [state] password_env to the password Redis expects") from None
+    except redis.RedisError as exc:
+        error = StateWriteError if writing else StateUnavailable
+        raise error(
+            f"cannot reach the state on {location.describe()}: {type(exc).__name__}: {str(exc).rstrip('.')}."
+            " Start Redis"
+            " or fix [state] url in the config; `redis-cli -u <url> ping` should answer PONG") from None
+
+
+class RedisStore(PropertyStore):
+    """A ``PropertyStore`` on a Redis hash; see the module docstring."""
+
+    def __init__(self, location: RedisLocation, name: str, *, read_only: bool = False) -> None:
+        self.location = location
+        self.hash_key = location.key("store", name)
+        with talking_to(location):
+            properties = location.client.hgetall(self.hash_key)
+        super().__init__(properties, read_only=read_only)
+
+    def _persist(self, changed: dict[str, str], removed: list[str]) -> None:
+        # Under the run lock, the update is fenced by its token: a process stalled past its lease,
+        # whose lock another process has taken since, is refused instead of writing over that one.
+        # The generation is set once, never changed: its absence later means Redis lost what it held.
+        token = self.location.held_tokens.get(RUN_LOCK, "")
+        pairs = [item for pair in changed.items() for item in pair]
+        with talking_to(self.location, writing=True):
+            applied = self.location.update_script(
+                keys=[self.hash_key, self.location.key("lock", RUN_LOCK), self.location.key("generation")],
+                args=[token, secrets.token_hex(8), len(changed), *pairs, *removed])
+        if not applied:
+            raise StateError(
+                f"{self._describe()}: this process lost the run lock (its {LOCK_LEASE_SECONDS:.0f} s lease"
+                " ran out while the process was stalled, and another process holds it now); this change"
+                " was not saved. Nothing to fix by hand: the next run goes on from the saved state")
+
+    def _lock(self, name: str) -> RedisLock:
+        return RedisLock(self.location, name)
+
+    def _describe(self) -> str:
+        return f"the state on {self.location.describe()}"
+
+
+class RedisLock(StoreLock):
+    """A lock held as ``<prefix>:lock:<name>`` with a lease renewed while held."""
+
+    def __init__(self, location: RedisLocation, name: str, lease: float = LOCK_LEASE_SECONDS) -> None:
+        self.location = location
+        self.name = name
+        self.key = location.key("lock", name)
+        self.lease = lease
+        self._token: str | None = None
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._token is not None
+
+    def acquire(self, timeout: float) -> bool:
+        if self.held:
+            return True
+        token = secrets.token_hex(16)
+        deadline = time.monotonic() + max(timeout, 0.0)
+        with talking_to(self.location):
+            while not self.location.client.set(self.key, token, nx=True, px=int(self.lease * 1000)):
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(_POLL_SECONDS)
+        self._token = token
+        self.location.held_tokens[self.name] = token
+        self._stop = threading.Event()
+        self._renewer = threading.Thread(target=self._renew, args=(token, self._stop),
+                                         name=f"lock-lease-{self.name}", daemon=True)
+        self._renewer.start()
+        return True
+
+    def _renew(self, token: str, stop: threading.Event) -> None:
+        while not stop.wait(self.lease / 3):
+            try:
+                self.location.renew_script(keys=[self.key], args=[token, int(self.lease * 1000)])
+            except redis.RedisError:
+                continue  # Redis away for a moment: the lease still runs; try again next time
+
+    def release(self) -> None:
+        token, self._token = self._token, None
+        if token is None:
+            return
+        if self.location.held_tokens.get(self.name) == token:
+            del self.location.held_tokens[self.name]
+        self._stop.set()
+        # Redis away: the lease expires by itself, as a killed holder's does.
+        with suppress(redis.RedisError):
+            self.location.release_script(keys=[self.key], args=[token])
+
+    def describe(self) -> str:
+        return f"{self.key} on {self.location.describe()}"

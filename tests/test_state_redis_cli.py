@@ -1,0 +1,97 @@
+"""The monitor on ``[state] backend = "redis"``: a real run against the sandbox, then the commands,
+the watchdog and check-config; and a Redis that does not answer, told with exit 1 and its fix.
+
+Each test keeps its state under a key prefix of its own (``redis_location``) on the machine's Redis.
+"""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime
+
+from cli_fixtures import A, B, C, invoke, json_of, state_dir, write_config
+from redis_fixtures import REDIS_URL
+
+from monitor.app.run import run_once
+from monitor.cli.watchdog import run_watchdog
+from monitor.config import load_config
+from monitor.core.clock import ManualClock
+from monitor.engine.heartbeat import Outcome
+from monitor.sandbox.server import running_sandbox
+from monitor.state import read_state
+
+NOWHERE = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+PASSWORD = "pw-that-must-never-show"
+
+
+def state_section(url: str, prefix: str) -> str:
+    return f'\n[state]\nbackend = "redis"\nurl = "{url}"\nprefix = "{prefix}"\n'
+
+
+def stock() -> dict:
+    return {"title": "Store", "tabs": {"Stock": [["SKU", "Product", "Quantity"], ["A-1", "Tea", 10]]}}
+
+
+def test_a_run_on_redis_then_status_an_admin_command_and_check_config_use_it_there(tmp_path, redis_location):
+    clock = ManualClock(start=datetime.now(UTC).replace(microsecond=0))
+    with running_sandbox(clock=clock, telegram=False, latency="off") as sandbox:
+        for sid in (A, B, C):
+            sandbox.google.store.put_control(sid, stock())
+        config = write_config(tmp_path, credentials=sandbox.write_credentials(tmp_path / "keys", 1),
+                              endpoint=sandbox.base_url,
+                              extra=state_section(REDIS_URL, redis_location.prefix))
+        result = run_once(load_config(config, {}), clock=clock, messages_to=io.StringIO())
+    assert result.report.outcome is Outcome.OK
+
+    saved = read_state(redis_location)
+    assert saved is not None and saved.round is not None and len(saved.round) == 3
+    assert not (state_dir(config) / "properties.json").exists()  # nothing went to the folder
+
+    status = json_of(invoke(config, "status", "--json"))
+    assert status["has_run"] and status["current_round"]["done"] == 3
+    assert redis_location.prefix in status["state_file"]
+
+    told = io.StringIO()  # the watchdog reads the heartbeat from Redis: a healthy runner, nothing to say
+    assert run_watchdog(config, told, clock=clock) == 0 and told.getvalue() == ""
+
+    muted = invoke(config, "mute", B, "--for", "2h", "--reason", "stock count")
+    assert muted.exit_code == 0, muted.output
+    assert B in read_state(redis_location).mutes
+
+    checked = invoke(config, "check-config", "--offline")
+    assert checked.exit_code == 0, checked.output
+    assert "state on Redis" in checked.output and "answers" in checked.output
+
+
+def test_a_run_whose_redis_does_not_answer_exits_1_saying_which_and_what_to_do(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHEET_MONITOR_REDIS_PASSWORD", PASSWORD)
+    config = write_config(tmp_path, extra=state_section(NOWHERE, "p"))
+
+    result = invoke(config, "run", "--no-progress")
+
+    assert result.exit_code == 1
+    assert "cannot reach the state on Redis 127.0.0.1:1" in result.stderr
+    assert "[state] url" in result.stderr and "Traceback" not in result.output
+    assert PASSWORD not in result.output
+
+
+def test_check_config_says_redis_does_not_answer_exit_1(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHEET_MONITOR_REDIS_PASSWORD", PASSWORD)
+    config = write_config(tmp_path, extra=state_section(NOWHERE, "p"))
+
+    result = invoke(config, "check-config", "--offline")
+
+    assert result.exit_code == 1
+    assert "cannot reach the state on Redis 127.0.0.1:1" in result.output
+    assert PASSWORD not in result.output
+
+
+def test_the_watchdog_says_the_state_on_redis_cannot_be_reached(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHEET_MONITOR_REDIS_PASSWORD", PASSWORD)
+    config = write_config(tmp_path, extra=state_section(NOWHERE, "p"))
+    told = io.StringIO()
+
+    run_watchdog(config, told, clock=ManualClock(datetime.now(UTC)))
+
+    assert "cannot reach the state on Redis 127.0.0.1:1" in told.getvalue()
+    assert PASSWORD not in told.getvalue()
