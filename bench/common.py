@@ -108,6 +108,9 @@ class TimedReader:
         # Asked as a request of its own before a spreadsheet's dates are first judged (engine.zones).
         return self._timed(self.inner.time_zone, *args, **kwargs)
 
+    def modified_time(self, *args, **kwargs):
+        return self._timed(self.inner.modified_time, *args, **kwargs)
+
     def _timed(self, request, *args, **kwargs):
         import time
 

@@ -14,13 +14,19 @@ one `run` over them in this process until the whole round is done, with one read
 - that the run really did the work: every spreadsheet checked in this round (tasks finished = N,
   each with a verdict recorded at or after the run started).
 
+With ``--profile richer`` every spreadsheet is judged by a richer profile than the dataset's: every
+kind of check, every aggregate, row filters, a percentile and a capped severity (``richer_checks``),
+so that the run's cost per task is measured with what evaluation may cost at its most.
+
     .venv/bin/python bench/run_overhead.py [--sheets 700 5000 20000] [--checkpoint-every 0.2]
+                                           [--profile dataset|richer]
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import logging
 import statistics
 import sys
@@ -34,12 +40,60 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import SleepCountingClock, TimedReader, served_dataset  # noqa: E402
 
 from monitor.app.run import run_once  # noqa: E402
+from monitor.checks import (  # noqa: E402
+    Check,
+    FormulaErrorsCheck,
+    FreshnessCheck,
+    NotEmptyCheck,
+    RowCountCheck,
+    ThresholdCheck,
+)
 from monitor.config import load_config  # noqa: E402
 from monitor.google.reader import GspreadReader  # noqa: E402
+from monitor.sandbox.dataset import PROFILE, stock_profile  # noqa: E402
+from monitor.sandbox.dataset_generate import CHECKED_LAST_ROW, STOCK_TAB, WATCHED_SUPPLIER  # noqa: E402
 from monitor.state import read_state  # noqa: E402
 from monitor.state.repository import StateRepository  # noqa: E402
 
 TARGET_MS = 5.0
+LAST = CHECKED_LAST_ROW
+
+
+def richer_checks() -> list[Check]:
+    """Every kind and aggregate over the generated Stock tab (columns A..H, rows 2..500), some
+    filtered by the Supplier (C) or Reorder level (G) column, one capped to warn."""
+    tab, supplier = STOCK_TAB, f"C = '{WATCHED_SUPPLIER}'"
+    threshold = [
+        ThresholdCheck(name=f"richer {index} {aggregate}", range=f"{tab}!F2:F{LAST}", aggregate=aggregate,
+                       fail=condition, **extra)
+        for index, (aggregate, condition, extra) in enumerate((
+            ("min", "< 0", {"warn": "< 5"}), ("max", "> 100000", {}), ("sum", "< 0", {}),
+            ("count", "< 1", {}), ("value", "< -1000", {}), ("avg", "< 0", {"where": supplier}),
+            ("distinct", "< 1", {}), ("percentile", "> 100000", {"percentile": 95, "severity": "warn"}),
+            ("avg", "> 100000", {"where": "G in (5, 10) or C contains 'Mills'", "owner": "@olga"}),
+        ))]
+    return [
+        *stock_profile(),
+        NotEmptyCheck(range=f"{tab}!B2:B{LAST}", where="G >= 5"),
+        RowCountCheck(range=f"{tab}!A2:A{LAST}", where=supplier, max=LAST),
+        FormulaErrorsCheck(range=f"Sales!A1:D{LAST}"),
+        FreshnessCheck(range=f"Sales!A2:A{LAST}", fail="> 30d"),
+        *threshold,
+    ]
+
+
+def toml_inline(table: dict) -> str:
+    """A check as written, as a TOML inline table (its values are strings and numbers)."""
+    return "{ " + ", ".join(f"{key} = {json.dumps(value)}" for key, value in table.items()) + " }"
+
+
+def with_profile(config_path: Path, checks: list[Check]) -> None:
+    """Replace the written config's stock profile's checks with ``checks``."""
+    text = config_path.read_text()
+    start = text.index("checks = [\n", text.index(f"[profiles.{PROFILE}]"))
+    end = text.index("\n]\n", start)
+    written = "".join(f"\n  {toml_inline(check.as_written())}," for check in checks)
+    config_path.write_text(text[:start] + "checks = [" + written + text[end:])
 
 
 class SaveTimer:
@@ -66,11 +120,13 @@ class SaveTimer:
         StateRepository.save = self._original
 
 
-def measure(sheets: int, checkpoint_every: float) -> dict:
+def measure(sheets: int, checkpoint_every: float, profile: str = "dataset") -> dict:
     with tempfile.TemporaryDirectory() as tmp, served_dataset(
         Path(tmp), sheets=sheets, credentials=1, per_user=10**8, per_project=10**8, faults=False,
         latency="off", google={"max_concurrent_reads": 1},  # one worker: its API time is the run's wait
     ) as config_path:
+        if profile == "richer":
+            with_profile(config_path, richer_checks())
         config = load_config(config_path)
         timed: list[TimedReader] = []
 
@@ -92,7 +148,8 @@ def measure(sheets: int, checkpoint_every: float) -> dict:
     report = result.report
     overhead = wall - timed[0].seconds - clock.slept
     return {
-        "sheets": sheets, "tasks": report.tasks, "finished": state.round.finished(), "checked": checked,
+        "sheets": sheets, "checks": len(config.sheets[0].checks), "ranges": len(config.sheets[0].ranges),
+        "tasks": report.tasks, "finished": state.round.finished(), "checked": checked,
         "skipped": sum(1 for record in state.health.values() if record.skipped),
         "wall_s": wall, "api_s": timed[0].seconds, "slept_s": clock.slept,
         "overhead_ms_per_task": 1000 * overhead / max(report.tasks, 1),
@@ -109,12 +166,16 @@ def main() -> int:
                         help="seconds between merged checkpoints (0.2, the production setting, merges the "
                              "saves of a faster-than-quota run; 0 saves after every task, as production "
                              "pace does)")
+    parser.add_argument("--profile", choices=("dataset", "richer"), default="dataset",
+                        help="the dataset's stock profile, or a richer one with every kind, aggregate and "
+                             "filter (richer_checks)")
     args = parser.parse_args()
     results = []
     for sheets in args.sheets:
-        m = measure(sheets, args.checkpoint_every)
+        m = measure(sheets, args.checkpoint_every, args.profile)
         results.append(m)
-        print(f"{m['sheets']:>6} spreadsheets: {m['tasks']} reads, round {m['finished']}/{m['sheets']} "
+        print(f"{m['sheets']:>6} spreadsheets, {m['checks']} checks over {m['ranges']} ranges each: "
+              f"{m['tasks']} reads, round {m['finished']}/{m['sheets']} "
               f"finished, {m['checked']} read and judged in this run (+{m['skipped']} skipped by an open "
               "breaker); "
               f"wall {m['wall_s']:.1f} s, API {m['api_s']:.1f} s, slept {m['slept_s']:.1f} s", flush=True)

@@ -418,7 +418,7 @@ def test_results_serialise_to_plain_json_types():
     got = evaluate(STOCK, stock(3), NOW)
     assert got.to_dict() == {
         "check_name": "threshold min Stock!F2:F", "kind": "threshold", "status": "warn",
-        "message": "min 3 < 5", "observed": 3, "cells": ["Stock!F2"],
+        "message": "min 3 < 5", "observed": 3, "cells": ["Stock!F2"], "owner": None,
     }
 
 

@@ -70,8 +70,8 @@ def test_a_name_google_would_refuse_is_still_a_malformed_range():
 
 
 def test_unknown_parameters_and_aggregates_are_refused():
-    with pytest.raises(ValidationError, match="avg"):
-        checks.ThresholdCheck(range="S!A1", aggregate="avg", fail="< 0")
+    with pytest.raises(ValidationError, match="mean"):
+        checks.ThresholdCheck(range="S!A1", aggregate="mean", fail="< 0")
     with pytest.raises(ValidationError, match="extra"):
         checks.NotEmptyCheck(range="S!A1", rnage="S!B1")
 

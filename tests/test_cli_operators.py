@@ -55,7 +55,8 @@ def test_sheets_shows_what_each_check_found_and_the_tags(config):
     row = next(r for r in json_of(invoke(config, "sheets", "--json"))["sheets"] if r["id"] == B)
     assert row["findings"] == 2 and row["tags"] == ["kazan"]
     assert row["found"][1] == {"check": "formula_errors", "kind": "formula_errors", "status": "fail",
-                               "message": "1 formula error: #REF!", "cells": ["Stock!B3"], "gid": None}
+                               "message": "1 formula error: #REF!", "cells": ["Stock!B3"], "gid": None,
+                               "owner": None}
 
 
 def test_sheets_filters_by_tag_status_and_name(config):

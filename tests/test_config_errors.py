@@ -92,12 +92,12 @@ def test_bad_condition_and_bad_age_are_reported_with_forms(folder: Path) -> None
 
 def test_check_parameters_are_checked_per_kind(folder: Path) -> None:
     message = error_of(folder, FULL.replace("min = 1, max = 5000", "min = 9, max = 5")
-                       .replace('aggregate = "min", ', 'aggregate = "avg", ')
+                       .replace('aggregate = "min", ', 'aggregate = "mean", ')
                        .replace('source = "modified_time", ', 'source = "modified_time", '
                                 'range = "Sales!A:A", '))
     assert "profiles.sales.checks[0]: min (9) is greater than max (5)" in message
-    assert "profiles.stock.checks[2].aggregate: 'avg' is not allowed" in message
-    assert "'min', 'max', 'sum', 'count' or 'value'" in message
+    assert "profiles.stock.checks[2].aggregate: 'mean' is not allowed" in message
+    assert "'min', 'max', 'sum', 'count', 'value', 'avg', 'distinct' or 'percentile'" in message
     assert 'profiles.sales.checks[1]: a freshness check on source = "modified_time" takes no' in message
 
 

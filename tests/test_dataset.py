@@ -136,7 +136,7 @@ def test_healthy_and_data_broken_sheets_get_the_health_the_manifest_promises():
     data = ds.generate(300, 5, NOW)
     checks = ds.stock_profile()
     data_kinds = ("formula_errors", "negative_stock", "low_stock", "stale", "empty_stock", "unknown_sku",
-                  *TABLE_KINDS)
+                  *TABLE_KINDS, "prices_in_kopecks", "quantities_in_grams")
     sample = data.healthy()[:40] + [e for kind in data_kinds for e in data.of_kind(kind)]
     [catalogue] = data.of_kind("catalogue")
     skus = tuple(row[0] for row in data.payloads[catalogue.id]["tabs"][ds.CATALOGUE_TAB][1:])
@@ -157,14 +157,14 @@ def test_breakages_after_the_first_read_get_the_health_the_manifest_promises_at_
         for entry in data.of_kind(kind):
             first = data.payloads[entry.id]["tabs"][ds.STOCK_TAB]
             then = data.edits[entry.id]["tabs"][ds.STOCK_TAB]
-            before = evaluate_all(checks, {c.range: _value_range(first, c.range) for c in checks}, NOW, UTC)
+            before = evaluate_all(checks, {a1: _value_range(first, a1) for a1 in ranges_of(checks)}, NOW, UTC)
             assert health_of(before) == "ok"
             kept = {r.check_name: r.observed for r in before}
             past = Past(series={c.name: ((NOW, kept[c.name]),) for c in checks if c.kind == "change"},
                         headers={c.name: tuple(kept[c.name]) for c in checks if c.kind == "headers_changed"})
             later = NOW + timedelta(minutes=10)
-            after = evaluate_all(checks, {c.range: _value_range(then, c.range) for c in checks}, later, UTC,
-                                 past=past)
+            after = evaluate_all(checks, {a1: _value_range(then, a1) for a1 in ranges_of(checks)}, later,
+                                 UTC, past=past)
             assert health_of(after) == entry.expect, (entry, after)
 
 
@@ -287,7 +287,7 @@ def test_the_monitor_loads_the_written_config_with_every_sheet_on_the_stock_prof
 def test_applied_dataset_answers_the_monitor_the_way_the_manifest_says(tmp_path):
     """Through the real sandbox and gspread: one spreadsheet of each kind but slow and hang."""
     now = datetime.now(UTC)  # google-auth signs with the real clock, and data is dated from it
-    data = ds.generate(110, 3, now)
+    data = ds.generate(200, 3, now)  # every kind at least once
     checks = ds.stock_profile()
     params = {"valueRenderOption": "UNFORMATTED_VALUE", "dateTimeRenderOption": "SERIAL_NUMBER"}
     with running_sandbox(telegram=False, latency="off") as sandbox:
@@ -306,7 +306,7 @@ def test_applied_dataset_answers_the_monitor_the_way_the_manifest_says(tmp_path)
             return refused.value.response.status_code, refused.value.error["message"]
 
         for kind in ("healthy", "formula_errors", "stale", "negative_stock", "empty_stock",
-                     "low_stock"):
+                     "low_stock", "prices_in_kopecks", "quantities_in_grams", *TABLE_KINDS):
             entry = data.of_kind(kind)[0]
             assert read(entry) == entry.expect, kind
         assert status_of(data.of_kind("missing")[0])[0] == 404

@@ -15,7 +15,7 @@ PARAMS = {"valueRenderOption": "UNFORMATTED_VALUE", "dateTimeRenderOption": "SER
 
 def test_each_table_breakage_gets_the_verdict_and_the_finding_its_manifest_says(tmp_path):
     now = datetime.now(UTC)  # google-auth signs with the real clock, and data is dated from it
-    data = ds.generate(150, 4, now)
+    data = ds.generate(200, 4, now)  # every kind at least once
     checks = ds.stock_profile()
     with running_sandbox(telegram=False, latency="off") as sandbox:
         ds.apply(data, sandbox.google)

@@ -15,7 +15,7 @@ from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from monitor.sandbox.dataset import AFTER_FIRST_READ, apply_edits
 
-SHEETS = 170  # every kind of breakage once at least (len(BREAKAGES) / BROKEN_SHARE)
+SHEETS = 190  # every kind of breakage once at least (len(BREAKAGES) / BROKEN_SHARE)
 FAULT_KINDS = {"flaky", "server_error", "slow", "hang", "access_removed"}  # faults left out: served plainly
 
 

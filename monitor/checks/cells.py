@@ -54,6 +54,29 @@ def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+class ReadRange(dict):
+    """A ValueRange whose cells are made once for every check that reads it (``cells_of``): a
+    spreadsheet's checks often share a range, and a filter reads its columns once per check."""
+
+    __slots__ = ("cells", "split")
+
+    def __init__(self, value_range: Mapping[str, Any], cells: list[Cell] | None = None) -> None:
+        super().__init__(value_range)
+        self.cells = cells
+        self.split: tuple[list[Cell], list[Cell]] | None = None
+
+
+def numbers_and_others(value_range: Mapping[str, Any] | None) -> tuple[list[Cell], list[Cell]]:
+    """The numeric cells and the rest, in reading order (made once for a ``ReadRange``)."""
+    if type(value_range) is ReadRange and value_range.split is not None:
+        return value_range.split
+    cells = cells_of(value_range)
+    split = ([c for c in cells if is_number(c.value)], [c for c in cells if not is_number(c.value)])
+    if type(value_range) is ReadRange:
+        value_range.split = split
+    return split
+
+
 def cells_of(
     value_range: Mapping[str, Any] | None, keep: Callable[[Any], object] | None = None
 ) -> list[Cell]:
@@ -61,8 +84,17 @@ def cells_of(
 
     With ``keep``, only the values for which ``keep(value)`` is true become cells (a check that wants
     a few cells out of thousands need not pay for the rest). Raises ValuesStillLoading if any cell
-    shows the Loading... placeholder, kept or not.
+    shows the Loading... placeholder, kept or not. A ``ReadRange``'s cells are made once and shared:
+    callers never change the list.
     """
+    if keep is None and type(value_range) is ReadRange:
+        if value_range.cells is None:
+            value_range.cells = _cells(value_range, None)
+        return value_range.cells
+    return _cells(value_range, keep)
+
+
+def _cells(value_range: Mapping[str, Any] | None, keep: Callable[[Any], object] | None) -> list[Cell]:
     if not value_range:
         return []
     values = value_range.get("values") or []
@@ -91,6 +123,11 @@ def cells_of(
     if by_columns:
         cells.sort(key=lambda c: (c.row, c.col))
     return cells
+
+
+def only_rows(value_range: Mapping[str, Any] | None, rows: set[int]) -> ReadRange:
+    """``value_range`` seen through a row filter: its cells in the sheet rows ``rows`` only."""
+    return ReadRange(value_range or {}, [cell for cell in cells_of(value_range) if cell.row in rows])
 
 
 def _origin(echoed: str) -> tuple[str, int, int]:

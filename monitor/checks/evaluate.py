@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -31,7 +32,7 @@ from monitor.core.durations import human_duration
 from monitor.core.timefmt import format_utc, parse_utc
 from monitor.core.zones import wall_clock
 
-from .cells import Cell, cells_of, is_number
+from .cells import Cell, ReadRange, cells_of, is_number, numbers_and_others, only_rows
 from .column_evaluate import COLUMN_EVALUATORS
 from .conditions import Condition, format_number
 from .dates import MAX_SERIAL, date_of
@@ -52,6 +53,7 @@ def evaluate(
     tz: tzinfo | str | None = None,
     modified_time: datetime | str | None = None,
     past: Past | None = None,
+    others: Mapping[str, ValueRange] | None = None,
 ) -> CheckResult:
     """Judge one check against the ValueRange Google returned for its range.
 
@@ -61,19 +63,31 @@ def evaluate(
     moment on its clock, with the offset ("2026-01-05 14:30 UTC+3"). ``modified_time`` (aware
     datetime or Drive's RFC 3339 string) is needed only by freshness checks with
     ``source="modified_time"``. ``past``: what checks kept over time or across spreadsheets are
-    judged against (``monitor.checks.past``; none: a first read). Raises
+    judged against (``monitor.checks.past``; none: a first read). ``others`` maps the ranges of a
+    row filter (``where_ranges``) to their ValueRanges; a check with a filter judges only the rows
+    that pass. A check of ``severity = "warn"`` warns where it would fail; its ``owner`` goes with
+    its result. Raises
     ValuesStillLoading; TypeError for anything that is not a check model; ValueError for a naive
     ``now`` or a missing ``modified_time``.
     """
     if now.tzinfo is None:
         raise ValueError("now must be an aware datetime")
+    where = getattr(check, "where", None)
+    if where is not None and check.a1 is not None:
+        rows = {cell.row for cell in cells_of(value_range)}
+        value_range = only_rows(value_range, where.passing_rows(check.a1, rows, others or {}))
     if (judge := PAST_EVALUATORS.get(type(check))) is not None:
-        return judge(check, value_range, now, past or NO_PAST)
-    evaluator = _EVALUATORS.get(type(check))
-    if evaluator is None:
+        result = judge(check, value_range, now, past or NO_PAST)
+    elif (evaluator := _EVALUATORS.get(type(check))) is not None:
+        result = evaluator(check, value_range, now, _zone(tz), modified_time)
+    else:
         raise TypeError(f"not a check model: {type(check).__name__} (build one of "
                         f"{', '.join(kind.__name__ for kind in _EVALUATORS)})")
-    return evaluator(check, value_range, now, _zone(tz), modified_time)
+    if where is None and check.severity == "fail" and check.owner is None:
+        return result  # the common case, kept cheap: a round judges every check of every spreadsheet
+    message = f"{result.message} in rows where {where}" if where is not None else result.message
+    status: Status = "warn" if check.severity == "warn" and result.status == "fail" else result.status
+    return replace(result, status=status, message=message, owner=check.owner)
 
 
 def evaluate_all(
@@ -99,23 +113,29 @@ def evaluate_all(
                 f"{len(value_ranges)} value ranges given"
             )
         value_ranges = dict(zip(requested, value_ranges, strict=True))
+    value_ranges = {text: ReadRange(values) if values is not None else None
+                    for text, values in value_ranges.items()}
 
     def values_for(check: Check) -> ValueRange | None:
         if check.range is None:
             return None
-        if check.range not in value_ranges:
-            raise KeyError(f"no values were read for range {check.range!r} of {check.name!r}")
+        for text in (check.range, *check.where_ranges):
+            if text not in value_ranges:
+                raise KeyError(f"no values were read for range {text!r} of {check.name!r}")
         return value_ranges[check.range]
 
-    return [evaluate(check, values_for(check), now, tz, modified_time, past) for check in checks]
+    return [evaluate(check, values_for(check), now, tz, modified_time, past, value_ranges)
+            for check in checks]
 
 
 def ranges_of(checks: Sequence[Check]) -> tuple[str, ...]:
     """The ranges to read for ``checks``, each once, in first-use order: one batchGet's ``ranges``.
 
-    Freshness checks on the file's modified time read no range (their ``range`` is None).
+    Freshness checks on the file's modified time read no range (their ``range`` is None); a row
+    filter reads its columns over the check's rows, after the check's own range.
     """
-    return tuple(dict.fromkeys(check.range for check in checks if check.range is not None))
+    return tuple(dict.fromkeys(text for check in checks if check.range is not None
+                               for text in (check.range, *check.where_ranges)))
 
 
 def needs_modified_time(checks: Sequence[Check]) -> bool:
@@ -186,11 +206,12 @@ def _row_count(check: RowCountCheck, value_range, now, tz, modified_time) -> Che
 def _threshold(check: ThresholdCheck, value_range, now, tz, modified_time) -> CheckResult:
     aggregate, warn, fail = check.aggregate, check.warn, check.fail
     cells = cells_of(value_range)
-    numbers = [c for c in cells if is_number(c.value)]
-    others = [c for c in cells if not is_number(c.value)]
+    numbers, others = numbers_and_others(value_range)
 
     if aggregate == "count":
         observed: float = len(cells)
+    elif aggregate == "distinct":
+        observed = len({_distinct_key(c.value) for c in cells})
     elif aggregate == "value" and cells and not is_number(cells[0].value):
         message = f"{cells[0].ref} is not a number: {_show(cells[0].value)}"
         return _result(check, _most_severe(warn, fail), message, None, [cells[0]])
@@ -202,20 +223,38 @@ def _threshold(check: ThresholdCheck, value_range, now, tz, modified_time) -> Ch
     elif aggregate in ("min", "max") and numbers:
         pick = min if aggregate == "min" else max
         observed = pick(c.value for c in numbers)
+    elif aggregate == "avg" and numbers:
+        observed = sum(c.value for c in numbers) / len(numbers)
+    elif aggregate == "percentile" and numbers:
+        observed = _percentile(sorted(c.value for c in numbers), check.percentile or 0)
     else:
-        return _undefined(check, aggregate, others, _most_severe(warn, fail))
+        return _undefined(check, check.label, others, _most_severe(warn, fail))
 
     ignored = ""
-    if others and aggregate in ("min", "max", "sum"):
+    if others and aggregate in ("min", "max", "sum", "avg", "percentile"):
         ignored = f" ({_plural(len(others), 'non-numeric cell')} ignored)"
-    shown = f"{aggregate} {format_number(observed)}"
+    shown = f"{check.label} {format_number(observed)}"
     for status, condition in (("fail", fail), ("warn", warn)):
         if condition is not None and condition.holds(observed):
             offenders = []
-            if aggregate in ("min", "max", "value"):
+            if aggregate in ("min", "max", "value", "percentile"):
                 offenders = [c for c in numbers if condition.holds(c.value)]
             return _result(check, status, f"{shown} {condition}{ignored}", observed, offenders)
     return _result(check, "ok", shown + ignored, observed)
+
+
+def _percentile(ordered: list[float], level: float) -> float:
+    """The level-th percentile, interpolated between the two nearest ranks: Sheets' PERCENTILE
+    (PERCENTILE.INC), so the number matches what the spreadsheet's own formula shows."""
+    position = (len(ordered) - 1) * level / 100
+    below = int(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
+
+
+def _distinct_key(value: Any) -> Any:
+    # "Apple " and "Apple" look the same in a cell; 5 and 5.0 are one number.
+    return value.strip() if isinstance(value, str) else value
 
 
 def _undefined(check: Check, aggregate: str, others: list[Cell], status: Status) -> CheckResult:

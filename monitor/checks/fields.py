@@ -17,6 +17,7 @@ from monitor.core.durations import DURATION_FORMS, format_duration, parse_durati
 from monitor.core.invalid import InvalidValue
 
 from .conditions import CONDITION_FORMS, Condition, parse_age_condition, parse_condition
+from .where import WHERE_FORMS, RowFilter, parse_where
 
 _AGE_OPS = (">", ">=")  # an age condition means "older than"; younger-than would never alert on staleness
 
@@ -97,6 +98,24 @@ def _a1_with_tab(value: object) -> str:
     return text
 
 
+def _where(value: object) -> RowFilter:
+    if isinstance(value, RowFilter):
+        return value
+    if not isinstance(value, str):
+        raise InvalidValue(f"where must be a string, got {value!r}", f"write {WHERE_FORMS}")
+    try:
+        return parse_where(value)
+    except ValueError as error:
+        raise InvalidValue(f"bad filter {value!r}: {error}", f"write {WHERE_FORMS}") from None
+
+
+def _owner(value: object) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value.strip()) > 64:
+        raise InvalidValue(f"owner must be a name or a Telegram @username of at most 64 characters, "
+                           f"got {value!r}", 'write owner = "@olga" (or a name: owner = "Olga P.")')
+    return value.strip()
+
+
 ConditionField = Annotated[
     Condition, PlainValidator(_condition), PlainSerializer(str, return_type=str)
 ]
@@ -107,3 +126,5 @@ DurationField = Annotated[
     timedelta, PlainValidator(_duration), PlainSerializer(format_duration, return_type=str)
 ]
 A1Text = Annotated[str, PlainValidator(_a1_with_tab)]
+WhereField = Annotated[RowFilter, PlainValidator(_where), PlainSerializer(str, return_type=str)]
+OwnerText = Annotated[str, PlainValidator(_owner)]

@@ -20,14 +20,21 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from monitor.core.a1 import A1Error, A1Range, parse_a1
 from monitor.core.invalid import InvalidValue
 
-from .fields import A1Text, AgeConditionField, ConditionField, DurationField
+from . import explain
+from .fields import A1Text, AgeConditionField, ConditionField, DurationField, OwnerText, WhereField
 
-Aggregate = Literal["min", "max", "sum", "count", "value"]
+Severity = Literal["fail", "warn"]
+
+Aggregate = Literal["min", "max", "sum", "count", "value", "avg", "distinct", "percentile"]
 AGGREGATES: tuple[str, ...] = get_args(Aggregate)
 
 
-def default_name(kind: object, aggregate: object = None, where: object = None) -> str:
-    """The name of a check written without one: "<kind> [aggregate] <range or source>"."""
+def default_name(kind: object, aggregate: object = None, where: object = None,
+                 percentile: object = None) -> str:
+    """The name of a check written without one: "<kind> [aggregate] <range or source>"; a
+    percentile names its level ("threshold p95 Stock!F2:F")."""
+    if aggregate == "percentile" and isinstance(percentile, int | float):
+        aggregate = explain.percentile_label(percentile)
     return " ".join(str(part) for part in (kind, aggregate, where) if part)
 
 
@@ -35,6 +42,9 @@ class _CheckBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
+    # "warn": a failure of this check is told as a warning (a check worth knowing, not waking for).
+    severity: Severity = "fail"
+    owner: OwnerText | None = None  # who answers for its findings, instead of the spreadsheet's owner
 
     @model_validator(mode="before")
     @classmethod
@@ -46,7 +56,8 @@ class _CheckBase(BaseModel):
             aggregate = data.get("aggregate") or (None if aggregate is None or aggregate.is_required()
                                                   else aggregate.default)
             data = {**data, "name": default_name(kind, aggregate,
-                                                 data.get("range") or data.get("source"))}
+                                                 data.get("range") or data.get("source"),
+                                                 data.get("percentile"))}
         return data
 
     @property
@@ -60,12 +71,38 @@ class _CheckBase(BaseModel):
         except A1Error:  # validated: a named range on its tab
             return None
 
+    @property
+    def where_ranges(self) -> tuple[str, ...]:
+        """The ranges its row filter reads (its columns over the check's rows), in the same batchGet."""
+        where = getattr(self, "where", None)
+        return where.ranges(self.a1) if where is not None and self.a1 is not None else ()
+
+    def _check_where(self) -> None:
+        """A check of a plain range reads its filter's columns by letter over its own rows."""
+        where = getattr(self, "where", None)
+        if where is None:
+            return
+        if self.a1 is None:
+            raise InvalidValue(f"where needs the rows of a range of cells, and {self.range!r} is a named "
+                               "range", 'write the range as cells, e.g. "Stock!F2:F", or remove where')
+        if headers := where.not_letters():
+            raise InvalidValue(f"where names {', '.join(map(repr, headers))}, but {self.range} has no "
+                               "header row to find it in",
+                               "name the column by its letter in capitals, e.g. \"C = 'active'\"")
+
+    def explain(self) -> str:
+        """What the check does, in one sentence ("fails when Stock!F2:F has a value below 0"). Each
+        kind says it from its own conditions; this is the plain fallback of a kind that does not."""
+        where = getattr(self, "range", None) or getattr(self, "source", None) or "the spreadsheet"
+        return explain.sentence(self, [("fail", f"its {self.kind} check of {where} does not pass")])
+
     def as_written(self) -> dict[str, Any]:
         """The check as an admin writes it in TOML: ``kind`` first, then only the parameters that
         differ from their defaults, and ``name`` only when it is not the default name."""
         written = self.model_dump(mode="json", exclude_defaults=True, exclude={"name", "kind"})
         if self.name != default_name(self.kind, getattr(self, "aggregate", None),
-                                     getattr(self, "range", None) or getattr(self, "source", None)):
+                                     getattr(self, "range", None) or getattr(self, "source", None),
+                                     getattr(self, "percentile", None)):
             written["name"] = self.name
         return {"kind": self.kind, **written}
 
@@ -74,11 +111,26 @@ class FormulaErrorsCheck(_CheckBase):
     kind: Literal["formula_errors"] = "formula_errors"
     range: A1Text
 
+    def explain(self) -> str:
+        return explain.sentence(self, [(self.severity, f"a cell of {self.range} shows a formula error "
+                                                       "(#REF!, #N/A, #DIV/0!, #VALUE!...)")])
+
 
 class NotEmptyCheck(_CheckBase):
     kind: Literal["not_empty"] = "not_empty"
     range: A1Text
     min_rows: int = Field(default=1, ge=1)
+    where: WhereField | None = None
+
+    @model_validator(mode="after")
+    def _filter(self) -> NotEmptyCheck:
+        self._check_where()
+        return self
+
+    def explain(self) -> str:
+        rows = "has no non-empty row" if self.min_rows == 1 else \
+            f"has fewer than {self.min_rows} non-empty rows"
+        return explain.sentence(self, [(self.severity, f"{explain.scope(self)} {rows}")])
 
 
 class RowCountCheck(_CheckBase):
@@ -86,9 +138,17 @@ class RowCountCheck(_CheckBase):
     range: A1Text
     min: int | None = Field(default=None, ge=0)
     max: int | None = Field(default=None, ge=0)
+    where: WhereField | None = None
+
+    def explain(self) -> str:
+        bounds = [f"fewer than {self.min}" if self.min is not None else "",
+                  f"more than {self.max}" if self.max is not None else ""]
+        rows = " or ".join(bound for bound in bounds if bound)
+        return explain.sentence(self, [(self.severity, f"{explain.scope(self)} has {rows} non-empty rows")])
 
     @model_validator(mode="after")
     def _bounds(self) -> RowCountCheck:
+        self._check_where()
         if self.min is None and self.max is None:
             raise InvalidValue("row_count needs a bound", "add min = N, max = N or both")
         if self.min is not None and self.max is not None and self.min > self.max:
@@ -100,6 +160,8 @@ class ThresholdCheck(_CheckBase):
     kind: Literal["threshold"] = "threshold"
     range: A1Text
     aggregate: Aggregate
+    percentile: float | None = Field(default=None, gt=0, le=100)  # with aggregate = "percentile"
+    where: WhereField | None = None
     warn: ConditionField | None = None
     fail: ConditionField | None = None
 
@@ -107,7 +169,26 @@ class ThresholdCheck(_CheckBase):
     def _some_condition(self) -> ThresholdCheck:
         if self.warn is None and self.fail is None:
             raise InvalidValue("threshold needs a condition", 'add warn = "< 5", fail = "< 0" or both')
+        if self.aggregate == "percentile" and self.percentile is None:
+            raise InvalidValue('aggregate = "percentile" needs its level',
+                               "add percentile = 95 (a number above 0, up to 100; 50 is the median)")
+        if self.aggregate != "percentile" and self.percentile is not None:
+            raise InvalidValue(f"percentile is set but aggregate is {self.aggregate!r}",
+                               'write aggregate = "percentile", or remove percentile')
+        self._check_where()
         return self
+
+    @property
+    def label(self) -> str:
+        """The aggregate as messages show it: "min", "avg", "p95"."""
+        if self.percentile is not None:
+            return explain.percentile_label(self.percentile)
+        return self.aggregate
+
+    def explain(self) -> str:
+        return explain.sentence(self, [(status, explain.threshold_clause(self, condition))
+                                       for status, condition in (("fail", self.fail), ("warn", self.warn))
+                                       if condition is not None])
 
 
 class FreshnessCheck(_CheckBase):
@@ -135,6 +216,11 @@ class FreshnessCheck(_CheckBase):
             raise InvalidValue("freshness needs an age", 'add warn = "> 2h", fail = "> 1d" or both')
         return self
 
+    def explain(self) -> str:
+        return explain.sentence(self, [(status, explain.age_clause(self, condition))
+                                       for status, condition in (("fail", self.fail), ("warn", self.warn))
+                                       if condition is not None])
+
     @property
     def warn_age(self) -> timedelta | None:
         return timedelta(seconds=self.warn.value) if self.warn else None
@@ -153,7 +239,8 @@ Check = Check | HeadersCheck | MissingCheck | DuplicatesCheck | InvalidCheck
 # The longest ``over`` a change check may look back: a month compares month-end closes; further back
 # the history a spreadsheet keeps (its points spread over ``over``) would say little of a day.
 LONGEST_OVER = timedelta(days=31)
-Metric = Literal["row_count"] | Aggregate  # the threshold's aggregates, and non-empty rows
+# Non-empty rows and the threshold's aggregates, but a percentile, which needs its level besides.
+Metric = Literal["row_count", "min", "max", "sum", "count", "value", "avg", "distinct"]
 
 
 class ChangeCheck(_CheckBase):

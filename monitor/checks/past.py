@@ -68,7 +68,11 @@ def metric_of(aggregate: str, value_range: ValueRange | None) -> float | None:
         return len({c.row for c in cells})
     if aggregate == "count":
         return len(cells)
+    if aggregate == "distinct":
+        return len({c.value.strip() if isinstance(c.value, str) else c.value for c in cells})
     numbers = [c.value for c in cells if is_number(c.value)]
+    if aggregate == "avg":
+        return sum(numbers) / len(numbers) if numbers else None
     if aggregate == "value":
         return cells[0].value if cells and is_number(cells[0].value) else None
     if aggregate == "sum":

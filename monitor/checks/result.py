@@ -25,6 +25,7 @@ class CheckResult:
     message: str
     observed: Any = None
     cells: tuple[str, ...] = ()
+    owner: str | None = None  # the check's own owner, who answers for this result
 
     @property
     def is_finding(self) -> bool:
@@ -38,6 +39,7 @@ class CheckResult:
             "message": self.message,
             "observed": self.observed,
             "cells": list(self.cells),
+            "owner": self.owner,
         }
 
 

@@ -18,10 +18,13 @@ import httpx
 
 from monitor import admin
 from monitor.admin.change_plan import DEFAULT_EDIT_SHARES
+from monitor.admin.explanations import explanations
 from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
 from monitor.admin.targets import resolve
-from monitor.checks import Past, VolatileCell, health_of
+from monitor.checks import Check, CheckResult, Past, VolatileCell, health_of
+from monitor.checks.conditions import format_number
+from monitor.checks.explain import condition_text
 from monitor.cli.common import admin_call, clock, quiet_logs, reading_options
 from monitor.cli.notify import verify_telegram
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
@@ -86,8 +89,10 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
     from monitor.admin.preflight import preflight  # google-auth loads only for this command
 
     checks = [*preflight(config, offline=offline), *_telegram_checks(config, offline)]
+    told = explanations(config)
     if as_json:
-        emit_json({"valid": True, **plan, "checks": [check.to_dict() for check in checks]})
+        emit_json({"valid": True, **plan, "explanations": told,
+                   "checks": [check.to_dict() for check in checks]})
         _exit_for(checks)
         return
     click.echo(f"Config valid: {plan['config']}")
@@ -104,12 +109,35 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
         ("telegram", _telegram_field(config, offline)),
     ])
     _echo_change_estimates(plan, config)
+    _echo_explanations(told)
     if plan["warnings"]:
         click.echo(f"\nWarnings ({len(plan['warnings'])}):")
         for warning in plan["warnings"]:
             click.echo(f"  - {click.style(warning, fg='yellow')}")
     _echo_checks(checks)
     _exit_for(checks)
+
+
+_OWN_CHECKS_SHOWN = 20  # spreadsheets whose own checks are told one by one; the rest counted
+
+
+def _echo_explanations(told: list[dict[str, Any]]) -> None:
+    """Each profile's checks, then each spreadsheet's own, one sentence per check."""
+    profiles = [group for group in told if "profile" in group]
+    own = [group for group in told if "sheet" in group]
+    click.echo("\nWhat the checks do:")
+    for group in [*profiles, *own[:_OWN_CHECKS_SHOWN]]:
+        if "profile" in group:
+            count = group["spreadsheets"]
+            click.echo(f"  profile {group['profile']} ({count} spreadsheet{'' if count == 1 else 's'}):")
+        else:
+            click.echo(f"  {group['name']} ({group['sheet']}), its own:")
+        for check in group["checks"]:
+            owner = f" (owner: {check['owner']})" if check["owner"] else ""
+            click.echo(f"    - {check['name']}: {check['explanation']}{owner}")
+    if len(own) > _OWN_CHECKS_SHOWN:
+        click.echo(f"  and {len(own) - _OWN_CHECKS_SHOWN} more spreadsheets with checks of their own "
+                   "(--json lists them all)")
 
 
 def _telegram_checks(config: Config, offline: bool) -> list:
@@ -311,30 +339,53 @@ def check(config_path: Path | None, as_json: bool, reference: str, exit_zero: bo
     volatile = volatile_formulas(plan, data, config.run.change_detection)
     warnings = _volatile_warnings(plan, sheet, volatile or [])
     health = health_of(results)
+    by_name = {check.name: check for check in plan.checks}
     if as_json:
         emit_json({"id": sheet.id, "name": sheet.name, "checked_at": format_utc(now), "health": health,
-                   "time_zone": data.time_zone, "results": [r.to_dict() for r in results],
+                   "time_zone": data.time_zone,
+                   "results": [_result_dict(r, by_name.get(r.check_name)) for r in results],
                    "quota_spent": spent,
                    "volatile": None if volatile is None else [cell.to_dict() for cell in volatile],
                    "warnings": warnings})
     else:
-        _echo_check(sheet, health, data.time_zone, results, warnings, spent, credential)
+        _echo_check(sheet, health, data.time_zone, results, warnings, spent, credential, by_name)
     if health in FAILING and not exit_zero:
         raise SystemExit(EXIT_OPERATIONAL)
 
 
 def _echo_check(sheet: Sheet, health: str, time_zone: str | None, results, warnings: list[str],
-                spent: dict, credential: str) -> None:
+                spent: dict, credential: str, by_name: dict[str, Check]) -> None:
     zone = f" in its time zone {time_zone}" if time_zone else ""
     click.echo(f"{sheet.name} ({sheet.id}): {styled_status(health)}{zone}")
-    echo_table(("check", "status", "message", "cells"),
-               [(r.check_name, r.status, r.message, ", ".join(r.cells)) for r in results],
+    echo_table(("check", "status", "value", "condition", "message", "cells"),
+               [(r.check_name, r.status, _value_text(r.observed), _condition(by_name.get(r.check_name)),
+                 r.message, ", ".join(r.cells)) for r in results],
                status_column=1, empty="(no checks configured)")
     for warning in warnings:
         click.echo(f"\n{click.style('Warning: ' + warning, fg='yellow')}")
     reads = ("no read", "one read", "two reads")[spent["reads"]]
     drive = " and one Drive read" if spent["drive_reads"] else ""
     click.echo(f"\nSpent {reads} of {Path(credential).name}'s quota{drive}; nothing was recorded.", err=True)
+
+
+def _result_dict(result: CheckResult, check: Check | None) -> dict[str, Any]:
+    """A result with what its check asks: its condition, its sentence, its severity and owner."""
+    told = {"condition": None, "explanation": None, "severity": None}
+    if check is not None:
+        told = {"condition": condition_text(check), "explanation": check.explain(),
+                "severity": check.severity}
+    return {**result.to_dict(), **told}
+
+
+def _value_text(observed: Any) -> str:
+    """The metric as the check measured it: a number as a spreadsheet shows it, a time as stored."""
+    if observed is None:
+        return "-"
+    return format_number(observed) if isinstance(observed, int | float) else str(observed)
+
+
+def _condition(check: Check | None) -> str:
+    return condition_text(check) if check is not None else "-"  # a finding of no check (IMPORTRANGE)
 
 
 def _past(config: Config, plan: SheetPlan) -> Past | None:

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import PlainSerializer, PlainValidator, ValidationInfo
 
+from monitor.checks.fields import OwnerText
 from monitor.core.durations import format_duration, parse_positive_duration
 from monitor.core.invalid import InvalidValue
 
@@ -102,15 +103,9 @@ def _api_base(value: object) -> str:
 ApiBase = Annotated[str, PlainValidator(_api_base)]
 
 
-def _owner(value: object) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value.strip()) > 64:
-        raise InvalidValue(f"owner must be a name or a Telegram @username of at most 64 characters, "
-                           f"got {value!r}", 'write owner = "@olga" (or a name: owner = "Olga P.")')
-    return value.strip()
-
-
-# Who answers for a spreadsheet: named in its alert lines ("@olga" notifies her in Telegram).
-Owner = Annotated[str, PlainValidator(_owner)]
+# Who answers for a spreadsheet: named in its alert lines ("@olga" notifies her in Telegram). A
+# check's own owner is validated alike.
+Owner = OwnerText
 
 _ID_RE = re.compile(r"[A-Za-z0-9_-]+")
 _URL_ID_RE = re.compile(r"/spreadsheets/d/([A-Za-z0-9_-]+)")

@@ -44,10 +44,12 @@ class Finding:
     message: str
     cells: tuple[str, ...] = ()
     gid: int | None = None  # the ``sheetId`` of its first cell's tab, when known: a link opens that cell
+    owner: str | None = None  # its check's own owner, named instead of the spreadsheet's
 
     @classmethod
     def of(cls, result: CheckResult) -> Finding:
-        return cls(result.check_name, result.kind, result.status, result.message, tuple(result.cells))
+        return cls(result.check_name, result.kind, result.status, result.message, tuple(result.cells),
+                   owner=result.owner)
 
 
 @document

@@ -61,16 +61,24 @@ def collapse(events: Iterable[Event], muted: frozenset[str] = frozenset()) -> li
 def rendered(events: Iterable[Event], muted: frozenset[str] = frozenset(),
              owners: Mapping[str, str] | None = None) -> list[tuple[Event, Item]]:
     """(event, its line) for each collapsed event people hear about, in event order; a line about a
-    spreadsheet with an owner names the owner."""
+    spreadsheet with an owner names the owner, and a finding of a check with its own owner names that
+    one instead."""
     lines = [(event, item) for event in collapse(events, muted) if (item := render(event)) is not None]
-    if not owners:
-        return lines
-    return [(event, with_owner(item, owners.get(sheet_of(event) or ""))) for event, item in lines]
+    return [(event, with_owner(item, owner_of(event, owners or {}))) for event, item in lines]
+
+
+def owner_of(event: Event, owners: Mapping[str, str]) -> str | None:
+    """Who answers for an event's line: its findings' checks' owners, and the spreadsheet's owner for
+    the findings (or the event) without one."""
+    sheet_owner = owners.get(sheet_of(event) or "")
+    findings = getattr(event, "findings", ())
+    named = [finding.owner or sheet_owner for finding in findings] or [sheet_owner]
+    return ", ".join(dict.fromkeys(owner for owner in named if owner)) or None
 
 
 def with_owner(item: Item, owner: str | None) -> Item:
     """The line with who answers for its spreadsheet ("@olga" notifies her in Telegram)."""
-    return replace(item, html=f"{item.html} · owner: {esc(owner, 64)}") if owner else item
+    return replace(item, html=f"{item.html} · owner: {esc(owner, 200)}") if owner else item
 
 
 def alert_items(events: Iterable[Event], muted: frozenset[str] = frozenset(),

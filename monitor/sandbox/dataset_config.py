@@ -19,8 +19,11 @@ from .dataset_generate import (
     CATALOGUE_TAB,
     CATALOGUE_TITLE,
     CHECKED_LAST_ROW,
+    PRICE_CEILING,
+    QUANTITY_CEILING,
     REORDER_LEVELS,
     STOCK_TAB,
+    WATCHED_SUPPLIER,
     Dataset,
     SheetEntry,
 )
@@ -45,6 +48,12 @@ def stock_profile() -> list[checks.Check]:
         checks.FreshnessCheck(range=f"{STOCK_TAB}!E2:E{last}", warn="> 2h", fail="> 1d"),
         # A Stock tab that outgrew the checked rows would hide its newest rows from every check.
         checks.RowCountCheck(range=f"{STOCK_TAB}!A2:A", max=last - 1),
+        # One supplier's prices, filtered by the Supplier column (C), read in the same batchGet.
+        checks.ThresholdCheck(range=f"{STOCK_TAB}!D2:D{last}", aggregate="avg",
+                              where=f"C = '{WATCHED_SUPPLIER}'", fail=f"> {PRICE_CEILING}"),
+        # Quantities in the wrong unit are worth a look, not a page: severity warn caps the failure.
+        checks.ThresholdCheck(range=f"{STOCK_TAB}!F2:F{last}", aggregate="percentile", percentile=90,
+                              fail=f"> {QUANTITY_CEILING}", severity="warn"),
         # By header, over the table formula_errors reads already: one range in the batchGet.
         checks.HeadersCheck(range=table, header_row=1, required=["SKU", "Supplier", "Price", "Quantity"]),
         checks.DuplicatesCheck(range=table, header_row=1, column="SKU"),

@@ -38,6 +38,11 @@ MIN_STOCK_ROWS, MAX_STOCK_ROWS = 150, 400
 REORDER_LEVELS = (5, 10, 20, 25, 50)
 # The checks' ranges (``dataset_config.stock_profile``) cover rows 2..500; generated tabs stay inside.
 CHECKED_LAST_ROW = 500
+# A supplier whose rows a filtered check watches, and the bounds that a unit mix-up crosses: healthy
+# prices stay within 39..1490 and quantities within 0..480.
+WATCHED_SUPPLIER = "Volga Foods LLC"
+PRICE_CEILING = 2000
+QUANTITY_CEILING = 1000
 
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 # Stock rows shared by all spreadsheets: a multiple of the catalog, so a tab's slice that wraps
@@ -99,6 +104,12 @@ BREAKAGES: tuple[Breakage, ...] = (
     Breakage("low_stock", "warn", "a Quantity under 5 (none negative)"),
     Breakage("slow", "ok", "every answer delayed by 1.5 to 3 s"),
     Breakage("hang", "error", "every request is held until the client gives up"),
+    Breakage("prices_in_kopecks", "fail",
+             f"{WATCHED_SUPPLIER}'s prices pasted in kopecks (x100): their average Price is far "
+             f"over {PRICE_CEILING}"),
+    Breakage("quantities_in_grams", "warn",
+             f"every Quantity in grams (x1000): the 90th percentile is over {QUANTITY_CEILING}; the check "
+             "fails but has severity warn"),
     # How tables break in people's hands; the stock profile names these columns by header.
     Breakage("columns_moved", "ok",
              'columns "Product" and "Reorder level" swapped: checks by header still find them'),
@@ -362,6 +373,10 @@ def _break(
         row[7] = round(row[3] * row[5], 2)
         stock[row_number - 1] = row
         return f"F{row_number}={row[5]}"
+    if kind == "prices_in_kopecks":
+        return _scaled(stock, 3, 100, lambda row: row[2] == WATCHED_SUPPLIER)
+    if kind == "quantities_in_grams":
+        return _scaled(stock, 5, 1000, lambda row: True)
     if kind in _TABLE_BREAKAGES:
         return _TABLE_BREAKAGES[kind](rng, stock)
     if kind == "unknown_sku":
@@ -389,6 +404,18 @@ def _break(
     elif kind == "hang":
         faults.append({"spreadsheet": sheet_id, "hang": True})
     return ""
+
+
+def _scaled(stock: list[list], column: int, factor: int, which) -> str:
+    """Multiply ``column`` by ``factor`` in the data rows ``which`` picks (copied: rows are shared)."""
+    changed = 0
+    for index in range(1, len(stock)):
+        if which(stock[index]):
+            row = list(stock[index])
+            row[column] = round(row[column] * factor, 2)
+            stock[index] = row
+            changed += 1
+    return f"{changed} rows"
 
 
 def _own_row(stock: list, row_number: int) -> list:

@@ -125,16 +125,17 @@ ROUND = Kind("round", RoundInfo, version=2)
 TASK = Kind("task", Task, version=3, prefix="task/")
 # Version 2 added the last read (``read_at``, ``checks``, ``moments``) and Drive's ``changed_at``;
 # version 3 the spreadsheet's time zone (``time_zone``, ``zone_due``); version 4 its ``tabs`` and a
-# finding's ``gid`` (links to a tab's bad cell); version 5 its failing reads (``unreadable``).
-HEALTH = Kind("health", SheetHealth, version=5, prefix="health/")
+# finding's ``gid`` (links to a tab's bad cell); version 5 its failing reads (``unreadable``); version
+# 6 a finding's ``owner`` (its check's own).
+HEALTH = Kind("health", SheetHealth, version=6, prefix="health/")
 BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
 # Version 2: an error's ``account`` and ``tabs``.
 DLQ = Kind("dlq", DeadLetter, version=2, prefix="dlq/")
 MUTE = Kind("mute", Mute, prefix="mute/")
 HISTORY = Kind("history", SheetHistory, prefix="history/")
 # Version 2 added ``last_error`` to ``api_degraded`` (what failed: Sheets, the token endpoint, the key);
-# version 3 an error's ``account`` and ``tabs``, and a finding's ``gid``.
-EVENT = EventKind("event", Event, version=3, prefix="event/")
+# version 3 an error's ``account`` and ``tabs``, and a finding's ``gid``; version 4 a finding's ``owner``.
+EVENT = EventKind("event", Event, version=4, prefix="event/")
 HEARTBEAT = Kind("heartbeat", Heartbeat, version=2)
 RUNS = Kind("runs", RunHistory)
 API = Kind("api", ApiState)
@@ -268,10 +269,12 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("health", 2): _health_time_zone,
     ("health", 3): _optional_fields_added,
     ("health", 4): _health_unreadable,
+    ("health", 5): _optional_fields_added,
     ("task", 1): _task_quarantine,
     ("task", 2): _optional_fields_added,
     ("dlq", 1): _optional_fields_added,
     ("event", 2): _optional_fields_added,
+    ("event", 3): _optional_fields_added,
     ("quota", 1): _quota_per_project,
     ("heartbeat", 1): _heartbeat_read_measures,
     ("event", 1): _event_last_error,
