@@ -391,6 +391,11 @@ def _break(
         payload["tabs"] = {RENAMED_STOCK_TAB if name == STOCK_TAB else name: rows
                            for name, rows in tabs.items()}
         return ""
+    return _add_fault(rng, kind, sheet_id, faults)
+
+
+def _add_fault(rng: random.Random, kind: str, sheet_id: str, faults: list) -> str:
+    """A breakage the sandbox's faults make, not the data: its fault spec added; returns a note."""
     if kind == "access_removed":
         faults.append({"spreadsheet": sheet_id, "statuses": [403], "repeat": True})
     elif kind == "flaky":
