@@ -119,3 +119,23 @@ def seed(config: Path, now: datetime | None = None) -> datetime:
         state.outbox = Outbox(pending=(PendingMessage("k1", "x", now),),
                               halted=Halt(now, 401, "Unauthorized"))
     return now
+
+
+def sandbox_config_head(sandbox, folder: Path, chat: int | str) -> str:
+    """The [run], [google] and [telegram] tables of a config on ``sandbox`` (one key, written under
+    ``folder``, and its fake Telegram's ``chat``): what a test's own profiles and sheets follow."""
+    [key] = sandbox.write_credentials(folder / "keys", 1)
+    return f"""
+[run]
+state_dir = "state"
+budget = "4m"
+
+[google]
+credentials = ["{key}"]
+api_endpoint = "{sandbox.base_url}"
+request_timeout = "5s"
+
+[telegram]
+chat_id = "{chat}"
+api_base = "{sandbox.telegram_url}"
+"""

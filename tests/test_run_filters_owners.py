@@ -7,7 +7,7 @@ import io
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cli_fixtures import A, saved_state
+from cli_fixtures import A, sandbox_config_head, saved_state
 
 from monitor.app.run import run_once
 from monitor.config import load_config
@@ -19,21 +19,7 @@ CHAT = -1001000000001
 
 
 def config_text(sandbox, folder: Path) -> str:
-    [key] = sandbox.write_credentials(folder / "keys", 1)
-    return f"""
-[run]
-state_dir = "state"
-budget = "4m"
-
-[google]
-credentials = ["{key}"]
-api_endpoint = "{sandbox.base_url}"
-request_timeout = "5s"
-
-[telegram]
-chat_id = "{CHAT}"
-api_base = "{sandbox.telegram_url}"
-
+    return sandbox_config_head(sandbox, folder, CHAT) + f"""
 [profiles.stock]
 owner = "@olga"
 

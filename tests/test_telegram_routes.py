@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from cli_fixtures import A, B, C, invoke, saved_state
+from cli_fixtures import A, B, C, invoke, sandbox_config_head, saved_state
 
 from monitor.app.run import run_once
 from monitor.config import load_config
@@ -23,21 +23,7 @@ EMEA_TOPIC = 7
 
 
 def config_text(sandbox, folder: Path) -> str:
-    [key] = sandbox.write_credentials(folder / "keys", 1)
-    return f"""
-[run]
-state_dir = "state"
-budget = "4m"
-
-[google]
-credentials = ["{key}"]
-api_endpoint = "{sandbox.base_url}"
-request_timeout = "5s"
-
-[telegram]
-chat_id = "{DEFAULT_CHAT}"
-api_base = "{sandbox.telegram_url}"
-
+    return sandbox_config_head(sandbox, folder, DEFAULT_CHAT) + f"""
 [profiles.stock]
 owner = "@olga"
 checks = [{{ kind = "threshold", range = "Stock!C2:C20", aggregate = "min", fail = "< 0" }}]
