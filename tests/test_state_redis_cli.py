@@ -95,3 +95,11 @@ def test_the_watchdog_says_the_state_on_redis_cannot_be_reached(tmp_path, monkey
 
     assert "cannot reach the state on Redis 127.0.0.1:1" in told.getvalue()
     assert PASSWORD not in told.getvalue()
+
+
+def test_status_before_the_first_run_on_redis_names_where_the_state_will_be(tmp_path, redis_location):
+    config = write_config(tmp_path, extra=state_section(REDIS_URL, redis_location.prefix))
+    result = invoke(config, "status")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("No run yet: no state is saved at ")
+    assert redis_location.prefix in result.stdout and "state file" not in result.stdout

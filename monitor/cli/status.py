@@ -42,7 +42,7 @@ def status(config_path: Path | None, as_json: bool) -> None:
     now = clock.now()
     path = state_file(config)
     if state is None and not as_json:
-        click.echo(f"No run yet: there is no state file at {path}. Start one with `sheet-monitor run`.")
+        click.echo(f"No run yet: no state is saved at {path}. Start one with `sheet-monitor run`.")
         return
     # Without a state the JSON keeps its whole shape (empty queue, no run), so scripts need no branch.
     report = admin.status_report(state or State(), now, config.sheets, config.run.change_detection)
