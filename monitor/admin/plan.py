@@ -21,6 +21,7 @@ from typing import Any
 from monitor.admin.change_plan import DEFAULT_EDIT_SHARES, change_detection_plan
 from monitor.config import MAX_CONCURRENT_READS, Config
 from monitor.core.durations import format_duration
+from monitor.core.wording import counted
 from monitor.engine.concurrency import TYPICAL_READ_SECONDS, reads_in_flight, round_time_at_latency
 from monitor.engine.quota import Growth, credentials_needed
 from monitor.engine.zones import needs_time_zone, zone_reads_per_round
@@ -142,7 +143,7 @@ def _add_round(plan: dict[str, Any], config: Config, sizes: dict[str, int]) -> N
 def _summary(plan: dict[str, Any], config: Config, at_quota: float, at_latency: float) -> str:
     google = config.google
     credentials, projects = plan["credentials"], len(plan["projects"])
-    accounts = f"{credentials} credential{_s(credentials)} at {google.read_requests_per_minute}/min"
+    accounts = f"{counted(credentials, 'credential')} at {google.read_requests_per_minute}/min"
     if projects > 1:
         accounts += f" in {projects} projects"
     capped = [project["project"] for project in plan["projects"] if project["capped"]]
@@ -173,7 +174,7 @@ def _round_warning(plan: dict[str, Any], config: Config) -> str:
             f"round_interval is {interval}: rounds run back to back and each takes longer than planned")
     to_add = plan["to_add"]
     growth = Growth(to_add["credentials"], tuple(to_add["new_projects"]))
-    have = f"you have {plan['credentials']} in {len(plan['projects'])} project{_s(len(plan['projects']))}"
+    have = f"you have {plan['credentials']} in {counted(len(plan['projects']), 'project')}"
     advice = f"{head}; {_growth_text(growth)} would fit it ({have})"
     if growth.new_projects:
         least = _minutes(plan["round_seconds"])
@@ -186,13 +187,11 @@ def _growth_text(growth: Growth) -> str:
     if growth.new_projects:
         new = len(growth.new_projects)
         each = f" (at most {max(growth.new_projects)} each)" if new > 1 else ""
-        parts.append(f"{sum(growth.new_projects)} in {new} new Google Cloud project{_s(new)}{each}")
-    return f"{growth.credentials} more credential{_s(growth.credentials)} ({'; '.join(parts)})"
+        parts.append(f"{sum(growth.new_projects)} in {counted(new, 'new Google Cloud project')}{each}")
+    return f"{counted(growth.credentials, 'more credential')} ({'; '.join(parts)})"
 
 
 def _minutes(seconds: float) -> str:
     return format_duration(timedelta(minutes=math.ceil(seconds / 60)))
 
 
-def _s(count: int) -> str:
-    return "" if count == 1 else "s"

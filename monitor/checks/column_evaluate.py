@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from monitor.core.wording import counted
+
 from .cells import Cell, is_number
 from .columns import ColumnError, Table, normalized
 from .conditions import format_number
@@ -51,10 +53,6 @@ def _column_missing(check: Any, error: ColumnError) -> CheckResult:
     return CheckResult(check.name, check.kind, "fail", error.message, None, (error.ref,))
 
 
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def _show(value: Any) -> str:
     text = repr(value) if isinstance(value, str) else format_number(value) if is_number(value) else str(value)
     return text if len(text) <= 30 else text[:27] + "..."
@@ -71,7 +69,7 @@ def _judged(check: _ColumnCheck, count: int, total: int, what: str, offenders: S
     refs = tuple(cell.ref for cell in offenders[:MAX_CELLS])
     rows = f"{count} of {total}"
     if count == 0:
-        return CheckResult(check.name, check.kind, "ok", f"{what} in none of {_plural(total, 'row')}", 0)
+        return CheckResult(check.name, check.kind, "ok", f"{what} in none of {counted(total, 'row')}", 0)
     summary = f"{what} in {rows} rows ({share(count, total)}): {_more(shown, count)}"
     for status, rate in check.levels:
         if rate.holds(count, total):
@@ -231,7 +229,7 @@ def _headers(check: HeadersCheck, value_range, now, tz, modified_time) -> CheckR
               if normalized(name) not in found]
     if absent:
         listed = ", ".join(str(cell.value).strip() for cell in table.headers) or "nothing"
-        problems.append(f"{_plural(len(dict.fromkeys(absent)), 'column')} missing from the header row "
+        problems.append(f"{counted(len(dict.fromkeys(absent)), 'column')} missing from the header row "
                         f"({table.header_ref}): {', '.join(dict.fromkeys(absent))}; found: {listed}")
     named = {normalized(name) for name in (*check.required, *check.order, *(h for h, _ in check.positions))}
     for twice in _written_twice(table, named):

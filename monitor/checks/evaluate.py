@@ -30,6 +30,7 @@ from zoneinfo import ZoneInfo
 
 from monitor.core.durations import human_duration
 from monitor.core.timefmt import format_utc, parse_utc
+from monitor.core.wording import counted
 from monitor.core.zones import wall_clock
 
 from .cells import Cell, ReadRange, cells_of, is_number, numbers_and_others, only_rows
@@ -151,7 +152,7 @@ def _formula_errors(check: FormulaErrorsCheck, value_range, now, tz, modified_ti
     if not errors:
         return _result(check, "ok", "no formula errors", 0)
     by_code = Counter(_error_code(c.value) for c in errors)
-    cells = _plural(len(errors), "cell")
+    cells = counted(len(errors), "cell")
     if len(by_code) == 1:
         (code,) = by_code
         verb = "shows" if len(errors) == 1 else "show"
@@ -178,7 +179,7 @@ def _non_empty_rows(value_range) -> int:
 def _not_empty(check: NotEmptyCheck, value_range, now, tz, modified_time) -> CheckResult:
     min_rows = check.min_rows
     rows = _non_empty_rows(value_range)
-    found = _plural(rows, "non-empty row")
+    found = counted(rows, "non-empty row")
     if rows >= min_rows:
         return _result(check, "ok", found, rows)
     if rows == 0:
@@ -194,10 +195,10 @@ def _row_count(check: RowCountCheck, value_range, now, tz, modified_time) -> Che
     low, high = check.min, check.max
     rows = _non_empty_rows(value_range)
     if low is not None and rows < low:
-        return _result(check, "fail", f"{_plural(rows, 'row')} < min {low}", rows)
+        return _result(check, "fail", f"{counted(rows, 'row')} < min {low}", rows)
     if high is not None and rows > high:
-        return _result(check, "fail", f"{_plural(rows, 'row')} > max {high}", rows)
-    return _result(check, "ok", _plural(rows, "row"), rows)
+        return _result(check, "fail", f"{counted(rows, 'row')} > max {high}", rows)
+    return _result(check, "ok", counted(rows, "row"), rows)
 
 
 # --- threshold ---------------------------------------------------------------------------------
@@ -232,7 +233,7 @@ def _threshold(check: ThresholdCheck, value_range, now, tz, modified_time) -> Ch
 
     ignored = ""
     if others and aggregate in ("min", "max", "sum", "avg", "percentile"):
-        ignored = f" ({_plural(len(others), 'non-numeric cell')} ignored)"
+        ignored = f" ({counted(len(others), 'non-numeric cell')} ignored)"
     shown = f"{check.label} {format_number(observed)}"
     for status, condition in (("fail", fail), ("warn", warn)):
         if condition is not None and condition.holds(observed):
@@ -261,7 +262,7 @@ def _undefined(check: Check, aggregate: str, others: list[Cell], status: Status)
     if not others:
         return _result(check, status, f"no {aggregate}: the range is empty", None)
     message = (
-        f"no {aggregate}: no numeric cells, {_plural(len(others), 'non-numeric cell')} "
+        f"no {aggregate}: no numeric cells, {counted(len(others), 'non-numeric cell')} "
         f"({_refs(others)})"
     )
     return _result(check, status, message, None, others)
@@ -333,7 +334,7 @@ def _newest_date(cells: list[Cell], tz: tzinfo) -> tuple[datetime | None, Cell |
 def _undefined_date(check: FreshnessCheck, cells: list[Cell], status: Status) -> CheckResult:
     if not cells:
         return _result(check, status, "no dates: the range is empty", None)
-    message = f"no dates: {_plural(len(cells), 'cell')} hold no date ({_refs(cells)})"
+    message = f"no dates: {counted(len(cells), 'cell')} hold no date ({_refs(cells)})"
     return _result(check, status, message, None, cells)
 
 
@@ -370,10 +371,6 @@ def _refs(cells: list[Cell]) -> str:
     shown = ", ".join(c.ref for c in cells[:_REFS_IN_MESSAGE])
     more = len(cells) - _REFS_IN_MESSAGE
     return f"{shown} and {more} more" if more > 0 else shown
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _show(value: Any) -> str:

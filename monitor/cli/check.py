@@ -129,7 +129,7 @@ def _echo_explanations(told: list[dict[str, Any]]) -> None:
     for group in [*profiles, *own[:_OWN_CHECKS_SHOWN]]:
         if "profile" in group:
             count = group["spreadsheets"]
-            click.echo(f"  profile {group['profile']} ({count} spreadsheet{'' if count == 1 else 's'}):")
+            click.echo(f"  profile {group['profile']} ({counted(count, 'spreadsheet')}):")
         else:
             click.echo(f"  {group['name']} ({group['sheet']}), its own:")
         for check in group["checks"]:
@@ -158,7 +158,7 @@ def _telegram_field(config: Config, offline: bool) -> str:
         return "not configured: messages go to stdout"
     routes = config.telegram.routes
     chats = len({route.chat_id for route in routes} - {config.telegram.chat_id})
-    routes = f", routes: {len(routes)}, to {chats} more chat{'' if chats == 1 else 's'}" if routes else ""
+    routes = f", routes: {len(routes)}, to {counted(chats, 'more chat')}" if routes else ""
     return f"enabled{routes}" + (" (Telegram not asked: --offline)" if offline else "")
 
 
@@ -189,7 +189,7 @@ def _exit_for(checks) -> None:
 
 def _reads_per_round(plan: dict[str, Any]) -> str:
     zones = plan["zone_reads_per_round"]
-    zone = f", {zones} time-zone read{'' if zones == 1 else 's'}" if zones else ""
+    zone = f", {counted(zones, 'time-zone read')}" if zones else ""
     drive = f", plus {plan['drive_reads_per_round']} Drive reads" if plan["drive_reads_per_round"] else ""
     text = f"{plan['reads_per_round']} in a full round (one values:batchGet per spreadsheet{zone}{drive})"
     if plan["first_round_reads"] > plan["spreadsheets"]:
@@ -233,7 +233,7 @@ def _echo_change_estimates(plan: dict[str, Any], config: Config) -> None:
     interval = format_duration(config.run.round_interval)
     zones = plan["zone_reads_per_round"]
     # A round's share of the daily time-zone reads does not depend on the edits: said once, not a column.
-    with_zones = f", {zones} time-zone read{'' if zones == 1 else 's'} included" if zones else ""
+    with_zones = f", {counted(zones, 'time-zone read')} included" if zones else ""
     click.echo(f"\nReads per round with change detection{with_zones}, by share of spreadsheets edited "
                f"per round_interval ({interval}):")
     headers = ("edited", "changed", "max_age due", "always_read", "reads", "Drive requests", "round", "fits")
