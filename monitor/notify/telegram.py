@@ -215,27 +215,12 @@ class TelegramSender:
         }
         if self.thread_id is not None:
             payload["message_thread_id"] = self.thread_id
-        url = f"{self.api_base}/bot{self._token}/sendMessage"
-        try:
-            response = self._client.post(url, json=payload)
-        except httpx.InvalidURL as exc:  # a token or api_base that cannot be in a URL: config
-            raise PermanentChatError(f"bad Telegram URL: {self._scrub(str(exc))}") from None
-        except httpx.HTTPError as exc:
-            # Not chained: the httpx exception carries the request, whose URL holds the token.
-            raise RetryableDeliveryError(
-                f"Telegram unreachable: {type(exc).__name__}: {self._scrub(str(exc))}"
-            ) from None
-        try:
-            answer = response.json()
-        except ValueError:
-            answer = {}
+        answer, status = call_bot_api(self._client, self.api_base, self._token, "sendMessage", payload)
         if not isinstance(answer, dict):
             answer = {}
-        if not answer and response.status_code >= 500:
-            raise RetryableDeliveryError(
-                f"Telegram answered HTTP {response.status_code}", status=response.status_code
-            )
-        return answer, response.status_code
+        if not answer and status >= 500:
+            raise RetryableDeliveryError(f"Telegram answered HTTP {status}", status=status)
+        return answer, status
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._token, "[token]")
@@ -271,6 +256,27 @@ class TelegramSender:
         self._pacing.last_sent = now
         if self._is_group():
             self._pacing.group_sends.append(now)
+
+
+def call_bot_api(client: httpx.Client, api_base: str, token: str, method: str, payload: dict
+                 ) -> tuple[object, int]:
+    """POST one Bot API ``method``: Telegram's decoded JSON (None when the body is not JSON) and the
+    HTTP status. No answer raises ``RetryableDeliveryError``, a token or ``api_base`` that cannot be
+    in a URL ``PermanentChatError`` (the config's); their texts have the token scrubbed."""
+    url = f"{api_base}/bot{token}/{method}"
+    try:
+        response = client.post(url, json=payload)
+    except httpx.InvalidURL as exc:
+        raise PermanentChatError(f"bad Telegram URL: {str(exc).replace(token, '[token]')}") from None
+    except httpx.HTTPError as exc:
+        # Not chained: the httpx exception carries the request, whose URL holds the token.
+        raise RetryableDeliveryError(
+            f"Telegram unreachable: {type(exc).__name__}: {str(exc).replace(token, '[token]')}"
+        ) from None
+    try:
+        return response.json(), response.status_code
+    except ValueError:
+        return None, response.status_code
 
 
 def _retry_after(retry_state: RetryCallState) -> float:

@@ -2,8 +2,9 @@
 bot's?) and ``getChat`` (does the bot see the chat?), for ``check-config``; and what to do about
 each refusal, for it and ``notify test``.
 
-Like the sender (``monitor.notify.telegram``), every answer is built from Telegram's words with the
-token scrubbed, and httpx's exceptions are not chained (their request's URL holds the token).
+Its requests go the way the sender's do (``monitor.notify.telegram.call_bot_api``): every answer
+is built from Telegram's words with the token scrubbed, and httpx's exceptions are not chained
+(their request's URL holds the token).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from monitor.notify.telegram import DeliveryError
+from monitor.notify.telegram import DeliveryError, PermanentChatError, RetryableDeliveryError, call_bot_api
 
 # Telegram's description (lower case, a substring) -> what a person does about it.
 _FIXES = (
@@ -71,20 +72,12 @@ class BotApi:
         return self._call("getChat", {"chat_id": str(chat_id)})
 
     def _call(self, method: str, params: dict) -> Answer:
-        url = f"{self.api_base}/bot{self._token}/{method}"
         try:
-            response = self._client.post(url, json=params)
-        except httpx.InvalidURL as exc:
-            text = f"bad Telegram URL: {self._scrub(str(exc))}"
-            return Answer(False, text, fix_for("without a bot api answer"))
-        except httpx.HTTPError as exc:  # not chained: its request's URL holds the token
-            text = f"Telegram unreachable: {type(exc).__name__}: {self._scrub(str(exc))}"
-            return Answer(False, text, fix_for("unreachable"), unreachable=True)
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
-        status = response.status_code
+            body, status = call_bot_api(self._client, self.api_base, self._token, method, params)
+        except PermanentChatError as exc:  # a URL that cannot be: the config's
+            return Answer(False, exc.description, fix_for("without a bot api answer"))
+        except RetryableDeliveryError as exc:
+            return Answer(False, exc.description, fix_for("unreachable"), unreachable=True)
         if not isinstance(body, dict) or "ok" not in body:
             text = f"{self.api_base} answered HTTP {status} without a Bot API answer"
             return Answer(False, text, fix_for(text), unreachable=status >= 500, status=status)
