@@ -18,6 +18,7 @@ from monitor.cli.state_access import (
     read_or_exit,
 )
 from monitor.core.logs import log_event
+from monitor.core.wording import counted
 from monitor.notify.messages import sheet_url
 from monitor.state import State
 
@@ -152,7 +153,7 @@ def dlq_purge(config_path: Path | None, as_json: bool, wait: float, purge_all: b
     if as_json:
         emit_json({"purged": removed})
         return
-    click.echo(f"Purged {len(removed)} entr{'y' if len(removed) == 1 else 'ies'} from the dead-letter queue.")
+    click.echo(f"Purged {counted(len(removed), 'entry', 'entries')} from the dead-letter queue.")
 
 
 def _confirmed_ids(config, yes: bool) -> list[str]:

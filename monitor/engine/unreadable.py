@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from http import HTTPStatus
 
 from monitor.core.errors import ErrorInfo
+from monitor.core.wording import counted
 from monitor.engine.health import ERROR, Change, Finding, SheetHealth, Unreadable, record_verdict
 
 # The finding's check and kind: no configured check failed, the read itself did. A check named after its
@@ -44,7 +45,7 @@ def since_text(since: datetime, now: datetime) -> str:
 
 
 def finding(streak: Unreadable, now: datetime) -> Finding:
-    tries = f"{streak.tries} tr{'ies' if streak.tries != 1 else 'y'}"
+    tries = counted(streak.tries, "try", "tries")
     message = f"cannot be read since {since_text(streak.since, now)} ({streak.failure}, {tries})"
     return Finding(CHECK, KIND, "fail", message)
 
