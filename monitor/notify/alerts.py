@@ -81,17 +81,22 @@ def with_owner(item: Item, owner: str | None) -> Item:
     return replace(item, html=f"{item.html} · owner: {esc(owner, 200)}") if owner else item
 
 
+def ranked(events: Iterable[Event], muted: frozenset[str] = frozenset(),
+           owners: Mapping[str, str] | None = None) -> list[tuple[Event, Item]]:
+    """``rendered``, in the order an alert lists them: most urgent first (stable: the same rank
+    keeps event order)."""
+    return sorted(rendered(events, muted, owners), key=lambda pair: pair[1].rank)
+
+
 def alert_items(events: Iterable[Event], muted: frozenset[str] = frozenset(),
                 owners: Mapping[str, str] | None = None) -> list[Item]:
-    items = [item for _, item in rendered(events, muted, owners)]
-    return sorted(items, key=lambda item: item.rank)  # stable: same rank keeps event order
+    return [item for _, item in ranked(events, muted, owners)]
 
 
 def shown_sheets(events: Iterable[Event], muted: frozenset[str], max_items: int) -> set[str]:
     """The spreadsheets whose lines an alert of ``events`` shows (its first ``max_items``, the rest
     only counted in "+K more"): what a summary in the same message need not list again."""
-    lines = sorted(rendered(events, muted), key=lambda pair: pair[1].rank)  # as alert_items orders
-    return {sid for event, _ in lines[:max_items] if (sid := sheet_of(event)) is not None}
+    return {sid for event, _ in ranked(events, muted)[:max_items] if (sid := sheet_of(event)) is not None}
 
 
 def compose_alert(
