@@ -25,12 +25,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from redis_fixtures import REDIS_URL, delete_prefix, new_prefix, redis_or_skip
 
+from monitor.app.pacing import quota_pacer, service_accounts
 from monitor.app.run import run_once
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from monitor.core.errors import QuotaScope
+from monitor.engine.quota import QuotaPacer
 from monitor.engine.shared_quota import SharedQuotaPacer
 from monitor.sandbox.server import running_sandbox
+from monitor.storage.location import FileLocation
 from monitor.storage.redis_quota import RedisQuotaLog
 from monitor.storage.redis_store import RedisLocation
 
@@ -231,3 +234,17 @@ def test_a_run_on_redis_paces_through_the_shared_log_named_by_service_account(tm
     account = json.loads(next((tmp_path / "keys").glob("*.json")).read_text())["client_email"]
     client = redis.Redis.from_url(REDIS_URL)
     assert client.zcard(f"{quota_prefix}:quota:sent:credential:{account}") == sent
+
+
+def test_the_file_backend_keeps_its_own_pacer_and_an_unreadable_key_keeps_its_path(tmp_path):
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    (keys / "sa.json").write_text(json.dumps({"client_email": "reader@proj-a.iam.gserviceaccount.com"}))
+    missing = keys / "gone.json"
+    assert service_accounts((keys / "sa.json", missing)) == {
+        str(keys / "sa.json"): "reader@proj-a.iam.gserviceaccount.com", str(missing): str(missing)}
+    with running_sandbox(telegram=False, latency="off") as sandbox:
+        config = load_config(write_config(tmp_path, credentials=sandbox.write_credentials(tmp_path / "k", 1),
+                                          endpoint=sandbox.base_url), {})
+    pacer = quota_pacer(config, FileLocation(tmp_path / "state"))
+    assert type(pacer) is QuotaPacer

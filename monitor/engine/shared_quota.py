@@ -67,8 +67,9 @@ class SharedQuotaPacer(QuotaPacer):
         self.shared_log = shared_log
         self._ids = {c: (identities or {}).get(c, c) for c in self.credentials}
         # Each send's time on the shared log's clock and its members, by (credential, our time), so
-        # that a 429 can take exactly that read out of the shared log.
-        self._granted: dict[tuple[str, float], tuple[float, tuple[str, ...]]] = {}
+        # that a 429 can take exactly that read out of the shared log (a list: one clock reading may
+        # grant a credential twice).
+        self._granted: dict[tuple[str, float], list[tuple[float, tuple[str, ...]]]] = {}
         # Pauses of this runner's own (a token refused once), not a quota's: other runners' copies of
         # the key may be fine.
         self._local_pauses: dict[str, float] = {}
@@ -95,7 +96,7 @@ class SharedQuotaPacer(QuotaPacer):
             return None, min(answer.wait, self._local_wait(now))
         chosen = candidates[answer.chosen]
         self._forget_old_grants(now)
-        self._granted[(chosen, now)] = (answer.at, answer.members)
+        self._granted.setdefault((chosen, now), []).append((answer.at, answer.members))
         self._sent[chosen].extend([now] * requests)
         self._project_sent[self._project_of[chosen]].extend([now] * requests)
         self._totals[chosen] += requests
@@ -117,7 +118,8 @@ class SharedQuotaPacer(QuotaPacer):
             raise KeyError(f"unknown credential {credential!r}")
         now = self._advance(now)
         self._quota_errors[credential] += 1
-        shared_at, members = self._granted.pop((credential, sent_at), (None, ()))
+        granted = self._granted.get((credential, sent_at)) or [(None, ())]
+        shared_at, members = granted.pop(0)
         if sent_at is not None:  # our own log, for usage and snapshot: Google did not count it
             for log in (self._sent[credential], self._project_sent[self._project_of[credential]]):
                 with contextlib.suppress(ValueError):
