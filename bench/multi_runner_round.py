@@ -33,7 +33,7 @@ least one read per spreadsheet, each account's requests came from the runner tha
 429s are the sandbox's own count. ``--scale K`` shortens it as bench/round_time.py's does (quotas x
 K, latency / K).
 
-    .venv/bin/python bench/multi_runner_round.py [--sheets 2000] [--scale 1] [--skip-file]
+    .venv/bin/python bench/multi_runner_round.py [--sheets 2000] [--scale 1] [--skip-file] [--logs DIR]
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ def main() -> int:
     parser.add_argument("--sheets", type=int, default=2000)
     parser.add_argument("--scale", type=int, default=1, help="quotas x K, latency and timeout / K")
     parser.add_argument("--skip-file", action="store_true", help="do not measure one runner on files")
+    parser.add_argument("--logs", type=Path, help="keep each run's log lines in this folder")
     args = parser.parse_args()
     mode = ("one round, shared by the runners ([state] runner)" if SHARED_ROUND else
             "each runner its own third of the spreadsheets on its own state prefix, sharing only the "
@@ -105,7 +106,7 @@ def measure(args, *, runners: bool) -> dict:
         configs = runner_configs(config_path, prefix) if runners else {"single": config_path}
         try:
             started = time.perf_counter()
-            finished = run_together(configs)
+            finished = run_together(configs, args.logs)
             wall = time.perf_counter() - started
             with requests.Session() as control:
                 control.trust_env = False
@@ -155,22 +156,29 @@ def sheets_csv(config_path: Path) -> list[str]:
     return path.read_text().splitlines(keepends=True) if path.exists() else []
 
 
-def run_together(configs: dict[str, Path]) -> dict[str, dict]:
-    """Start every runner at once (one-hour budget); each one's run_finished log line."""
+def run_together(configs: dict[str, Path], logs: Path | None = None) -> dict[str, dict]:
+    """Start every runner at once (one-hour budget); each one's run_finished log line.
+
+    Each run logs to a file, not a pipe: a pipe read only once its run has ended fills up while the
+    others work, and a run blocked writing its log stops reading (it looked like the runners taking
+    turns)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    processes = {
-        name: subprocess.Popen(
-            [sys.executable, "-m", "monitor.cli", "run", "--config", str(path), "--budget", "3600",
-             "--no-progress"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        for name, path in configs.items()}
+    folder = logs or next(iter(configs.values())).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    processes = {}
+    for name, path in configs.items():
+        with (folder / f"{name}.log").open("w") as log:
+            processes[name] = subprocess.Popen(
+                [sys.executable, "-m", "monitor.cli", "run", "--config", str(path), "--budget", "3600",
+                 "--no-progress"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
     finished = {}
     for name, process in processes.items():
-        _, stderr = process.communicate(timeout=4000)
-        lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+        process.wait(timeout=4000)
+        text = (folder / f"{name}.log").read_text()
+        lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
         last = [line for line in lines if line.get("event") == "run_finished"]
         if process.returncode != 0 or not last:
-            raise SystemExit(f"{name}'s run failed (exit {process.returncode}): {stderr[-2000:]}")
+            raise SystemExit(f"{name}'s run failed (exit {process.returncode}): {text[-2000:]}")
         finished[name] = last[-1]
     return finished
 
