@@ -11,9 +11,9 @@ per account, 300 per project) and 12 accounts in 2 projects (sa-1..6 in the firs
 second). Each project has more accounts (6 x 60 = 360) than its quota allows: its quota binds, and
 two runners share each one:
 
-    runner-1  sa-1..4            project 1
-    runner-2  sa-5, sa-6, sa-7, sa-8   projects 1 and 2
-    runner-3  sa-9..12           project 2
+    runner-1  sa-1..4             project 1
+    runner-2  sa-5, sa-6, sa-7, sa-8  projects 1 and 2
+    runner-3  sa-9..12            project 2
 
 Each runner on its own would pace a project at what its credentials allow (runner-1 at 240 a minute,
 runner-2 at 120 in each), so without shared pacing runner-1 and runner-2 together send 360 a minute
@@ -31,9 +31,11 @@ budget; the round time is from their start to the last one's exit (each ends whe
 done). The bench checks what it claims: every runner's round is complete, the sandbox served at
 least one read per spreadsheet, each account's requests came from the runner that owns it, and the
 429s are the sandbox's own count. ``--scale K`` shortens it as bench/round_time.py's does (quotas x
-K, latency / K).
+K, latency / K). ``--unshared`` gives each runner a quota log of its own (``quota_prefix``), as if the
+runners paced alone: the 429s that sharing prevents (the bench then fails its target on purpose).
 
     .venv/bin/python bench/multi_runner_round.py [--sheets 2000] [--scale 1] [--skip-file] [--logs DIR]
+                                                 [--unshared]
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ def main() -> int:
     parser.add_argument("--scale", type=int, default=1, help="quotas x K, latency and timeout / K")
     parser.add_argument("--skip-file", action="store_true", help="do not measure one runner on files")
     parser.add_argument("--logs", type=Path, help="keep each run's log lines in this folder")
+    parser.add_argument("--unshared", action="store_true",
+                        help="each runner paces alone (a quota log of its own): what sharing prevents")
     args = parser.parse_args()
     mode = ("one round, shared by the runners ([state] runner)" if SHARED_ROUND else
             "each runner its own third of the spreadsheets on its own state prefix, sharing only the "
@@ -84,7 +88,7 @@ def main() -> int:
     print(f"mode: {mode}")
     redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping()
     shared = measure(args, runners=True)
-    print(describe(args, "3 runners on Redis", shared))
+    print(describe(args, "3 runners on Redis" + (", each pacing alone" if args.unshared else ""), shared))
     ok = shared["ok"] and shared["ratio"] <= TARGET_RATIO
     if not args.skip_file:
         single = measure(args, runners=False)
@@ -103,7 +107,7 @@ def measure(args, *, runners: bool) -> dict:
         run={"round_interval": "24h"},  # one round only, however long it takes
     ) as config_path:
         prefix = f"bench-multi-runner:{uuid.uuid4().hex}"
-        configs = runner_configs(config_path, prefix) if runners else {"single": config_path}
+        configs = runner_configs(config_path, prefix, args.unshared) if runners else {"single": config_path}
         try:
             started = time.perf_counter()
             finished = run_together(configs, args.logs)
@@ -116,7 +120,7 @@ def measure(args, *, runners: bool) -> dict:
             delete_keys(prefix)
 
 
-def runner_configs(config_path: Path, prefix: str) -> dict[str, Path]:
+def runner_configs(config_path: Path, prefix: str, unshared: bool = False) -> dict[str, Path]:
     """Each runner's config, beside the generated one: its own credentials, its spreadsheets, Redis."""
     text = config_path.read_text()
     head, *blocks = re.split(r"(?m)^(?=\[\[sheets\]\]$)", text)
@@ -129,8 +133,11 @@ def runner_configs(config_path: Path, prefix: str) -> dict[str, Path]:
         own_blocks = blocks
         if SHARED_ROUND:
             state = f'prefix = "{prefix}:state"\nrunner = "{name}"\n'
+            if unshared:
+                state += f'quota_prefix = "{prefix}:quota:{name}"\n'
         else:
-            state = f'prefix = "{prefix}:{name}"\nquota_prefix = "{prefix}:quota"\n'
+            quota = f"{prefix}:quota:{name}" if unshared else f"{prefix}:quota"
+            state = f'prefix = "{prefix}:{name}"\nquota_prefix = "{quota}"\n'
             own_blocks = own_share(blocks, index, lambda block: 'profile = "catalogue"' in block)
             if csv_rows:
                 own_rows = [csv_rows[0], *own_share(csv_rows[1:], index, lambda row: ",catalogue," in row)]
@@ -213,7 +220,7 @@ def judged(args, stats: dict, wall: float, done: dict, finished: dict, configs: 
     return {"wall_s": wall, "bound_s": bound, "ratio": wall / bound, "batch_gets": batch_gets,
             "spreadsheet_gets": spreadsheet_gets, "quota_exceeded": stats.get("quota_exceeded", 0),
             "done": done, "complete": complete, "strangers": strangers, "finished": finished,
-            "by_user": stats.get("by_user", {}),
+            "by_user": stats.get("by_user", {}), "refused": stats.get("quota_exceeded_by_user", {}),
             "ok": complete and not strangers and stats.get("quota_exceeded", 0) == 0}
 
 
@@ -232,9 +239,16 @@ def describe(args, what: str, m: dict) -> str:
     scale = f" (scale x{args.scale})" if args.scale > 1 else ""
     return (f"{args.sheets} spreadsheets, {what}{scale}: round {m['wall_s']:.1f} s, quota bound "
             f"{m['bound_s']:.1f} s -> ratio {m['ratio']:.2f} (target <= {TARGET_RATIO}); 429s: "
-            f"{m['quota_exceeded']}; batchGets {m['batch_gets']}, spreadsheets.get {m['spreadsheet_gets']}; "
+            f"{m['quota_exceeded']} {refused(m['refused'])}; batchGets {m['batch_gets']}, "
+            f"spreadsheets.get {m['spreadsheet_gets']}; "
             f"rounds done: {done}{'' if m['complete'] else ' (INCOMPLETE)'}; tasks per run: {reads}; "
             f"accounts outside the configs: {len(m['strangers'])}")
+
+
+def refused(by_user: dict[str, int]) -> str:
+    """Whose requests the sandbox refused for quota: "(sa-3: 1, sa-7: 2)", or nothing."""
+    named = [f"sa-{user.split('@')[0].rsplit('-', 1)[-1]}: {n}" for user, n in sorted(by_user.items())]
+    return f"({', '.join(named)})" if named else ""
 
 
 def delete_keys(prefix: str) -> None:
