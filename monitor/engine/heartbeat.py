@@ -41,6 +41,9 @@ class RunStats:
     ok: int = 0
     failed: int = 0  # dead-lettered
     retries_scheduled: int = 0
+    quota_refusals: int = 0  # reads Google refused for quota (429s met): not the spreadsheets' fault
+    # retries scheduled, by what failed (an ErrorClass value): many "transient" is Google, "loading" imports
+    retries_by_class: dict[str, int] = field(default_factory=dict)
     reads_by_credential: dict[str, int] = field(default_factory=dict)
     reads_by_project: dict[str, int] = field(default_factory=dict)  # by Google Cloud project
     mean_read_seconds: float | None = None  # a read's mean time, request to answer; None: no read

@@ -77,6 +77,7 @@ class RunReport:
     ok: int = 0
     failed: int = 0  # dead-lettered
     retries_scheduled: int = 0
+    retries_by_class: dict[str, int] = field(default_factory=dict)  # by ErrorClass value
     reads_of_failing: int = 0  # requests sent to spreadsheets already failing (dead-lettered, breaker)
     quota_errors: int = 0  # reads Google refused for quota (429)
     zones_read: int = 0  # requests for a spreadsheet's time zone alone answered (monitor.engine.zones)
@@ -259,6 +260,8 @@ class Outcomes:
         if not opened:
             rnd.retry_at(task, decision.next_attempt_at)
             self.report.retries_scheduled += 1
+            by_class = self.report.retries_by_class
+            by_class[error.error_class.value] = by_class.get(error.error_class.value, 0) + 1
             return Fate.RETRY
         # Attempts remain but the breaker now guards the spreadsheet: the next round probes it after
         # the cooldown.

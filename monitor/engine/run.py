@@ -142,6 +142,7 @@ class Run:
         stats = RunStats(
             tasks=report.tasks, ok=report.ok, failed=report.failed,
             retries_scheduled=report.retries_scheduled, reads_by_credential=dict(report.reads_by_credential),
+            quota_refusals=report.quota_errors, retries_by_class=dict(report.retries_by_class),
             duration_seconds=report.duration_seconds, stop_reason=report.stop_reason,
             round=_progress(rnd) if rnd else None, reads_by_project=by_project,
             mean_read_seconds=round(mean, 3) if mean is not None else None,

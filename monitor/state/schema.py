@@ -136,7 +136,8 @@ HISTORY = Kind("history", SheetHistory, prefix="history/")
 # Version 2 added ``last_error`` to ``api_degraded`` (what failed: Sheets, the token endpoint, the key);
 # version 3 an error's ``account`` and ``tabs``, and a finding's ``gid``; version 4 a finding's ``owner``.
 EVENT = EventKind("event", Event, version=4, prefix="event/")
-HEARTBEAT = Kind("heartbeat", Heartbeat, version=2)
+# Version 3 added to the run's stats its 429s met (``quota_refusals``) and its retries by error class.
+HEARTBEAT = Kind("heartbeat", Heartbeat, version=3)
 RUNS = Kind("runs", RunHistory)
 API = Kind("api", ApiState)
 QUOTA = Kind("quota", QuotaLog, version=2)
@@ -277,6 +278,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("event", 3): _optional_fields_added,
     ("quota", 1): _quota_per_project,
     ("heartbeat", 1): _heartbeat_read_measures,
+    ("heartbeat", 2): _optional_fields_added,
     ("event", 1): _event_last_error,
     ("feed", 1): _feed_trash,
     ("outbox", 1): _outbox_sending,
