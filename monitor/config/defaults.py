@@ -80,6 +80,11 @@ DEFAULTS: Mapping[str, Default] = {
         "sheet-monitor", "every key of this monitor starts with it: several monitors share one Redis"),
     "state.password_env": Default(
         "SHEET_MONITOR_REDIS_PASSWORD", "the variable holding Redis's password, kept out of the file"),
+    "report.keep": Default(
+        "7d", "a week of runs and verdict changes: last week's same weekday to compare with, and a few "
+        "hundred KB of state at 700 spreadsheets (bench/report_history.py)"),
+    "report.html": Default(None, "no status page written after each run; `sheet-monitor report --html` "
+                           "writes one on demand"),
     "watchdog.max_silence": Default("15m", "three missed 5-minute cron ticks"),
     "watchdog.reminder_every": Default("4h", "an outage is re-announced twice per working day"),
     "watchdog.heartbeat_url": Default(None, "no external dead-man's switch"),
