@@ -92,6 +92,10 @@ def run_once(
         from monitor.app.notify_step import notify_after_run
 
         notify_after_run(config, session, run_id, run.deadline, clock, messages_to or sys.stdout)
+        if config.report.html is not None:  # the status page: loaded only when asked for, never fails the run
+            from monitor.report.publish import publish_after_run
+
+            publish_after_run(config, session.state, clock.now())
         # Alerts nobody receives are no good run: the external switch must not hear "all is well".
         delivery_halted = bool(session.state.outbox.halted or session.state.outbox.halts)
     if config.watchdog.heartbeat_url and report.outcome in GOOD_OUTCOMES and not delivery_halted:
