@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 from cli_fixtures import B, C, invoke, json_of
-from report_fixtures import HOSTILE_FINDING, HOSTILE_NAME, NOW, report_config, seed_with_history
+from report_fixtures import HOSTILE_FINDING, NOW, report_config, seed_with_history
 
 from monitor.config import load_config
 from monitor.report.charts import Guide, Series, line_chart, strip
@@ -126,7 +126,8 @@ def test_a_line_chart_scales_values_to_its_box_and_names_its_guides():
 
 def test_a_strip_gives_each_segment_its_share_of_the_width():
     svg = strip([(0.0, 25.0, "ok"), (25.0, 100.0, "fail")], start=0.0, end=100.0, label="x")
-    assert '<rect class="ok" x="0.0" width="250.0"' in svg and '<rect class="fail" x="250.0" width="750.0"' in svg
+    assert '<rect class="ok" x="0.0" width="250.0"' in svg
+    assert '<rect class="fail" x="250.0" width="750.0"' in svg
 
 
 def test_json_and_page_agree_on_counts(config_path):
