@@ -81,8 +81,8 @@ DEFAULTS: Mapping[str, Default] = {
     "state.password_env": Default(
         "SHEET_MONITOR_REDIS_PASSWORD", "the variable holding Redis's password, kept out of the file"),
     "report.keep": Default(
-        "7d", "a week of runs and verdict changes: last week's same weekday to compare with, and a few "
-        "hundred KB of state at 700 spreadsheets (bench/report_history.py)"),
+        "7d", "a week of runs and verdict changes: last week's same weekday to compare with, for about "
+        "1 MB of state (the runs' records) and ~200 bytes per spreadsheet (bench/report_history.py)"),
     "report.html": Default(None, "no status page written after each run; `sheet-monitor report --html` "
                            "writes one on demand"),
     "watchdog.max_silence": Default("15m", "three missed 5-minute cron ticks"),

@@ -70,7 +70,8 @@ def add_run(log: Documents[RunHour], record: RunRecord, now: datetime, keep: tim
     and removes only those that expired."""
     hour = hour_of(record.started_at)
     earlier = log.get(hour) or RunHour()
-    log[hour] = RunHour((*earlier.runs, record))
+    # In time order even when a run is added after a later one of its hour (a clock set back).
+    log[hour] = RunHour(tuple(sorted((*earlier.runs, record), key=lambda run: run.started_at)))
     oldest = hour_of(now - keep)
     for expired in [key for key in log if key < oldest]:
         del log[expired]
