@@ -48,6 +48,10 @@ def test_the_page_loads_without_errors_and_shows_its_key_parts(page, tmp_path):
         assert visible(browser, "#charts svg.chart") == 3
         # duration, reads of the one project, failing, warning (a flat line has no height: counted apart)
         assert browser.evaluate("document.querySelectorAll('#charts polyline').length") == 4
+        # A line is a line: filled, it would close into a shape from its last point back to its first.
+        fills = browser.evaluate(
+            "[...document.querySelectorAll('#charts polyline')].map(line => getComputedStyle(line).fill)")
+        assert set(fills) == {"none"}
         assert visible(browser, "#timelines svg.strip rect") >= 3
         text = browser.evaluate("document.body.innerText")
         assert HOSTILE_NAME in text and HOSTILE_FINDING in text  # shown as written, as text

@@ -92,7 +92,7 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str], rep
         if report_to is not None:
             from monitor.app.demo_report import save_demo_report
 
-            save_demo_report(config, first_run_at, report_to, seed, say)
+            save_demo_report(config, first_run_at, RUN_BUDGET, report_to, seed, say)
         say(f"\nDone in {time.monotonic() - started:.0f} s. Config and state were in {folder} (now removed).")
     _print_next_steps(say)
 

@@ -30,10 +30,11 @@ svg .plot { fill: #fff; stroke: var(--line); } svg .grid { stroke: #f0f0f3; }
 svg .guide { stroke: var(--fail); stroke-dasharray: 6 4; }
 svg .guide2 { stroke: var(--soft); stroke-dasharray: 3 3; }
 svg .axis, svg .glabel, svg .legend { font-size: 13px; fill: var(--soft); }
-svg polyline { fill: none; stroke-width: 1.6; }
-svg .s0 { stroke: #1565c0; fill: #1565c0; } svg .s1 { stroke: #6a1b9a; fill: #6a1b9a; }
-svg .s2 { stroke: #00838f; fill: #00838f; } svg .s3 { stroke: #5d4037; fill: #5d4037; }
-svg .lfail { stroke: var(--fail); fill: var(--fail); } svg .lwarn { stroke: var(--warn); fill: var(--warn); }
+/* A series' class sets its colour only: the line is stroked, never filled; its legend is filled. */
+svg .s0 { --c: #1565c0; } svg .s1 { --c: #6a1b9a; } svg .s2 { --c: #00838f; } svg .s3 { --c: #5d4037; }
+svg .lfail { --c: var(--fail); } svg .lwarn { --c: var(--warn); }
+svg polyline { fill: none; stroke: var(--c); stroke-width: 1.6; }
+svg text.legend { fill: var(--c, var(--soft)); }
 svg.strip { width: 100%; height: 12px; display: block; }
 svg.strip .ok { fill: var(--ok); } svg.strip .warn { fill: var(--warn); }
 svg.strip .fail { fill: var(--fail); } svg.strip .unknown { fill: #d6d6da; }
