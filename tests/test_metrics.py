@@ -98,6 +98,30 @@ def test_totals_add_each_runs_stats_and_never_fall():
     assert totals.read_seconds_sum == 41.5  # a run before read times were counted adds none
 
 
+def test_the_queue_tasks_partition_the_round_with_retries_apart_from_fresh_tasks():
+    from datetime import timedelta
+
+    from monitor.admin.metrics import queue_families
+    from monitor.engine.tasks import Round
+
+    now = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    rnd = Round.build(["s1", "s2", "s3", "s4"], now - timedelta(minutes=3))
+    first, second, third, _ = rnd.tasks.values()
+    rnd.start(first)
+    rnd.succeed(first, now)
+    rnd.start(second)
+    rnd.release(second)
+    rnd.retry_at(second, now + timedelta(seconds=9))
+    rnd.start(third)
+    families_ = {family.name: family for family in queue_families(rnd, now)}
+    states = labelled(families_["sheet_monitor_queue_tasks"], "state")
+    assert states == {"pending": 1, "waiting_retry": 1, "processing": 1, "done": 1, "failed": 0}
+    [age] = families_["sheet_monitor_queue_oldest_pending_task_age_seconds"].samples
+    assert age.value == 180.0
+    [progress] = families_["sheet_monitor_round_progress_ratio"].samples
+    assert progress.value == 0.25
+
+
 # -- sheet-monitor metrics -----------------------------------------------------------------------------
 
 
