@@ -33,14 +33,13 @@ def publish_after_run(config: Config, state: State, now: datetime, seconds_left:
     if metrics.textfile is None and metrics.pushgateway is None:
         return
     try:
-        registry = metrics_registry(state, config, now)
+        registry = metrics_registry(state, config, now)  # collected when written, below
+        if metrics.textfile is not None:
+            write_textfile(metrics.textfile, registry)
+        if metrics.pushgateway is not None:
+            push(metrics, registry, min(PUSH_TIMEOUT_SECONDS, seconds_left))
     except Exception as exc:  # noqa: BLE001 - the metrics must never fail the run they describe
-        log_event("metrics_failed", logging.WARNING, exc_info=exc, error=repr(exc))
-        return
-    if metrics.textfile is not None:
-        write_textfile(metrics.textfile, registry)
-    if metrics.pushgateway is not None:
-        push(metrics, registry, min(PUSH_TIMEOUT_SECONDS, seconds_left))
+        log_event("metrics_failed", logging.WARNING, exc_info=exc, error=repr(exc)[:300])
 
 
 def exposition(registry: CollectorRegistry) -> str:
