@@ -80,6 +80,13 @@ DEFAULTS: Mapping[str, Default] = {
         "sheet-monitor", "every key of this monitor starts with it: several monitors share one Redis"),
     "state.password_env": Default(
         "SHEET_MONITOR_REDIS_PASSWORD", "the variable holding Redis's password, kept out of the file"),
+    "metrics.textfile": Default(None, "no metrics file; set it for node_exporter's textfile collector"),
+    "metrics.pushgateway": Default(None, "no push; set it when no node_exporter runs on this host"),
+    "metrics.job": Default("sheet_monitor", "the job label Prometheus shows for the monitor"),
+    "metrics.instance": Default(
+        None, "the host's name: each runner's metrics are a group of their own on the Pushgateway"),
+    "metrics.per_sheet": Default(
+        False, "fleet counts only: a series per spreadsheet is costly in Prometheus beyond a small fleet"),
     "report.keep": Default(
         "7d", "a week of runs and verdict changes: last week's same weekday to compare with, for about "
         "1 MB of state (the runs' records) and ~200 bytes per spreadsheet (bench/report_history.py)"),

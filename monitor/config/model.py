@@ -27,6 +27,7 @@ from .sections import (
     AlertsConfig,
     BreakerConfig,
     GoogleConfig,
+    MetricsConfig,
     ReportConfig,
     RunConfig,
     StateConfig,
@@ -141,6 +142,7 @@ class Config(BaseModel):
     alerts: AlertsConfig
     watchdog: WatchdogConfig
     state: StateConfig
+    metrics: MetricsConfig
     report: ReportConfig = ReportConfig()
     profiles: tuple[Profile, ...]
     sheets: tuple[Sheet, ...]

@@ -41,9 +41,6 @@ class RunStats:
     ok: int = 0
     failed: int = 0  # dead-lettered
     retries_scheduled: int = 0
-    quota_refusals: int = 0  # reads Google refused for quota (429s met): not the spreadsheets' fault
-    # retries scheduled, by what failed (an ErrorClass value): many "transient" is Google, "loading" imports
-    retries_by_class: dict[str, int] = field(default_factory=dict)
     reads_by_credential: dict[str, int] = field(default_factory=dict)
     reads_by_project: dict[str, int] = field(default_factory=dict)  # by Google Cloud project
     mean_read_seconds: float | None = None  # a read's mean time, request to answer; None: no read
@@ -51,6 +48,12 @@ class RunStats:
     duration_seconds: float = 0.0
     stop_reason: str = ""
     round: RoundProgress | None = None
+    quota_refusals: int = 0  # 429s met (reads Google refused for quota)
+    retries_by_class: dict[str, int] = field(default_factory=dict)  # retries scheduled, by ErrorClass value
+    # Every request's time, request to answer, per bucket of monitor.engine.totals.READ_SECONDS_BUCKETS
+    # (+Inf last; not cumulative), and their sum; () for a run before they were counted.
+    read_seconds_buckets: tuple[int, ...] = ()
+    read_seconds_sum: float = 0.0
 
 
 @document
