@@ -134,3 +134,21 @@ def test_json_and_page_agree_on_counts(config_path):
     page, data = page_and_data(config_path)
     json.dumps(data)  # JSON-able as it is
     assert f"<b>{data['fleet']['by_health']['warn']}</b>warning" in page
+
+
+def test_report_html_is_a_file_beside_the_config_unless_absolute(tmp_path):
+    path = report_config(tmp_path / "site", extra='\n[report]\nhtml = "public/index.html"\nkeep = "2d"\n')
+    config = load_config(path, {})
+    assert config.report.html == tmp_path / "site" / "public" / "index.html"
+    assert config.report.keep == timedelta(days=2)
+
+
+def test_a_folder_given_as_report_html_is_refused_with_its_line_and_an_example(tmp_path):
+    from monitor.config import ConfigError
+
+    path = report_config(tmp_path / "site", extra='\n[report]\nhtml = "public/"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path, {})
+    text = str(info.value)
+    assert "monitor.toml:" in text and "report.html" in text
+    assert 'html = "/var/www/sheet-monitor/index.html"' in text
