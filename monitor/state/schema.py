@@ -147,8 +147,9 @@ CREDENTIALS = Kind("credentials", CredentialsState)
 # Version 2 added ``sending`` (the message whose request may have reached Telegram); version 3 each
 # message's destination (``chat_id``, ``thread_id``: routes) and the routed chats' halts (``halts``).
 OUTBOX = Kind("outbox", Outbox, version=3)
-# Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded).
-ALERTS = Kind("alerts", AlertMemory, version=2)
+# Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded);
+# version 3 ``relearning`` (the first round after the state was lost).
+ALERTS = Kind("alerts", AlertMemory, version=3)
 
 # RunnerState/State attribute -> kind, for the collections and the single documents.
 FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DLQ, "mutes": MUTE,
@@ -282,6 +283,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("outbox", 1): _outbox_sending,
     ("outbox", 2): _outbox_destinations,
     ("alerts", 1): _alerts_warned,
+    ("alerts", 2): _optional_fields_added,
 }
 
 
