@@ -16,6 +16,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from cli_fixtures import A, B, write_config
 from redis_server import PrivateRedis
 from sandbox_fixtures import clean_env
@@ -28,8 +29,9 @@ from monitor.engine.heartbeat import GOOD_OUTCOMES, Outcome
 from monitor.engine.tasks import DONE
 from monitor.sandbox.server import running_sandbox
 from monitor.state import read_state
+from monitor.storage import StateError, StateUnavailable
 from monitor.storage.generations import FILE_NAME
-from monitor.storage.redis_store import RedisLocation
+from monitor.storage.redis_store import RedisLocation, RedisLock
 
 BUDGET = 6  # seconds: the hanging read is cut to budget - reserve (3 s), so a run ends in about 3 s
 PREFIX = "sm"
@@ -160,9 +162,66 @@ def test_redis_restarted_empty_is_told_once_and_known_problems_come_as_one_list_
     assert f"generation {generation} is missing" in after_loss
     # Store 1 fails as it did: listed once, under the list's head, not alerted as a new failure.
     assert "the first round since the state was lost" in after_loss
-    assert after_loss.count("Store 1") == 1
-    assert "Failing (1):" in after_loss
+    assert after_loss.count("Store 1") == 1 and "is failing" not in after_loss  # no "new failure" line
+    assert "Failing (1):\n🔴 Store 1" in after_loss
     assert "lost" not in later  # told once
     new_generation = private_redis.client().get(f"{PREFIX}:generation")
     assert new_generation and new_generation != generation
     assert list(json.loads((tmp_path / "state" / FILE_NAME).read_text()).values()) == [new_generation]
+
+
+def test_a_renewal_that_cannot_reach_redis_waits_a_third_of_the_lease_and_release_sends_nothing(
+        private_redis: PrivateRedis):
+    location = RedisLocation(private_redis.url, prefix=PREFIX)
+    lock = RedisLock(location, "run", lease=0.3)
+    assert lock.acquire(timeout=0)
+    calls = []
+    renew = location.renew_script
+    location.renew_script = lambda **kwargs: calls.append(time.monotonic()) or renew(**kwargs)
+    private_redis.kill()
+    time.sleep(0.45)  # four renewal periods of 0.1 s
+    assert 2 <= len(calls) <= 5, calls  # one try per period, never a loop
+    with pytest.raises(StateUnavailable):  # what the holder's next command meets
+        location.ping()
+    started = time.monotonic()
+    lock.release()
+    assert time.monotonic() - started < 0.1
+    lock._renewer.join(timeout=1)
+    assert not lock._renewer.is_alive()
+
+
+def test_a_renewal_that_finds_the_lock_gone_stops_and_the_next_save_says_redis_lost_its_data(
+        private_redis: PrivateRedis, tmp_path):
+    location = RedisLocation(private_redis.url, prefix=PREFIX, memory_dir=tmp_path)
+    lock = RedisLock(location, "run", lease=0.3)
+    assert lock.acquire(timeout=0)
+    store = location.open()
+    store.set_property("a", "1")
+    private_redis.client().flushall()  # this test's own Redis: what a restart without data leaves
+    lock._renewer.join(timeout=1)  # the next renewal finds the lock gone and ends the thread
+    assert not lock._renewer.is_alive() and lock.lost
+    with pytest.raises(StateError, match="lost its data while this process worked"):
+        store.set_property("b", "2")
+    lock.release()
+
+
+def test_a_second_host_learns_the_new_generation_without_telling_the_loss_again(
+        tmp_path, private_redis: PrivateRedis):
+    clock = ManualClock(start=datetime.now(UTC).replace(microsecond=0))
+    with running_sandbox(clock=clock, telegram=False, latency="off") as sandbox:
+        host_one = configured(tmp_path / "one", sandbox, private_redis.url)
+        host_two = configured(tmp_path / "two", sandbox, private_redis.url)
+        run_told(host_one, clock)
+        clock.advance(600)
+        run_told(host_two, clock)  # the same state, from another machine's cron
+        private_redis.restart_empty()
+        clock.advance(600)
+        first_to_notice = run_told(host_one, clock)
+        clock.advance(600)
+        other = run_told(host_two, clock)
+
+    assert first_to_notice.count("Redis lost the monitor's state") == 1
+    assert "lost" not in other
+    generation = private_redis.client().get(f"{PREFIX}:generation")
+    for host in ("one", "two"):
+        assert list(json.loads((tmp_path / host / "state" / FILE_NAME).read_text()).values()) == [generation]

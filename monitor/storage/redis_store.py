@@ -173,6 +173,7 @@ class RedisStore(PropertyStore):
         super().__init__(properties, read_only=read_only)
         memory = location.generations if not read_only and name == PROPERTIES else None
         self._memory = memory
+        self._generation = generation  # as this host last wrote it down (None: not yet)
         if memory is None:
             return
         remembered = memory.remembered()
@@ -180,7 +181,7 @@ class RedisStore(PropertyStore):
             # Redis lost this state's data (restarted without persistence, flushed). Only a writer
             # looks: it is the one that tells, and its first save writes a new generation.
             self.memory_lost = remembered
-        elif generation is not None:
+        elif generation is not None and generation != remembered:
             # Another generation than the remembered one: another process (or host) noticed the loss
             # first and told it; this host only learns the new one.
             memory.remember(generation)
@@ -197,8 +198,9 @@ class RedisStore(PropertyStore):
                 args=[token, secrets.token_hex(8), len(changed), *pairs, *removed])
         if applied in (0, -1, -2):
             raise StateError(self._refusal(applied))
-        if self._memory is not None:
-            self._memory.remember(applied)
+        if self._memory is not None and applied != self._generation:
+            self._memory.remember(applied)  # the first save of a new generation: once, not per save
+            self._generation = applied
 
     def _refusal(self, code: int) -> str:
         if code == -2:
