@@ -22,6 +22,7 @@ from redis_server import PrivateRedis
 from sandbox_fixtures import clean_env
 
 from monitor.app.run import run_once
+from monitor.cli.watchdog import run_watchdog
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from monitor.engine.health import FAIL, OK
@@ -153,6 +154,8 @@ def test_redis_restarted_empty_is_told_once_and_known_problems_come_as_one_list_
 
         private_redis.restart_empty()
         clock.advance(600)
+        watchdog_told = io.StringIO()
+        run_watchdog(config, watchdog_told, clock=clock)  # between the restart and the next run
         after_loss = run_told(config, clock)
         clock.advance(600)
         later = run_told(config, clock)
@@ -165,6 +168,7 @@ def test_redis_restarted_empty_is_told_once_and_known_problems_come_as_one_list_
     assert after_loss.count("Store 1") == 1 and "is failing" not in after_loss  # no "new failure" line
     assert "Failing (1):\n🔴 Store 1" in after_loss
     assert "lost" not in later  # told once
+    assert f"is gone (generation {generation} is missing): Redis lost its data" in watchdog_told.getvalue()
     new_generation = private_redis.client().get(f"{PREFIX}:generation")
     assert new_generation and new_generation != generation
     assert list(json.loads((tmp_path / "state" / FILE_NAME).read_text()).values()) == [new_generation]
