@@ -24,11 +24,13 @@ from sandbox_fixtures import clean_env
 from monitor.app.run import run_once
 from monitor.cli.watchdog import run_watchdog
 from monitor.config import load_config
-from monitor.core.clock import ManualClock
+from monitor.core.clock import ManualClock, SystemClock
 from monitor.engine.health import FAIL, OK
 from monitor.engine.heartbeat import GOOD_OUTCOMES, Outcome
 from monitor.engine.tasks import DONE
+from monitor.sandbox.http import HTTPServerThread
 from monitor.sandbox.server import running_sandbox
+from monitor.sandbox.telegram import FakeTelegram
 from monitor.state import read_state
 from monitor.storage import StateError, StateUnavailable
 from monitor.storage.generations import FILE_NAME
@@ -36,6 +38,7 @@ from monitor.storage.redis_store import RedisLocation, RedisLock
 
 BUDGET = 6  # seconds: the hanging read is cut to budget - reserve (3 s): a run that missed Redis ends by then
 PREFIX = "sm"
+TELEGRAM_TOKEN, TELEGRAM_CHAT = "123456:sandbox-token", -1001234567890
 
 
 def state_section(url: str) -> str:
@@ -234,3 +237,35 @@ def test_a_second_host_learns_the_new_generation_without_telling_the_loss_again(
     generation = private_redis.client().get(f"{PREFIX}:generation")
     for host in ("one", "two"):
         assert list(json.loads((tmp_path / host / "state" / FILE_NAME).read_text()).values()) == [generation]
+
+
+def test_a_run_whose_redis_dies_while_it_sends_ends_at_the_notifiers_save_with_one_line(
+        tmp_path, private_redis: PrivateRedis):
+    telegram = FakeTelegram(SystemClock())
+    telegram.add_token(TELEGRAM_TOKEN)
+    telegram.add_chat(TELEGRAM_CHAT)
+
+    def redis_dies_during_the_send(request):
+        if request.path.endswith("/sendMessage"):
+            private_redis.kill()  # Telegram takes the message; the save after it finds no Redis
+        return telegram(request)
+
+    with (
+        HTTPServerThread(redis_dies_during_the_send) as server,
+        running_sandbox(telegram=False, latency="off") as sandbox,
+    ):
+        config = configured(tmp_path, sandbox, private_redis.url)
+        with config.open("a", encoding="utf-8") as text:
+            text.write(f'\n[telegram]\nchat_id = "{TELEGRAM_CHAT}"\napi_base = "{server.base_url}"\n')
+        process = subprocess.Popen(
+            [sys.executable, "-m", "monitor.cli", "run", "--config", str(config), "--budget", str(BUDGET),
+             "--no-progress"], cwd=config.parent, env={**clean_env(), "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _, stderr = process.communicate(timeout=30)
+
+    assert process.returncode == 1, stderr
+    assert seconds_since_the_run_started(stderr) < BUDGET + 5
+    assert "Traceback" not in stderr and TELEGRAM_TOKEN not in stderr
+    [line] = plain_lines(stderr)
+    assert "while saving: ConnectionError" in line
+    assert len(telegram.messages(TELEGRAM_CHAT)) == 1  # the alert went; only its save was lost
