@@ -6,8 +6,9 @@
 - :func:`changing_state`: holding the run lock (waiting up to ``wait`` seconds for it), for the run
   and the commands that change something. Opening reports what it had to repair, as events the
   notifier will tell people and as log lines: a state restored from its last good copy, and each
-  damaged entry, which is set aside (kept under ``damaged/<key>``) while the rest loads. A state in
-  an older layout is rewritten in the current one. All of that is saved before the caller's block
+  damaged entry, which is set aside (kept under ``damaged/<key>``) while the rest loads; and a state
+  its Redis lost (``StateMemoryLost``, with the alert memory set to relearn: monitor.notify.relearning).
+  A state in an older layout is rewritten in the current one. All of that is saved before the caller's block
   runs, so it is told even if the block then fails; the block's own changes are saved when it ends
   normally, and not at all when it raises.
 """
