@@ -154,8 +154,9 @@ CREDENTIALS = Kind("credentials", CredentialsState)
 # message's destination (``chat_id``, ``thread_id``: routes) and the routed chats' halts (``halts``).
 # version 4 ``delivered`` (messages Telegram accepted, all told: the metrics' counter).
 OUTBOX = Kind("outbox", Outbox, version=4)
-# Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded).
-ALERTS = Kind("alerts", AlertMemory, version=2)
+# Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded);
+# version 3 ``relearning`` (the first round after the state was lost).
+ALERTS = Kind("alerts", AlertMemory, version=3)
 TOTALS = Kind("totals", RunTotals)
 
 # RunnerState/State attribute -> kind, for the collections and the single documents.
@@ -294,6 +295,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("outbox", 2): _outbox_destinations,
     ("outbox", 3): _optional_fields_added,
     ("alerts", 1): _alerts_warned,
+    ("alerts", 2): _optional_fields_added,
 }
 
 
