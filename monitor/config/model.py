@@ -27,6 +27,8 @@ from .sections import (
     AlertsConfig,
     BreakerConfig,
     GoogleConfig,
+    MetricsConfig,
+    ReportConfig,
     RunConfig,
     StateConfig,
     TelegramConfig,
@@ -140,6 +142,8 @@ class Config(BaseModel):
     alerts: AlertsConfig
     watchdog: WatchdogConfig
     state: StateConfig
+    metrics: MetricsConfig
+    report: ReportConfig = ReportConfig()
     profiles: tuple[Profile, ...]
     sheets: tuple[Sheet, ...]
     fingerprint: str = Field(description="changes iff the set of spreadsheets or any check changes")

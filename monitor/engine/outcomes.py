@@ -40,6 +40,7 @@ from monitor.engine.health import (
     Tab,
     is_alerting,
     located,
+    record_read_time,
     record_skip,
     record_verdict,
 )
@@ -51,6 +52,7 @@ from monitor.engine.rejudge import moments_of, rejudged
 from monitor.engine.settings import RunSettings
 from monitor.engine.state import RunnerState
 from monitor.engine.tasks import Round, Task
+from monitor.engine.totals import READ_SECONDS_BUCKETS, bucket_of
 from monitor.engine.unreadable import judge_streak, read_again, record_failed_read
 from monitor.engine.zones import with_zone
 
@@ -81,8 +83,16 @@ class RunReport:
     quota_errors: int = 0  # reads Google refused for quota (429)
     zones_read: int = 0  # requests for a spreadsheet's time zone alone answered (monitor.engine.zones)
     reads_by_credential: dict[str, int] = field(default_factory=dict)
+    retries_by_class: dict[str, int] = field(default_factory=dict)  # retries scheduled, by ErrorClass value
+    # Requests answered (or failed), per bucket of totals.READ_SECONDS_BUCKETS, +Inf last; their sum.
+    read_seconds_buckets: list[int] = field(default_factory=lambda: [0] * (len(READ_SECONDS_BUCKETS) + 1))
+    read_seconds_sum: float = 0.0
     duration_seconds: float = 0.0
     events: int = 0
+
+    def count_read_time(self, seconds: float) -> None:
+        self.read_seconds_buckets[bucket_of(seconds)] += 1
+        self.read_seconds_sum += seconds
 
 
 class Outcomes:
@@ -117,7 +127,7 @@ class Outcomes:
     # -- a read that worked ------------------------------------------------------------------------
 
     def succeeded(self, rnd: Round, task: Task, plan: SheetPlan, results: list[CheckResult], now: datetime,
-                  value_ranges: Mapping[str, Any] | None = None) -> Health:
+                  value_ranges: Mapping[str, Any] | None = None, read_seconds: float | None = None) -> Health:
         self.report.ok += 1
         rnd.succeed(task, now)
         self._google_answered(now)
@@ -126,7 +136,9 @@ class Outcomes:
         findings = tuple(Finding.of(result) for result in results if result.is_finding)
         findings = located(findings, before.tabs if before else ())  # links open the first bad cell
         verdict = Health(health_of(results))
-        record, change = record_verdict(before, verdict, now, findings)
+        record, change = record_verdict(before, verdict, now, findings, self.settings.history_keep)
+        if read_seconds is not None:
+            record = record_read_time(record, read_seconds)
         self.state.health[plan.id] = replace(read_again(record), read_at=now, checks=plan.fingerprint,
                                              moments=moments_of(results), changed_at=None)
         self._keep_history(rnd, plan, results, value_ranges or {}, now)
@@ -186,7 +198,8 @@ class Outcomes:
         findings = located(findings, record.tabs)
         if (verdict, findings) == (record.health, record.findings):
             return
-        self.state.health[plan.id], change = record_verdict(record, verdict, now, findings)
+        self.state.health[plan.id], change = record_verdict(record, verdict, now, findings,
+                                                                   self.settings.history_keep)
         self._tell(plan, change, findings, now)
 
     def learned_zone(self, plan: SheetPlan, name: str, tabs: tuple[Tab, ...], now: datetime) -> None:
@@ -205,7 +218,8 @@ class Outcomes:
         verdict, findings = judged[0], located(judged[1], record.tabs)  # as the read that found them
         if (verdict, findings) == (record.health, record.findings):
             return
-        self.state.health[plan.id], change = record_verdict(record, verdict, now, findings)
+        self.state.health[plan.id], change = record_verdict(record, verdict, now, findings,
+                                                                   self.settings.history_keep)
         self._tell(plan, change, findings, now)
 
     def _tell(self, plan: SheetPlan, change: Change | None, findings: tuple[Finding, ...], now: datetime
@@ -259,6 +273,8 @@ class Outcomes:
         if not opened:
             rnd.retry_at(task, decision.next_attempt_at)
             self.report.retries_scheduled += 1
+            by_class = self.report.retries_by_class
+            by_class[error.error_class.value] = by_class.get(error.error_class.value, 0) + 1
             return Fate.RETRY
         # Attempts remain but the breaker now guards the spreadsheet: the next round probes it after
         # the cooldown.
@@ -278,7 +294,7 @@ class Outcomes:
         record = self.state.health.get(plan.id)
         if record is None or record.unreadable is None:
             return
-        judged, change = judge_streak(record, now, self.settings.unreadable_after)
+        judged, change = judge_streak(record, now, self.settings.unreadable_after, self.settings.history_keep)
         if judged is not record:
             self.state.health[plan.id] = judged
             self._tell(plan, change, judged.findings, now)
@@ -307,7 +323,7 @@ class Outcomes:
     def dead_letter(self, rnd: Round, task: Task, plan: SheetPlan, error: ErrorInfo, now: datetime) -> None:
         self.report.failed += 1
         rnd.fail(task)
-        record, _ = record_verdict(self.state.health.get(plan.id), ERROR, now, ())
+        record, _ = record_verdict(self.state.health.get(plan.id), ERROR, now, (), self.settings.history_keep)
         self.state.health[plan.id] = record
         if self.state.dlq.record(plan.id, plan.name, task, error, now):
             self._emit(DeadLettered(

@@ -25,7 +25,9 @@ from monitor.engine.heartbeat import Heartbeat, RunHistory
 from monitor.engine.history import SheetHistory
 from monitor.engine.mutes import Mute, active_mutes
 from monitor.engine.quota import QuotaLog
+from monitor.engine.runlog import RunHour
 from monitor.engine.tasks import Round
+from monitor.engine.totals import RunTotals
 
 EVENTS_KEPT = 1000  # undelivered events kept; beyond it the oldest go (the notifier summarises anyway)
 
@@ -88,6 +90,7 @@ class RunnerState:
     retry_first = Single()  # RetryFirst
     feed = Single()  # FeedState: Drive's change feed as the last round left it
     credentials = Single()  # CredentialsState: the credentials refused now, told once
+    totals = Single()  # RunTotals: every finished run's counts added up (the metrics' counters)
 
     def __init__(
         self,
@@ -106,6 +109,8 @@ class RunnerState:
         feed: FeedState | None = None,
         credentials: CredentialsState | None = None,
         history: Mapping[str, SheetHistory] | None = None,
+        totals: RunTotals | None = None,
+        runlog: Mapping[str, RunHour] | None = None,
     ) -> None:
         self.changed_singles: set[str] = set()
         self.health: Documents[SheetHealth] = Documents(health)
@@ -113,6 +118,7 @@ class RunnerState:
         self.dlq = DeadLetters(dlq)
         self.mutes: Documents[Mute] = Documents(mutes)
         self.history: Documents[SheetHistory] = Documents(history)  # metric history, cross-sheet sides
+        self.runlog: Documents[RunHour] = Documents(runlog)  # the runs of the last days, by UTC hour
         self.events = EventLog(events)
         self.round = round
         self.heartbeat = heartbeat
@@ -122,6 +128,7 @@ class RunnerState:
         self.retry_first = retry_first or RetryFirst()
         self.feed = feed or FeedState()
         self.credentials = credentials or CredentialsState()
+        self.totals = totals or RunTotals()
         self.changed_singles.clear()  # as loaded: nothing to save yet
 
     def active_mutes(self, now: datetime) -> dict[str, Mute]:
