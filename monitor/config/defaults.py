@@ -80,6 +80,8 @@ DEFAULTS: Mapping[str, Default] = {
         "sheet-monitor", "every key of this monitor starts with it: several monitors share one Redis"),
     "state.password_env": Default(
         "SHEET_MONITOR_REDIS_PASSWORD", "the variable holding Redis's password, kept out of the file"),
+    "state.runner": Default(
+        None, "this machine's host name (its first label, other characters as '-'): one runner per host"),
     "watchdog.max_silence": Default("15m", "three missed 5-minute cron ticks"),
     "watchdog.reminder_every": Default("4h", "an outage is re-announced twice per working day"),
     "watchdog.heartbeat_url": Default(None, "no external dead-man's switch"),
