@@ -65,19 +65,19 @@ def run_once(
     clock = clock or SystemClock()
     run_id = run_id or new_run_id(clock.now())
     location = configured_location(config.state, config.run.state_dir, os.environ)
-    shared = shares_state(location)
-    runner = config.state.runner if shared else None
+    runner = config.state.runner if shares_state(location) else None
+    if runner:  # the Redis client is loaded only by a config that chose it
+        from monitor.state.shared import SharedState, prepare
+
+        prepare(location, runner, config.state.lease.total_seconds())
     with changing_state(location, actor=run_id, now=clock.now(), runner=runner,
                         lock=own_lock(runner) if runner else RUN_LOCK) as session:
         if session is None:
             log_event("run_skipped", reason="another run holds the lock",
                       state_dir=describe_location(location), **({"runner": runner} if runner else {}))
             return RunResult(report=None, lock_held_elsewhere=True)
-        sharing = None
-        if runner:  # the Redis client is loaded only by a config that chose it
-            from monitor.state.shared import SharedState
-
-            sharing = SharedState(session, location, runner, run_id)
+        sharing = SharedState(session, location, runner, run_id,
+                                                  config.state.lease.total_seconds()) if runner else None
         settings = RunSettings.from_config(config, budget)
         if checkpoint_every is not None:
             settings = replace(settings, checkpoint_every=checkpoint_every)

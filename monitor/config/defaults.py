@@ -82,6 +82,9 @@ DEFAULTS: Mapping[str, Default] = {
         "SHEET_MONITOR_REDIS_PASSWORD", "the variable holding Redis's password, kept out of the file"),
     "state.runner": Default(
         None, "this machine's host name (its first label, other characters as '-'): one runner per host"),
+    "state.lease": Default(
+        "10s", "runners sharing a Redis: a killed run's reads are taken over 10 s later; a process "
+        "stalled under 10 s keeps them"),
     "watchdog.max_silence": Default("15m", "three missed 5-minute cron ticks"),
     "watchdog.reminder_every": Default("4h", "an outage is re-announced twice per working day"),
     "watchdog.heartbeat_url": Default(None, "no external dead-man's switch"),

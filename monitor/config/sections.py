@@ -230,6 +230,9 @@ class StateConfig(_Section):
     # Several runners sharing one Redis state each have a name (monitor.state.shared); one runner
     # on the file backend goes by it in logs only.
     runner: str = default("state.runner")
+    # How long a killed runner's leases (its run, its turn at the round) outlive it; renewed every
+    # third of it while it lives.
+    lease: Duration = default("state.lease")
 
     @field_validator("runner", mode="before")
     @classmethod

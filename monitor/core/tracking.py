@@ -85,6 +85,10 @@ class Documents(Generic[T]):
         self._changed.discard(key)
         self._removed.discard(key)
 
+    def changed(self, key: str) -> bool:
+        """Was the document at ``key`` changed or removed since the last save?"""
+        return key in self._changed or key in self._removed
+
     def touch(self, key: str) -> None:
         """Record that the document at ``key`` was changed in place (aggregates only; see module doc)."""
         if key in self._items:

@@ -14,25 +14,24 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, tzinfo
 
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.logs import log_event
 from monitor.engine.api_health import ApiHealth
-from monitor.engine.breaker import BreakerState
 from monitor.engine.changes import ChangeDetection, ChangeFeed
 from monitor.engine.checkpoints import Checkpoints
 from monitor.engine.concurrency import LatencyEstimate, reads_in_flight
 from monitor.engine.events import CrashRecovered, Event, FallingBehind
 from monitor.engine.health import record_skip
 from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats, RunSummary
-from monitor.engine.inflight import ReadDone, ReadJob, Reads
+from monitor.engine.inflight import InFlight, ReadDone, ReadJob, Reads
 from monitor.engine.inspect import SheetData, SheetPlan, judge, zone_of
 from monitor.engine.outcomes import Fate, Outcomes, RunReport
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.retry import is_last_try
-from monitor.engine.round_order import progress_of, round_order
+from monitor.engine.round_order import drop_unconfigured, progress_of, round_order
 from monitor.engine.settings import RunSettings
 from monitor.engine.sharing import Alone, Claim, Sharing
 from monitor.engine.state import RetryFirst, RunnerState
@@ -43,20 +42,6 @@ from monitor.engine.zones import zone_due
 # it keeps its worker, but no longer counts among the reads that keep the quota busy.
 _STUCK_AFTER_TIMES = 5
 _STUCK_AFTER_SECONDS = 2.0
-
-
-@dataclass(slots=True)
-class InFlight:
-    """A task whose read is out: what applying its result needs besides the result."""
-
-    task: Task
-    plan: SheetPlan
-    credential: str
-    breaker_before: BreakerState | None  # its breaker before this read (a probe may be given back)
-    alone: bool  # a quarantined task, read with nothing else in flight
-    sent_at: float | None = None  # epoch seconds, as the pacer counted the send
-    started: float = 0.0  # monotonic, set when its read is handed out
-    zone_only: bool = False  # the request asks for the spreadsheet's time zone alone
 
 
 class Run:
@@ -122,7 +107,7 @@ class Run:
         with self.sharing.turn() as mine:
             if mine:  # else another runner's turn is doing it now
                 self._recover_abandoned(now)
-                self._drop_unconfigured()
+                drop_unconfigured(self.state, self.plans)
             self.checkpoints.save(force=True)
         log_event("run_started", run_id=self.run_id, budget_s=self.settings.budget.total_seconds(),
                   **({"runner": self.sharing.runner} if self.sharing.shared else {}))
@@ -186,7 +171,8 @@ class Run:
             if self.report.tasks == 0:
                 self.report.outcome = Outcome.NOTHING_TO_DO
             return self._stop("round_done")
-        self._watch_progress(rnd, now)
+        if self._watch_progress(rnd, now):
+            return True  # the state was read again in a turn: start the step over
         if self._busy() or self._alone_in_flight():
             return self._wait(None, usable)
 
@@ -248,7 +234,7 @@ class Run:
         with self.sharing.turn() as mine:
             if mine:
                 self._recover_abandoned(now)
-        return True
+        return mine
 
     def _next_task(self, rnd: Round, now: datetime) -> tuple[Task | None, bool, float | None]:
         """(the task to start, whether it goes alone, seconds until a suspect may go when none can now).
@@ -434,6 +420,8 @@ class Run:
         if rnd is None:
             return
         reclaimed, poisoned = rnd.reclaim_abandoned(now, self.sharing.dead if self.sharing.shared else None)
+        for task in reclaimed:  # read again: the one way a spreadsheet is read twice in a round
+            log_event("task_reclaimed", task_id=task.id, spreadsheet_id=task.target)
         if reclaimed or poisoned:
             self.emit(CrashRecovered(
                 at=now, run_id=self.run_id, previous_run_id=self.state.heartbeat.previous_run_id,
@@ -445,26 +433,28 @@ class Run:
             if plan is not None:
                 self.outcomes.dead_letter(rnd, task, plan, task.last_error, now)
 
-    def _drop_unconfigured(self) -> None:
-        for sheet_id in [sid for sid in self.state.history if sid not in self.plans]:
-            del self.state.history[sheet_id]  # a metric history is bounded per configured spreadsheet
-        rnd = self.state.round
-        if rnd is None:
-            return
-        removed = {task.target for task in rnd.tasks.values()} - self.plans.keys()
-        if removed:
-            rnd.drop_targets(removed)
-            log_event("tasks_dropped", reason="removed_from_config", count=len(removed))
-
-    def _watch_progress(self, rnd: Round, now: datetime) -> None:
+    def _watch_progress(self, rnd: Round, now: datetime) -> bool:
+        """Tell once per round that it is falling behind. Beside other runners, only in a turn (the
+        round's document is written in turns only: else a runner still on an older round could write
+        it back), taken once no read is in flight; True when a turn read the state again."""
         limit = self.settings.round_interval * self.settings.behind_after_intervals
         if now - rnd.started_at <= limit or rnd.info.behind_reported:
-            return
+            return False
+        if not self.sharing.shared:
+            self._tell_behind(rnd, now)
+            return False
+        if self.in_flight:
+            return False
+        with self.sharing.turn() as mine:
+            fresh = self.state.round
+            if mine and fresh is not None and fresh.id == rnd.id and not fresh.info.behind_reported:
+                self._tell_behind(fresh, now)
+        return True
+
+    def _tell_behind(self, rnd: Round, now: datetime) -> None:
         rnd.mark_behind_reported()
-        self.emit(FallingBehind(
-            at=now, run_id=self.run_id, round_id=rnd.id, round_started_at=rnd.started_at,
-            done=rnd.finished(), total=len(rnd),
-        ))
+        self.emit(FallingBehind(at=now, run_id=self.run_id, round_id=rnd.id, round_started_at=rnd.started_at,
+                                done=rnd.finished(), total=len(rnd)))
 
     # -- plumbing ----------------------------------------------------------------------------------
 

@@ -199,6 +199,10 @@ class StateRepository:
             if belongs:
                 kept.append(task)
                 self._task_keys.add(key)
+            elif self.runner is not None and task.round_id != info.id:
+                # Beside other runners: a runner still reading when another started this round
+                # saved its last result of the old one. Not damage: the next save removes it.
+                self._staged_removals.add(key)
             else:
                 problem = f"task {task.id} (of {task.target}) is not part of round {info.id}"
                 damaged.append(Damage(key, problem, properties[key]))

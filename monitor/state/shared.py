@@ -9,11 +9,12 @@ What each does and why is monitor.engine.sharing's docstring; this is how, on th
   puts what it read in the runner's memory: the round and its tasks, every spreadsheet's documents,
   the events, the outbox and alert memory, the change feed. This runner's own documents (heartbeat,
   run history, quota log) are its alone and stay. Everything the runner changed is saved first.
-- a run's lease is the lock ``live-<run id>``, 10 s long and renewed every third of it while the
-  run's process lives. Renewed rather than sized to a read's timeout: a run killed with several reads
-  in flight must lose them all at once, or a task whose lease ran out first would look like the dead
-  run's only read and be blamed alone. Short, because another runner can take those reads only once
-  it has expired; long enough for a process stalled a few seconds on a loaded machine.
+- a run's lease is the lock ``live-<run id>``, ``[state] lease`` long (10 s) and renewed every third
+  of it while the run's process lives. Renewed rather than sized to a read's timeout: a run killed
+  with several reads in flight must lose them all at once, or a task whose lease ran out first would
+  look like the dead run's only read and be blamed alone. Short, because another runner can take
+  those reads only once it has expired; long enough for a process stalled a few seconds on a loaded
+  machine.
 """
 
 from __future__ import annotations
@@ -25,17 +26,15 @@ from contextlib import AbstractContextManager, contextmanager
 from monitor.core.logs import log_event
 from monitor.engine.sharing import Claim
 from monitor.engine.tasks import Task
-from monitor.state.access import NOTIFY_LOCK, ROUND_LOCK, StateSession
+from monitor.state.access import NOTIFY_LOCK, ROUND_LOCK, StateSession, own_lock
 from monitor.state.repository import StateRepository
 from monitor.state.schema import BREAKER, DLQ, HEALTH, HISTORY, MUTE, ROUND, TASK, DocumentError
 from monitor.state.state import State
 from monitor.storage.redis_shared import GUARD_CHANGED, SET, alive, compare_and_set, refresh
 from monitor.storage.redis_store import RedisLocation, RedisLock
 
-RUN_LEASE_SECONDS = 10.0
-ROUND_LOCK_LEASE_SECONDS = 10.0
 # How long a runner waits for another's turn: a turn is a re-read and, once a round, asking Drive
-# what changed (a request of its own, a few seconds at worst).
+# what changed (a request of its own, a few seconds at worst), or a killed runner's lease to expire.
 TURN_WAIT_SECONDS = 15.0
 # A spreadsheet's documents a claim reads back, and where they go in the state.
 _SHEET_DOCUMENTS = (("health", HEALTH), ("breakers", BREAKER), ("dlq", DLQ), ("history", HISTORY),
@@ -45,18 +44,31 @@ _ADOPTED_FAMILIES = ("health", "breakers", "dlq", "mutes", "history")
 _ADOPTED_SINGLES = ("round", "api", "retry_first", "feed", "credentials", "outbox", "alerts")
 
 
+def live_lock(run_id: str) -> str:
+    """The lock a run holds while it lives: its lease on the tasks it claims."""
+    return f"live-{run_id}"
+
+
+def prepare(location: RedisLocation, runner: str, lease: float) -> None:
+    """Before a runner takes its own lock: the locks runners share, and its own, have the runners'
+    lease (a killed runner's next run starts ``lease`` later, not after the run lock's 30 s)."""
+    for name in (own_lock(runner), ROUND_LOCK, NOTIFY_LOCK):
+        location.leases[name] = lease
+
+
 class SharedState:
     """``Sharing`` on Redis for the run ``run_id`` of ``runner`` (see the module docstring)."""
 
     shared = True
 
-    def __init__(self, session: StateSession, location: RedisLocation, runner: str, run_id: str) -> None:
+    def __init__(self, session: StateSession, location: RedisLocation, runner: str, run_id: str,
+                 lease: float) -> None:
         self.session = session
         self.location = location
         self.runner = runner
         self.run_id = run_id
         self.claims_refused = 0
-        self._lease: RedisLock = location.lock(f"live-{run_id}", lease=RUN_LEASE_SECONDS)
+        self._lease: RedisLock = location.lock(live_lock(run_id), lease=lease)
         self._lease.acquire(timeout=0)  # a run id is new: nobody else holds its lease
         session.state.events.suffix = runner
 
@@ -99,7 +111,7 @@ class SharedState:
     def holding(self, name: str, wait: float) -> Iterator[bool]:
         """Hold the lock ``name`` with the state re-read (False: another kept it ``wait`` seconds)."""
         self.session.save()  # what this runner changed is in Redis before it reads the others'
-        lock = self.location.lock(name, lease=ROUND_LOCK_LEASE_SECONDS)
+        lock = self.location.lock(name)
         if not lock.acquire(timeout=wait):
             log_event("turn_missed", logging.WARNING, runner=self.runner, lock=lock.describe())
             yield False
@@ -130,12 +142,15 @@ class SharedState:
     def dead(self, run_id: str | None) -> bool:
         if run_id is None or run_id == self.run_id:
             return run_id is None
-        return not alive(self.location, [f"live-{run_id}"])
+        return not alive(self.location, [live_lock(run_id)])
 
 
 def _hold(documents, kind, id: str, raw: str | None) -> None:
-    """Put what Redis holds of one document in memory, as saved (None: there is none)."""
+    """Put what Redis holds of one document in memory, as saved (None: there is none), unless this
+    runner changed it since its last save: its own change is the newer (a time zone just learnt)."""
     key = kind.key(id)
+    if documents.changed(id):
+        return
     if raw is None:
         documents.load(id, None)
         return

@@ -74,6 +74,7 @@ class RedisLocation(StateLocation):
         # The lock whose token fences this location's writes: the run lock, or a runner's own lock
         # when several runners share the state (monitor.state.shared).
         self.fence = RUN_LOCK
+        self.leases: dict[str, float] = {}  # locks whose lease is not LOCK_LEASE_SECONDS, by name
         self.scripts: dict[str, object] = {}  # scripts of other modules (monitor.storage.redis_shared)
         self._client = redis.Redis.from_url(
             url, password=password, socket_timeout=SOCKET_TIMEOUT_SECONDS,
@@ -93,8 +94,9 @@ class RedisLocation(StateLocation):
     def open(self, name: str = PROPERTIES, *, read_only: bool = False) -> RedisStore:
         return RedisStore(self, name, read_only=read_only)
 
-    def lock(self, name: str = RUN_LOCK, lease: float = LOCK_LEASE_SECONDS) -> RedisLock:
-        return RedisLock(self, name, lease)
+    def lock(self, name: str = RUN_LOCK, lease: float | None = None) -> RedisLock:
+        """The lock ``name``, with ``lease`` (default: ``leases[name]``, else LOCK_LEASE_SECONDS)."""
+        return RedisLock(self, name, lease or self.leases.get(name, LOCK_LEASE_SECONDS))
 
     def describe(self) -> str:
         """The Redis and prefix, for messages: host, port and database, never the password."""
