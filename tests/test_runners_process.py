@@ -184,7 +184,7 @@ def cron_with_kills(crons: list[Cron], rng: random.Random) -> int:
     expired (cron's next tick would; one started earlier only finds the lock held and exits)."""
     for cron in crons:
         cron.start()
-    kills, next_kill = 0, time.monotonic() + rng.uniform(0.4, 1.6)
+    kills, next_kill = 0, time.monotonic() + rng.uniform(0.2, 0.9)
     while kills < KILLS:
         for cron in crons:
             cron.pump()
@@ -196,7 +196,7 @@ def cron_with_kills(crons: list[Cron], rng: random.Random) -> int:
         working = [cron for cron in crons if cron.working and cron.reads_in_flight() >= 2]
         if working and time.monotonic() >= next_kill:
             kills += rng.choice(working).kill()
-            next_kill = time.monotonic() + rng.uniform(0.4, 1.6)
+            next_kill = time.monotonic() + rng.uniform(0.2, 0.9)
         time.sleep(0.02)
     for cron in crons:
         cron.collect()

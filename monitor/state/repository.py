@@ -176,8 +176,11 @@ class StateRepository:
                 self._staged_removals.add(single_key)
             elif own is not None:
                 setattr(state, attribute, own)
+            elif attribute == "runs":
+                state.runs = RunHistory()
+                taken_over.add(attribute)  # written, empty, by the first save, as a fresh state's is
             else:
-                setattr(state, attribute, RunHistory() if attribute == "runs" else None)
+                setattr(state, attribute, None)
         state.changed_singles.clear()
         state.changed_singles |= taken_over
 

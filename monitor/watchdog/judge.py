@@ -242,7 +242,7 @@ def _runner_stopped(runners: dict, last_finished: datetime | None, now: datetime
     carry_on = len(runners) - len(stopped)
     reasons = "; ".join(f"runner {name}: {verdict.reason}" for name, verdict in stopped.items())
     began = [verdict.began_at for verdict in stopped.values() if verdict.began_at is not None]
-    return Verdict(RUNNER_STOPPED, f"{reasons} ({counted(carry_on, 'other runner')} carry on)",
+    return Verdict(RUNNER_STOPPED, f"{reasons}; meanwhile {counted(carry_on, 'other runner')} worked",
                    began_at=min(began, default=None), last_finished_at=last_finished)
 
 
