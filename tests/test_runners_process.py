@@ -66,7 +66,6 @@ def test_three_runners_killed_at_random_share_the_rounds_and_lose_nothing(tmp_pa
         finish_the_rounds(crons, redis_location)
 
         logs = [line for cron in crons for line in cron.lines]
-        Path("/tmp/mr_logs.json").write_text(json.dumps(logs))
         state = read_state(redis_location)
         stats = served.sandbox.google.stats.snapshot()
         rounds = [line for line in logs if line["event"] == "round_started"]
@@ -97,6 +96,9 @@ def test_three_runners_killed_at_random_share_the_rounds_and_lose_nothing(tmp_pa
             assert told[sheet_id] == 1, f"{sheet_id} told {told[sheet_id]} times"
         assert {task.status for task in state.round.tasks.values()} <= FINISHED
         assert set(state.runner_heartbeats) == set(RUNNERS)
+        argv = [sys.executable, "-m", "monitor.cli", "status", "--json", "--config", str(configs[RUNNERS[0]])]
+        status = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
+        assert set(json.loads(status.stdout)["runners"]) == set(RUNNERS)  # status shows each runner
 
 
 def runner_configs(config_path: Path, prefix: str, telegram_url: str) -> dict[str, Path]:

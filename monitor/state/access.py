@@ -76,14 +76,14 @@ def read_state_with_repairs(
         store.close()
 
 
-def run_lock_held(place: Place) -> bool:
+def run_lock_held(place: Place, name: str = RUN_LOCK) -> bool:
     """Does a process hold the run lock now (a run, or an admin command changing the state)?
 
     Asked by trying the lock without waiting and letting it go at once: a run that tries it in that
     instant finds it held and exits as if another run worked, and the next cron tick runs; a run
     killed by the system leaves the lock free (the kernel drops it with the process).
     """
-    lock = location_of(place).lock(RUN_LOCK)
+    lock = location_of(place).lock(name)
     if not lock.acquire(timeout=0):
         return True
     lock.release()
