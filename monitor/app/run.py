@@ -108,6 +108,7 @@ def run_once(
             _notify_shared(config, session, sharing, run, clock, stream)
         # Alerts nobody receives are no good run: the external switch must not hear "all is well".
         delivery_halted = bool(session.state.outbox.halted or session.state.outbox.halts)
+    _publish_metrics(config, session.state, clock, run.deadline)
     if config.watchdog.heartbeat_url and report.outcome in GOOD_OUTCOMES and not delivery_halted:
         from monitor.notify.heartbeat_ping import ping_heartbeat
 
@@ -132,6 +133,16 @@ def _notify_shared(config: Config, session, sharing, run: Run, clock, stream: IO
                   notified=mine)
     finally:
         sharing.close()
+
+
+def _publish_metrics(config: Config, state, clock, deadline: float) -> None:
+    """The metrics file and push of ``[metrics]``, after the lock is released (they only read the
+    state as saved), held to the run's deadline; prometheus_client loads only when they are set."""
+    if config.metrics.textfile is None and config.metrics.pushgateway is None:
+        return
+    from monitor.app.metrics_step import publish_after_run
+
+    publish_after_run(config, state, clock.now(), deadline - clock.monotonic())
 
 
 def _reader_maker(config: Config, timeout: float,

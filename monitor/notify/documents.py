@@ -69,6 +69,7 @@ class Outbox:
     halts: dict[str, Halt] = field(default_factory=dict)  # routed chats', by their configured chat id
     migrations: dict[str, str] = field(default_factory=dict)  # old chat id -> new (group -> supergroup)
     overflowed: int = 0  # messages dropped because the outbox was full
+    delivered: int = 0  # messages Telegram accepted, since the state was created (never reset)
     # The key of the message whose request is out, saved before the request: found here by the next
     # process, that message may have reached the chat, and is sent again marked as possibly repeated.
     sending: str | None = None
@@ -101,6 +102,15 @@ class CrashOutage:
 
 
 @document
+class Relearning:
+    """The state was lost at ``since`` (monitor.notify.relearning): the first round that began after
+    it (``round``, once known) tells what fails as one list, not each spreadsheet as a new problem."""
+
+    since: UtcTime
+    round: str | None = None
+
+
+@document
 class AlertMemory:
     """Who was alerted when, and what summaries and digests were already sent."""
 
@@ -112,3 +122,4 @@ class AlertMemory:
     round: RoundChanges | None = None
     reads_since_digest: int = 0  # Google reads, for the digest
     counted_run: str | None = None  # the latest run whose reads were added
+    relearning: Relearning | None = None  # set while the first round after a lost state goes on
