@@ -19,6 +19,7 @@ COMMANDS = {
     "run": "monitor.cli.run:run",
     "status": "monitor.cli.status:status",
     "sheets": "monitor.cli.status:sheets",
+    "report": "monitor.cli.report:report",
     "dlq": "monitor.cli.dlq:dlq",
     "breakers": "monitor.cli.breakers:breakers",
     "mute": "monitor.cli.mutes:mute",

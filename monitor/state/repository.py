@@ -20,6 +20,7 @@ from monitor.core.tracking import Documents
 from monitor.engine.heartbeat import RunHistory
 from monitor.engine.state import is_event_key
 from monitor.engine.tasks import Round, RoundInfo, Task, task_number
+from monitor.engine.totals import RunTotals
 from monitor.state import legacy
 from monitor.state.schema import (
     DAMAGED_PREFIX,
@@ -44,6 +45,8 @@ from monitor.state.schema import (
 from monitor.state.state import Damage, State
 from monitor.storage import PropertyStore, StateVersionError
 
+# A runner's own documents that a fresh state holds empty rather than not at all.
+_FRESH = {"runs": RunHistory, "totals": RunTotals}
 # Keys whose loss (as damaged entries) makes the next writer save the whole state: see ``load``.
 _WHOLE_SAVE_KEYS = frozenset({SCHEMA_KEY, ROUND.key(), *(kind.key() for kind in SINGLES.values())})
 
@@ -153,6 +156,7 @@ class StateRepository:
             dlq=dlq,
             mutes=found["mute"],
             history=found["history"],
+            runlog=found["runlog"],
             events=events,
             **{attribute: found[kind.name].get(None) for attribute, kind in SINGLES.items()},
         )
@@ -176,8 +180,8 @@ class StateRepository:
                 self._staged_removals.add(single_key)
             elif own is not None:
                 setattr(state, attribute, own)
-            elif attribute == "runs":
-                state.runs = RunHistory()
+            elif attribute in _FRESH:
+                setattr(state, attribute, _FRESH[attribute]())
                 taken_over.add(attribute)  # written, empty, by the first save, as a fresh state's is
             else:
                 setattr(state, attribute, None)
