@@ -19,6 +19,7 @@ What each does and why is monitor.engine.sharing's docstring; this is how, on th
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -82,8 +83,10 @@ class SharedState:
         state, store = self.session.state, self.session.store
         rnd = state.round
         reads = [kind.key(task.target) for _, kind in _SHEET_DOCUMENTS]
-        swap = compare_and_set(store, TASK.key(task.id), TASK.encode(leased), guard=(ROUND.key(), rnd.id),
-                               read=reads)
+        # The round's document starts with its id (RoundInfo's first field): the guard compares that.
+        round_start = '{"id":' + json.dumps(rnd.id)
+        swap = compare_and_set(store, TASK.key(task.id), TASK.encode(leased),
+                               guard=(ROUND.key(), round_start), read=reads)
         if swap.status == GUARD_CHANGED:
             return Claim.ROUND_GONE
         for attribute, kind in _SHEET_DOCUMENTS:
