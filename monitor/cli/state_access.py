@@ -20,7 +20,7 @@ import click
 from monitor.cli.output import fail
 from monitor.config import Config, ConfigError, load_config, resolve_config_path
 from monitor.core.logs import log_event
-from monitor.state import State, changing_state, read_state
+from monitor.state import State, admin_lock, changing_state, read_state
 from monitor.storage import FileLocation, StateError, StateLocation
 from monitor.storage.configured import configured_location, describe_location
 
@@ -81,7 +81,8 @@ def changing_or_exit(config: Config, now: datetime, command: str, wait: float) -
     location = state_place(config)
     state_dir = describe_location(location)
     try:
-        with changing_state(location, actor=f"admin-{command}", now=now, wait=wait) as session:
+        with changing_state(location, actor=f"admin-{command}", now=now, wait=wait,
+                            lock=admin_lock(location)) as session:
             if session is None:
                 fail(
                     f"a run is in progress (it holds the run lock in {state_dir}); nothing was changed. "
