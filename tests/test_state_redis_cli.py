@@ -62,6 +62,11 @@ def test_a_run_on_redis_then_status_an_admin_command_and_check_config_use_it_the
     assert checked.exit_code == 0, checked.output
     assert "state on Redis" in checked.output and "answers" in checked.output
 
+    # The counters this host's runner keeps under its own name, as its runs publish them.
+    metrics = invoke(config, "metrics")
+    assert metrics.exit_code == 0, metrics.output
+    assert "sheet_monitor_tasks_done_total 3.0" in metrics.stdout.splitlines()
+
 
 def test_a_run_whose_redis_does_not_answer_exits_1_saying_which_and_what_to_do(tmp_path, monkeypatch):
     monkeypatch.setenv("SHEET_MONITOR_REDIS_PASSWORD", PASSWORD)

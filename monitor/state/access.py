@@ -56,15 +56,16 @@ def admin_lock(location: StateLocation) -> str:
 VERIFY_SAVES = False
 
 
-def read_state(place: Place, only: Iterable[str] | None = None) -> State | None:
+def read_state(place: Place, only: Iterable[str] | None = None, runner: str | None = None) -> State | None:
     """The state as the last save left it; None when no run has written one yet. ``only`` names the
-    kinds of document to load (e.g. ``("heartbeat", "runs")``), the rest is left empty. Raises the
-    store's StateError when neither the state nor its last good copy can be read."""
-    return read_state_with_repairs(place, only)[0]
+    kinds of document to load (e.g. ``("heartbeat", "runs")``), the rest is left empty; ``runner``,
+    beside runners sharing the state, whose own heartbeat, run history and totals to show as the
+    state's. Raises the store's StateError when neither the state nor its last good copy can be read."""
+    return read_state_with_repairs(place, only, runner)[0]
 
 
 def read_state_with_repairs(
-    place: Place, only: Iterable[str] | None = None
+    place: Place, only: Iterable[str] | None = None, runner: str | None = None
 ) -> tuple[State | None, RestoreReport | None]:
     """``read_state``, and what of the saved state could not be used (None when all of it could):
     a reader that shows the state (`status`) must say when it shows the last good copy."""
@@ -73,7 +74,7 @@ def read_state_with_repairs(
         return None, None
     store = location.open(read_only=True)
     try:
-        return StateRepository(store).load(only=only), store.restore_report
+        return StateRepository(store, runner).load(only=only), store.restore_report
     finally:
         store.close()
 
