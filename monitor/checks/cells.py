@@ -62,7 +62,7 @@ class Values:
     is made only for a value a finding names (``cell``): a healthy spreadsheet's thousands of values
     never become objects."""
 
-    __slots__ = ("prefix", "values", "rows", "_col", "_cols", "_numeric")
+    __slots__ = ("prefix", "values", "rows", "_col", "_cols", "_numeric", "derived")
 
     def __init__(self, prefix: str, values: list[Any], rows: list[int], col: int,
                  cols: list[int] | None = None) -> None:
@@ -72,6 +72,9 @@ class Values:
         self._col = col  # the one column of a one-column range, the common case: no list per value
         self._cols = cols  # each value's column, for a range of several columns
         self._numeric: list[int] | None = None
+        # What checks work out from these values, by what asked (a filter's clause: the rows it
+        # holds in), for the next check that asks the same: filters repeat across a profile's checks.
+        self.derived: dict[object, Any] = {}
 
     def __len__(self) -> int:
         return len(self.values)
@@ -88,7 +91,11 @@ class Values:
     def numeric(self) -> list[int]:
         """The indexes of the numeric values, in reading order (found once, shared by the checks)."""
         if self._numeric is None:
-            self._numeric = [index for index, value in enumerate(self.values) if is_number(value)]
+            # is_number's class tests inlined, and a text (most values that are not numbers) settled
+            # by its class alone.
+            self._numeric = [index for index, value in enumerate(self.values)
+                             if (kind := value.__class__) is float or kind is int
+                             or (kind is not str and is_number(value))]
         return self._numeric
 
     def replaced(self, values: list[Any]) -> Values:
@@ -188,7 +195,7 @@ def _values(value_range: Mapping[str, Any] | None) -> Values:
                       [c.col for c in cells])
     values: list[Any] = []
     rows: list[int] = []
-    if all(len(line or ()) <= 1 for line in lines):  # one column: no column list, no inner loop
+    if max(map(len, filter(None, lines)), default=0) == 1:  # one column: no column list, no inner loop
         for offset, line in enumerate(lines):
             if not line:
                 continue

@@ -26,7 +26,7 @@ from typing import Any
 
 from monitor.core.a1 import A1Range, column_index, format_a1
 
-from .cells import is_empty, is_number, values_of
+from .cells import Values, is_empty, is_number, values_of
 from .columns import Table
 from .conditions import format_number
 
@@ -80,14 +80,31 @@ class Clause:
     def rows(self, values: Mapping[int, Any], rows: set[int]) -> set[int]:
         """Which of ``rows`` hold, from the column's non-empty ``values`` by row: only those are
         looked at, as an empty cell holds only for !=."""
+        if self.op == "!=":
+            return rows - self._equal(values)
+        return self._holding(values) & rows
+
+    def _holding(self, values: Mapping[int, Any]) -> set[int]:
+        """The rows of ``values`` this clause holds in (for != those it does not: see ``rows``)."""
         if self.op in ("=", "in", "!="):
-            # Equality inlined (a set lookup per value): a filter runs over every row read.
-            texts, numbers = self._texts, self._numbers  # type: ignore[attr-defined]
-            equal = {row for row, value in values.items()
-                     if (value.strip() in texts if isinstance(value, str) else
-                         value in numbers and is_number(value))}
-            return rows - equal if self.op == "!=" else equal & rows
-        return {row for row, value in values.items() if self.holds(value)} & rows
+            return self._equal(values)
+        return {row for row, value in values.items() if self.holds(value)}
+
+    def _equal(self, values: Mapping[int, Any]) -> set[int]:
+        # Equality inlined (a set lookup per value): a filter runs over every row read.
+        texts, numbers = self._texts, self._numbers  # type: ignore[attr-defined]
+        return {row for row, value in values.items()
+                if (value.strip() in texts if isinstance(value, str)
+                    else value in numbers and is_number(value))}
+
+    def rows_of(self, found: Values, rows: set[int]) -> set[int]:
+        """``rows`` for the column's values as ``values_of`` sorted them out; what the clause holds
+        in is kept with them, for the profile's other checks filtered alike."""
+        key = (Clause, self)
+        holding = found.derived.get(key)
+        if holding is None:
+            holding = found.derived[key] = self._holding(dict(zip(found.rows, found.values, strict=True)))
+        return rows - holding if self.op == "!=" else holding & rows
 
     def __str__(self) -> str:
         shown = ", ".join(_shown(value) for value in self.values)
@@ -129,11 +146,10 @@ class RowFilter:
                      value_ranges: Mapping[str, Mapping[str, Any] | None]) -> set[int]:
         """Which of ``rows`` (the sheet rows the check's own range holds values in) pass, from the
         filter columns' values as read for ``ranges(a1)``."""
-        by_column = {}
-        for column, text in zip(self.columns, self.ranges(a1), strict=True):
-            found = values_of(value_ranges.get(text))
-            by_column[column] = dict(zip(found.rows, found.values, strict=True))
-        return self._passing(rows, by_column)
+        found = {column: values_of(value_ranges.get(text))
+                 for column, text in zip(self.columns, self.ranges(a1), strict=True)}
+        rows = set(rows)
+        return self._union(lambda clause: clause.rows_of(found[clause.column], rows))
 
     def rows_in(self, table: Table) -> set[int]:
         """The data rows of ``table`` that pass, its columns found by header (or letter without a
@@ -144,11 +160,15 @@ class RowFilter:
 
     def _passing(self, rows: Iterable[int], by_column: Mapping[str, Mapping[int, Any]]) -> set[int]:
         rows = set(rows)
+        return self._union(lambda clause: clause.rows(by_column[clause.column], rows))
+
+    def _union(self, rows_of: Callable[[Clause], set[int]]) -> set[int]:
+        """The rows that pass: those where every clause of some group holds (``rows_of`` a clause)."""
         passing: set[int] = set()
         for group in self.groups:
-            kept = rows
-            for clause in group:
-                kept = kept & clause.rows(by_column[clause.column], rows)
+            kept = rows_of(group[0])
+            for clause in group[1:]:
+                kept = kept & rows_of(clause)
             passing |= kept
         return passing
 
