@@ -154,19 +154,19 @@ def cells_of(
     return values_of(value_range).cells()
 
 
-def marked_cells(value_range: Mapping[str, Any] | None, mark: str, keep: Callable[[Any], object]
-                 ) -> list[Cell]:
-    """``cells_of(value_range, keep)`` for a ``keep`` that accepts only texts holding ``mark``: a row
-    is looked at closely only when one of its texts holds ``mark`` or "Loading", so a whole tab costs
-    little more than walking its values once. Raises ValuesStillLoading as ``cells_of`` does."""
+def coded_cells(value_range: Mapping[str, Any] | None, keep: Callable[[Any], object]) -> list[Cell]:
+    """``cells_of(value_range, keep)`` for a ``keep`` that accepts only texts holding a "#" (every
+    formula error's code does): a row is looked at closely only when one of its texts holds "#" or
+    "Loading", so a whole tab costs little more than walking its values once. Raises
+    ValuesStillLoading as ``cells_of`` does."""
     if not value_range or str(value_range.get("majorDimension", "ROWS")).upper() == "COLUMNS":
         return _cells(value_range, keep)
     lines = value_range.get("values") or []
     marked = []
     for offset, line in enumerate(lines):
         for value in line or ():
-            # Every Loading... placeholder holds "Loading" or "#LOADING" (LOADING_VALUES).
-            if isinstance(value, str) and (mark in value or "Loading" in value or "#LOADING" in value):
+            # Every Loading... placeholder holds "Loading" or "#" (LOADING_VALUES).
+            if isinstance(value, str) and ("#" in value or "Loading" in value):
                 marked.append(offset)
                 break
     if not marked:

@@ -205,8 +205,11 @@ class Table:
 
 
 def _holds_a_value(line: list[Any]) -> bool:
-    # Nearly always decided by the first cell.
-    return any(value is not None and (value.__class__ is not str or value.strip()) for value in line)
+    # Nearly always decided by the first cell; a loop, not any() over a generator: it runs per row.
+    for value in line:  # noqa: SIM110
+        if value is not None and (value.__class__ is not str or value.strip()):
+            return True
+    return False
 
 
 def _transposed(columns: list[list[Any]]) -> list[list[Any]]:

@@ -34,7 +34,7 @@ from monitor.core.timefmt import format_utc, parse_utc
 from monitor.core.wording import counted
 from monitor.core.zones import wall_clock
 
-from .cells import Cell, ReadRange, Values, is_number, marked_cells, only_rows, values_of
+from .cells import Cell, ReadRange, Values, coded_cells, is_number, only_rows, values_of
 from .column_evaluate import COLUMN_EVALUATORS
 from .conditions import Condition, format_number
 from .dates import MAX_SERIAL, date_of
@@ -149,7 +149,7 @@ def needs_modified_time(checks: Sequence[Check]) -> bool:
 
 
 def _formula_errors(check: FormulaErrorsCheck, value_range, now, tz, modified_time) -> CheckResult:
-    errors = marked_cells(value_range, "#", _error_code)  # a whole tab's values: cells only for errors
+    errors = coded_cells(value_range, _error_code)  # a whole tab's values: cells only for errors
     if not errors:
         return _result(check, "ok", "no formula errors", 0)
     by_code = Counter(_error_code(c.value) for c in errors)
@@ -284,7 +284,7 @@ def _freshness(check: FreshnessCheck, value_range, now, tz, modified_time) -> Ch
             raise ValueError(f"{check.name!r} needs the file's modifiedTime")
         return judge_age(check, _aware(modified_time), None, now, tz)
     found = values_of(value_range)
-    newest, newest_index = _newest_date(found.values, tz)
+    newest, newest_index = _newest_date(found, tz)
     if newest_index is None:
         return _undefined_date(check, found, _most_severe(check.warn, check.fail))
     return judge_age(check, newest, found.cell(newest_index).ref, now, tz)
@@ -311,26 +311,24 @@ def judge_age(check: FreshnessCheck, newest: datetime, cell: str | None, now: da
     return CheckResult(check.name, check.kind, "ok", shown, observed)
 
 
-def _newest_date(values: list[Any], tz: tzinfo) -> tuple[datetime | None, int | None]:
-    """The newest moment among ``values`` and its index, the first in reading order on a tie.
+def _newest_date(found: Values, tz: tzinfo) -> tuple[datetime | None, int | None]:
+    """The newest moment among ``found``'s values and its index, the first in reading order on a tie.
 
     Equal to ``max`` over every value's ``date_of``, but serial numbers (nearly every date the monitor
     reads) order like their moments, so only the largest one, compared at ``from_serial``'s millisecond
-    precision, is turned into a datetime.
+    precision, is turned into a datetime; texts are read as dates only when the range holds some.
     """
+    values, numeric = found.values, found.numeric
     dated: list[tuple[datetime, int]] = []
-    best_serial: int | None = None
-    best_ms = 0
-    for index, value in enumerate(values):
-        if is_number(value):
-            if 1 <= value <= MAX_SERIAL:
-                milliseconds = round(value * 86_400_000)
-                if best_serial is None or milliseconds > best_ms:
-                    best_serial, best_ms = index, milliseconds
-        elif (moment := date_of(value, tz)) is not None:
-            dated.append((moment, index))
-    if best_serial is not None:
-        dated.append((date_of(values[best_serial], tz), best_serial))
+    serials = [index for index in numeric if 1 <= values[index] <= MAX_SERIAL]
+    if serials:
+        best_ms = round(max(values[index] for index in serials) * 86_400_000)
+        first = next(index for index in serials if round(values[index] * 86_400_000) == best_ms)
+        dated.append((date_of(values[first], tz), first))
+    if len(numeric) < len(values):
+        numbers = set(numeric)
+        dated.extend((moment, index) for index, value in enumerate(values)
+                     if index not in numbers and (moment := date_of(value, tz)) is not None)
         dated.sort(key=lambda pair: pair[1])  # back in reading order, for ties
     if not dated:
         return None, None

@@ -34,6 +34,7 @@ CODES = {"REF": "#REF!", "N_A": "#N/A", "DIVIDE_BY_ZERO": "#DIV/0!", "VALUE": "#
 # The codes an external function shows while it computes (gspread issue 164: #N/A from IMPORTRANGE
 # until the spreadsheet computed; pygsheets issue 219: #REF! from GOOGLEFINANCE).
 AMBIGUOUS_CODES = ("#N/A", "#REF!")
+_AMBIGUOUS = frozenset(AMBIGUOUS_CODES)
 # Functions that fetch from outside the spreadsheet (Google's IMPORTRANGE help: "IMPORTRANGE is an
 # external data function, just like IMPORTXML and GOOGLEFINANCE").
 EXTERNAL_FUNCTIONS = ("IMPORTRANGE", "GOOGLEFINANCE", "IMPORTXML", "IMPORTHTML", "IMPORTDATA",
@@ -98,7 +99,7 @@ def ambiguous_cell(value_ranges: Mapping[str, Mapping[str, Any]]) -> tuple[str, 
     shows while it computes; None when there is none (the usual case, found at C speed)."""
     for value_range in value_ranges.values():
         for row in value_range.get("values") or ():
-            if "#N/A" in row or "#REF!" in row:  # AMBIGUOUS_CODES, unrolled: this runs for every row
+            if not _AMBIGUOUS.isdisjoint(row):  # one hashed look per value: this runs for every row
                 for cell in cells_of(value_range, keep=lambda value: value in AMBIGUOUS_CODES):
                     return cell.ref, cell.value
     return None

@@ -19,6 +19,7 @@ An empty cell equals nothing, so ``!=`` holds for it, as the cell shows no such 
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -86,9 +87,16 @@ class Clause:
 
     def _holding(self, values: Mapping[int, Any]) -> set[int]:
         """The rows of ``values`` this clause holds in (for != those it does not: see ``rows``)."""
-        if self.op in ("=", "in", "!="):
+        op = self.op
+        if op in ("=", "in", "!="):
             return self._equal(values)
-        return {row for row, value in values.items() if self.holds(value)}
+        if op == "contains":
+            text = str(self.values[0])
+            return {row for row, value in values.items() if isinstance(value, str) and text in value}
+        bound, compare = self.values[0], _ORDER[op]
+        if not is_number(bound):
+            return set()
+        return {row for row, value in values.items() if is_number(value) and compare(value, bound)}
 
     def _equal(self, values: Mapping[int, Any]) -> set[int]:
         # Equality inlined (a set lookup per value): a filter runs over every row read.
@@ -113,7 +121,7 @@ class Clause:
 
 
 _ORDER: Mapping[str, Callable[[float, float], bool]] = {
-    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
 }
 
 
