@@ -19,6 +19,8 @@ from monitor.core.a1 import cell_ref, parse_a1, quote_sheet_name
 # ErrorType LOADING). Such a value says nothing about the data, so the whole read is retried later
 # rather than judged. The "#LOADING" spellings are accepted defensively: no real data says that.
 LOADING_VALUES = frozenset({"Loading...", "Loading…", "#LOADING", "#LOADING!"})
+# What a cell shows when its formula fails (under UNFORMATTED_VALUE too): formula_errors' findings.
+FORMULA_ERRORS = ("#REF!", "#N/A", "#DIV/0!", "#VALUE!", "#NAME?", "#NUM!", "#NULL!", "#ERROR!")
 
 
 class ValuesStillLoading(Exception):

@@ -5,10 +5,10 @@ that is not in the header row fails the check with the resolver's words ("column
 in Stock!1:1; found: ..."), whatever its levels: the data cannot be judged, and silence when a
 column vanished is worse than an alert. Findings name the rows they counted, first ones first.
 
-Counts are over the table's data rows (rows below the header row holding any value): "missing"
-counts blank cells and the check's ``missing_values``; "invalid" judges only values that are not
-missing; "duplicates" counts rows whose key repeats an earlier row's, ignoring rows whose key is
-wholly missing.
+Counts are over the table's data rows (rows below the header row holding any value), those its row
+filter (``where``) passes when it has one: "missing" counts blank cells and the check's
+``missing_values``; "invalid" judges only values that are not missing; "duplicates" counts rows whose key repeats an earlier row's, ignoring
+rows whose key is wholly missing.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from monitor.core.wording import counted
 
 from .cells import Cell, is_number
-from .columns import ColumnError, Table, normalized
+from .columns import Column, ColumnError, Table, normalized
 from .conditions import format_number
 from .formats import FORMATS
 from .models import DuplicatesCheck, HeadersCheck, InvalidCheck, MissingCheck
@@ -49,6 +49,16 @@ def _table(check: Any, value_range: Any) -> Table:
     return table
 
 
+def _columns(check: _ColumnCheck, table: Table, names: Sequence[str]) -> list[Column]:
+    """The columns ``names`` of ``table``, in the rows the check's filter passes (all without one).
+    Raises ColumnError for a column, the filter's too, that the table does not hold."""
+    columns = [table.column(name) for name in names]
+    if check.where is None:
+        return columns
+    rows = check.where.rows_in(table)
+    return [column.only(rows) for column in columns]
+
+
 def _column_missing(check: Any, error: ColumnError) -> CheckResult:
     return CheckResult(check.name, check.kind, "fail", error.message, None, (error.ref,))
 
@@ -65,12 +75,15 @@ def _more(shown: list[str], total: int) -> str:
 
 def _judged(check: _ColumnCheck, count: int, total: int, what: str, offenders: Sequence[Cell],
             shown: list[str]) -> CheckResult:
-    """The verdict of a count of rows against the check's levels, fail first."""
+    """The verdict of a count of rows against the check's levels, fail first; the rows are those its
+    filter passes, when it has one, and the message says so after them."""
     refs = tuple(cell.ref for cell in offenders[:MAX_CELLS])
     rows = f"{count} of {total}"
+    filtered = f" where {check.where}" if check.where is not None else ""
     if count == 0:
-        return CheckResult(check.name, check.kind, "ok", f"{what} in none of {counted(total, 'row')}", 0)
-    summary = f"{what} in {rows} rows ({share(count, total)}): {_more(shown, count)}"
+        none = f"{what} in none of {counted(total, 'row')}{filtered}"
+        return CheckResult(check.name, check.kind, "ok", none, 0)
+    summary = f"{what} in {rows} rows{filtered} ({share(count, total)}): {_more(shown, count)}"
     for status, rate in check.levels:
         if rate.holds(count, total):
             return CheckResult(check.name, check.kind, status, f"{summary} ({rate})", count, refs)
@@ -91,7 +104,7 @@ def _is_missing(value: Any, missing_texts: frozenset[str]) -> bool:
 def _missing(check: MissingCheck, value_range, now, tz, modified_time) -> CheckResult:
     table = _table(check, value_range)
     try:
-        column = table.column(check.column)
+        (column,) = _columns(check, table, (check.column,))
     except ColumnError as error:
         return _column_missing(check, error)
     texts = check.missing_texts
@@ -107,7 +120,7 @@ def _missing(check: MissingCheck, value_range, now, tz, modified_time) -> CheckR
 def _duplicates(check: DuplicatesCheck, value_range, now, tz, modified_time) -> CheckResult:
     table = _table(check, value_range)
     try:
-        columns = [table.column(name) for name in check.key_columns]
+        columns = _columns(check, table, check.key_columns)
     except ColumnError as error:
         return _column_missing(check, error)
     texts = check.missing_texts
@@ -153,7 +166,7 @@ def _repeat_text(cell: Cell, earlier: Cell, one_column: bool) -> str:
 def _invalid(check: InvalidCheck, value_range, now, tz, modified_time) -> CheckResult:
     table = _table(check, value_range)
     try:
-        column = table.column(check.column)
+        (column,) = _columns(check, table, (check.column,))
     except ColumnError as error:
         return _column_missing(check, error)
     rules = _rules(check)

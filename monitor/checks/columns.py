@@ -25,7 +25,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from monitor.core.a1 import column_index, column_letters, parse_a1, quote_sheet_name
@@ -77,6 +77,12 @@ class Column:
         thousands of rows walks ``rows`` and ``values`` and asks ``cell`` for those."""
         return tuple(Cell(self.prefix, row, self.col, value)
                      for row, value in zip(self.rows, self.values, strict=True))
+
+    def only(self, rows: set[int]) -> Column:
+        """The column in the data rows ``rows`` alone (those a row filter passes)."""
+        kept = [index for index, row in enumerate(self.rows) if row in rows]
+        return replace(self, rows=tuple(self.rows[index] for index in kept),
+                       values=tuple(self.values[index] for index in kept))
 
     def cell(self, index: int) -> Cell:
         """The cell of the ``index``-th data row."""

@@ -34,7 +34,7 @@ from monitor.core.timefmt import format_utc, parse_utc
 from monitor.core.wording import counted
 from monitor.core.zones import wall_clock
 
-from .cells import Cell, ReadRange, Values, coded_cells, is_number, only_rows, values_of
+from .cells import FORMULA_ERRORS, Cell, ReadRange, Values, coded_cells, is_number, only_rows, values_of
 from .column_evaluate import COLUMN_EVALUATORS
 from .conditions import Condition, format_number
 from .dates import MAX_SERIAL, date_of
@@ -42,7 +42,6 @@ from .models import Check, FormulaErrorsCheck, FreshnessCheck, NotEmptyCheck, Ro
 from .past import NO_PAST, PAST_EVALUATORS, Past
 from .result import MAX_CELLS, CheckResult, Status
 
-FORMULA_ERRORS = ("#REF!", "#N/A", "#DIV/0!", "#VALUE!", "#NAME?", "#NUM!", "#NULL!", "#ERROR!")
 _REFS_IN_MESSAGE = 3  # the message names a few cells; ``cells`` carries up to MAX_CELLS
 
 ValueRange = Mapping[str, Any]
@@ -75,7 +74,7 @@ def evaluate(
     if now.tzinfo is None:
         raise ValueError("now must be an aware datetime")
     where = getattr(check, "where", None)
-    if where is not None and check.a1 is not None:
+    if where is not None and not check.filters_in_table and check.a1 is not None:
         rows = set(values_of(value_range).rows)
         value_range = only_rows(value_range, where.passing_rows(check.a1, rows, others or {}))
     if (judge := PAST_EVALUATORS.get(type(check))) is not None:
@@ -87,7 +86,10 @@ def evaluate(
                         f"{', '.join(kind.__name__ for kind in _EVALUATORS)})")
     if where is None and check.severity == "fail" and check.owner is None:
         return result  # the common case, kept cheap: a round judges every check of every spreadsheet
-    message = f"{result.message} in rows where {where}" if where is not None else result.message
+    # A column check says its filter after the rows it counts (column_evaluate), or not at all when
+    # a column is not there.
+    filtered = where is not None and not check.filters_in_table
+    message = f"{result.message} in rows where {where}" if filtered else result.message
     status: Status = "warn" if check.severity == "warn" and result.status == "fail" else result.status
     return replace(result, status=status, message=message, owner=check.owner)
 

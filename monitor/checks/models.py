@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -45,6 +45,9 @@ class _CheckBase(BaseModel):
     # "warn": a failure of this check is told as a warning (a check worth knowing, not waking for).
     severity: Severity = "fail"
     owner: OwnerText | None = None  # who answers for its findings, instead of the spreadsheet's owner
+    # A table check finds its filter's columns in the table it reads (columns.Table), by header;
+    # a check of a plain range reads them by letter as ranges of their own (where_ranges).
+    filters_in_table: ClassVar[bool] = False
 
     @model_validator(mode="before")
     @classmethod
@@ -75,7 +78,9 @@ class _CheckBase(BaseModel):
     def where_ranges(self) -> tuple[str, ...]:
         """The ranges its row filter reads (its columns over the check's rows), in the same batchGet."""
         where = getattr(self, "where", None)
-        return where.ranges(self.a1) if where is not None and self.a1 is not None else ()
+        if where is None or self.filters_in_table or self.a1 is None:
+            return ()
+        return where.ranges(self.a1)
 
     def _check_where(self) -> None:
         """A check of a plain range reads its filter's columns by letter over its own rows."""

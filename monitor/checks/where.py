@@ -162,8 +162,11 @@ class RowFilter:
     def rows_in(self, table: Table) -> set[int]:
         """The data rows of ``table`` that pass, its columns found by header (or letter without a
         header row). Raises ColumnError, whose message is the finding, for a column not there."""
-        by_column = {name: {cell.row: cell.value for cell in table.column(name).cells
-                            if not is_empty(cell.value)} for name in self.columns}
+        by_column = {}
+        for name in self.columns:
+            column = table.column(name)
+            by_column[name] = {row: value for row, value in zip(column.rows, column.values, strict=True)
+                               if not is_empty(value)}
         return self._passing(table.data_rows, by_column)
 
     def _passing(self, rows: Iterable[int], by_column: Mapping[str, Mapping[int, Any]]) -> set[int]:
