@@ -7,7 +7,8 @@ column vanished is worse than an alert. Findings name the rows they counted, fir
 
 Counts are over the table's data rows (rows below the header row holding any value), those its row
 filter (``where``) passes when it has one: "missing" counts blank cells and the check's
-``missing_values``; "invalid" judges only values that are not missing; "duplicates" counts rows whose key repeats an earlier row's, ignoring
+``missing_values``; "invalid" judges only values that are not missing, nor a formula's error code
+(formula_errors tells those); "duplicates" counts rows whose key repeats an earlier row's, ignoring
 rows whose key is wholly missing.
 """
 
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from monitor.core.wording import counted
 
-from .cells import Cell, is_number
+from .cells import FORMULA_ERRORS, Cell, is_number
 from .columns import Column, ColumnError, Table, normalized
 from .conditions import format_number
 from .formats import FORMATS
@@ -175,7 +176,7 @@ def _invalid(check: InvalidCheck, value_range, now, tz, modified_time) -> CheckR
     count = 0
     shown: list[str] = []
     for index, value in enumerate(column.values):
-        if value is None or value.__class__ is str and _is_missing(value, texts):
+        if value is None or value.__class__ is str and (_is_missing(value, texts) or _shows_error(value)):
             continue
         for test, reason in rules:
             if not test(value):
@@ -186,6 +187,12 @@ def _invalid(check: InvalidCheck, value_range, now, tz, modified_time) -> CheckR
                     shown.append(f"{offenders[-1].ref} {_show(value)} ({reason})")
                 break
     return _judged(check, count, len(column.rows), f"{column.label} invalid", offenders, shown)
+
+
+def _shows_error(text: str) -> bool:
+    # A cell showing #N/A or #REF! is formula_errors' finding (and the import check's): judged here
+    # too, it would be told twice, as a value breaking every rule.
+    return "#" in text and text.strip() in FORMULA_ERRORS
 
 
 Rule = tuple[Callable[[Any], bool], str]
