@@ -15,7 +15,7 @@ rows whose key is wholly missing.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from monitor.core.wording import counted
@@ -125,12 +125,9 @@ def _duplicates(check: DuplicatesCheck, value_range, now, tz, modified_time) -> 
     except ColumnError as error:
         return _column_missing(check, error)
     texts = check.missing_texts
-    first_seen: dict[tuple[str, ...], int] = {}
+    first_seen: dict[Any, int] = {}
     repeats: list[tuple[int, int]] = []  # (index of the repeating row, index of the first one)
-    for index, values in enumerate(zip(*(column.values for column in columns), strict=True)):
-        if all(value is None or value.__class__ is str and _is_missing(value, texts) for value in values):
-            continue  # a row without its key is the missing check's finding, not a duplicate
-        key = tuple(map(_key, values))
+    for index, key in _keys(columns, texts):
         first = first_seen.setdefault(key, index)
         if first != index:
             repeats.append((index, first))
@@ -141,6 +138,19 @@ def _duplicates(check: DuplicatesCheck, value_range, now, tz, modified_time) -> 
     label = " + ".join(column.label for column in columns)
     return _judged(check, len(repeats), len(lead.rows), f"{label} repeated", [cell for cell, _ in pairs],
                    shown)
+
+
+def _keys(columns: list[Column], texts: frozenset[str]) -> Iterator[tuple[int, Any]]:
+    """(index, key) of each data row whose key is not wholly missing: a row without its key is the
+    missing check's finding, not a duplicate."""
+    if len(columns) == 1:  # the usual key, one column: its values are the keys, no tuple per row
+        for index, value in enumerate(columns[0].values):
+            if not (value is None or value.__class__ is str and _is_missing(value, texts)):
+                yield index, _key(value)
+        return
+    for index, values in enumerate(zip(*(column.values for column in columns), strict=True)):
+        if not all(value is None or value.__class__ is str and _is_missing(value, texts) for value in values):
+            yield index, tuple(map(_key, values))
 
 
 def _key(value: Any) -> Any:

@@ -102,7 +102,7 @@ class Table:
     """A ValueRange seen as a table: rows of the sheet, an optional header row, columns by name."""
 
     __slots__ = ("prefix", "sheet", "header_row", "data_rows", "_rows", "_start_row", "_start_col",
-                 "_end_col", "_headers")
+                 "_end_col", "_headers", "_columns")
 
     def __init__(self, prefix: str, sheet: str | None, rows: dict[int, list[Any]], start_row: int,
                  start_col: int, end_col: int | None, header_row: int | None) -> None:
@@ -118,6 +118,7 @@ class Table:
             row for row in sorted(rows) if row >= first_data and _holds_a_value(rows[row])
         )
         self._headers: tuple[Cell, ...] | None = None
+        self._columns: dict[int, tuple[Any, ...]] = {}  # values by sheet column, made once for all checks
 
     @classmethod
     def read(cls, value_range: Mapping[str, Any] | None, header_row: int | None = None,
@@ -171,9 +172,12 @@ class Table:
         """The column ``name`` refers to: header text with a header row, else a column letter.
         Raises ColumnError with the finding's words when it is not there."""
         col, header = self._locate(name)
-        index = col - self._start_col
-        values = tuple(line[index] if index < len(line) else None
-                       for line in (self._rows[row] for row in self.data_rows))
+        values = self._columns.get(col)
+        if values is None:
+            index, rows = col - self._start_col, self._rows
+            lines = [rows[row] for row in self.data_rows]
+            values = self._columns[col] = tuple([line[index] if index < len(line) else None
+                                                 for line in lines])
         return Column(name, col, header, self.prefix, self.data_rows, values)
 
     def _locate(self, name: str) -> tuple[int, Cell | None]:
