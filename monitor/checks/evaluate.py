@@ -73,7 +73,7 @@ def evaluate(
     """
     if now.tzinfo is None:
         raise ValueError("now must be an aware datetime")
-    where = getattr(check, "where", None)
+    where = getattr(check, "row_filter", None)  # anything but a check model is refused below
     if where is not None and not check.filters_in_table and check.a1 is not None:
         rows = set(values_of(value_range).rows)
         value_range = only_rows(value_range, where.passing_rows(check.a1, rows, others or {}))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import timedelta
+from functools import lru_cache
 from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -22,6 +23,7 @@ from monitor.core.invalid import InvalidValue
 
 from . import explain
 from .fields import A1Text, AgeConditionField, ConditionField, DurationField, OwnerText, WhereField
+from .where import RowFilter
 
 Severity = Literal["fail", "warn"]
 
@@ -36,6 +38,12 @@ def default_name(kind: object, aggregate: object = None, where: object = None,
     if aggregate == "percentile" and isinstance(percentile, int | float):
         aggregate = explain.percentile_label(percentile)
     return " ".join(str(part) for part in (kind, aggregate, where) if part)
+
+
+@lru_cache(maxsize=1024)
+def _filter_ranges(where: RowFilter, a1: A1Range) -> tuple[str, ...]:
+    # Asked for each check of each spreadsheet judged; a profile's few filters and ranges repeat.
+    return where.ranges(a1)
 
 
 class _CheckBase(BaseModel):
@@ -75,12 +83,18 @@ class _CheckBase(BaseModel):
             return None
 
     @property
+    def row_filter(self) -> RowFilter | None:
+        """Its ``where``; None for a kind that takes none. A look in the fields, as getattr missing on
+        a pydantic model costs microseconds (it raises inside), and a round asks for every check."""
+        return self.__dict__.get("where")
+
+    @property
     def where_ranges(self) -> tuple[str, ...]:
         """The ranges its row filter reads (its columns over the check's rows), in the same batchGet."""
-        where = getattr(self, "where", None)
+        where = self.row_filter
         if where is None or self.filters_in_table or self.a1 is None:
             return ()
-        return where.ranges(self.a1)
+        return _filter_ranges(where, self.a1)
 
     def _check_where(self) -> None:
         """A check of a plain range reads its filter's columns by letter over its own rows."""
