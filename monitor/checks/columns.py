@@ -26,6 +26,7 @@ import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Any
 
 from monitor.core.a1 import column_index, column_letters, parse_a1, quote_sheet_name
@@ -133,15 +134,13 @@ class Table:
         values = (value_range or {}).get("values") or []
         if str((value_range or {}).get("majorDimension", "ROWS")).upper() == "COLUMNS":
             values = _transposed(values)
-        rows: dict[int, list[Any]] = {}
-        for offset, line in enumerate(values):
-            row = start_row + offset
-            rows[row] = line = line or []
-            # Google shows the placeholder exactly as "Loading..."; a set test per row keeps the
-            # look at every value read in C.
-            if not LOADING_VALUES.isdisjoint(line):
-                index = next(i for i, value in enumerate(line) if value in LOADING_VALUES)
-                raise ValuesStillLoading(Cell(prefix, row, start_col + index, line[index]).ref)
+        rows: dict[int, list[Any]] = dict(enumerate((line or [] for line in values), start_row))
+        # Google shows the placeholder exactly as "Loading..."; one set test over every value read
+        # keeps the look in C, and only a table that shows it is walked to name the first cell.
+        if not LOADING_VALUES.isdisjoint(chain.from_iterable(rows.values())):
+            row, line = next((row, line) for row, line in rows.items() if not LOADING_VALUES.isdisjoint(line))
+            index = next(i for i, value in enumerate(line) if value in LOADING_VALUES)
+            raise ValuesStillLoading(Cell(prefix, row, start_col + index, line[index]).ref)
         return cls(prefix, parsed.sheet, rows, start_row, start_col, parsed.end_col, header_row)
 
     @property
