@@ -55,6 +55,8 @@ def test_the_run_command_loads_no_part_of_the_emulator():
     """)
     assert "monitor.app.run" in modules  # the command really was loaded
     assert not {name for name in modules if name.startswith("monitor.sandbox")}
+    # The Prometheus client loads only for a run whose config has [metrics] (monitor.app.metrics_step).
+    assert not {name for name in modules if name.startswith("prometheus_client")}
 
 
 def test_the_watchdog_loads_neither_gspread_nor_google_auth():

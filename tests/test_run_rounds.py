@@ -223,6 +223,7 @@ def test_the_heartbeat_says_running_while_the_run_works_then_its_outcome_and_sta
         duration_seconds=run.report.duration_seconds, stop_reason="round_done",
         round=RoundProgress(run.state.round.id, pending=0, processing=0, done=2, failed=0),
         reads_by_project={ONE_PROJECT: 3}, mean_read_seconds=0.0, concurrency=1,
+        retries_by_class={"transient": 1}, read_seconds_buckets=(3, 0, 0, 0, 0, 0, 0, 0, 0),
     )
     later(the_bench, INTERVAL)
     the_bench.run()

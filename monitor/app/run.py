@@ -94,6 +94,7 @@ def run_once(
         notify_after_run(config, session, run_id, run.deadline, clock, messages_to or sys.stdout)
         # Alerts nobody receives are no good run: the external switch must not hear "all is well".
         delivery_halted = bool(session.state.outbox.halted or session.state.outbox.halts)
+    _publish_metrics(config, session.state, clock, run.deadline)
     if config.watchdog.heartbeat_url and report.outcome in GOOD_OUTCOMES and not delivery_halted:
         from monitor.notify.heartbeat_ping import ping_heartbeat
 
@@ -101,6 +102,16 @@ def run_once(
         # bounded so the run still ends within budget + 5 s (ping services answer in milliseconds).
         ping_heartbeat(config.watchdog.heartbeat_url, timeout=RUN_PING_TIMEOUT_SECONDS)
     return RunResult(report=report, new_events=new_events)
+
+
+def _publish_metrics(config: Config, state, clock, deadline: float) -> None:
+    """The metrics file and push of ``[metrics]``, after the lock is released (they only read the
+    state as saved), held to the run's deadline; prometheus_client loads only when they are set."""
+    if config.metrics.textfile is None and config.metrics.pushgateway is None:
+        return
+    from monitor.app.metrics_step import publish_after_run
+
+    publish_after_run(config, state, clock.now(), deadline - clock.monotonic())
 
 
 def _reader_maker(config: Config, timeout: float,

@@ -27,6 +27,7 @@ COMMANDS = {
     "check": "monitor.cli.check:check",
     "watchdog": "monitor.cli.watchdog:watchdog_command",
     "notify": "monitor.cli.notify:notify",
+    "metrics": "monitor.cli.metrics:metrics",
     "demo": "monitor.cli.demo:demo",
     "sandbox": "monitor.sandbox.cli:sandbox",
 }

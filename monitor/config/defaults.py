@@ -80,6 +80,13 @@ DEFAULTS: Mapping[str, Default] = {
         "sheet-monitor", "every key of this monitor starts with it: several monitors share one Redis"),
     "state.password_env": Default(
         "SHEET_MONITOR_REDIS_PASSWORD", "the variable holding Redis's password, kept out of the file"),
+    "metrics.textfile": Default(None, "no metrics file; set it for node_exporter's textfile collector"),
+    "metrics.pushgateway": Default(None, "no push; set it when no node_exporter runs on this host"),
+    "metrics.job": Default("sheet_monitor", "the job label Prometheus shows for the monitor"),
+    "metrics.instance": Default(
+        None, "the host's name: each runner's metrics are a group of their own on the Pushgateway"),
+    "metrics.per_sheet": Default(
+        False, "fleet counts only: a series per spreadsheet is costly in Prometheus beyond a small fleet"),
     "watchdog.max_silence": Default("15m", "three missed 5-minute cron ticks"),
     "watchdog.reminder_every": Default("4h", "an outage is re-announced twice per working day"),
     "watchdog.heartbeat_url": Default(None, "no external dead-man's switch"),

@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from monitor.checks import CHECK_KINDS, Check
+from monitor.core.wording import counted
 
 from .advice import warnings_for
 from .cross import link_cross_sheets
@@ -26,7 +27,7 @@ from .issues import ConfigError, ConfigIssue, Loc, reading_order
 from .model import Config, Profile, config_fingerprint
 from .positions import TomlPositions
 from .secrets import check_credentials, with_token
-from .sections import SECTIONS, TOP_KEYS
+from .sections import PER_SHEET_MAX, SECTIONS, TOP_KEYS
 from .sheets import Entry, ProfileTable, SheetTable, resolve_sheets
 from .sheets_csv import read_sheets_csv
 
@@ -139,6 +140,8 @@ class _Builder:
         sheets = link_cross_sheets(resolve_sheets(entries, profiles, self.issues), self.issues)
         if sections["telegram"] is not None:
             self.route_profiles(sections["telegram"], profiles)
+        if sections["metrics"] is not None:
+            self.per_sheet_metrics(sections["metrics"], sheets)
         if sections["telegram"] is not None:
             sections["telegram"] = with_token(sections["telegram"], self.environ, self.require_secrets,
                                               self.add, self.issues)
@@ -185,6 +188,16 @@ class _Builder:
             self.add(("sheets",), "no spreadsheets are configured (at least one is required)",
                      'add a [[sheets]] section with id = "..." and checks or a profile, or '
                      'sheets_file = "sheets.csv" at the top of the file')
+
+    def per_sheet_metrics(self, metrics: Any, sheets: Sequence[Any]) -> None:
+        """Series per spreadsheet, for small fleets only (sections.PER_SHEET_MAX says why)."""
+        if metrics.per_sheet and len(sheets) > PER_SHEET_MAX:
+            self.add(("metrics", "per_sheet"),
+                     f"per_sheet = true with {counted(len(sheets), 'spreadsheet')} "
+                     f"(at most {PER_SHEET_MAX}): a series per spreadsheet and health state is more "
+                     "than Prometheus should keep",
+                     "remove per_sheet: the fleet's counts by health, the DLQ and the breakers stay; "
+                     "`sheet-monitor sheets` lists each spreadsheet")
 
     def route_profiles(self, telegram: Any, profiles: Mapping[str, Any]) -> None:
         """A route naming a profile the file does not define would silently take nothing."""

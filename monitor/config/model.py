@@ -27,6 +27,7 @@ from .sections import (
     AlertsConfig,
     BreakerConfig,
     GoogleConfig,
+    MetricsConfig,
     RunConfig,
     StateConfig,
     TelegramConfig,
@@ -140,6 +141,7 @@ class Config(BaseModel):
     alerts: AlertsConfig
     watchdog: WatchdogConfig
     state: StateConfig
+    metrics: MetricsConfig
     profiles: tuple[Profile, ...]
     sheets: tuple[Sheet, ...]
     fingerprint: str = Field(description="changes iff the set of spreadsheets or any check changes")

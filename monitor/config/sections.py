@@ -1,4 +1,5 @@
-"""The config file's sections ([run], [google], [breaker], [telegram], [alerts], [watchdog], [state]).
+"""The config file's sections ([run], [google], [breaker], [telegram], [alerts], [watchdog], [state],
+[metrics]).
 
 Each is a frozen model that forbids unknown keys and validates its defaults too, so a default is held
 to the same rules as a written value. Their defaults and reasons are ``defaults.DEFAULTS``.
@@ -249,6 +250,52 @@ class StateConfig(_Section):
         return self
 
 
+# Spreadsheets [metrics] per_sheet may label: each adds a series per health state and a last-read time
+# (~8 series). Past a few hundred, a monitor's own file outweighs node_exporter's whole output and every
+# spreadsheet renamed or removed leaves series behind; the fleet's counts say the same without them.
+PER_SHEET_MAX = 200
+
+
+class MetricsConfig(_Section):
+    """Prometheus metrics after each run: a file for node_exporter's textfile collector, a Pushgateway."""
+
+    textfile: Path | None = default("metrics.textfile")
+    pushgateway: HttpUrl | None = default("metrics.pushgateway")
+    job: str = default("metrics.job")
+    instance: str | None = default("metrics.instance")
+    per_sheet: StrictBool = default("metrics.per_sheet")
+
+    @field_validator("textfile", mode="before")
+    @classmethod
+    def _prom_file(cls, value: object, info: ValidationInfo) -> Path | None:
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip().endswith(".prom"):
+            # node_exporter's textfile collector reads only *.prom files: another name is never read.
+            raise InvalidValue(f"expected a path ending in .prom, got {value!r}",
+                               'write e.g. textfile = "/var/lib/node_exporter/textfile/sheet_monitor.prom"')
+        return relative_to_config(value.strip(), info)
+
+    @field_validator("pushgateway")
+    @classmethod
+    def _no_password(cls, value: str | None) -> str | None:
+        if value is not None and (urlsplit(value).password or urlsplit(value).username):
+            # The config is read by people and kept in git; the metrics must not publish a secret.
+            raise InvalidValue("the URL holds a user or password",
+                               "remove it: push to a Pushgateway reachable without one (its own network "
+                               "or a proxy on this host)")
+        return value
+
+    @field_validator("job", "instance")
+    @classmethod
+    def _label_value(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # Both end up in the Pushgateway's URL path (/metrics/job/<job>/instance/<instance>).
+        if value is not None and (not value or "/" in value or not value.isprintable()):
+            raise InvalidValue(f"{info.field_name} must be non-empty text without '/', got {value!r}",
+                               f'write e.g. {info.field_name} = "sheet_monitor"')
+        return value
+
+
 SECTIONS: Mapping[str, type[BaseModel]] = {
     "run": RunConfig,
     "google": GoogleConfig,
@@ -257,5 +304,6 @@ SECTIONS: Mapping[str, type[BaseModel]] = {
     "alerts": AlertsConfig,
     "watchdog": WatchdogConfig,
     "state": StateConfig,
+    "metrics": MetricsConfig,
 }
 TOP_KEYS = (*SECTIONS, "profiles", "sheets", "sheets_file")  # every key allowed at the top of the file

@@ -48,6 +48,12 @@ class RunStats:
     duration_seconds: float = 0.0
     stop_reason: str = ""
     round: RoundProgress | None = None
+    quota_refusals: int = 0  # 429s met (reads Google refused for quota)
+    retries_by_class: dict[str, int] = field(default_factory=dict)  # retries scheduled, by ErrorClass value
+    # Every request's time, request to answer, per bucket of monitor.engine.totals.READ_SECONDS_BUCKETS
+    # (+Inf last; not cumulative), and their sum; () for a run before they were counted.
+    read_seconds_buckets: tuple[int, ...] = ()
+    read_seconds_sum: float = 0.0
 
 
 @document

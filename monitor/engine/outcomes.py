@@ -51,6 +51,7 @@ from monitor.engine.rejudge import moments_of, rejudged
 from monitor.engine.settings import RunSettings
 from monitor.engine.state import RunnerState
 from monitor.engine.tasks import Round, Task
+from monitor.engine.totals import READ_SECONDS_BUCKETS, bucket_of
 from monitor.engine.unreadable import judge_streak, read_again, record_failed_read
 from monitor.engine.zones import with_zone
 
@@ -81,8 +82,16 @@ class RunReport:
     quota_errors: int = 0  # reads Google refused for quota (429)
     zones_read: int = 0  # requests for a spreadsheet's time zone alone answered (monitor.engine.zones)
     reads_by_credential: dict[str, int] = field(default_factory=dict)
+    retries_by_class: dict[str, int] = field(default_factory=dict)  # retries scheduled, by ErrorClass value
+    # Requests answered (or failed), per bucket of totals.READ_SECONDS_BUCKETS, +Inf last; their sum.
+    read_seconds_buckets: list[int] = field(default_factory=lambda: [0] * (len(READ_SECONDS_BUCKETS) + 1))
+    read_seconds_sum: float = 0.0
     duration_seconds: float = 0.0
     events: int = 0
+
+    def count_read_time(self, seconds: float) -> None:
+        self.read_seconds_buckets[bucket_of(seconds)] += 1
+        self.read_seconds_sum += seconds
 
 
 class Outcomes:
@@ -259,6 +268,8 @@ class Outcomes:
         if not opened:
             rnd.retry_at(task, decision.next_attempt_at)
             self.report.retries_scheduled += 1
+            by_class = self.report.retries_by_class
+            by_class[error.error_class.value] = by_class.get(error.error_class.value, 0) + 1
             return Fate.RETRY
         # Attempts remain but the breaker now guards the spreadsheet: the next round probes it after
         # the cooldown.

@@ -145,10 +145,14 @@ class Run:
             duration_seconds=report.duration_seconds, stop_reason=report.stop_reason,
             round=_progress(rnd) if rnd else None, reads_by_project=by_project,
             mean_read_seconds=round(mean, 3) if mean is not None else None,
-            concurrency=self.peak_in_flight or None,
+            concurrency=self.peak_in_flight or None, quota_refusals=report.quota_errors,
+            retries_by_class=dict(report.retries_by_class),
+            read_seconds_buckets=tuple(report.read_seconds_buckets),
+            read_seconds_sum=round(report.read_seconds_sum, 3),
         )
         heartbeat = replace(self.state.heartbeat, finished_at=now, outcome=report.outcome, stats=stats)
         self.state.heartbeat = heartbeat
+        self.state.totals = self.state.totals.add(report.outcome.value, stats)  # the counters' totals
         self.state.runs = self.state.runs.add(
             RunSummary(self.run_id, heartbeat.started_at, now, report.outcome)
         )
@@ -274,6 +278,7 @@ class Run:
         for done in finished:
             flight = self.in_flight.pop(done.job.task_id)
             self.latency.add(done.seconds)
+            self.report.count_read_time(done.seconds)
             self._settle(flight, done)
         if finished:
             self.checkpoints.save()

@@ -26,6 +26,7 @@ from monitor.engine.history import SheetHistory
 from monitor.engine.mutes import Mute, active_mutes
 from monitor.engine.quota import QuotaLog
 from monitor.engine.tasks import Round
+from monitor.engine.totals import RunTotals
 
 EVENTS_KEPT = 1000  # undelivered events kept; beyond it the oldest go (the notifier summarises anyway)
 
@@ -88,6 +89,7 @@ class RunnerState:
     retry_first = Single()  # RetryFirst
     feed = Single()  # FeedState: Drive's change feed as the last round left it
     credentials = Single()  # CredentialsState: the credentials refused now, told once
+    totals = Single()  # RunTotals: every finished run's counts added up (the metrics' counters)
 
     def __init__(
         self,
@@ -106,6 +108,7 @@ class RunnerState:
         feed: FeedState | None = None,
         credentials: CredentialsState | None = None,
         history: Mapping[str, SheetHistory] | None = None,
+        totals: RunTotals | None = None,
     ) -> None:
         self.changed_singles: set[str] = set()
         self.health: Documents[SheetHealth] = Documents(health)
@@ -122,6 +125,7 @@ class RunnerState:
         self.retry_first = retry_first or RetryFirst()
         self.feed = feed or FeedState()
         self.credentials = credentials or CredentialsState()
+        self.totals = totals or RunTotals()
         self.changed_singles.clear()  # as loaded: nothing to save yet
 
     def active_mutes(self, now: datetime) -> dict[str, Mute]:

@@ -69,6 +69,7 @@ class Outbox:
     halts: dict[str, Halt] = field(default_factory=dict)  # routed chats', by their configured chat id
     migrations: dict[str, str] = field(default_factory=dict)  # old chat id -> new (group -> supergroup)
     overflowed: int = 0  # messages dropped because the outbox was full
+    delivered: int = 0  # messages Telegram accepted, since the state was created (never reset)
     # The key of the message whose request is out, saved before the request: found here by the next
     # process, that message may have reached the chat, and is sent again marked as possibly repeated.
     sending: str | None = None

@@ -322,7 +322,8 @@ def _dropped(outbox: Outbox, entry: PendingMessage, error: DeliveryError, now: d
 
 def _sent(outbox: Outbox, entry: PendingMessage, sent: Sent, chat: str, chat_before: object) -> Outbox:
     sent_keys = (*outbox.sent_keys, entry.key)[-SENT_KEYS_KEPT:]
-    outbox = replace(outbox, pending=_without(outbox, entry.key), sent_keys=sent_keys)
+    outbox = replace(outbox, pending=_without(outbox, entry.key), sent_keys=sent_keys,
+                     delivered=outbox.delivered + 1)
     halt = halt_of(outbox, chat)
     if halt is not None:
         log_event("telegram_delivery_resumed", halted_since=format_utc(halt.at), chat_id=halt.chat_id)

@@ -13,6 +13,7 @@ One document per key, as Apps Script's PropertiesService holds JSON strings::
     credentials            CredentialsState   history/<sheet id>   SheetHistory (monitor.engine.history)
     outbox                 Outbox
     alerts                 AlertMemory
+    totals                 RunTotals
 
 Every kind of document has a version, recorded under ``schema``; the first change to a document's
 shape bumps its version here and adds an upgrade step to ``UPGRADES``. Encoding and validation are
@@ -43,6 +44,7 @@ from monitor.engine.mutes import Mute
 from monitor.engine.quota import QuotaLog
 from monitor.engine.state import RetryFirst
 from monitor.engine.tasks import RoundInfo, Task
+from monitor.engine.totals import RunTotals
 from monitor.notify.documents import AlertMemory, Outbox
 
 LAYOUT = 2  # 1: thirteen keys each holding a whole collection (see monitor.state.legacy)
@@ -136,7 +138,8 @@ HISTORY = Kind("history", SheetHistory, prefix="history/")
 # Version 2 added ``last_error`` to ``api_degraded`` (what failed: Sheets, the token endpoint, the key);
 # version 3 an error's ``account`` and ``tabs``, and a finding's ``gid``; version 4 a finding's ``owner``.
 EVENT = EventKind("event", Event, version=4, prefix="event/")
-HEARTBEAT = Kind("heartbeat", Heartbeat, version=2)
+# Version 3 added to the run's stats its quota refusals, retries by error class and read times.
+HEARTBEAT = Kind("heartbeat", Heartbeat, version=3)
 RUNS = Kind("runs", RunHistory)
 API = Kind("api", ApiState)
 QUOTA = Kind("quota", QuotaLog, version=2)
@@ -146,9 +149,11 @@ FEED = Kind("feed", FeedState, version=2)
 CREDENTIALS = Kind("credentials", CredentialsState)
 # Version 2 added ``sending`` (the message whose request may have reached Telegram); version 3 each
 # message's destination (``chat_id``, ``thread_id``: routes) and the routed chats' halts (``halts``).
-OUTBOX = Kind("outbox", Outbox, version=3)
+# version 4 ``delivered`` (messages Telegram accepted, all told: the metrics' counter).
+OUTBOX = Kind("outbox", Outbox, version=4)
 # Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded).
 ALERTS = Kind("alerts", AlertMemory, version=2)
+TOTALS = Kind("totals", RunTotals)
 
 # RunnerState/State attribute -> kind, for the collections and the single documents.
 FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DLQ, "mutes": MUTE,
@@ -156,6 +161,7 @@ FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DL
 SINGLES: Mapping[str, Kind] = {
     "heartbeat": HEARTBEAT, "runs": RUNS, "api": API, "quota": QUOTA, "retry_first": RETRY_FIRST,
     "feed": FEED, "credentials": CREDENTIALS, "outbox": OUTBOX, "alerts": ALERTS,
+    "totals": TOTALS,
 }
 KINDS: Mapping[str, Kind] = {
     kind.name: kind for kind in (ROUND, TASK, EVENT, *FAMILIES.values(), *SINGLES.values())
@@ -277,10 +283,12 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("event", 3): _optional_fields_added,
     ("quota", 1): _quota_per_project,
     ("heartbeat", 1): _heartbeat_read_measures,
+    ("heartbeat", 2): _optional_fields_added,
     ("event", 1): _event_last_error,
     ("feed", 1): _feed_trash,
     ("outbox", 1): _outbox_sending,
     ("outbox", 2): _outbox_destinations,
+    ("outbox", 3): _optional_fields_added,
     ("alerts", 1): _alerts_warned,
 }
 
