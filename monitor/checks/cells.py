@@ -124,7 +124,7 @@ class ReadRange(dict):
         self.cells: list[Cell] | None = None
 
 
-_NOTHING = Values("", [], [], 1)
+_NOTHING = Values("", [], [], 1)  # every empty range's: what checks derive from no values is alike
 
 
 def values_of(value_range: Mapping[str, Any] | None) -> Values:
@@ -187,49 +187,34 @@ def coded_cells(value_range: Mapping[str, Any] | None, keep: Callable[[Any], obj
 
 
 def _values(value_range: Mapping[str, Any] | None) -> Values:
-    lines = (value_range or {}).get("values") or []
-    if not lines:
+    if not value_range or not (lines := value_range.get("values")):
         return _NOTHING
-    prefix, start_row, start_col = _origin(str(value_range.get("range", "")))  # type: ignore[union-attr]
-    if str(value_range.get("majorDimension", "ROWS")).upper() == "COLUMNS":  # type: ignore[union-attr]
+    prefix, start_row, start_col = _origin(str(value_range.get("range", "")))
+    if (max(map(len, filter(None, lines)), default=0) > 1
+            or str(value_range.get("majorDimension", "ROWS")).upper() == "COLUMNS"):
+        # Several columns (a header row, a table's formula_errors read elsewhere): few, through cells.
         cells = _cells(value_range, None)
         return Values(prefix, [c.value for c in cells], [c.row for c in cells], start_col,
                       [c.col for c in cells])
+    # One column, nearly every range a check reads: no column per value, no inner loop.
     values: list[Any] = []
     rows: list[int] = []
-    if max(map(len, filter(None, lines)), default=0) == 1:  # one column: no column list, no inner loop
-        for offset, line in enumerate(lines):
-            if not line:
-                continue
-            value = line[0]
-            # is_empty() and the Loading... test, inlined: this loop runs for every value read.
-            if isinstance(value, str):
-                stripped = value.strip()
-                if not stripped:
-                    continue
-                if stripped in LOADING_VALUES:
-                    raise ValuesStillLoading(Cell(prefix, start_row + offset, start_col, value).ref)
-            elif value is None:
-                continue
-            values.append(value)
-            rows.append(start_row + offset)
-        return Values(prefix, values, rows, start_col)
-    cols: list[int] = []
     for offset, line in enumerate(lines):
-        row = start_row + offset
-        for index, value in enumerate(line or ()):
-            if isinstance(value, str):
-                stripped = value.strip()
-                if not stripped:
-                    continue
-                if stripped in LOADING_VALUES:
-                    raise ValuesStillLoading(Cell(prefix, row, start_col + index, value).ref)
-            elif value is None:
+        if not line:
+            continue
+        value = line[0]
+        # is_empty() and the Loading... test, inlined: this loop runs for every value read.
+        if isinstance(value, str):
+            stripped = value.strip()
+            if not stripped:
                 continue
-            values.append(value)
-            rows.append(row)
-            cols.append(start_col + index)
-    return Values(prefix, values, rows, start_col, cols)
+            if stripped in LOADING_VALUES:
+                raise ValuesStillLoading(Cell(prefix, start_row + offset, start_col, value).ref)
+        elif value is None:
+            continue
+        values.append(value)
+        rows.append(start_row + offset)
+    return Values(prefix, values, rows, start_col)
 
 
 def _cells(value_range: Mapping[str, Any] | None, keep: Callable[[Any], object] | None) -> list[Cell]:
