@@ -108,10 +108,9 @@ class Clause:
     def rows_of(self, found: Values, rows: set[int]) -> set[int]:
         """``rows`` for the column's values as ``values_of`` sorted them out; what the clause holds
         in is kept with them, for the profile's other checks filtered alike."""
-        key = (Clause, self)
-        holding = found.derived.get(key)
+        holding = found.derived.get(self)
         if holding is None:
-            holding = found.derived[key] = self._holding(dict(zip(found.rows, found.values, strict=True)))
+            holding = found.derived[self] = self._holding(dict(zip(found.rows, found.values, strict=True)))
         return rows - holding if self.op == "!=" else holding & rows
 
     def __str__(self) -> str:
