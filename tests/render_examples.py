@@ -22,7 +22,13 @@ from monitor.engine import events as ev
 from monitor.engine.health import ERROR, FAIL, OK, WARN, Finding, SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunSummary
 from monitor.notify.alerts import compose_alert
-from monitor.notify.digest import Overview, compose_digest, compose_reminder, compose_summary
+from monitor.notify.digest import (
+    Overview,
+    compose_digest,
+    compose_relearned,
+    compose_reminder,
+    compose_summary,
+)
 from monitor.notify.documents import Halt
 from monitor.notify.messages import Message
 from monitor.notify.settings import AlertSettings
@@ -111,6 +117,7 @@ def event_examples() -> list[tuple[str, type[ev.Event], Message]]:
         ("Runs finish again after dying mid-round", ev.RunsFinishAgain(
             **RUN, first_at=NOW - timedelta(hours=3), last_at=hour_ago, runs=4, reclaimed=7, poisoned=1)),
         ("The state file was restored", ev.StateRestored(**RUN, reason="not valid JSON")),
+        ("Redis lost the state", ev.StateMemoryLost(**RUN, generation="5f0c2a9e1b7d4c36")),
         ("A state entry was set aside", ev.StateEntryDamaged(
             **RUN, key=f"health/{SID}", problem="health: Input should be 'ok', 'warn' or 'fail'",
             set_aside_as=f"damaged/health/{SID}")),
@@ -135,8 +142,9 @@ def state_examples() -> list[tuple[str, Message]]:
     [reminder] = compose_reminder([SID], view.health, view.names, NOW, SETTINGS)
     [summary] = compose_summary("r20260302T090000", view, NOW, SETTINGS)
     [digest] = compose_digest(view, NOW, SETTINGS)
+    [relearned] = compose_relearned(view, NOW - timedelta(minutes=50), NOW, SETTINGS)
     return [("Reminder of what is still failing", reminder), ("Round summary", summary),
-            ("Daily digest", digest)]
+            ("Daily digest", digest), ("The first round after Redis lost the state", relearned)]
 
 
 def watchdog_examples() -> list[tuple[str, Message]]:

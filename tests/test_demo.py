@@ -27,3 +27,19 @@ def test_the_demo_prints_the_telegram_messages_and_a_status_matching_the_dataset
     assert result.stdout.rstrip().endswith("curl its URL/_sandbox/spreadsheets lists what is broken.")
     assert 'sheet-monitor check "<a spreadsheet\'s URL>"' in result.stdout
     assert not any(tmp_path.iterdir())  # everything lived in a temporary folder, now removed
+
+
+def test_the_demo_saves_its_status_page_and_a_screenshot_and_says_where(tmp_path):
+    from monitor.report.browser import chromium_path
+
+    result = subprocess.run(
+        [sys.executable, "-m", "monitor.cli", "demo", "--sheets", "20", "--budget", "30", "--report", "seen"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=90,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
+    )
+    assert result.returncode == 0, result.stderr
+    page, shot = tmp_path / "seen" / "status.html", tmp_path / "seen" / "status.png"
+    assert f"Status page: {page}" in result.stdout and "is generated" in result.stdout
+    assert "<h1>sheet-monitor status</h1>" in page.read_text()
+    if chromium_path() is not None:
+        assert f"Its screenshot: {shot}" in result.stdout and shot.read_bytes()[:4] == b"\x89PNG"

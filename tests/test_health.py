@@ -14,6 +14,7 @@ from monitor.engine.health import (
     Change,
     Finding,
     SheetHealth,
+    VerdictChange,
     is_alerting,
     record_skip,
     record_verdict,
@@ -27,7 +28,7 @@ def test_the_first_healthy_check_is_a_change_nobody_needs_to_hear_about():
     record, change = record_verdict(None, OK, NOW, ())
     assert change == Change(UNKNOWN, OK)
     assert not is_alerting(change)
-    assert record == SheetHealth(OK, since=NOW, last_checked_at=NOW)
+    assert record == SheetHealth(OK, since=NOW, last_checked_at=NOW, changes=(VerdictChange(NOW, OK),))
 
 
 def test_a_first_check_that_finds_trouble_is_heard_about():

@@ -134,6 +134,7 @@ def test_503_503_then_ok_recovers_in_the_same_run_while_others_go_on(world):
     finished = {sid: state.health[sid].last_checked_at for sid in others}
     assert min(finished.values()) < state.health[flaky].last_checked_at
     assert run.report.retries_scheduled == 2
+    assert state.heartbeat.stats.retries_by_class == {"transient": 2}
 
 
 def test_three_503s_open_the_breaker_then_a_probe_after_cooldown_closes_it(world):

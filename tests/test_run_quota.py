@@ -62,6 +62,8 @@ def test_a_per_project_429_stops_that_projects_credentials_and_no_other(world, t
     assert stats["quota_exceeded"] == 1 and EAST in next(iter(stats["quota_exceeded_by_user"]))
     assert by_project == {EAST: 5, WEST: 8}
     assert run.report.quota_errors == 1 and run.state.heartbeat.outcome is Outcome.OK
+    stats = world.stored().heartbeat.stats
+    assert stats.quota_refusals == 1 and stats.retries_by_class == {}  # a 429 waits; it is no retry
 
 
 def test_after_a_per_user_429_the_credential_reads_again_when_its_oldest_send_ages_out(world):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections import Counter
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO
 
@@ -37,7 +37,8 @@ DEMO_TOKEN = "1000000001:demo-token-for-the-sandbox-only"
 RUN_BUDGET = timedelta(seconds=90)
 
 
-def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str]) -> None:
+def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str], report_to: Path | None = None
+             ) -> None:
     say = lambda text="": print(text, file=out, flush=True)  # noqa: E731 - a local printer
     started = time.monotonic()
     dataset = datasets.generate(sheets, seed)
@@ -68,7 +69,7 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str]) -> 
         say(f"sheet-monitor demo: {sheets} generated spreadsheets (seed {seed}) on the built-in sandbox.")
         _print_setup(config, sandbox.google.latency.describe(), say)
 
-        runs = 0
+        runs, first_run_at = 0, datetime.now(UTC)
         while time.monotonic() - started < budget_seconds:
             runs += 1
             left = budget_seconds - (time.monotonic() - started)
@@ -88,6 +89,10 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str]) -> 
         say()
         _print_telegram(sandbox.telegram.messages(DEMO_CHAT_ID), say)
         _print_status(read_state(config.run.state_dir), dataset, say)
+        if report_to is not None:
+            from monitor.app.demo_report import save_demo_report
+
+            save_demo_report(config, first_run_at, RUN_BUDGET, report_to, seed, say)
         say(f"\nDone in {time.monotonic() - started:.0f} s. Config and state were in {folder} (now removed).")
     _print_next_steps(say)
 

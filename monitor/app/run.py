@@ -94,6 +94,7 @@ def run_once(
         notify_after_run(config, session, run_id, run.deadline, clock, messages_to or sys.stdout)
         # Alerts nobody receives are no good run: the external switch must not hear "all is well".
         delivery_halted = bool(session.state.outbox.halted or session.state.outbox.halts)
+    _publish_report(config, session.state, clock)
     _publish_metrics(config, session.state, clock, run.deadline)
     if config.watchdog.heartbeat_url and report.outcome in GOOD_OUTCOMES and not delivery_halted:
         from monitor.notify.heartbeat_ping import ping_heartbeat
@@ -102,6 +103,16 @@ def run_once(
         # bounded so the run still ends within budget + 5 s (ping services answer in milliseconds).
         ping_heartbeat(config.watchdog.heartbeat_url, timeout=RUN_PING_TIMEOUT_SECONDS)
     return RunResult(report=report, new_events=new_events)
+
+
+def _publish_report(config: Config, state, clock) -> None:
+    """The status page of ``[report] html``, after the lock is released (from the state as saved, in
+    memory: 0.05 s at 750 spreadsheets); its module loads only when it is set. Never fails the run."""
+    if config.report.html is None:
+        return
+    from monitor.report.publish import publish_after_run
+
+    publish_after_run(config, state, clock.now())
 
 
 def _publish_metrics(config: Config, state, clock, deadline: float) -> None:

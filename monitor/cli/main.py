@@ -19,6 +19,7 @@ COMMANDS = {
     "run": "monitor.cli.run:run",
     "status": "monitor.cli.status:status",
     "sheets": "monitor.cli.status:sheets",
+    "report": "monitor.cli.report:report",
     "dlq": "monitor.cli.dlq:dlq",
     "breakers": "monitor.cli.breakers:breakers",
     "mute": "monitor.cli.mutes:mute",
@@ -28,6 +29,7 @@ COMMANDS = {
     "watchdog": "monitor.cli.watchdog:watchdog_command",
     "notify": "monitor.cli.notify:notify",
     "metrics": "monitor.cli.metrics:metrics",
+    "state": "monitor.cli.state:state",
     "demo": "monitor.cli.demo:demo",
     "sandbox": "monitor.sandbox.cli:sandbox",
 }

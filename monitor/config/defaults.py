@@ -87,6 +87,11 @@ DEFAULTS: Mapping[str, Default] = {
         None, "the host's name: each runner's metrics are a group of their own on the Pushgateway"),
     "metrics.per_sheet": Default(
         False, "fleet counts only: a series per spreadsheet is costly in Prometheus beyond a small fleet"),
+    "report.keep": Default(
+        "7d", "a week of runs and verdict changes: last week's same weekday to compare with, for about "
+        "1 MB of state (the runs' records) and ~200 bytes per spreadsheet (bench/report_history.py)"),
+    "report.html": Default(None, "no status page written after each run; `sheet-monitor report --html` "
+                           "writes one on demand"),
     "watchdog.max_silence": Default("15m", "three missed 5-minute cron ticks"),
     "watchdog.reminder_every": Default("4h", "an outage is re-announced twice per working day"),
     "watchdog.heartbeat_url": Default(None, "no external dead-man's switch"),

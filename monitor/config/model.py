@@ -28,6 +28,7 @@ from .sections import (
     BreakerConfig,
     GoogleConfig,
     MetricsConfig,
+    ReportConfig,
     RunConfig,
     StateConfig,
     TelegramConfig,
@@ -142,6 +143,7 @@ class Config(BaseModel):
     watchdog: WatchdogConfig
     state: StateConfig
     metrics: MetricsConfig
+    report: ReportConfig = ReportConfig()
     profiles: tuple[Profile, ...]
     sheets: tuple[Sheet, ...]
     fingerprint: str = Field(description="changes iff the set of spreadsheets or any check changes")

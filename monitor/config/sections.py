@@ -1,5 +1,5 @@
 """The config file's sections ([run], [google], [breaker], [telegram], [alerts], [watchdog], [state],
-[metrics]).
+[metrics], [report]).
 
 Each is a frozen model that forbids unknown keys and validates its defaults too, so a default is held
 to the same rules as a written value. Their defaults and reasons are ``defaults.DEFAULTS``.
@@ -203,6 +203,23 @@ class AlertsConfig(_Section):
         return ZoneInfo(self.timezone)
 
 
+class ReportConfig(_Section):
+    """The status page (``monitor.report``): how long its history is kept, where it is written."""
+
+    keep: Duration = default("report.keep")
+    html: Path | None = default("report.html")
+
+    @field_validator("html", mode="before")
+    @classmethod
+    def _resolve_html(cls, value: object, info: ValidationInfo) -> Path | None:
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip() or value.endswith(("/", "\\")):
+            raise InvalidValue(f"expected the path of a file, got {value!r}",
+                               'write e.g. html = "/var/www/sheet-monitor/index.html"')
+        return relative_to_config(value, info)
+
+
 class WatchdogConfig(_Section):
     max_silence: Duration = default("watchdog.max_silence")
     reminder_every: Duration = default("watchdog.reminder_every")
@@ -305,5 +322,6 @@ SECTIONS: Mapping[str, type[BaseModel]] = {
     "watchdog": WatchdogConfig,
     "state": StateConfig,
     "metrics": MetricsConfig,
+    "report": ReportConfig,
 }
 TOP_KEYS = (*SECTIONS, "profiles", "sheets", "sheets_file")  # every key allowed at the top of the file

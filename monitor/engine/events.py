@@ -193,6 +193,16 @@ class StateRestored(Event):
 
 
 @document(kw_only=True)
+class StateMemoryLost(Event):
+    """The state's Redis no longer holds the generation this host saw there: it lost its data
+    (restarted without persistence, or flushed), so breakers, dead letters and the alert memory
+    start empty."""
+
+    KIND: ClassVar[str] = "state_memory_lost"
+    generation: str  # the generation that was lost
+
+
+@document(kw_only=True)
 class StateEntryDamaged(Event):
     """One entry of the state could not be read; it was set aside (kept under ``set_aside_as``)."""
 
@@ -216,7 +226,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     HealthChanged, DeadLettered, ReadableAgain, BreakerOpened, BreakerClosed, ApiDegraded,
     ApiRecovered, ChangeFeedFailing, ChangeFeedRecovered, FallingBehind, CrashRecovered, StateRestored,
     StateEntryDamaged, DeliveryHalted, SpreadsheetTrashed, SpreadsheetRestored, RunsFinishAgain,
-    CredentialRefused, CredentialWorksAgain,
+    CredentialRefused, CredentialWorksAgain, StateMemoryLost,
 )
 BY_KIND: dict[str, type[Event]] = {event_type.KIND: event_type for event_type in EVENT_TYPES}
 

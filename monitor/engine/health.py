@@ -9,7 +9,7 @@ values: :func:`record_verdict` and :func:`record_skip` return a new one.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Literal
 
@@ -95,6 +95,24 @@ class Unreadable:
     failure: str  # the latest failure in a few words: "503 Service Unavailable"
 
 
+# A spreadsheet keeps its verdict changes of the last ``keep`` (the status page's timeline), at most this
+# many: a spreadsheet flapping every round would otherwise grow its record without bound. 48 is a
+# change every 3.5 hours for a week; beyond it the oldest go, and the page starts its strip later.
+VERDICT_CHANGES_KEPT = 48
+# Its last reads' times (seconds, to the millisecond): the page shows the slow ones. A few are enough
+# to tell a slow spreadsheet from a slow moment.
+READ_TIMES_KEPT = 8
+DEFAULT_KEEP = timedelta(days=7)  # [report] keep's default, for callers without a config (tests)
+
+
+@document
+class VerdictChange:
+    """The health became ``health`` at ``at``."""
+
+    at: UtcTime
+    health: Health
+
+
 @document
 class SheetHealth:
     health: Health = UNKNOWN
@@ -122,6 +140,10 @@ class SheetHealth:
     # Its reads failing (transient, uncertain) since the last one that worked: after a while, that alone
     # makes it failing (``monitor.engine.unreadable``).
     unreadable: Unreadable | None = None
+    # Its verdict changes within ``[report] keep`` (at most VERDICT_CHANGES_KEPT), oldest first, and
+    # its last reads' times: the status page's history, kept in the record every read writes anyway.
+    changes: tuple[VerdictChange, ...] = ()
+    read_seconds: tuple[float, ...] = ()
 
     @property
     def shown(self) -> str:
@@ -143,10 +165,12 @@ class Change:
 
 
 def record_verdict(
-    record: SheetHealth | None, verdict: Health, now: datetime, findings: tuple[Finding, ...]
+    record: SheetHealth | None, verdict: Health, now: datetime, findings: tuple[Finding, ...],
+    keep: timedelta = DEFAULT_KEEP,
 ) -> tuple[SheetHealth, Change | None]:
     """A check's verdict -> the new record, and the change when the health moved or a new finding
-    came with the same verdict (None otherwise)."""
+    came with the same verdict (None otherwise). A move is added to the record's ``changes``, those
+    older than ``keep`` dropped."""
     if verdict not in VERDICTS:
         raise ValueError(f"not a verdict: {verdict!r}")
     record = record or SheetHealth()
@@ -163,8 +187,22 @@ def record_verdict(
         if record.down_since:
             down_for = (now - record.down_since).total_seconds()
         down_since = None
-    changed = replace(checked, health=verdict, since=now, down_since=down_since)
+    changed = replace(checked, health=verdict, since=now, down_since=down_since,
+                      changes=_kept_changes(record.changes, VerdictChange(now, verdict), now - keep))
     return changed, Change(previous, verdict, down_for)
+
+
+def _kept_changes(changes: tuple[VerdictChange, ...], new: VerdictChange, oldest: datetime
+                  ) -> tuple[VerdictChange, ...]:
+    kept = [change for change in changes if change.at >= oldest]
+    # The last change before the window says what the health was when it began: kept, as its start.
+    before = [change for change in changes if change.at < oldest][-1:]
+    return (*before, *kept, new)[-VERDICT_CHANGES_KEPT:]
+
+
+def record_read_time(record: SheetHealth, seconds: float) -> SheetHealth:
+    """``record`` with ``seconds`` as its latest read's time."""
+    return replace(record, read_seconds=(*record.read_seconds, round(seconds, 3))[-READ_TIMES_KEPT:])
 
 
 def record_skip(record: SheetHealth | None, reason: SkipReason) -> SheetHealth:

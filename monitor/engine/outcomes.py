@@ -40,6 +40,7 @@ from monitor.engine.health import (
     Tab,
     is_alerting,
     located,
+    record_read_time,
     record_skip,
     record_verdict,
 )
@@ -126,7 +127,7 @@ class Outcomes:
     # -- a read that worked ------------------------------------------------------------------------
 
     def succeeded(self, rnd: Round, task: Task, plan: SheetPlan, results: list[CheckResult], now: datetime,
-                  value_ranges: Mapping[str, Any] | None = None) -> Health:
+                  value_ranges: Mapping[str, Any] | None = None, read_seconds: float | None = None) -> Health:
         self.report.ok += 1
         rnd.succeed(task, now)
         self._google_answered(now)
@@ -135,7 +136,9 @@ class Outcomes:
         findings = tuple(Finding.of(result) for result in results if result.is_finding)
         findings = located(findings, before.tabs if before else ())  # links open the first bad cell
         verdict = Health(health_of(results))
-        record, change = record_verdict(before, verdict, now, findings)
+        record, change = record_verdict(before, verdict, now, findings, self.settings.history_keep)
+        if read_seconds is not None:
+            record = record_read_time(record, read_seconds)
         self.state.health[plan.id] = replace(read_again(record), read_at=now, checks=plan.fingerprint,
                                              moments=moments_of(results), changed_at=None)
         self._keep_history(rnd, plan, results, value_ranges or {}, now)
@@ -195,7 +198,8 @@ class Outcomes:
         findings = located(findings, record.tabs)
         if (verdict, findings) == (record.health, record.findings):
             return
-        self.state.health[plan.id], change = record_verdict(record, verdict, now, findings)
+        self.state.health[plan.id], change = record_verdict(record, verdict, now, findings,
+                                                                   self.settings.history_keep)
         self._tell(plan, change, findings, now)
 
     def learned_zone(self, plan: SheetPlan, name: str, tabs: tuple[Tab, ...], now: datetime) -> None:
@@ -214,7 +218,8 @@ class Outcomes:
         verdict, findings = judged[0], located(judged[1], record.tabs)  # as the read that found them
         if (verdict, findings) == (record.health, record.findings):
             return
-        self.state.health[plan.id], change = record_verdict(record, verdict, now, findings)
+        self.state.health[plan.id], change = record_verdict(record, verdict, now, findings,
+                                                                   self.settings.history_keep)
         self._tell(plan, change, findings, now)
 
     def _tell(self, plan: SheetPlan, change: Change | None, findings: tuple[Finding, ...], now: datetime
@@ -289,7 +294,7 @@ class Outcomes:
         record = self.state.health.get(plan.id)
         if record is None or record.unreadable is None:
             return
-        judged, change = judge_streak(record, now, self.settings.unreadable_after)
+        judged, change = judge_streak(record, now, self.settings.unreadable_after, self.settings.history_keep)
         if judged is not record:
             self.state.health[plan.id] = judged
             self._tell(plan, change, judged.findings, now)
@@ -318,7 +323,7 @@ class Outcomes:
     def dead_letter(self, rnd: Round, task: Task, plan: SheetPlan, error: ErrorInfo, now: datetime) -> None:
         self.report.failed += 1
         rnd.fail(task)
-        record, _ = record_verdict(self.state.health.get(plan.id), ERROR, now, ())
+        record, _ = record_verdict(self.state.health.get(plan.id), ERROR, now, (), self.settings.history_keep)
         self.state.health[plan.id] = record
         if self.state.dlq.record(plan.id, plan.name, task, error, now):
             self._emit(DeadLettered(

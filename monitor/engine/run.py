@@ -32,6 +32,7 @@ from monitor.engine.inspect import SheetData, SheetPlan, judge, zone_of
 from monitor.engine.outcomes import Fate, Outcomes, RunReport
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.retry import is_last_try
+from monitor.engine.runlog import add_run, record_of
 from monitor.engine.settings import RunSettings
 from monitor.engine.state import RetryFirst, RunnerState
 from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round, Task
@@ -156,6 +157,8 @@ class Run:
         self.state.runs = self.state.runs.add(
             RunSummary(self.run_id, heartbeat.started_at, now, report.outcome)
         )
+        configured = (self.state.health[sid] for sid in self.plans if sid in self.state.health)
+        add_run(self.state.runlog, record_of(heartbeat, configured), now, self.settings.history_keep)
         self.state.quota = self.pacer.snapshot(self.clock.time())
         self.state.api = self.outcomes.api.state
         self.checkpoints.save(force=True)
@@ -307,7 +310,8 @@ class Run:
             error = SheetReadError(ErrorClass.UNCERTAIN, None, None, f"could not evaluate: {exc!r}"[:300])
             self._failed(rnd, flight, error, now, done.seconds)
         else:
-            verdict = self.outcomes.succeeded(rnd, task, plan, results, now, done.data.value_ranges)
+            verdict = self.outcomes.succeeded(rnd, task, plan, results, now, done.data.value_ranges,
+                                              read_seconds=done.seconds)
             findings = sum(1 for result in results if result.is_finding)
             log_event("task_done", task_id=task.id, spreadsheet_id=plan.id, attempt=task.attempts,
                       status=verdict, findings=findings, duration_ms=int(done.seconds * 1000))

@@ -12,6 +12,7 @@ from datetime import timedelta
 from monitor.config import Config
 from monitor.engine.api_health import DEFAULT_DEGRADED_AFTER
 from monitor.engine.breaker import BreakerPolicy
+from monitor.engine.health import DEFAULT_KEEP
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,8 @@ class RunSettings:
     max_in_flight: int = 1
     # A spreadsheet none of whose reads worked for this long is failing (monitor.engine.unreadable).
     unreadable_after: timedelta = timedelta(minutes=30)
+    # How long the runs' records and each spreadsheet's verdict changes are kept ([report] keep).
+    history_keep: timedelta = DEFAULT_KEEP
 
     @classmethod
     def from_config(cls, config: Config, budget: timedelta | None = None) -> RunSettings:
@@ -50,6 +53,7 @@ class RunSettings:
             request_timeout=config.google.request_timeout.total_seconds(),
             max_in_flight=config.google.max_concurrent_reads,
             unreadable_after=config.breaker.unreadable_after,
+            history_keep=config.report.keep,
             breaker=BreakerPolicy(
                 failure_threshold=config.breaker.failure_threshold,
                 cooldown=config.breaker.cooldown,

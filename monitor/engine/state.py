@@ -25,6 +25,7 @@ from monitor.engine.heartbeat import Heartbeat, RunHistory
 from monitor.engine.history import SheetHistory
 from monitor.engine.mutes import Mute, active_mutes
 from monitor.engine.quota import QuotaLog
+from monitor.engine.runlog import RunHour
 from monitor.engine.tasks import Round
 from monitor.engine.totals import RunTotals
 
@@ -109,6 +110,7 @@ class RunnerState:
         credentials: CredentialsState | None = None,
         history: Mapping[str, SheetHistory] | None = None,
         totals: RunTotals | None = None,
+        runlog: Mapping[str, RunHour] | None = None,
     ) -> None:
         self.changed_singles: set[str] = set()
         self.health: Documents[SheetHealth] = Documents(health)
@@ -116,6 +118,7 @@ class RunnerState:
         self.dlq = DeadLetters(dlq)
         self.mutes: Documents[Mute] = Documents(mutes)
         self.history: Documents[SheetHistory] = Documents(history)  # metric history, cross-sheet sides
+        self.runlog: Documents[RunHour] = Documents(runlog)  # the runs of the last days, by UTC hour
         self.events = EventLog(events)
         self.round = round
         self.heartbeat = heartbeat

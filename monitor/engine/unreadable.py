@@ -16,7 +16,15 @@ from http import HTTPStatus
 
 from monitor.core.errors import ErrorInfo
 from monitor.core.wording import counted
-from monitor.engine.health import ERROR, Change, Finding, SheetHealth, Unreadable, record_verdict
+from monitor.engine.health import (
+    DEFAULT_KEEP,
+    ERROR,
+    Change,
+    Finding,
+    SheetHealth,
+    Unreadable,
+    record_verdict,
+)
 
 # The finding's check and kind: no configured check failed, the read itself did. A check named after its
 # kind is shown by its message alone (monitor.notify.messages).
@@ -61,7 +69,8 @@ def record_failed_read(record: SheetHealth | None, error: ErrorInfo, now: dateti
     return replace(record, unreadable=streak)
 
 
-def judge_streak(record: SheetHealth, now: datetime, after: timedelta) -> tuple[SheetHealth, Change | None]:
+def judge_streak(record: SheetHealth, now: datetime, after: timedelta, keep: timedelta = DEFAULT_KEEP
+                 ) -> tuple[SheetHealth, Change | None]:
     """The record judged by its streak: ``error`` with a finding once the streak has lasted ``after``
     (at exactly ``after`` too), the record as it was before that. The change is the one to tell, None
     when the verdict stays (a later failed read only refreshes the finding's words)."""
@@ -71,7 +80,7 @@ def judge_streak(record: SheetHealth, now: datetime, after: timedelta) -> tuple[
     findings = (finding(streak, now),)
     if record.health == ERROR and record.findings == findings:
         return record, None
-    judged, change = record_verdict(record, ERROR, now, findings)
+    judged, change = record_verdict(record, ERROR, now, findings, keep)
     if change is not None and change.previous != ERROR and record.down_since is None:
         # The episode began with the streak's first failed read, not when it had lasted long enough:
         # "failing for" and "recovered after" count from there.

@@ -25,6 +25,7 @@ from monitor.notify.messages import (
     listed,
     messages_for,
     sheet_link,
+    utc_text,
 )
 from monitor.notify.settings import AlertSettings
 
@@ -164,6 +165,22 @@ def round_summary(
     if rnd is None or not summary_due(settings.summary, rnd.is_complete(), rnd.id, memory):
         return memory, []
     return replace(memory, summarized_round=rnd.id), compose_summary(rnd.id, overview, now, settings)
+
+
+# ---- the list after the state was lost -------------------------------------------------------------
+
+
+def compose_relearned(overview: Overview, lost_at: datetime, now: datetime, settings: AlertSettings
+                      ) -> list[Message]:
+    """What the first round after the state was lost found failing and warning, in one list: the
+    problems people knew of before the loss are among them, told again once rather than as new."""
+    lines = [f"<b>sheet-monitor: the first round since the state was lost</b> ({utc_text(lost_at)})",
+             "What fails and warns now, known before or not (the monitor cannot tell which):", ""]
+    lines += _failing_lines(overview, now, settings, "Failing") or ["Nothing is failing."]
+    warnings = _warning_lines(overview, settings)
+    lines += ["", *warnings] if warnings else []
+    lines += ["", *_counts_lines(overview)]
+    return messages_for(f"relearned:{format_utc(lost_at)}", "\n".join(lines), settings.max_length)
 
 
 # ---- the daily digest ------------------------------------------------------------------------------

@@ -102,6 +102,15 @@ class CrashOutage:
 
 
 @document
+class Relearning:
+    """The state was lost at ``since`` (monitor.notify.relearning): the first round that began after
+    it (``round``, once known) tells what fails as one list, not each spreadsheet as a new problem."""
+
+    since: UtcTime
+    round: str | None = None
+
+
+@document
 class AlertMemory:
     """Who was alerted when, and what summaries and digests were already sent."""
 
@@ -113,3 +122,4 @@ class AlertMemory:
     round: RoundChanges | None = None
     reads_since_digest: int = 0  # Google reads, for the digest
     counted_run: str | None = None  # the latest run whose reads were added
+    relearning: Relearning | None = None  # set while the first round after a lost state goes on

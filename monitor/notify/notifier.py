@@ -9,7 +9,7 @@ as values: the caller stores them in its state and saves (see ``monitor.notify.d
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from monitor.engine.events import DeliveryHalted, Event
@@ -17,7 +17,7 @@ from monitor.engine.state import RunnerState
 from monitor.notify.alerts import compose_alert, shown_sheets
 from monitor.notify.crashes import fold_crashes
 from monitor.notify.destinations import DEFAULT, Destination, all_halts
-from monitor.notify.digest import Overview, compose_reminder, daily_digest, round_summary
+from monitor.notify.digest import Overview, compose_relearned, compose_reminder, daily_digest, round_summary
 from monitor.notify.documents import AlertMemory, Halt, Outbox
 from monitor.notify.memory import (
     announced_only,
@@ -32,6 +32,7 @@ from monitor.notify.memory import (
 )
 from monitor.notify.messages import Message, fingerprint, messages_for
 from monitor.notify.outbox import DEFAULT_SEND_BUDGET, DeliveryResult, deliver, enqueue
+from monitor.notify.relearning import held_back, relearned, relearning_round
 from monitor.notify.routing import Routing, routed
 from monitor.notify.settings import AlertSettings
 from monitor.notify.telegram import Sender
@@ -129,9 +130,12 @@ def compose_all(
     known = known_names(memory, state.dlq, names)
     run_id = state.heartbeat.run_id if state.heartbeat else ""
     events, memory = fold_crashes(announced_only(events, memory), memory, now, run_id)
+    # After a lost state, first verdicts wait for one list (monitor.notify.relearning); they are
+    # noted as told below all the same.
+    shown, _ = held_back(events, memory)
     composed: dict[Destination, list[Message]] = {DEFAULT: []}
     named: set[str] = set()  # shown above in the same message: a summary's list leaves them out
-    for destination, part in routing.split_events(events).items():
+    for destination, part in routing.split_events(shown).items():
         health = {sid: record for sid, record in state.health.items() if routing.of(sid) == destination}
         composed[destination] = compose_alert(part, health, settings, muted, routing.owners)
         named |= shown_sheets(part, muted, settings.max_items)
@@ -148,13 +152,19 @@ def compose_all(
     memory = mark_reminded(memory, due, known, now)
 
     memory = count_reads(memory, state.heartbeat)
+    memory = relearning_round(memory, state.round)
     summarized = memory
+    lost_at = memory.relearning.since if relearned(memory, state.round) else None
     for destination in routing.chats():
         # The memory a summary or digest leaves does not depend on what it lists: the same for each.
         overview = _overview(state, known, muted, summarized, routing, destination, named)
         memory, summary = round_summary(summarized, state.round, overview, now, settings)
         memory, digest = daily_digest(memory, overview, now, settings)
+        if lost_at is not None:
+            summary = compose_relearned(overview, lost_at, now, settings)  # the list says all a summary would
         composed.setdefault(destination, []).extend(summary + digest)
+    if lost_at is not None:
+        memory = replace(memory, relearning=None)
     return memory, {destination: routed(destination, one_message(messages, settings.max_length))
                     for destination, messages in composed.items() if messages}
 

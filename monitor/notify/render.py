@@ -35,6 +35,7 @@ from monitor.engine.events import (
     SpreadsheetRestored,
     SpreadsheetTrashed,
     StateEntryDamaged,
+    StateMemoryLost,
     StateRestored,
 )
 from monitor.engine.health import BAD, FAIL, OK, WARN
@@ -239,6 +240,17 @@ def _runs_finish_again(event: RunsFinishAgain) -> Item:
 @render.register(StateRestored)
 def _state_restored(event: StateRestored) -> Item:
     return Item(2, "state restored", "♻️ The state file was unreadable; the last good copy was used")
+
+
+@render.register(StateMemoryLost)
+def _state_memory_lost(event: StateMemoryLost) -> Item:
+    text = (
+        f"🧠 Redis lost the monitor's state (generation {esc(event.generation, 40)} is missing): breakers,"
+        " dead letters, mutes and the alert memory start empty. What fails is told once, as a list,"
+        " when the first round ends, not as new problems one by one. Keep Redis's data with"
+        " appendonly yes (docs/operations.md, \"State on Redis\")"
+    )
+    return Item(1, "state lost", text)
 
 
 @render.register(StateEntryDamaged)

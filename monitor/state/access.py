@@ -6,8 +6,9 @@
 - :func:`changing_state`: holding the run lock (waiting up to ``wait`` seconds for it), for the run
   and the commands that change something. Opening reports what it had to repair, as events the
   notifier will tell people and as log lines: a state restored from its last good copy, and each
-  damaged entry, which is set aside (kept under ``damaged/<key>``) while the rest loads. A state in
-  an older layout is rewritten in the current one. All of that is saved before the caller's block
+  damaged entry, which is set aside (kept under ``damaged/<key>``) while the rest loads; and a state
+  its Redis lost (``StateMemoryLost``, with the alert memory set to relearn: monitor.notify.relearning).
+  A state in an older layout is rewritten in the current one. All of that is saved before the caller's block
   runs, so it is told even if the block then fails; the block's own changes are saved when it ends
   normally, and not at all when it raises.
 """
@@ -21,7 +22,8 @@ from datetime import datetime
 from pathlib import Path
 
 from monitor.core.logs import log_event
-from monitor.engine.events import StateEntryDamaged, StateRestored
+from monitor.engine.events import StateEntryDamaged, StateMemoryLost, StateRestored
+from monitor.notify.relearning import start_relearning
 from monitor.state.repository import StateRepository
 from monitor.state.state import State
 from monitor.storage import RUN_LOCK, PropertyStore, RestoreReport, StateLocation, location_of
@@ -103,7 +105,7 @@ def changing_state(
         try:
             repository = StateRepository(store)
             state = repository.load()
-            _repair(repository, state, store.restore_report, actor, now)
+            _repair(repository, state, store, actor, now)
             session = StateSession(store, repository, state)
             yield session
             session.save()
@@ -116,9 +118,17 @@ def changing_state(
         lock.release()
 
 
-def _repair(repository: StateRepository, state: State, restored: RestoreReport | None, actor: str,
+def _repair(repository: StateRepository, state: State, store: PropertyStore, actor: str,
             now: datetime) -> None:
     """Record and save what opening had to repair, before anything else happens."""
+    restored = store.restore_report
+    lost = store.memory_lost is not None
+    if lost:
+        # Everything is empty: told once, and the alert memory relearns what fails as one list
+        # (monitor.notify.relearning) rather than telling each known problem as new.
+        log_event("state_memory_lost", logging.ERROR, generation=store.memory_lost)
+        state.events.add(StateMemoryLost(at=now, run_id=actor, generation=store.memory_lost))
+        state.alerts = start_relearning(state.alerts, now)
     if restored is not None:
         log_event("state_restored", logging.ERROR, reason=restored.reason)
         state.events.add(StateRestored(at=now, run_id=actor, reason=restored.reason))
@@ -128,7 +138,7 @@ def _repair(repository: StateRepository, state: State, restored: RestoreReport |
         state.events.add(StateEntryDamaged(at=now, run_id=actor, key=damage.key, problem=damage.problem,
                                            set_aside_as=target))
     state.damaged = []
-    if restored is None and repository.found_empty:
+    if restored is None and not lost and repository.found_empty:
         # A fresh store: nothing to tell, so nothing is written before the block ends normally. A
         # command refused on a fresh install leaves no state behind (`status` still says "No run
         # yet", the watchdog "state missing").

@@ -143,6 +143,7 @@ class StateRepository:
             dlq=dlq,
             mutes=found["mute"],
             history=found["history"],
+            runlog=found["runlog"],
             events=events,
             **{attribute: found[kind.name].get(None) for attribute, kind in SINGLES.items()},
         )

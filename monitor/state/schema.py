@@ -11,6 +11,7 @@ One document per key, as Apps Script's PropertiesService holds JSON strings::
     retry_first            RetryFirst         event/<sequence>     an Event (with its "kind")
     feed                   FeedState          damaged/<key>        an entry set aside (see repository)
     credentials            CredentialsState   history/<sheet id>   SheetHistory (monitor.engine.history)
+                                              runlog/<UTC hour>    RunHour (monitor.engine.runlog)
     outbox                 Outbox
     alerts                 AlertMemory
     totals                 RunTotals
@@ -42,6 +43,7 @@ from monitor.engine.heartbeat import Heartbeat, RunHistory
 from monitor.engine.history import SheetHistory
 from monitor.engine.mutes import Mute
 from monitor.engine.quota import QuotaLog
+from monitor.engine.runlog import RunHour
 from monitor.engine.state import RetryFirst
 from monitor.engine.tasks import RoundInfo, Task
 from monitor.engine.totals import RunTotals
@@ -128,13 +130,14 @@ TASK = Kind("task", Task, version=3, prefix="task/")
 # Version 2 added the last read (``read_at``, ``checks``, ``moments``) and Drive's ``changed_at``;
 # version 3 the spreadsheet's time zone (``time_zone``, ``zone_due``); version 4 its ``tabs`` and a
 # finding's ``gid`` (links to a tab's bad cell); version 5 its failing reads (``unreadable``); version
-# 6 a finding's ``owner`` (its check's own).
-HEALTH = Kind("health", SheetHealth, version=6, prefix="health/")
+# 6 a finding's ``owner`` (its check's own); version 7 its verdict ``changes`` and ``read_seconds``.
+HEALTH = Kind("health", SheetHealth, version=7, prefix="health/")
 BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
 # Version 2: an error's ``account`` and ``tabs``.
 DLQ = Kind("dlq", DeadLetter, version=2, prefix="dlq/")
 MUTE = Kind("mute", Mute, prefix="mute/")
 HISTORY = Kind("history", SheetHistory, prefix="history/")
+RUNLOG = Kind("runlog", RunHour, prefix="runlog/")
 # Version 2 added ``last_error`` to ``api_degraded`` (what failed: Sheets, the token endpoint, the key);
 # version 3 an error's ``account`` and ``tabs``, and a finding's ``gid``; version 4 a finding's ``owner``.
 EVENT = EventKind("event", Event, version=4, prefix="event/")
@@ -151,13 +154,14 @@ CREDENTIALS = Kind("credentials", CredentialsState)
 # message's destination (``chat_id``, ``thread_id``: routes) and the routed chats' halts (``halts``).
 # version 4 ``delivered`` (messages Telegram accepted, all told: the metrics' counter).
 OUTBOX = Kind("outbox", Outbox, version=4)
-# Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded).
-ALERTS = Kind("alerts", AlertMemory, version=2)
+# Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded);
+# version 3 ``relearning`` (the first round after the state was lost).
+ALERTS = Kind("alerts", AlertMemory, version=3)
 TOTALS = Kind("totals", RunTotals)
 
 # RunnerState/State attribute -> kind, for the collections and the single documents.
 FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DLQ, "mutes": MUTE,
-                                "history": HISTORY}
+                                "history": HISTORY, "runlog": RUNLOG}
 SINGLES: Mapping[str, Kind] = {
     "heartbeat": HEARTBEAT, "runs": RUNS, "api": API, "quota": QUOTA, "retry_first": RETRY_FIRST,
     "feed": FEED, "credentials": CREDENTIALS, "outbox": OUTBOX, "alerts": ALERTS,
@@ -276,6 +280,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("health", 3): _optional_fields_added,
     ("health", 4): _health_unreadable,
     ("health", 5): _optional_fields_added,
+    ("health", 6): _optional_fields_added,
     ("task", 1): _task_quarantine,
     ("task", 2): _optional_fields_added,
     ("dlq", 1): _optional_fields_added,
@@ -290,6 +295,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("outbox", 2): _outbox_destinations,
     ("outbox", 3): _optional_fields_added,
     ("alerts", 1): _alerts_warned,
+    ("alerts", 2): _optional_fields_added,
 }
 
 

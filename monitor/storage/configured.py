@@ -20,7 +20,10 @@ def configured_location(state: StateConfig, state_dir: Path, environ: Mapping[st
         return FileLocation(state_dir)
     from monitor.storage.redis_store import RedisLocation
 
-    return RedisLocation(state.url, prefix=state.prefix, password=environ.get(state.password_env) or None)
+    # The host's state folder remembers the generation it saw on Redis: a Redis that comes back
+    # without it lost the monitor's memory (monitor.storage.generations).
+    return RedisLocation(state.url, prefix=state.prefix, password=environ.get(state.password_env) or None,
+                         memory_dir=state_dir)
 
 
 def describe_location(location: StateLocation) -> str:

@@ -17,6 +17,9 @@ and knows nothing of what a key means. The contract, for every backend:
   refuses writes too.
 - ``restore_report`` is None, or says what of the saved state could not be used (and what was used
   instead), so the caller can record it as an event.
+- ``memory_lost`` is None, or the generation of a state this host saw and the backend no longer holds
+  (a Redis restarted without its data), so the caller can say the memory was lost rather than
+  present an empty state as a fresh install. Only a store opened to write looks.
 
 A store is not thread-safe: one thread uses it at a time (a lock may be released from another thread).
 """
@@ -95,6 +98,7 @@ class PropertyStore(ABC):
         self._properties = properties
         self.read_only = read_only
         self.restore_report = restore_report
+        self.memory_lost: str | None = None
         self.write_count = 0
         self._closed = False
 

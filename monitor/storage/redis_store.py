@@ -3,7 +3,9 @@
 Every key lives under a prefix (``[state] prefix``), so several monitors, or the tests, share one
 Redis without meeting: store ``name`` is the hash ``<prefix>:store:<name>``, lock ``name`` is the
 string ``<prefix>:lock:<name>``, and ``<prefix>:generation`` is a random id written with the first
-change, so a process can tell a Redis that lost its data (the key gone) from one never used.
+change, so a process can tell a Redis that lost its data (the key gone) from one never used: the
+host remembers the generation it saw in its state folder (``monitor.storage.generations``), and a
+store opened to write whose Redis lacks the remembered generation says so (``memory_lost``).
 
 - Opening reads the whole hash once (``HGETALL``, atomic in Redis); reads then come from memory, as
   the contract says. A reader so sees a state after some complete update.
@@ -13,7 +15,12 @@ change, so a process can tell a Redis that lost its data (the key gone) from one
 - A lock is ``SET NX PX`` with a random token and a lease, renewed by a daemon thread while held.
   A holder killed by ``kill -9`` renews nothing, so its lock expires after the lease: the stand-in for
   the kernel dropping the file backend's flock. Renewing and releasing compare the token first (Lua),
-  so a holder whose lease ran out never extends or deletes the next holder's lock.
+  so a holder whose lease ran out never extends or deletes the next holder's lock. A renewal that
+  finds the lock no longer its own stops renewing; one that cannot reach Redis tries again a third of
+  a lease later, never in a loop.
+- A Redis that stops answering mid-run is given up after one command's timeout: the location
+  remembers it (``unreachable``), and releasing a lock then sends nothing (the lease expires by
+  itself, as a killed holder's does), so a process that lost its Redis ends at once.
 
 The password comes from the environment (the caller passes it in), never from the URL written in
 the config, and no message of this module contains it.
@@ -26,11 +33,15 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from pathlib import Path
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from monitor.storage.contract import RUN_LOCK, PropertyStore, StoreLock
 from monitor.storage.errors import StateError, StateUnavailable, StateWriteError
+from monitor.storage.generations import GenerationMemory
 from monitor.storage.location import PROPERTIES, StateLocation
 
 # A killed holder's lock is free again after this long. Long enough that a process stalled by a
@@ -44,17 +55,25 @@ _POLL_SECONDS = 0.05
 # Extend the lease only if the lock still holds our token.
 _RENEW = ("if redis.call('get', KEYS[1]) == ARGV[1] then"
           " return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0")
-# One update, atomic as every script is: refused (0) if the run lock this process took (ARGV[1], empty
-# when it took none) is no longer its own; else the fields set and deleted, and the generation set if
-# it is missing. ARGV: token, generation, count of fields set, then field/value pairs, then fields to
-# delete.
+# One update, atomic as every script is: refused if the run lock this process took (ARGV[1], empty
+# when it took none) is no longer its own (0: another holds it; -1: nobody does; -2: nobody does and
+# the generation is gone too, so Redis lost its data); else the fields set and deleted, the generation
+# set if it is missing, and the generation returned. ARGV: token, generation, count of fields set,
+# then field/value pairs, then fields to delete.
 _UPDATE = """
-if ARGV[1] ~= '' and redis.call('get', KEYS[2]) ~= ARGV[1] then return 0 end
+if ARGV[1] ~= '' then
+  local holder = redis.call('get', KEYS[2])
+  if holder ~= ARGV[1] then
+    if holder then return 0 end
+    if redis.call('exists', KEYS[3]) == 1 then return -1 end
+    return -2
+  end
+end
 local set = tonumber(ARGV[3])
 for i = 0, set - 1 do redis.call('hset', KEYS[1], ARGV[4 + 2 * i], ARGV[5 + 2 * i]) end
 for i = 4 + 2 * set, #ARGV do redis.call('hdel', KEYS[1], ARGV[i]) end
 redis.call('set', KEYS[3], ARGV[2], 'NX')
-return 1
+return redis.call('get', KEYS[3])
 """
 # Delete the lock only if it still holds our token.
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
@@ -63,15 +82,26 @@ _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del
 class RedisLocation(StateLocation):
     """The stores and locks of one monitor on one Redis, all under ``prefix``."""
 
-    def __init__(self, url: str, *, prefix: str, password: str | None = None) -> None:
+    def __init__(self, url: str, *, prefix: str, password: str | None = None,
+                 memory_dir: str | Path | None = None) -> None:
+        """``memory_dir``: the host's state folder, where it remembers the generation it saw (None:
+        a loss of Redis's data is not looked for)."""
         self.url = url
         self.prefix = prefix
         # The token of each lock a RedisLock of this location holds: a store opened here writes only
         # while the run lock it was opened under is still its own.
         self.held_tokens: dict[str, str] = {}
+        # Set when a command could not reach Redis or timed out: nothing more is sent that could wait.
+        self.unreachable = False
+        # One retry, on a fresh connection, after a connection error only: a Redis restarted since
+        # the pooled connection was opened answers the retry. A command that timed out is not sent
+        # again: a Redis that did not answer in SOCKET_TIMEOUT_SECONDS is down, and waiting for it
+        # twice would hold a run past its budget.
         self._client = redis.Redis.from_url(
             url, password=password, socket_timeout=SOCKET_TIMEOUT_SECONDS,
-            socket_connect_timeout=SOCKET_TIMEOUT_SECONDS, decode_responses=True)
+            socket_connect_timeout=SOCKET_TIMEOUT_SECONDS, decode_responses=True,
+            retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)))
+        self.generations = GenerationMemory(Path(memory_dir), self.describe()) if memory_dir else None
         # Sent once, then called by their digest (EVALSHA), not with their whole text each time.
         self.update_script = self._client.register_script(_UPDATE)
         self.renew_script = self._client.register_script(_RENEW)
@@ -119,11 +149,16 @@ def talking_to(location: RedisLocation, writing: bool = False) -> Iterator[None]
             f"{location.describe()} refused the password ({exc}); set the environment variable named by"
             " [state] password_env to the password Redis expects") from None
     except redis.RedisError as exc:
-        error = StateWriteError if writing else StateUnavailable
-        raise error(
-            f"cannot reach the state on {location.describe()}: {type(exc).__name__}: {str(exc).rstrip('.')}."
-            " Start Redis"
-            " or fix [state] url in the config; `redis-cli -u <url> ping` should answer PONG") from None
+        if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
+            location.unreachable = True
+        cause = f"{type(exc).__name__}: {str(exc).rstrip('.')}"
+        fix = "Start Redis or fix [state] url in the config; `redis-cli -u <url> ping` should answer PONG"
+        if writing:
+            # Mid-run: what the process did since its last save is lost, and only that.
+            raise StateWriteError(
+                f"lost the state on {location.describe()} while saving: {cause}. Nothing of this save"
+                f" was kept; the next run takes over where the last save left off. {fix}") from None
+        raise StateUnavailable(f"cannot reach the state on {location.describe()}: {cause}. {fix}") from None
 
 
 class RedisStore(PropertyStore):
@@ -133,8 +168,23 @@ class RedisStore(PropertyStore):
         self.location = location
         self.hash_key = location.key("store", name)
         with talking_to(location):
-            properties = location.client.hgetall(self.hash_key)
+            pipe = location.client.pipeline(transaction=True)  # MULTI: the hash and the generation at once
+            properties, generation = pipe.hgetall(self.hash_key).get(location.key("generation")).execute()
         super().__init__(properties, read_only=read_only)
+        memory = location.generations if not read_only and name == PROPERTIES else None
+        self._memory = memory
+        self._generation = generation  # as this host last wrote it down (None: not yet)
+        if memory is None:
+            return
+        remembered = memory.remembered()
+        if generation is None and remembered is not None:
+            # Redis lost this state's data (restarted without persistence, flushed). Only a writer
+            # looks: it is the one that tells, and its first save writes a new generation.
+            self.memory_lost = remembered
+        elif generation is not None and generation != remembered:
+            # Another generation than the remembered one: another process (or host) noticed the loss
+            # first and told it; this host only learns the new one.
+            memory.remember(generation)
 
     def _persist(self, changed: dict[str, str], removed: list[str]) -> None:
         # Under the run lock, the update is fenced by its token: a process stalled past its lease,
@@ -146,11 +196,22 @@ class RedisStore(PropertyStore):
             applied = self.location.update_script(
                 keys=[self.hash_key, self.location.key("lock", RUN_LOCK), self.location.key("generation")],
                 args=[token, secrets.token_hex(8), len(changed), *pairs, *removed])
-        if not applied:
-            raise StateError(
-                f"{self._describe()}: this process lost the run lock (its {LOCK_LEASE_SECONDS:.0f} s lease"
-                " ran out while the process was stalled, and another process holds it now); this change"
-                " was not saved. Nothing to fix by hand: the next run goes on from the saved state")
+        if applied in (0, -1, -2):
+            raise StateError(self._refusal(applied))
+        if self._memory is not None and applied != self._generation:
+            self._memory.remember(applied)  # the first save of a new generation: once, not per save
+            self._generation = applied
+
+    def _refusal(self, code: int) -> str:
+        if code == -2:
+            return (f"{self._describe()} lost its data while this process worked (the run lock and"
+                    " the generation key are gone: Redis restarted without persistence, or was"
+                    " flushed); this change was not saved. The next run starts from the empty state and"
+                    " says so; turn on appendonly in Redis (docs/operations.md, \"State on Redis\")")
+        holder = "another process holds it now" if code == 0 else "nobody holds it now"
+        return (f"{self._describe()}: this process lost the run lock (its {LOCK_LEASE_SECONDS:.0f} s lease"
+                f" ran out while the process was stalled, and {holder}); this change was not saved."
+                " Nothing to fix by hand: the next run goes on from the saved state")
 
     def _lock(self, name: str) -> RedisLock:
         return RedisLock(self.location, name)
@@ -170,6 +231,7 @@ class RedisLock(StoreLock):
         self._token: str | None = None
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
+        self.lost = False  # a renewal found the lock no longer held by this instance
 
     @property
     def held(self) -> bool:
@@ -196,9 +258,14 @@ class RedisLock(StoreLock):
     def _renew(self, token: str, stop: threading.Event) -> None:
         while not stop.wait(self.lease / 3):
             try:
-                self.location.renew_script(keys=[self.key], args=[token, int(self.lease * 1000)])
+                renewed = self.location.renew_script(keys=[self.key], args=[token, int(self.lease * 1000)])
             except redis.RedisError:
-                continue  # Redis away for a moment: the lease still runs; try again next time
+                continue  # Redis away for a moment: the lease still runs; try again a third of it later
+            if not renewed:
+                # The lock is not ours any more (the lease ran out, or Redis lost it): renewing can
+                # never succeed again, and this holder's next write is refused by its token.
+                self.lost = True
+                return
 
     def release(self) -> None:
         token, self._token = self._token, None
@@ -207,6 +274,8 @@ class RedisLock(StoreLock):
         if self.location.held_tokens.get(self.name) == token:
             del self.location.held_tokens[self.name]
         self._stop.set()
+        if self.location.unreachable:
+            return  # a command would wait out its timeout again: the lease expires by itself
         # Redis away: the lease expires by itself, as a killed holder's does.
         with suppress(redis.RedisError):
             self.location.release_script(keys=[self.key], args=[token])

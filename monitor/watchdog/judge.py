@@ -86,6 +86,7 @@ class RunnerReading:
     migrations: dict[str, str] = field(default_factory=dict)  # chat migrations the runner's outbox learnt
     unwritable: str | None = None  # why a run cannot save in the state folder, with the fix
     halts: dict[str, Halt] = field(default_factory=dict)  # chats refusing the runner's messages, by chat
+    missing: str | None = None  # why there is no state, when the watchdog knows better than "no file"
 
 
 @dataclass(frozen=True)
@@ -126,8 +127,8 @@ def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings,
         # First: it explains every other symptom (no heartbeat saved, no run finishing).
         return Verdict(STATE_UNWRITABLE, reading.unwritable, last_finished_at=_last_finished(reading))
     if not reading.exists:
-        return Verdict(STATE_MISSING, "the state file does not exist: no run has ever saved, or it was "
-                       "deleted or moved")
+        return Verdict(STATE_MISSING, reading.missing or "the state file does not exist: no run has ever"
+                       " saved, or it was deleted or moved")
     if not reading.readable:
         return Verdict(STATE_UNREADABLE, f"the state file cannot be read: {reading.error or 'unknown error'}")
     heartbeat, runs = reading.heartbeat, reading.runs

@@ -45,7 +45,8 @@ _HINTS = {
     STUCK: "Look at the run's log and for a hung <code>sheet-monitor run</code> process: while it "
     "holds the run lock, no other run starts.",
     FAILING: "Google may be degraded: see the run's log and the alerts before this one.",
-    STATE_MISSING: "Check <code>state_dir</code> in the config and that the state folder exists.",
+    STATE_MISSING: "Check <code>state_dir</code> in the config and that the state folder exists; on "
+    "Redis, <code>[state]</code> and that Redis kept its data (<code>appendonly yes</code>).",
     STATE_UNREADABLE: "Runs cannot start either; see the Runbook in docs/operations.md.",
     CONFIG_BROKEN: "Every run stops at it. Fix the file, then run <code>sheet-monitor check-config</code> "
     "until it says OK.",

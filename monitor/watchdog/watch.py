@@ -81,9 +81,22 @@ def read_runner(state_dir: Path, runner: StateLocation | None = None) -> RunnerR
     except StateError as exc:
         return RunnerReading(exists=True, readable=False, error=str(exc), unwritable=unwritable)
     if state is None:
-        return RunnerReading(exists=False, unwritable=unwritable)
+        return RunnerReading(exists=False, unwritable=unwritable, missing=_missing_on_redis(runner))
     return RunnerReading(True, True, state.heartbeat, state.runs.runs, None, dict(state.outbox.migrations),
                          unwritable, all_halts(state.outbox))
+
+
+def _missing_on_redis(runner: StateLocation | None) -> str | None:
+    """Why a Redis holds no state: lost, when this host remembers one there (None for a folder)."""
+    generations = getattr(runner, "generations", None)  # a RedisLocation's (monitor.storage.generations)
+    if generations is None:
+        return None
+    lost = generations.remembered()
+    if lost is None:
+        return f"no state on {runner.describe()}: no run has saved there yet"
+    return (f"the state on {runner.describe()} is gone (generation {lost} is missing): Redis lost its data,"
+            " restarted without persistence or flushed. The next run starts afresh and says what fails in"
+            " one list; turn on appendonly in Redis")
 
 
 def runner_folder_problem(state_dir: Path) -> str | None:

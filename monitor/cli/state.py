@@ -1,0 +1,93 @@
+"""`sheet-monitor state export FILE` / `state import FILE`: the runner's state as one JSON file and back,
+to move it between the state folder and Redis (docs/operations.md, "Moving from the file to Redis").
+
+Export reads without any lock (the state only ever changes atomically). Import holds the run lock
+(waiting up to ``--wait`` seconds for a run to end), refuses a target that already holds a state
+unless ``--replace``, and writes the whole file in one atomic update. A file that is not an export
+this release can import exits 2 with what is wrong, where, and the fix; a state that cannot be
+reached or a lock that stays taken exits 1. Neither prints anything of the state's contents.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from monitor.admin.transfer import TransferFileError, export_document, read_export, replace_all
+from monitor.cli.output import config_option, fail
+from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, state_place, wait_option
+from monitor.core.clock import SystemClock
+from monitor.core.logs import log_event
+from monitor.core.wording import counted
+from monitor.storage import RUN_LOCK, StateError
+from monitor.storage.configured import describe_location
+from monitor.storage.files import atomic_write_bytes
+
+
+@click.group()
+def state() -> None:
+    """Export the runner's state to a JSON file, or import one (to move between the folder and Redis)."""
+
+
+@state.command("export")
+@config_option
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+def export(config_path: Path | None, file: Path) -> None:
+    """Write every key of the runner's state, from the configured backend, to FILE (mode 0600)."""
+    config = load_or_exit(config_path)
+    location = state_place(config)
+    where = describe_location(location)
+    try:
+        if not location.exists():
+            fail(f"no state is saved at {where} yet: nothing to export", EXIT_OPERATIONAL)
+        with location.open(read_only=True) as store:
+            data = export_document(store, where, SystemClock().now())
+            count = len(store.get_keys())
+    except StateError as exc:
+        fail(str(exc), EXIT_OPERATIONAL)
+    try:
+        atomic_write_bytes(file.absolute(), data)
+    except OSError as exc:
+        fail(f"cannot write {file}: {exc.strerror or exc}; choose a writable path", EXIT_OPERATIONAL)
+    click.echo(f"Exported {counted(count, 'entry', 'entries')} of the state at {where} to {file}.")
+
+
+@state.command("import")
+@config_option
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--replace", is_flag=True, help="Replace a state the target already holds (export it first).")
+@wait_option
+def import_(config_path: Path | None, file: Path, replace: bool, wait: float) -> None:
+    """Load FILE (from `state export`) into the configured backend, in one atomic update."""
+    config = load_or_exit(config_path)
+    try:
+        exported = read_export(file)
+    except TransferFileError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except OSError as exc:
+        fail(f"cannot read {file}: {exc.strerror or exc}; give the path of a file `state export` wrote",
+             EXIT_USAGE)
+    location = state_place(config)
+    where = describe_location(location)
+    try:
+        lock = location.lock(RUN_LOCK)
+        if not lock.acquire(timeout=wait):
+            fail(f"a run is in progress (it holds the run lock in {where}); nothing was imported. Stop"
+                 " cron's runs first (docs/operations.md), or pass --wait SECONDS", EXIT_OPERATIONAL)
+        try:
+            with location.open() as store:
+                held = len(store.get_keys())
+                if held and not replace:
+                    fail(f"the state at {where} already holds {counted(held, 'entry', 'entries')}; nothing"
+                         " was imported. Pass --replace to replace them (`sheet-monitor state export` them"
+                         " first to keep a copy)", EXIT_OPERATIONAL)
+                replace_all(store, exported.properties)
+        finally:
+            lock.release()
+    except StateError as exc:
+        fail(str(exc), EXIT_OPERATIONAL)
+    log_event("state_imported", entries=len(exported.properties), into=where)
+    replaced = f", replacing {counted(held, 'entry', 'entries')}" if held else ""
+    click.echo(f"Imported {counted(len(exported.properties), 'entry', 'entries')} into the state at"
+               f" {where}{replaced}.")

@@ -1,0 +1,84 @@
+"""The runs of the last days, kept for the status page (``[report] keep``): one document per hour.
+
+Each finished run adds one :class:`RunRecord` to the document of the hour it started in
+(``runlog/2026-11-30T15``), so a run writes one small document (a few runs of the hour, ~300 bytes
+each) whatever the number of spreadsheets and however long the history is kept, and the keys stay few
+(24 a day). Hours older than ``keep`` are removed by the run that finds them expired.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from datetime import datetime, timedelta
+
+from monitor.core.timefmt import UtcTime
+from monitor.core.tracking import Documents, document
+from monitor.engine.health import SheetHealth
+from monitor.engine.heartbeat import Heartbeat
+
+HOUR_FORMAT = "%Y-%m-%dT%H"  # a run log key's id: the UTC hour its runs started in, sorting in time order
+
+
+@document
+class RunRecord:
+    """One finished run, as the status page draws it."""
+
+    run_id: str
+    started_at: UtcTime
+    duration_seconds: float
+    budget_seconds: float
+    outcome: str
+    reads_by_credential: dict[str, int]
+    reads_by_project: dict[str, int]
+    quota_refusals: int
+    retries_by_class: dict[str, int]
+    failed: int  # dead-lettered by this run
+    # The configured spreadsheets by shown health when it ended ("ok", "warn", "fail", "error",
+    # "skipped", "unknown"): the fleet over time without keeping every spreadsheet's every verdict.
+    health: dict[str, int]
+
+
+@document
+class RunHour:
+    """The runs that started in one UTC hour, oldest first."""
+
+    runs: tuple[RunRecord, ...] = ()
+
+
+def hour_of(moment: datetime) -> str:
+    return moment.strftime(HOUR_FORMAT)
+
+
+def record_of(heartbeat: Heartbeat, health: Iterable[SheetHealth]) -> RunRecord:
+    """The record of the run ``heartbeat`` tells of, finished; ``health``: the spreadsheets' records."""
+    stats = heartbeat.stats
+    if stats is None:
+        raise ValueError("the run has not finished: its heartbeat holds no stats")
+    shown = Counter(record.shown for record in health)
+    return RunRecord(
+        run_id=heartbeat.run_id, started_at=heartbeat.started_at, duration_seconds=stats.duration_seconds,
+        budget_seconds=heartbeat.budget_seconds, outcome=str(heartbeat.outcome),
+        reads_by_credential=dict(stats.reads_by_credential), reads_by_project=dict(stats.reads_by_project),
+        quota_refusals=stats.quota_refusals, retries_by_class=dict(stats.retries_by_class),
+        failed=stats.failed, health={str(name): count for name, count in sorted(shown.items())},
+    )
+
+
+def add_run(log: Documents[RunHour], record: RunRecord, now: datetime, keep: timedelta) -> None:
+    """Add ``record`` to its hour and drop the hours wholly older than ``keep``: writes one document,
+    and removes only those that expired."""
+    hour = hour_of(record.started_at)
+    earlier = log.get(hour) or RunHour()
+    # In time order even when a run is added after a later one of its hour (a clock set back).
+    log[hour] = RunHour(tuple(sorted((*earlier.runs, record), key=lambda run: run.started_at)))
+    oldest = hour_of(now - keep)
+    for expired in [key for key in log if key < oldest]:
+        del log[expired]
+
+
+def runs_since(log: Documents[RunHour] | dict[str, RunHour], since: datetime) -> Iterator[RunRecord]:
+    """The runs that started at or after ``since``, oldest first."""
+    first = hour_of(since)
+    for key in sorted(key for key in log if key >= first):
+        yield from (run for run in log[key].runs if run.started_at >= since)

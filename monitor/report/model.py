@@ -1,0 +1,172 @@
+"""What the status page shows, as plain data: built once from the config and the state, then drawn as
+HTML (``monitor.report.page``) or printed as JSON (``sheet-monitor report --json``, the same dict).
+
+Everything here is a pure function of (config, state, now): no I/O, no clock. The shape of the JSON
+is documented in docs/operations.md ("The status page").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from monitor.admin.reports import SHOWN_ORDER, breakers_list, dlq_list, shown_health
+from monitor.config import Config, Sheet
+from monitor.core.timefmt import format_utc
+from monitor.engine.health import BAD, ERROR, FAIL, OK, UNKNOWN, WARN, Finding, SheetHealth, VerdictChange
+from monitor.engine.runlog import RunRecord, runs_since
+from monitor.notify.destinations import all_halts
+from monitor.notify.messages import sheet_url, tab_url
+from monitor.state import State
+from monitor.watchdog.judge import RunnerReading, WatchdogSettings, evaluate
+
+# Problems listed with their findings, at most: a page of 700 failing spreadsheets is a page nobody
+# reads; the counts say how many more, and `sheet-monitor sheets --status fail` lists them all.
+PROBLEMS_SHOWN = 200
+FINDINGS_SHOWN = 5  # per spreadsheet; the rest are counted
+# Timeline strips drawn, at most: only spreadsheets that were not ok all the time get one (for 750
+# sheets a strip each is a wall of green), the rest are counted.
+STRIPS_SHOWN = 150
+STRIP_HEALTH = {OK: "ok", WARN: "warn", FAIL: "fail", ERROR: "fail", UNKNOWN: "unknown"}  # error: failing
+
+
+def build_report(config: Config, state: State, now: datetime) -> dict[str, Any]:
+    """The whole page as a JSON-ready dict (times as ISO-8601 UTC strings)."""
+    keep = config.report.keep
+    mutes = state.active_mutes(now)
+    names = {sheet.id: sheet.name for sheet in config.sheets}
+    shown = {sheet.id: shown_health(state.health.get(sheet.id), mutes.get(sheet.id))
+             for sheet in config.sheets}
+    return {
+        "generated_at": format_utc(now),
+        "keep_seconds": keep.total_seconds(),
+        "fleet": {"total": len(config.sheets),
+                  "by_health": {name: sum(1 for v in shown.values() if v == name) for name in SHOWN_ORDER}},
+        "problems": _problems(config.sheets, state, shown),
+        "muted": [{"id": sid, "name": names.get(sid, sid), "url": sheet_url(sid),
+                   "until": format_utc(mute.until), "reason": mute.reason}
+                  for sid, mute in sorted(mutes.items(), key=lambda item: item[1].until)],
+        "breakers": [row for row in breakers_list(state, names, now) if row["state"] != "closed"],
+        "dlq": dlq_list(state, now),
+        "runs": _runs(config, runs_since(state.runlog, now - keep)),
+        "quota_per_minute": project_quotas(config),
+        "round_interval_seconds": config.run.round_interval.total_seconds(),
+        "timelines": _timelines(config.sheets, state, now - keep, now),
+        "monitor": _monitor(config, state, now),
+    }
+
+
+def _problems(sheets: Iterable[Sheet], state: State, shown: dict[str, str]) -> dict[str, Any]:
+    """Failing spreadsheets first, then warning ones; each with its findings linked to their cells."""
+    rank = {"error": 0, "fail": 0, "warn": 1}
+    bad = [sheet for sheet in sheets if shown[sheet.id] in rank]
+    bad.sort(key=lambda sheet: (rank[shown[sheet.id]], sheet.name.lower()))
+    listed = []
+    for sheet in bad[:PROBLEMS_SHOWN]:
+        record = state.health.get(sheet.id) or SheetHealth()
+        error = state.dlq.get(sheet.id)
+        listed.append({
+            "id": sheet.id, "name": sheet.name, "url": sheet_url(sheet.id), "health": shown[sheet.id],
+            "since": format_utc(record.since) if record.since else None,
+            "findings": [_finding(sheet.id, finding) for finding in record.findings[:FINDINGS_SHOWN]],
+            "more_findings": max(0, len(record.findings) - FINDINGS_SHOWN),
+            "error": error.last_error.message if error else None,
+            "tags": list(sheet.tags), "owner": sheet.owner,
+        })
+    return {"listed": listed, "more": max(0, len(bad) - PROBLEMS_SHOWN)}
+
+
+def _finding(spreadsheet_id: str, finding: Finding) -> dict[str, Any]:
+    cell = finding.cells[0] if finding.cells else None
+    local = cell.rpartition("!")[2] if cell else None
+    url = sheet_url(spreadsheet_id) if finding.gid is None else tab_url(spreadsheet_id, finding.gid, local)
+    return {"check": finding.check, "status": finding.status, "message": finding.message,
+            "cells": list(finding.cells[:3]), "url": url}
+
+
+def project_quotas(config: Config) -> dict[str, int]:
+    """Each project's reads per minute at most: the slower of its credentials' and its own quota."""
+    google = config.google
+    per_user, per_project = google.read_requests_per_minute, google.project_read_requests_per_minute
+    return {project: min(len(members) * per_user, per_project)
+            for project, members in google.projects.items()}
+
+
+def _runs(config: Config, records: Iterable[RunRecord]) -> list[dict[str, Any]]:
+    runs = []
+    for record in records:
+        minutes = max(record.duration_seconds, 60.0) / 60  # a run under a minute is within one window
+        runs.append({
+            "run_id": record.run_id, "started_at": format_utc(record.started_at),
+            "duration_seconds": record.duration_seconds, "budget_seconds": record.budget_seconds,
+            "outcome": record.outcome,
+            "reads": sum(record.reads_by_credential.values()),
+            "reads_per_minute": {project: round(reads / minutes, 1)
+                                 for project, reads in sorted(record.reads_by_project.items())},
+            "quota_refusals": record.quota_refusals, "retries": sum(record.retries_by_class.values()),
+            "retries_by_class": dict(record.retries_by_class), "failed": record.failed,
+            "health": dict(record.health),
+        })
+    return runs
+
+
+def _timelines(sheets: Iterable[Sheet], state: State, start: datetime, now: datetime) -> dict[str, Any]:
+    """A strip of (from, to, health) per spreadsheet that was not ok all the time since ``start``."""
+    strips, steady = [], 0
+    for sheet in sheets:
+        record = state.health.get(sheet.id)
+        segments = _segments(record, start, now)
+        if all(segment["health"] == "ok" for segment in segments):
+            steady += 1
+            continue
+        strips.append({"id": sheet.id, "name": sheet.name, "url": sheet_url(sheet.id), "segments": segments,
+                       "bad_seconds": sum(s["seconds"] for s in segments if s["health"] != "ok")})
+    strips.sort(key=lambda strip: (-strip["bad_seconds"], strip["name"].lower()))
+    return {"start": format_utc(start), "end": format_utc(now), "strips": strips[:STRIPS_SHOWN],
+            "more": max(0, len(strips) - STRIPS_SHOWN), "ok_all_the_time": steady}
+
+
+def _segments(record: SheetHealth | None, start: datetime, now: datetime) -> list[dict[str, Any]]:
+    """The health over [start, now] as consecutive segments; before its first kept change, unknown."""
+    if record is None:
+        return [{"from": format_utc(start), "seconds": (now - start).total_seconds(), "health": "unknown"}]
+    changes = list(record.changes)
+    if not changes and record.since is not None:  # a record written before changes were kept
+        changes = [VerdictChange(record.since, record.health)]
+    points: list[tuple[datetime, str]] = [(start, "unknown")]
+    for change in changes:
+        points.append((max(change.at, start), STRIP_HEALTH[change.health]))
+    segments = []
+    for (begin, health), (end, _) in zip(points, [*points[1:], (now, "")], strict=True):
+        if end > begin:
+            segments.append({"from": format_utc(begin), "seconds": (end - begin).total_seconds(),
+                             "health": health})
+    return segments or [{"from": format_utc(start), "seconds": 0.0, "health": STRIP_HEALTH[record.health]}]
+
+
+def _monitor(config: Config, state: State, now: datetime) -> dict[str, Any]:
+    """The monitor's own health: its last runs, the watchdog's verdict now, Telegram's delivery."""
+    outbox = state.outbox
+    reading = RunnerReading(exists=True, heartbeat=state.heartbeat, runs=state.runs.runs,
+                            halts=all_halts(outbox))
+    verdict = evaluate(reading, now, WatchdogSettings.from_config(config.watchdog))
+    return {
+        "last_runs": [{"run_id": run.run_id, "started_at": format_utc(run.started_at),
+                       "finished_at": format_utc(run.finished_at), "outcome": str(run.outcome)}
+                      for run in reversed(state.runs.runs)],
+        "watchdog": {"status": verdict.status, "reason": verdict.reason},
+        "api_degraded": state.api.degraded,
+        "telegram": {
+            "configured": config.telegram.enabled,
+            "outbox": len(outbox.pending),
+            "halted": None if outbox.halted is None else {
+                "at": format_utc(outbox.halted.at), "status": outbox.halted.status,
+                "description": outbox.halted.description},
+            "route_halts": {chat: {"at": format_utc(h.at), "status": h.status, "description": h.description}
+                            for chat, h in outbox.halts.items()},
+        },
+        "muted_count": sum(1 for _ in state.active_mutes(now)),
+        "failing_now": sum(1 for r in state.health.values() if r.health in BAD),
+    }
+
