@@ -172,6 +172,8 @@ def watchdog_examples() -> list[tuple[str, Message]]:
         ("Watchdog: state file unreadable", RunnerReading(exists=True, readable=False, error=unreadable)),
         ("Watchdog: the state cannot be saved", RunnerReading(
             exists=True, runs=(last,), unwritable=no_space_text(Path("/var/lib/sheet-monitor"), 180_000))),
+        ("Watchdog: a runner stopped", RunnerReading(exists=True, runners={
+            "host-a": (None, (recent,)), "host-b": (None, (last,)), "host-c": (None, (recent,))})),
         ("Watchdog: alerts cannot reach Telegram", RunnerReading(exists=True, runs=(recent,), halts={
             "-1001234567890": Halt(NOW - timedelta(minutes=50), 403,
                                    "Forbidden: bot was kicked from the group chat", "-1001234567890")})),

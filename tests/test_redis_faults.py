@@ -131,8 +131,10 @@ def test_a_run_whose_redis_stops_answering_ends_within_budget_and_the_next_run_t
         saved = read_state(RedisLocation(private_redis.url, prefix=PREFIX))
         leased = [task for task in saved.round.tasks.values() if task.target == A]
         assert leased[0].status == "processing"  # its lease, saved before the read went out
-        # The dead run's lease on the lock runs out 30 s after its last renewal; not waited for here.
-        private_redis.client().delete(f"{PREFIX}:lock:run")
+        # The dead run's leases (its runner's lock, its run's lease on the read it had out) run out
+        # after [state] lease; not waited for here.
+        client = private_redis.client()
+        client.delete(*client.keys(f"{PREFIX}:lock:*"))
 
         result = run_once(load_config(config, {}), clock=ManualClock(datetime.now(UTC)),
                           messages_to=io.StringIO())

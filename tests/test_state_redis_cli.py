@@ -15,6 +15,7 @@ from redis_fixtures import REDIS_URL
 from monitor.app.run import run_once
 from monitor.cli.watchdog import run_watchdog
 from monitor.config import load_config
+from monitor.config.sections import host_runner_name
 from monitor.core.clock import ManualClock
 from monitor.engine.heartbeat import Outcome
 from monitor.sandbox.server import running_sandbox
@@ -61,6 +62,12 @@ def test_a_run_on_redis_then_status_an_admin_command_and_check_config_use_it_the
     checked = invoke(config, "check-config", "--offline")
     assert checked.exit_code == 0, checked.output
     assert "state on Redis" in checked.output and "answers" in checked.output
+    assert f"lock:run-{host_runner_name()}" in checked.output  # the lock this host's runs take
+
+    # The counters this host's runner keeps under its own name, as its runs publish them.
+    metrics = invoke(config, "metrics")
+    assert metrics.exit_code == 0, metrics.output
+    assert "sheet_monitor_tasks_done_total 3.0" in metrics.stdout.splitlines()
 
 
 def test_a_run_whose_redis_does_not_answer_exits_1_saying_which_and_what_to_do(tmp_path, monkeypatch):

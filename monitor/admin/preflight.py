@@ -24,6 +24,7 @@ from monitor.config import Config
 from monitor.google.client import SharedServiceAccount, load_service_account
 from monitor.google.refusals import SIGNATURE_REFUSALS_FOR_GOOD, CredentialUnusable, is_refusal
 from monitor.google.token import TokenTransport, failure_text
+from monitor.state import own_lock, shares_state
 from monitor.storage import RUN_LOCK, FileLocation, StateError, StoreLock
 from monitor.storage.configured import configured_location, describe_location
 from monitor.storage.writability import MIN_FREE_BYTES, folder_problem, user_name
@@ -62,8 +63,10 @@ def state_checks(config: Config) -> list[Check]:
     except StateError as exc:
         what, _, fix = str(exc).partition(". Start Redis")
         return [Check("state on Redis", False, what, ("start Redis" + fix) if fix else None)]
+    # Runners sharing the state each take their own lock (this host's runner's is the one to try).
+    lock = own_lock(config.state.runner) if shares_state(location) else RUN_LOCK
     return [Check("state on Redis", True, f"{describe_location(location)} answers"),
-            _lock_check(location.lock(RUN_LOCK))]
+            _lock_check(location.lock(lock))]
 
 
 def state_folder(state_dir: Path) -> Check:

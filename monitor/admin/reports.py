@@ -76,11 +76,15 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] = (),
     rnd = state.round
     counts = rnd.counts() if rnd else dict.fromkeys((PENDING, PROCESSING, DONE, FAILED), 0)
     oldest = rnd.oldest_pending() if rnd else None
-    stats = state.heartbeat.stats if state.heartbeat else None
+    # Beside other runners each has its own heartbeat: the last run is the latest any of them began.
+    beats = state.runner_heartbeats
+    latest = state.heartbeat or max(beats.values(), key=lambda beat: beat.started_at, default=None)
+    stats = latest.stats if latest else None
     mutes = state.active_mutes(now)
     halted = state.outbox.halted
     return {
-        "last_run": _last_run(state.heartbeat, now),
+        "last_run": _last_run(latest, now),
+        "runners": {name: _last_run(beats[name], now) for name in sorted(beats)},
         "current_round": None if rnd is None else {
             "id": rnd.id,
             "started_at": _iso(rnd.started_at),

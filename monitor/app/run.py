@@ -28,7 +28,8 @@ from monitor.engine.run import Run
 from monitor.engine.settings import RunSettings
 from monitor.google.client import CredentialCache
 from monitor.google.reader import GspreadReader
-from monitor.state import changing_state
+from monitor.state import changing_state, own_lock, shares_state
+from monitor.storage import RUN_LOCK
 from monitor.storage.configured import configured_location, describe_location
 
 RUN_PING_TIMEOUT_SECONDS = 2.0
@@ -64,11 +65,19 @@ def run_once(
     clock = clock or SystemClock()
     run_id = run_id or new_run_id(clock.now())
     location = configured_location(config.state, config.run.state_dir, os.environ)
-    with changing_state(location, actor=run_id, now=clock.now()) as session:
+    runner = config.state.runner if shares_state(location) else None
+    if runner:  # the Redis client is loaded only by a config that chose it
+        from monitor.state.shared import SharedState, prepare
+
+        prepare(location, runner, config.state.lease.total_seconds())
+    with changing_state(location, actor=run_id, now=clock.now(), runner=runner,
+                        lock=own_lock(runner) if runner else RUN_LOCK) as session:
         if session is None:
             log_event("run_skipped", reason="another run holds the lock",
-                      state_dir=describe_location(location))
+                      state_dir=describe_location(location), **({"runner": runner} if runner else {}))
             return RunResult(report=None, lock_held_elsewhere=True)
+        sharing = SharedState(session, location, runner, run_id,
+                                                  config.state.lease.total_seconds()) if runner else None
         settings = RunSettings.from_config(config, budget)
         if checkpoint_every is not None:
             settings = replace(settings, checkpoint_every=checkpoint_every)
@@ -81,7 +90,8 @@ def run_once(
         if config.run.change_detection and reader_factory is None:
             changes = _change_feed(config, settings.request_timeout, credentials)
         run = Run(run_id=run_id, settings=settings, plans=plans_of(config), state=session.state,
-                  reads=reads, pacer=pacer, clock=clock, save=session.save, changes=changes)
+                  reads=reads, pacer=pacer, clock=clock, save=session.save, changes=changes,
+                  sharing=sharing)
         try:
             report = run.execute()
         finally:
@@ -91,7 +101,11 @@ def run_once(
         # tenth of a second of start-up, before the first read, that a run need not wait for.
         from monitor.app.notify_step import notify_after_run
 
-        notify_after_run(config, session, run_id, run.deadline, clock, messages_to or sys.stdout)
+        stream = messages_to or sys.stdout
+        if sharing is None:
+            notify_after_run(config, session, run_id, run.deadline, clock, stream)
+        else:
+            _notify_shared(config, session, sharing, run, clock, stream)
         # Alerts nobody receives are no good run: the external switch must not hear "all is well".
         delivery_halted = bool(session.state.outbox.halted or session.state.outbox.halts)
     _publish_report(config, session.state, clock)
@@ -103,6 +117,23 @@ def run_once(
         # bounded so the run still ends within budget + 5 s (ping services answer in milliseconds).
         ping_heartbeat(config.watchdog.heartbeat_url, timeout=RUN_PING_TIMEOUT_SECONDS)
     return RunResult(report=report, new_events=new_events)
+
+
+def _notify_shared(config: Config, session, sharing, run: Run, clock, stream: IO[str]) -> None:
+    """Beside other runners: one sender at a time, composing from every runner's events as saved.
+    A runner that cannot have the notify lock within what is left of its budget leaves its events
+    to the holder or the next run. Its run's lease ends here, once nothing of it is in flight."""
+    from monitor.app.notify_step import notify_after_run
+
+    try:
+        left = run.deadline - clock.monotonic()
+        with sharing.notifying(wait=max(0.0, left)) as mine:
+            if mine:
+                notify_after_run(config, session, run.run_id, run.deadline, clock, stream)
+        log_event("run_shared", runner=sharing.runner, claims_refused=sharing.claims_refused,
+                  notified=mine)
+    finally:
+        sharing.close()
 
 
 def _publish_report(config: Config, state, clock) -> None:

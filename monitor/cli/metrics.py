@@ -31,7 +31,8 @@ def metrics(config_path: Path | None, textfile: Path | None) -> None:
     from monitor.admin.metrics import metrics_registry
     from monitor.app.metrics_step import exposition, write_textfile
 
-    registry = metrics_registry(read_or_exit(config) or State(), config, clock.now())
+    # Beside runners sharing the state, this host's runner's own: the counters its runs publish.
+    registry = metrics_registry(read_or_exit(config, as_runner=True) or State(), config, clock.now())
     if textfile is None:
         click.echo(exposition(registry), nl=False)
     elif not write_textfile(textfile.resolve(), registry):

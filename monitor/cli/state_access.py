@@ -20,7 +20,7 @@ import click
 from monitor.cli.output import fail
 from monitor.config import Config, ConfigError, load_config, resolve_config_path
 from monitor.core.logs import log_event
-from monitor.state import State, changing_state, read_state
+from monitor.state import State, admin_lock, changing_state, read_state, shares_state
 from monitor.storage import FileLocation, StateError, StateLocation
 from monitor.storage.configured import configured_location, describe_location
 
@@ -61,11 +61,14 @@ def state_file(config: Config) -> str:
     return describe_location(location)
 
 
-def read_or_exit(config: Config) -> State | None:
+def read_or_exit(config: Config, as_runner: bool = False) -> State | None:
     """The state as the last save left it (None before the first run), or exit 1 with the store's
-    message when neither it nor its last good copy can be read."""
+    message when neither it nor its last good copy can be read. ``as_runner``: beside runners sharing
+    the state, as this host's runner sees it (its own heartbeat, run history and totals)."""
+    place = state_place(config)
+    runner = config.state.runner if as_runner and shares_state(place) else None
     try:
-        return read_state(state_place(config))
+        return read_state(place, runner=runner)
     except StateError as exc:
         fail(str(exc), EXIT_OPERATIONAL)
 
@@ -81,7 +84,8 @@ def changing_or_exit(config: Config, now: datetime, command: str, wait: float) -
     location = state_place(config)
     state_dir = describe_location(location)
     try:
-        with changing_state(location, actor=f"admin-{command}", now=now, wait=wait) as session:
+        with changing_state(location, actor=f"admin-{command}", now=now, wait=wait,
+                            lock=admin_lock(location)) as session:
             if session is None:
                 fail(
                     f"a run is in progress (it holds the run lock in {state_dir}); nothing was changed. "

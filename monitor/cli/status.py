@@ -23,7 +23,7 @@ from monitor.cli.output import (
     when,
 )
 from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, read_or_exit, state_file, state_place
-from monitor.state import State, read_state_with_repairs, run_lock_held
+from monitor.state import State, own_lock, read_state_with_repairs, run_lock_held
 from monitor.storage import StateError
 
 
@@ -46,10 +46,15 @@ def status(config_path: Path | None, as_json: bool) -> None:
         return
     # Without a state the JSON keeps its whole shape (empty queue, no run), so scripts need no branch.
     report = admin.status_report(state or State(), now, config.sheets, config.run.change_detection)
-    running = None
     if report["last_run"] is not None and not report["last_run"]["finished_at"]:
-        running = run_lock_held(state_place(config))  # the lock tells running from killed
-        report["last_run"]["running"] = running
+        # The lock tells running from killed.
+        report["last_run"]["running"] = run_lock_held(state_place(config))
+    for name, run in report["runners"].items():  # runners sharing the state: each its own lock
+        if not run["finished_at"]:
+            run["running"] = run_lock_held(state_place(config), own_lock(name))
+    if report["runners"]:
+        report["last_run"] = report["runners"][max(report["runners"],
+                                                   key=lambda name: report["runners"][name]["started_at"])]
     report["repairs"] = None if repairs is None else {
         "from_backup": repairs.from_backup, "reason": repairs.reason, "backup": str(repairs.backup_path)}
     if as_json:
@@ -76,10 +81,10 @@ def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
         shown = (f"UNREADABLE: showing its last good copy {repairs['backup']}; the next run restores "
                  "it from there" if repairs["from_backup"] else "partly unreadable")
         fields.append(("  warning", f"{shown} ({repairs['reason']})"))
-    fields += [
-        ("last run", last),
-        ("round", round_text),
-    ]
+    fields.append(("last run", last))
+    for name, run in report["runners"].items():
+        fields.append((f"  runner {name}", _last_run_text(run, now)))
+    fields.append(("round", round_text))
     if rnd is not None:
         fields.append(("  spreadsheets", f"{rnd['total']} read, {rnd['unread']} judged unchanged "
                                          "from their last read"))

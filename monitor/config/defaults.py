@@ -80,6 +80,11 @@ DEFAULTS: Mapping[str, Default] = {
         "sheet-monitor", "every key of this monitor starts with it: several monitors share one Redis"),
     "state.password_env": Default(
         "SHEET_MONITOR_REDIS_PASSWORD", "the variable holding Redis's password, kept out of the file"),
+    "state.runner": Default(
+        None, "this machine's host name (its first label, other characters as '-'): one runner per host"),
+    "state.lease": Default(
+        "10s", "runners sharing a Redis: a killed run's reads are taken over 10 s later; a process "
+        "stalled under 10 s keeps them"),
     "metrics.textfile": Default(None, "no metrics file; set it for node_exporter's textfile collector"),
     "metrics.pushgateway": Default(None, "no push; set it when no node_exporter runs on this host"),
     "metrics.job": Default("sheet_monitor", "the job label Prometheus shows for the monitor"),

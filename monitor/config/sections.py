@@ -7,6 +7,8 @@ to the same rules as a written value. Their defaults and reasons are ``defaults.
 
 from __future__ import annotations
 
+import re
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
@@ -26,6 +28,7 @@ from pydantic import (
 
 from monitor.core.durations import format_duration
 from monitor.core.invalid import InvalidValue
+from monitor.core.runners import is_runner_name
 
 from .defaults import DEFAULTS, default
 from .fields import ApiBase, ChatId, DigestTime, Duration, HttpUrl, TimeZoneName, relative_to_config
@@ -228,6 +231,13 @@ class WatchdogConfig(_Section):
     failed_runs: int = Field(default=DEFAULTS["watchdog.failed_runs"].value, gt=0)
 
 
+def host_runner_name() -> str:
+    """This machine's host name as a runner's name: its first label, other characters as '-'."""
+    label = socket.gethostname().split(".")[0]
+    name = re.sub(r"[^A-Za-z0-9_-]", "-", label).lstrip("-_")[:63]
+    return name or "runner"
+
+
 class StateConfig(_Section):
     """Where the state lives: the folder ``[run] state_dir`` (``file``), or a Redis (``redis``)."""
 
@@ -235,6 +245,23 @@ class StateConfig(_Section):
     url: str | None = default("state.url")
     prefix: str = default("state.prefix")
     password_env: str = default("state.password_env")
+    # Several runners sharing one Redis state each have a name (monitor.state.shared); one runner
+    # on the file backend goes by it in logs only.
+    runner: str = default("state.runner")
+    # How long a killed runner's leases (its run, its turn at the round) outlive it; renewed every
+    # third of it while it lives.
+    lease: Duration = default("state.lease")
+
+    @field_validator("runner", mode="before")
+    @classmethod
+    def _runner_name(cls, value: object) -> str:
+        if value is None:
+            return host_runner_name()
+        if not isinstance(value, str) or not is_runner_name(value):
+            raise InvalidValue(
+                f"a runner's name is 1 to 63 letters, digits, '-' or '_' (not first), got {value!r}",
+                'write e.g. runner = "host-a"; two cron lines on one host need two names')
+        return value
 
     @field_validator("url")
     @classmethod

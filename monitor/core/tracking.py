@@ -75,6 +75,20 @@ class Documents(Generic[T]):
     def items(self):
         return self._items.items()
 
+    def load(self, key: str, document: T | None) -> None:
+        """Hold ``document`` at ``key`` (None: none) as another writer saved it: not a change of ours,
+        so nothing is written back for it (runners sharing one state, monitor.engine.sharing)."""
+        if document is None:
+            self._items.pop(key, None)
+        else:
+            self._items[key] = document
+        self._changed.discard(key)
+        self._removed.discard(key)
+
+    def changed(self, key: str) -> bool:
+        """Was the document at ``key`` changed or removed since the last save?"""
+        return key in self._changed or key in self._removed
+
     def touch(self, key: str) -> None:
         """Record that the document at ``key`` was changed in place (aggregates only; see module doc)."""
         if key in self._items:

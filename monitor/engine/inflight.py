@@ -19,7 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from monitor.engine.breaker import BreakerState
 from monitor.engine.inspect import SheetData, SheetPlan, SheetReader, read, read_zone
+from monitor.engine.tasks import Task
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,20 @@ def perform(job: ReadJob, reader: SheetReader, timeout: Callable[[], float]) -> 
     if job.zone_only:
         return read_zone(job.plan, reader, job.credential, timeout)
     return read(job.plan, reader, job.credential, timeout, detailed=job.detailed)
+
+
+@dataclass(slots=True)
+class InFlight:
+    """A task whose read is out: what applying its result needs besides the result."""
+
+    task: Task
+    plan: SheetPlan
+    credential: str
+    breaker_before: BreakerState | None  # its breaker before this read (a probe may be given back)
+    alone: bool  # a quarantined task, read with nothing else in flight
+    sent_at: float | None = None  # epoch seconds, as the pacer counted the send
+    started: float = 0.0  # monotonic, set when its read is handed out
+    zone_only: bool = False  # the request asks for the spreadsheet's time zone alone
 
 
 class Reads(Protocol):

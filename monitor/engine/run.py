@@ -14,49 +14,35 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime, tzinfo
+from dataclasses import replace
+from datetime import datetime, tzinfo
 
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.logs import log_event
 from monitor.engine.api_health import ApiHealth
-from monitor.engine.breaker import BreakerState
 from monitor.engine.changes import ChangeDetection, ChangeFeed
 from monitor.engine.checkpoints import Checkpoints
 from monitor.engine.concurrency import LatencyEstimate, reads_in_flight
 from monitor.engine.events import CrashRecovered, Event, FallingBehind
 from monitor.engine.health import record_skip
-from monitor.engine.heartbeat import Heartbeat, Outcome, RoundProgress, RunStats, RunSummary
-from monitor.engine.inflight import ReadDone, ReadJob, Reads
+from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats, RunSummary
+from monitor.engine.inflight import InFlight, ReadDone, ReadJob, Reads
 from monitor.engine.inspect import SheetData, SheetPlan, judge, zone_of
 from monitor.engine.outcomes import Fate, Outcomes, RunReport
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.retry import is_last_try
+from monitor.engine.round_order import drop_unconfigured, progress_of, round_order
 from monitor.engine.runlog import add_run, record_of
 from monitor.engine.settings import RunSettings
+from monitor.engine.sharing import Alone, Claim, Sharing
 from monitor.engine.state import RetryFirst, RunnerState
-from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round, Task
+from monitor.engine.tasks import PROCESSING, Round, Task
 from monitor.engine.zones import zone_due
 
-_NEVER = datetime.min.replace(tzinfo=UTC)  # "last checked" of a spreadsheet never checked: first in line
 # A read out this many times the usual latency (and at least this many seconds) is taken for hanging:
 # it keeps its worker, but no longer counts among the reads that keep the quota busy.
 _STUCK_AFTER_TIMES = 5
 _STUCK_AFTER_SECONDS = 2.0
-
-
-@dataclass(slots=True)
-class InFlight:
-    """A task whose read is out: what applying its result needs besides the result."""
-
-    task: Task
-    plan: SheetPlan
-    credential: str
-    breaker_before: BreakerState | None  # its breaker before this read (a probe may be given back)
-    alone: bool  # a quarantined task, read with nothing else in flight
-    sent_at: float | None = None  # epoch seconds, as the pacer counted the send
-    started: float = 0.0  # monotonic, set when its read is handed out
-    zone_only: bool = False  # the request asks for the spreadsheet's time zone alone
 
 
 class Run:
@@ -73,8 +59,12 @@ class Run:
         save: Callable[[], None],
         rng: random.Random | None = None,
         changes: ChangeFeed | None = None,
+        sharing: Sharing | None = None,
     ) -> None:
         self.run_id = run_id
+        self.sharing = sharing or Alone()
+        self.stale = False  # a claim found the round replaced: the next step takes a turn
+        self.looked_for_dead = False  # the end of the round's work: once, for runs that died
         self.settings = settings
         self.plans = {plan.id: plan for plan in plans}
         self.state = state
@@ -115,10 +105,13 @@ class Run:
             budget_seconds=self.settings.budget.total_seconds(),
             previous_run_id=previous.run_id if previous else None,
         )
-        self._recover_abandoned(now)
-        self._drop_unconfigured()
-        self.checkpoints.save(force=True)
-        log_event("run_started", run_id=self.run_id, budget_s=self.settings.budget.total_seconds())
+        with self.sharing.turn() as mine:
+            if mine:  # else another runner's turn is doing it now
+                self._recover_abandoned(now)
+                drop_unconfigured(self.state, self.plans)
+            self.checkpoints.save(force=True)
+        log_event("run_started", run_id=self.run_id, budget_s=self.settings.budget.total_seconds(),
+                  **({"runner": self.sharing.runner} if self.sharing.shared else {}))
 
     def end(self) -> None:
         now = self.clock.now()
@@ -144,7 +137,7 @@ class Run:
             tasks=report.tasks, ok=report.ok, failed=report.failed,
             retries_scheduled=report.retries_scheduled, reads_by_credential=dict(report.reads_by_credential),
             duration_seconds=report.duration_seconds, stop_reason=report.stop_reason,
-            round=_progress(rnd) if rnd else None, reads_by_project=by_project,
+            round=progress_of(rnd) if rnd else None, reads_by_project=by_project,
             mean_read_seconds=round(mean, 3) if mean is not None else None,
             concurrency=self.peak_in_flight or None, quota_refusals=report.quota_errors,
             retries_by_class=dict(report.retries_by_class),
@@ -158,7 +151,8 @@ class Run:
             RunSummary(self.run_id, heartbeat.started_at, now, report.outcome)
         )
         configured = (self.state.health[sid] for sid in self.plans if sid in self.state.health)
-        add_run(self.state.runlog, record_of(heartbeat, configured), now, self.settings.history_keep)
+        add_run(self.state.runlog, record_of(heartbeat, configured), now, self.settings.history_keep,
+                self.sharing.runner if self.sharing.shared else "")
         self.state.quota = self.pacer.snapshot(self.clock.time())
         self.state.api = self.outcomes.api.state
         self.checkpoints.save(force=True)
@@ -185,7 +179,8 @@ class Run:
             if self.report.tasks == 0:
                 self.report.outcome = Outcome.NOTHING_TO_DO
             return self._stop("round_done")
-        self._watch_progress(rnd, now)
+        if self._watch_progress(rnd, now):
+            return True  # the state was read again in a turn: start the step over
         if self._busy() or self._alone_in_flight():
             return self._wait(None, usable)
 
@@ -195,8 +190,10 @@ class Run:
             waits = [wait for wait in ((due - now).total_seconds() if due else None, suspect_in)
                      if wait is not None]
             if not waits and not self.in_flight:
-                return self._stop("round_done")
+                return self._look_for_dead_runs(rnd, now) or self._stop("round_done")
             return self._wait(min(waits, default=None), usable)
+        if self.sharing.shared and not self._claim(rnd, task):
+            return True  # another runner has it: the next one
 
         plan = self.plans[task.target]
         if self.state.is_muted(plan.id, now):
@@ -216,6 +213,8 @@ class Run:
         sent_at = self.clock.time()
         credential, wait = self.pacer.acquire(sent_at)
         if credential is None:
+            if self.sharing.shared:
+                rnd.release(task)  # claimed, but not read now: saved pending, another runner may take it
             if not self.pacer.usable:  # every credential refused: nothing can be read (told as such)
                 return self._stop("no_usable_credential")
             return self._wait(wait, usable)
@@ -224,6 +223,26 @@ class Run:
         self._start(rnd, InFlight(task, plan, credential, breaker_before, alone, sent_at,
                                   zone_only=zone_only))
         return True
+
+    def _claim(self, rnd: Round, task: Task) -> bool:
+        """Lease ``task`` to this run against the other runners; False when one of them changed it
+        (the round now holds theirs) or replaced the round (the next step takes a turn)."""
+        claim = self.sharing.claim(task, replace(task, status=PROCESSING, run_id=self.run_id))
+        if claim is Claim.GRANTED:
+            rnd.start(task, self.run_id)
+            return True
+        self.stale = claim is Claim.ROUND_GONE
+        return False
+
+    def _look_for_dead_runs(self, rnd: Round, now: datetime) -> bool:
+        """Nothing left but tasks other runs hold: once, a turn reclaims those of runs that died."""
+        if not self.sharing.shared or self.looked_for_dead or not rnd.counts()[PROCESSING]:
+            return False
+        self.looked_for_dead = True
+        with self.sharing.turn() as mine:
+            if mine:
+                self._recover_abandoned(now)
+        return mine
 
     def _next_task(self, rnd: Round, now: datetime) -> tuple[Task | None, bool, float | None]:
         """(the task to start, whether it goes alone, seconds until a suspect may go when none can now).
@@ -253,7 +272,7 @@ class Run:
 
     def _start(self, rnd: Round, flight: InFlight) -> None:
         task = flight.task
-        rnd.start(task)
+        rnd.start(task, self.run_id if self.sharing.shared else None)
         by_credential = self.report.reads_by_credential  # Sheets requests, the quota they spend
         by_credential[flight.credential] = by_credential.get(flight.credential, 0) + 1
         self.report.tasks += not flight.zone_only  # a zone request is an attempt only if it fails
@@ -379,9 +398,20 @@ class Run:
 
     def _current_round(self, now: datetime) -> Round | None:
         rnd = self.state.round
-        if rnd is not None and rnd.continues(now, self.settings.round_interval):
-            return None if rnd.is_complete() else rnd
-        candidates = self._round_order(now)
+        if rnd is not None and not rnd.is_complete() and not self.stale:
+            return rnd
+        # Exactly one runner starts each round: in its turn, having read what the others did.
+        with self.sharing.turn() as mine:
+            self.stale = False
+            if mine and self.sharing.shared:
+                self._recover_abandoned(now)
+            rnd = self.state.round
+            if rnd is not None and rnd.continues(now, self.settings.round_interval):
+                return None if rnd.is_complete() else rnd
+            return self._next_round(now) if mine else None
+
+    def _next_round(self, now: datetime) -> Round | None:
+        candidates = round_order(self.state, self.plans, now)
         if not candidates:
             return None
         targets, unread = self.detection.select(candidates, self.plans, now, self.settings.round_interval,
@@ -395,29 +425,13 @@ class Run:
                   drive_requests=self.detection.drive_requests)
         return rnd if targets else None  # nothing changed: judged already, the round is complete
 
-    def _round_order(self, now: datetime) -> list[str]:
-        """Configured, unmuted spreadsheets: those `dlq retry` asked for first, then those lending a
-        range to cross-sheet checks, then never-checked and longest-unchecked first. Marks the muted
-        ones skipped."""
-        muted = set(self.state.active_mutes(now))
-        for plan_id in muted & self.plans.keys():
-            self.state.health[plan_id] = record_skip(self.state.health.get(plan_id), "muted")
-        first = set(self.state.retry_first.spreadsheet_ids)
-
-        def order(plan_id: str) -> tuple[bool, bool, datetime]:
-            record = self.state.health.get(plan_id)
-            # Spreadsheets that lend a range to others' cross-sheet checks before those: a dependent
-            # read later in the round then compares with this round's other side at once.
-            lends = bool(self.plans[plan_id].links.lends)
-            return plan_id not in first, not lends, (record.last_checked_at if record else None) or _NEVER
-
-        return sorted((plan_id for plan_id in self.plans if plan_id not in muted), key=order)
-
     def _recover_abandoned(self, now: datetime) -> None:
         rnd = self.state.round
         if rnd is None:
             return
-        reclaimed, poisoned = rnd.reclaim_abandoned(now)
+        reclaimed, poisoned = rnd.reclaim_abandoned(now, self.sharing.dead if self.sharing.shared else None)
+        for task in reclaimed:  # read again: the one way a spreadsheet is read twice in a round
+            log_event("task_reclaimed", task_id=task.id, spreadsheet_id=task.target)
         if reclaimed or poisoned:
             self.emit(CrashRecovered(
                 at=now, run_id=self.run_id, previous_run_id=self.state.heartbeat.previous_run_id,
@@ -429,26 +443,28 @@ class Run:
             if plan is not None:
                 self.outcomes.dead_letter(rnd, task, plan, task.last_error, now)
 
-    def _drop_unconfigured(self) -> None:
-        for sheet_id in [sid for sid in self.state.history if sid not in self.plans]:
-            del self.state.history[sheet_id]  # a metric history is bounded per configured spreadsheet
-        rnd = self.state.round
-        if rnd is None:
-            return
-        removed = {task.target for task in rnd.tasks.values()} - self.plans.keys()
-        if removed:
-            rnd.drop_targets(removed)
-            log_event("tasks_dropped", reason="removed_from_config", count=len(removed))
-
-    def _watch_progress(self, rnd: Round, now: datetime) -> None:
+    def _watch_progress(self, rnd: Round, now: datetime) -> bool:
+        """Tell once per round that it is falling behind. Beside other runners, only in a turn (the
+        round's document is written in turns only: else a runner still on an older round could write
+        it back), taken once no read is in flight; True when a turn read the state again."""
         limit = self.settings.round_interval * self.settings.behind_after_intervals
         if now - rnd.started_at <= limit or rnd.info.behind_reported:
-            return
+            return False
+        if not self.sharing.shared:
+            self._tell_behind(rnd, now)
+            return False
+        if self.in_flight:
+            return False
+        with self.sharing.turn() as mine:
+            fresh = self.state.round
+            if mine and fresh is not None and fresh.id == rnd.id and not fresh.info.behind_reported:
+                self._tell_behind(fresh, now)
+        return True
+
+    def _tell_behind(self, rnd: Round, now: datetime) -> None:
         rnd.mark_behind_reported()
-        self.emit(FallingBehind(
-            at=now, run_id=self.run_id, round_id=rnd.id, round_started_at=rnd.started_at,
-            done=rnd.finished(), total=len(rnd),
-        ))
+        self.emit(FallingBehind(at=now, run_id=self.run_id, round_id=rnd.id, round_started_at=rnd.started_at,
+                                done=rnd.finished(), total=len(rnd)))
 
     # -- plumbing ----------------------------------------------------------------------------------
 
@@ -482,10 +498,3 @@ class Run:
     def _stop(self, reason: str) -> bool:
         self.report.stop_reason = self.report.stop_reason or reason
         return False
-
-
-
-def _progress(rnd: Round) -> RoundProgress:
-    counts = rnd.counts()
-    return RoundProgress(rnd.id, pending=counts[PENDING], processing=counts[PROCESSING], done=counts[DONE],
-                         failed=counts[FAILED])

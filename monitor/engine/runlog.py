@@ -65,10 +65,12 @@ def record_of(heartbeat: Heartbeat, health: Iterable[SheetHealth]) -> RunRecord:
     )
 
 
-def add_run(log: Documents[RunHour], record: RunRecord, now: datetime, keep: timedelta) -> None:
+def add_run(log: Documents[RunHour], record: RunRecord, now: datetime, keep: timedelta,
+            runner: str = "") -> None:
     """Add ``record`` to its hour and drop the hours wholly older than ``keep``: writes one document,
-    and removes only those that expired."""
-    hour = hour_of(record.started_at)
+    and removes only those that expired. Runners sharing one state each keep their own document of
+    an hour (``2026-11-30T15.host-a``): two runners ending a run in one hour never write one key."""
+    hour = hour_of(record.started_at) + (f".{runner}" if runner else "")
     earlier = log.get(hour) or RunHour()
     # In time order even when a run is added after a later one of its hour (a clock set back).
     log[hour] = RunHour(tuple(sorted((*earlier.runs, record), key=lambda run: run.started_at)))

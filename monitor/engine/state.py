@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
+from monitor.core.runners import is_runner_name
 from monitor.core.tracking import Documents, Single, document
 from monitor.engine.api_health import ApiState
 from monitor.engine.breaker import BreakerState
@@ -40,14 +41,21 @@ class RetryFirst:
 
 
 class EventLog:
-    """Events not yet handed to people, oldest first; each one a document of its own."""
+    """Events not yet handed to people, oldest first; each one a document of its own.
 
-    __slots__ = ("_documents", "_next")
+    A key is a zero-padded sequence number, so keys sort in the order events came. Runners sharing
+    one state each add their own name (``suffix``): ``000000000042.host-a``. Two runners that both
+    take 42 next then write two keys, never one over the other, and the pair still sorts by number.
+    """
 
-    def __init__(self, events: Mapping[int, Event] | None = None) -> None:
+    __slots__ = ("_documents", "_next", "suffix")
+
+    def __init__(self, events: Mapping[int | str, Event] | None = None, suffix: str = "") -> None:
         events = events or {}
-        self._documents: Documents[Event] = Documents({_key(seq): event for seq, event in events.items()})
-        self._next = max(events, default=0) + 1
+        self._documents: Documents[Event] = Documents(
+            {_key(key) if isinstance(key, int) else key: event for key, event in events.items()})
+        self._next = max((sequence_of(key) for key in self._documents), default=0) + 1
+        self.suffix = suffix
 
     def __len__(self) -> int:
         return len(self._documents)
@@ -56,7 +64,8 @@ class EventLog:
         return (self._documents[key] for key in sorted(self._documents))
 
     def add(self, event: Event) -> None:
-        self._documents[_key(self._next)] = event
+        key = _key(self._next) + (f".{self.suffix}" if self.suffix else "")
+        self._documents[key] = event
         self._next += 1
         if len(self._documents) > EVENTS_KEPT:
             del self._documents[min(self._documents)]
@@ -77,6 +86,16 @@ class EventLog:
 
 def _key(seq: int) -> str:
     return f"{seq:012d}"  # zero-padded: the keys sort in the order the events came
+
+
+def sequence_of(key: str) -> int:
+    """The sequence number of an event key (``000000000042`` or ``000000000042.host-a``)."""
+    return int(key.partition(".")[0])
+
+
+def is_event_key(key: str) -> bool:
+    number, dot, runner = key.partition(".")
+    return number.isdigit() and (not dot or is_runner_name(runner))
 
 
 class RunnerState:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -73,6 +73,9 @@ class Task:
     # suspects in the order they became suspects.
     quarantined_at: UtcTime | None = None
     history: tuple[Attempt, ...] = ()
+    # The run that leased it (set while ``processing``): runners sharing a state blame a kill by the
+    # dead run's own reads in flight, which this names (monitor.engine.sharing).
+    run_id: str | None = None
 
     @property
     def quarantined(self) -> bool:
@@ -230,9 +233,26 @@ class Round:
 
     # -- a task's life -------------------------------------------------------------------------------
 
-    def start(self, task: Task) -> None:
+    def start(self, task: Task, run_id: str | None = None) -> None:
         """Lease the task to this run: it is ``processing`` until it ends one way or another."""
+        task.run_id = run_id
         self._set_status(task, PROCESSING)
+
+    def adopt(self, stored: Task) -> None:
+        """Take ``stored`` (what another runner saved of this task) in place of the one held here, as
+        saved: it is not written back. Its place in the queues follows its status."""
+        held = self.tasks.get(stored.id)
+        if held is None:
+            return
+        self._counts[held.status] -= 1
+        self._counts[stored.status] += 1
+        self.tasks.load(stored.id, stored)
+        if stored.status is PENDING and stored.next_attempt_at:
+            heapq.heappush(self._waiting, (stored.next_attempt_at, stored.id))
+        elif stored.status is PENDING and stored.quarantined:
+            self._quarantine.append(stored.id)
+        elif stored.status is PENDING:
+            self._cursor = min(self._cursor, self._order.index(stored.id))
 
     def succeed(self, task: Task, now: datetime) -> None:
         task.attempts += 1
@@ -318,17 +338,32 @@ class Round:
 
     # -- crash recovery ----------------------------------------------------------------------------
 
-    def reclaim_abandoned(self, now: datetime) -> tuple[list[Task], list[Task]]:
+    def reclaim_abandoned(self, now: datetime, dead: Callable[[str | None], bool] | None = None
+                          ) -> tuple[list[Task], list[Task]]:
         """Tasks left ``processing`` by a killed run go back to ``pending``, quarantined (their lease
-        is void).
+        is void). ``dead`` says whether a run id's lease is gone (None: every other run is dead, as
+        for one runner, which holds the run lock); a live run's tasks stay as they are.
 
-        Only a task that was alone in flight counts the interruption against it; at
+        Only a task that was alone in flight in its run counts the interruption against it; at
         POISON_INTERRUPTIONS it is poisoned and marked failed, and the caller dead-letters it.
         Returns (reclaimed, poisoned).
         """
-        abandoned = [task for task in self.tasks.values() if task.status is PROCESSING]
+        by_run: dict[str | None, list[Task]] = {}
+        for task in self.tasks.values():
+            if task.status is PROCESSING and (dead is None or dead(task.run_id)):
+                # One runner: every task it finds processing was the last run's, whatever run id a
+                # release before run ids recorded; several: each dead run's own reads in flight.
+                by_run.setdefault(None if dead is None else task.run_id, []).append(task)
         reclaimed, poisoned = [], []
+        for abandoned in by_run.values():
+            self._reclaim(abandoned, now, reclaimed, poisoned)
+        self._cursor = 0
+        return reclaimed, poisoned
+
+    def _reclaim(self, abandoned: list[Task], now: datetime, reclaimed: list[Task], poisoned: list[Task]
+                 ) -> None:
         for task in abandoned:
+            task.run_id = None
             if len(abandoned) == 1:
                 task.interruptions += 1
             if task.interruptions >= POISON_INTERRUPTIONS:
@@ -344,8 +379,6 @@ class Round:
             self._set_status(task, PENDING)
             self._quarantine.append(task.id)
             reclaimed.append(task)
-        self._cursor = 0
-        return reclaimed, poisoned
 
     # -- saving ------------------------------------------------------------------------------------
 
@@ -364,6 +397,8 @@ class Round:
         self._counts[task.status] -= 1
         self._counts[status] += 1
         task.status = status
+        if status is not PROCESSING:
+            task.run_id = None  # the lease ends with the processing
         self.tasks.touch(task.id)
 
     def _record(self, task: Task, at: datetime, outcome: str, error: ErrorInfo | None = None) -> None:

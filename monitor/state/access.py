@@ -29,20 +29,43 @@ from monitor.state.state import State
 from monitor.storage import RUN_LOCK, PropertyStore, RestoreReport, StateLocation, location_of
 
 Place = StateLocation | str | Path  # a location, or the path of a state folder
+# Runners sharing one state (monitor.state.shared): one of them at a time starts a round (or reclaims
+# dead runs' tasks), and admin commands hold the same lock to change the state beside them; one at a
+# time composes and sends the alerts.
+ROUND_LOCK = "round"
+NOTIFY_LOCK = "notify"
+
+
+def own_lock(runner: str) -> str:
+    """A runner's own run lock when runners share the state: it never overlaps itself."""
+    return f"run-{runner}"
+
+
+def shares_state(location: StateLocation) -> bool:
+    """Do runners share this state (several at once), rather than take turns under the run lock?
+    The Redis backend's do; the state folder has one runner."""
+    return location.shared_writers
+
+
+def admin_lock(location: StateLocation) -> str:
+    """The lock an admin command holds to change the state: the run lock, or, beside runners that
+    share it, the round lock (their claims then see its change: monitor.engine.sharing)."""
+    return ROUND_LOCK if shares_state(location) else RUN_LOCK
 # Tests turn this on: after a block that changed state, the saved state must equal the state in
 # memory, or a change escaped the tracking that makes saves cheap (StateRepository.unsaved).
 VERIFY_SAVES = False
 
 
-def read_state(place: Place, only: Iterable[str] | None = None) -> State | None:
+def read_state(place: Place, only: Iterable[str] | None = None, runner: str | None = None) -> State | None:
     """The state as the last save left it; None when no run has written one yet. ``only`` names the
-    kinds of document to load (e.g. ``("heartbeat", "runs")``), the rest is left empty. Raises the
-    store's StateError when neither the state nor its last good copy can be read."""
-    return read_state_with_repairs(place, only)[0]
+    kinds of document to load (e.g. ``("heartbeat", "runs")``), the rest is left empty; ``runner``,
+    beside runners sharing the state, whose own heartbeat, run history and totals to show as the
+    state's. Raises the store's StateError when neither the state nor its last good copy can be read."""
+    return read_state_with_repairs(place, only, runner)[0]
 
 
 def read_state_with_repairs(
-    place: Place, only: Iterable[str] | None = None
+    place: Place, only: Iterable[str] | None = None, runner: str | None = None
 ) -> tuple[State | None, RestoreReport | None]:
     """``read_state``, and what of the saved state could not be used (None when all of it could):
     a reader that shows the state (`status`) must say when it shows the last good copy."""
@@ -51,19 +74,19 @@ def read_state_with_repairs(
         return None, None
     store = location.open(read_only=True)
     try:
-        return StateRepository(store).load(only=only), store.restore_report
+        return StateRepository(store, runner).load(only=only), store.restore_report
     finally:
         store.close()
 
 
-def run_lock_held(place: Place) -> bool:
+def run_lock_held(place: Place, name: str = RUN_LOCK) -> bool:
     """Does a process hold the run lock now (a run, or an admin command changing the state)?
 
     Asked by trying the lock without waiting and letting it go at once: a run that tries it in that
     instant finds it held and exits as if another run worked, and the next cron tick runs; a run
     killed by the system leaves the lock free (the kernel drops it with the process).
     """
-    lock = location_of(place).lock(RUN_LOCK)
+    lock = location_of(place).lock(name)
     if not lock.acquire(timeout=0):
         return True
     lock.release()
@@ -89,21 +112,28 @@ class StateSession:
 
 @contextmanager
 def changing_state(
-    place: Place, *, actor: str, now: datetime, wait: float = 0.0
+    place: Place, *, actor: str, now: datetime, wait: float = 0.0, lock: str = RUN_LOCK,
+    runner: str | None = None,
 ) -> Iterator[StateSession | None]:
-    """Hold the run lock and yield the state to change; None when another process kept the lock for
-    ``wait`` seconds (nothing was opened). ``actor`` is the run id, or "admin-<command>", that events
-    about repairs name. Raises the store's StateError if the state cannot be opened at all."""
+    """Hold the lock ``lock`` (the run lock unless said otherwise) and yield the state to change; None
+    when another process kept the lock for ``wait`` seconds (nothing was opened). ``actor`` is the run
+    id, or "admin-<command>", that events about repairs name. ``runner``: a runner sharing the state
+    with others (monitor.state.shared), whose own documents are kept under its name; its writes are
+    fenced by ``lock``, its own. Raises the store's StateError if the state cannot be opened at all."""
     location = location_of(place)
-    lock = location.lock(RUN_LOCK)
-    if not lock.acquire(timeout=wait):
+    held = location.lock(lock)
+    if not held.acquire(timeout=wait):
         yield None
         return
+    # The lock whose token this process's writes must still hold (a Redis location checks it).
+    location.fence = lock
     try:
         # Opened only once the lock is held: opening to write already writes (clean-up, compaction).
         store = location.open()
         try:
-            repository = StateRepository(store)
+            # Beside runners sharing the state, a process that is none of them (an admin command)
+            # leaves their own documents alone.
+            repository = StateRepository(store, "" if runner is None and location.shared_writers else runner)
             state = repository.load()
             _repair(repository, state, store, actor, now)
             session = StateSession(store, repository, state)
@@ -115,7 +145,7 @@ def changing_state(
         finally:
             store.close()
     finally:
-        lock.release()
+        held.release()
 
 
 def _repair(repository: StateRepository, state: State, store: PropertyStore, actor: str,

@@ -17,7 +17,10 @@ from typing import Any
 
 from monitor.core.timefmt import format_utc
 from monitor.core.tracking import Documents
+from monitor.engine.heartbeat import RunHistory
+from monitor.engine.state import is_event_key
 from monitor.engine.tasks import Round, RoundInfo, Task, task_number
+from monitor.engine.totals import RunTotals
 from monitor.state import legacy
 from monitor.state.schema import (
     DAMAGED_PREFIX,
@@ -26,7 +29,10 @@ from monitor.state.schema import (
     FAMILIES,
     KINDS,
     LAYOUT,
+    PER_RUNNER,
     ROUND,
+    RUNNER_HEARTBEAT,
+    RUNNER_RUNS,
     SCHEMA_KEY,
     SINGLES,
     TASK,
@@ -39,13 +45,19 @@ from monitor.state.schema import (
 from monitor.state.state import Damage, State
 from monitor.storage import PropertyStore, StateVersionError
 
+# A runner's own documents that a fresh state holds empty rather than not at all.
+_FRESH = {"runs": RunHistory, "totals": RunTotals}
 # Keys whose loss (as damaged entries) makes the next writer save the whole state: see ``load``.
 _WHOLE_SAVE_KEYS = frozenset({SCHEMA_KEY, ROUND.key(), *(kind.key() for kind in SINGLES.values())})
 
 
 class StateRepository:
-    def __init__(self, store: PropertyStore) -> None:
+    def __init__(self, store: PropertyStore, runner: str | None = None) -> None:
+        """``runner``: this process is one of several runners sharing the store, by that name; its
+        heartbeat, run history and quota log are its own (``heartbeat/<runner>``...). ``""``: a
+        process beside such runners that has none (an admin command): it never writes them."""
         self.store = store
+        self.runner = runner
         self._task_keys: set[str] = set()  # the task documents on the store, for replacing a round
         # Entries set aside: written (and their keys removed) by the next save, in the same update.
         self._staged: dict[str, str] = {}
@@ -124,11 +136,12 @@ class StateRepository:
         rnd = self._round(found["round"].get(None), found["task"], properties, damaged)
         events = {}
         for id, event in found["event"].items():
-            if id.isdigit():
-                events[int(id)] = event
+            if is_event_key(id):
+                events[id] = event
             else:
                 key = EVENT.key(id)
-                damaged.append(Damage(key, "an event key must be a number", properties[key]))
+                damaged.append(Damage(key, "an event key must be a number (and a runner's name)",
+                                      properties[key]))
         dlq = {}
         for id, entry in found["dlq"].items():
             if entry.id == id:
@@ -148,7 +161,32 @@ class StateRepository:
             **{attribute: found[kind.name].get(None) for attribute, kind in SINGLES.items()},
         )
         state.damaged = damaged
+        state.runner_heartbeats = dict(found[RUNNER_HEARTBEAT.name])
+        state.runner_runs = dict(found[RUNNER_RUNS.name])
+        if self.runner:
+            self._own_documents(state, found)
         return state
+
+    def _own_documents(self, state: State, found: dict[str, dict]) -> None:
+        """A runner's own heartbeat, run history and quota log. The first runner to share a state
+        written by a single runner takes over its documents (and removes the single-runner keys), so
+        the watchdog sees one runner that went on, not one that stopped."""
+        taken_over = set()
+        for attribute, kind in PER_RUNNER.items():
+            own = found[kind.name].get(self.runner)
+            single_key = SINGLES[attribute].key()
+            if own is None and self.store.get_property(single_key) is not None:
+                taken_over.add(attribute)  # kept in memory; saved under this runner's key
+                self._staged_removals.add(single_key)
+            elif own is not None:
+                setattr(state, attribute, own)
+            elif attribute in _FRESH:
+                setattr(state, attribute, _FRESH[attribute]())
+                taken_over.add(attribute)  # written, empty, by the first save, as a fresh state's is
+            else:
+                setattr(state, attribute, None)
+        state.changed_singles.clear()
+        state.changed_singles |= taken_over
 
     def _round(self, info: RoundInfo | None, tasks: dict[str, Task], properties: dict[str, str],
                damaged: list[Damage]) -> Round | None:
@@ -168,6 +206,10 @@ class StateRepository:
             if belongs:
                 kept.append(task)
                 self._task_keys.add(key)
+            elif self.runner is not None and task.round_id != info.id:
+                # Beside other runners: a runner still reading when another started this round
+                # saved its last result of the old one. Not damage: the next save removes it.
+                self._staged_removals.add(key)
             else:
                 problem = f"task {task.id} (of {task.target}) is not part of round {info.id}"
                 damaged.append(Damage(key, problem, properties[key]))
@@ -208,11 +250,14 @@ class StateRepository:
             _collect(kind, getattr(state, attribute), values, deleted)
         _collect(EVENT, state.events.documents, values, deleted)
         for attribute in state.changed_singles & SINGLES.keys():
-            kind, value = SINGLES[attribute], getattr(state, attribute)
+            if self.runner == "" and attribute in PER_RUNNER:
+                continue  # the runners' own, not this process's
+            kind, key = self._single(attribute)
+            value = getattr(state, attribute)
             if value is None:
-                deleted.add(kind.key())
+                deleted.add(key)
             else:
-                values[kind.key()] = kind.encode(value)
+                values[key] = kind.encode(value)
         values.update(self._staged)
         deleted |= self._staged_removals
         deleted -= values.keys()
@@ -224,19 +269,35 @@ class StateRepository:
         self._task_keys |= written_tasks
         _mark_saved(state)
 
+    def _single(self, attribute: str) -> tuple[Kind, str]:
+        """The kind and key of a single document: a runner's own ones under its name."""
+        if self.runner and attribute in PER_RUNNER:
+            return PER_RUNNER[attribute], PER_RUNNER[attribute].key(self.runner)
+        return SINGLES[attribute], SINGLES[attribute].key()
+
     def save_all(self, state: State) -> None:
         """Write the whole state in the current layout, and remove every key it no longer has: for a
-        fresh store, after a layout upgrade, or when the schema document was lost."""
-        values = encode_all(state)
+        fresh store, after a layout upgrade, or when the schema document was lost. Other runners'
+        own documents are theirs: kept."""
+        values = encode_all(state, self.runner)
         values[SCHEMA_KEY] = schema_document()
         values.update(self._staged)
+        others = tuple(kind.prefix for kind in PER_RUNNER.values())
         deleted = [key for key in self.store.get_keys()
-                   if key not in values and not key.startswith(DAMAGED_PREFIX)]
+                   if key not in values and not key.startswith((DAMAGED_PREFIX, *others))]
         self.store.update(values, deleted)
         self._staged, self._staged_removals = {}, set()
         self._task_keys = {key for key in values if key.startswith(TASK.prefix)}
         _mark_saved(state)
         state.needs_full_save = False
+
+    def note_stored(self, key: str) -> None:
+        """A task document written outside ``save`` (a runner's claim): a new round removes it too."""
+        self._task_keys.add(key)
+
+    def adopt_task_keys(self, other: StateRepository) -> None:
+        """The task documents ``other`` found, after a re-read of a store other runners write."""
+        self._task_keys = set(other._task_keys)
 
     def set_aside(self, damages: Iterable[Damage], now: datetime) -> list[tuple[Damage, str]]:
         """Move each damaged entry to ``damaged/<key>`` (with why and when) at the next save, in the
@@ -252,9 +313,11 @@ class StateRepository:
     def unsaved(self, state: State) -> list[str]:
         """Keys whose stored document differs from the state's (a full comparison, for tests: after a
         save it must be empty, or some change escaped the tracking)."""
-        expected = encode_all(state)
+        expected = encode_all(state, self.runner)
+        others = tuple(kind.prefix for kind in PER_RUNNER.values())
         stored = {key: value for key, value in self.store.get_properties().items()
-                  if key != SCHEMA_KEY and not key.startswith(DAMAGED_PREFIX)}
+                  if key != SCHEMA_KEY and not key.startswith(DAMAGED_PREFIX)
+                  and (key in expected or not key.startswith(others))}
         return sorted(key for key in expected.keys() | stored.keys() if expected.get(key) != stored.get(key))
 
 
@@ -290,8 +353,9 @@ def _mark_saved(state: State) -> None:
     state.changed_singles.clear()
 
 
-def encode_all(state: State) -> dict[str, str]:
-    """Every document of ``state`` by its key, encoded as it would be stored."""
+def encode_all(state: State, runner: str | None = None) -> dict[str, str]:
+    """Every document of ``state`` by its key, encoded as it would be stored (by ``runner``: see
+    ``StateRepository``)."""
     encoded = {}
     if state.round is not None:
         encoded[ROUND.key()] = ROUND.encode(state.round.info)
@@ -301,6 +365,9 @@ def encode_all(state: State) -> dict[str, str]:
         encoded.update({kind.key(id): kind.encode(doc) for id, doc in getattr(state, attribute).items()})
     encoded.update({EVENT.key(id): EVENT.encode(doc) for id, doc in state.events.documents.items()})
     for attribute, kind in SINGLES.items():
+        if runner == "" and attribute in PER_RUNNER:
+            continue  # see StateRepository: a process beside runners has none of its own
         if (value := getattr(state, attribute)) is not None:
-            encoded[kind.key()] = kind.encode(value)
+            own = PER_RUNNER.get(attribute) if runner else None
+            encoded[own.key(runner) if own else kind.key()] = (own or kind).encode(value)
     return encoded

@@ -3,6 +3,7 @@
 One document per key, as Apps Script's PropertiesService holds JSON strings::
 
     schema                 {"layout": 2, "documents": {"task": 1, "health": 1, ...}}
+    heartbeat/<runner>, runs/<runner>, quota/<runner>: the same, per runner, when runners share a state
     round                  RoundInfo          task/<task id>       Task
     heartbeat              Heartbeat          health/<sheet id>    SheetHealth
     runs                   RunHistory         breaker/<sheet id>   BreakerState
@@ -125,8 +126,9 @@ def _adapter(document_type: Any) -> TypeAdapter:
 # Version 2 added ``unread`` (spreadsheets the round judged without a read: Drive said unchanged).
 ROUND = Kind("round", RoundInfo, version=2)
 # Version 2 added ``quarantined_at`` (read alone after a run died with it in flight among others);
-# version 3 an error's ``account`` and ``tabs`` (what a person needs to act on a refusal).
-TASK = Kind("task", Task, version=3, prefix="task/")
+# version 3 an error's ``account`` and ``tabs`` (what a person needs to act on a refusal); version 4
+# the leasing run's ``run_id`` (runners sharing one state).
+TASK = Kind("task", Task, version=4, prefix="task/")
 # Version 2 added the last read (``read_at``, ``checks``, ``moments``) and Drive's ``changed_at``;
 # version 3 the spreadsheet's time zone (``time_zone``, ``zone_due``); version 4 its ``tabs`` and a
 # finding's ``gid`` (links to a tab's bad cell); version 5 its failing reads (``unreadable``); version
@@ -159,6 +161,16 @@ OUTBOX = Kind("outbox", Outbox, version=4)
 ALERTS = Kind("alerts", AlertMemory, version=3)
 TOTALS = Kind("totals", RunTotals)
 
+# Runners sharing one state (monitor.state.shared) keep these each under its own name:
+# heartbeat/<runner>, runs/<runner>, quota/<runner> (each runner paces its own reads), totals/<runner>
+# (each runner's metrics are a group of their own).
+RUNNER_HEARTBEAT = Kind("runner_heartbeat", Heartbeat, prefix="heartbeat/")
+RUNNER_RUNS = Kind("runner_runs", RunHistory, prefix="runs/")
+RUNNER_QUOTA = Kind("runner_quota", QuotaLog, prefix="quota/")
+RUNNER_TOTALS = Kind("runner_totals", RunTotals, prefix="totals/")  # each runner's metrics, its own
+PER_RUNNER: Mapping[str, Kind] = {"heartbeat": RUNNER_HEARTBEAT, "runs": RUNNER_RUNS, "quota": RUNNER_QUOTA,
+                                  "totals": RUNNER_TOTALS}
+
 # RunnerState/State attribute -> kind, for the collections and the single documents.
 FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DLQ, "mutes": MUTE,
                                 "history": HISTORY, "runlog": RUNLOG}
@@ -168,7 +180,8 @@ SINGLES: Mapping[str, Kind] = {
     "totals": TOTALS,
 }
 KINDS: Mapping[str, Kind] = {
-    kind.name: kind for kind in (ROUND, TASK, EVENT, *FAMILIES.values(), *SINGLES.values())
+    kind.name: kind for kind in (ROUND, TASK, EVENT, *FAMILIES.values(), *SINGLES.values(),
+                                 *PER_RUNNER.values())
 }
 BY_PREFIX: Mapping[str, Kind] = {kind.prefix: kind for kind in KINDS.values() if kind.prefix}
 
@@ -283,6 +296,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("health", 6): _optional_fields_added,
     ("task", 1): _task_quarantine,
     ("task", 2): _optional_fields_added,
+    ("task", 3): _optional_fields_added,
     ("dlq", 1): _optional_fields_added,
     ("event", 2): _optional_fields_added,
     ("event", 3): _optional_fields_added,

@@ -37,4 +37,8 @@ class State(RunnerState):
         self.set_aside: list[str] = []  # keys of entries set aside earlier (``damaged/<key>``)
         # Written whole at the next save by a writer: a fresh store, an older layout, a lost schema.
         self.needs_full_save = False
+        # Every runner's own heartbeat and run history, by runner, when runners share the state (read
+        # only: the watchdog's and `status`'s); empty for one runner, whose are ``heartbeat``/``runs``.
+        self.runner_heartbeats: dict = {}
+        self.runner_runs: dict = {}
         self.changed_singles.clear()

@@ -22,6 +22,11 @@ PROPERTIES = "properties"  # the runner's state
 
 
 class StateLocation(ABC):
+    # Can several processes write its stores at once, each fenced by its own lock (compare-and-set,
+    # re-reads: monitor.storage.redis_shared)? Then runners share it rather than take turns.
+    shared_writers = False
+    fence: str = RUN_LOCK  # the lock whose token a writer must still hold (where the backend checks)
+
     @abstractmethod
     def exists(self, name: str = PROPERTIES) -> bool:
         """True if anything of the store ``name`` was ever saved (it may still be unreadable)."""

@@ -82,6 +82,8 @@ _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del
 class RedisLocation(StateLocation):
     """The stores and locks of one monitor on one Redis, all under ``prefix``."""
 
+    shared_writers = True
+
     def __init__(self, url: str, *, prefix: str, password: str | None = None,
                  memory_dir: str | Path | None = None) -> None:
         """``memory_dir``: the host's state folder, where it remembers the generation it saw (None:
@@ -91,6 +93,11 @@ class RedisLocation(StateLocation):
         # The token of each lock a RedisLock of this location holds: a store opened here writes only
         # while the run lock it was opened under is still its own.
         self.held_tokens: dict[str, str] = {}
+        # The lock whose token fences this location's writes: the run lock, or a runner's own lock
+        # when several runners share the state (monitor.state.shared).
+        self.fence = RUN_LOCK
+        self.leases: dict[str, float] = {}  # locks whose lease is not LOCK_LEASE_SECONDS, by name
+        self.scripts: dict[str, object] = {}  # scripts of other modules (monitor.storage.redis_shared)
         # Set when a command could not reach Redis or timed out: nothing more is sent that could wait.
         self.unreachable = False
         # One retry, on a fresh connection, after a connection error only: a Redis restarted since
@@ -117,8 +124,9 @@ class RedisLocation(StateLocation):
     def open(self, name: str = PROPERTIES, *, read_only: bool = False) -> RedisStore:
         return RedisStore(self, name, read_only=read_only)
 
-    def lock(self, name: str = RUN_LOCK) -> RedisLock:
-        return RedisLock(self, name)
+    def lock(self, name: str = RUN_LOCK, lease: float | None = None) -> RedisLock:
+        """The lock ``name``, with ``lease`` (default: ``leases[name]``, else LOCK_LEASE_SECONDS)."""
+        return RedisLock(self, name, lease or self.leases.get(name, LOCK_LEASE_SECONDS))
 
     def describe(self) -> str:
         """The Redis and prefix, for messages: host, port and database, never the password."""
@@ -190,11 +198,12 @@ class RedisStore(PropertyStore):
         # Under the run lock, the update is fenced by its token: a process stalled past its lease,
         # whose lock another process has taken since, is refused instead of writing over that one.
         # The generation is set once, never changed: its absence later means Redis lost what it held.
-        token = self.location.held_tokens.get(RUN_LOCK, "")
+        fence = self.location.fence
+        token = self.location.held_tokens.get(fence, "")
         pairs = [item for pair in changed.items() for item in pair]
         with talking_to(self.location, writing=True):
             applied = self.location.update_script(
-                keys=[self.hash_key, self.location.key("lock", RUN_LOCK), self.location.key("generation")],
+                keys=[self.hash_key, self.location.key("lock", fence), self.location.key("generation")],
                 args=[token, secrets.token_hex(8), len(changed), *pairs, *removed])
         if applied in (0, -1, -2):
             raise StateError(self._refusal(applied))
@@ -212,6 +221,17 @@ class RedisStore(PropertyStore):
         return (f"{self._describe()}: this process lost the run lock (its {LOCK_LEASE_SECONDS:.0f} s lease"
                 f" ran out while the process was stalled, and {holder}); this change was not saved."
                 " Nothing to fix by hand: the next run goes on from the saved state")
+
+    def hold(self, values: dict[str, str | None], whole: bool = False) -> None:
+        """Take ``values`` (None: absent) as what the hash holds now, read by a caller sharing the store
+        with other writers (monitor.storage.redis_shared); ``whole``: they are all of it."""
+        if whole:
+            self._properties.clear()
+        for key, value in values.items():
+            if value is None:
+                self._properties.pop(key, None)
+            else:
+                self._properties[key] = value
 
     def _lock(self, name: str) -> RedisLock:
         return RedisLock(self.location, name)

@@ -18,6 +18,9 @@ Verdicts, checked in this order (the first that applies wins):
   instant later is silent;
 - ``failing``: the last ``failed_runs`` finished runs all ended in an outcome other than ``ok`` or
   ``nothing_to_do`` (today: ``degraded``);
+- ``runner_stopped``: runners share one state (several hosts on one Redis) and the others carry on,
+  but one of them is stuck or silent by the rules above (judged on its own heartbeat and runs); the
+  rules above judge all runners together first, so "all of them stopped" is ``silent`` or ``stuck``;
 - ``delivery_halted``: the runs work but Telegram refuses a chat as a whole (a wrong bot token, a chat
   not found, the bot removed, a channel refusing every message alike): nobody hears the alerts, so the
   monitor is not healthy whatever the runs say. The watchdog then prints and pings the heartbeat
@@ -31,7 +34,7 @@ silence (or hide one).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from monitor.config import WatchdogConfig
@@ -49,8 +52,9 @@ STATE_UNREADABLE = "state_unreadable"
 STATE_UNWRITABLE = "state_unwritable"
 CONFIG_BROKEN = "config_broken"
 DELIVERY_HALTED = "delivery_halted"
+RUNNER_STOPPED = "runner_stopped"
 STATUSES = (HEALTHY, SILENT, STUCK, FAILING, STATE_MISSING, STATE_UNREADABLE, STATE_UNWRITABLE,
-            DELIVERY_HALTED, CONFIG_BROKEN)
+            DELIVERY_HALTED, CONFIG_BROKEN, RUNNER_STOPPED)
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,20 @@ class RunnerReading:
     unwritable: str | None = None  # why a run cannot save in the state folder, with the fix
     halts: dict[str, Halt] = field(default_factory=dict)  # chats refusing the runner's messages, by chat
     missing: str | None = None  # why there is no state, when the watchdog knows better than "no file"
+    # Runners sharing the state: each one's heartbeat and runs (oldest first), by name; empty for one
+    # runner, whose are ``heartbeat`` and ``runs``.
+    runners: dict[str, tuple[Heartbeat | None, tuple[RunSummary, ...]]] = field(default_factory=dict)
+
+    def together(self) -> RunnerReading:
+        """All runners judged as one: the latest run's heartbeat, every runner's runs in the order
+        they finished. Itself for one runner."""
+        if not self.runners:
+            return self
+        beats = [beat for beat, _ in self.runners.values() if beat is not None]
+        latest = max(beats, key=lambda beat: beat.started_at, default=None)
+        runs = sorted((run for _, each in self.runners.values() for run in each),
+                      key=lambda run: run.finished_at)
+        return replace(self, heartbeat=latest, runs=tuple(runs))
 
 
 @dataclass(frozen=True)
@@ -131,12 +149,14 @@ def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings,
                        " saved, or it was deleted or moved")
     if not reading.readable:
         return Verdict(STATE_UNREADABLE, f"the state file cannot be read: {reading.error or 'unknown error'}")
-    heartbeat, runs = reading.heartbeat, reading.runs
-    last_finished = _last_finished(reading)
+    together = reading.together()
+    heartbeat, runs = together.heartbeat, together.runs
+    last_finished = _last_finished(together)
     return (
         _stuck(heartbeat, last_finished, now, settings)
         or _silent(heartbeat, last_finished, now, settings)
         or _failing(runs, last_finished, settings)
+        or _runner_stopped(reading.runners, last_finished, now, settings)
         or _delivery_halted(reading.halts, last_finished, now)
         or Verdict(
             HEALTHY,
@@ -206,6 +226,25 @@ def _failing(runs: Sequence[RunSummary], last_finished: datetime | None,
         began_at=failed[0].started_at,
         last_finished_at=last_finished,
     )
+
+
+def _runner_stopped(runners: dict, last_finished: datetime | None, now: datetime,
+                    settings: WatchdogSettings) -> Verdict | None:
+    """One runner (or a few) stuck or silent while the others carry on: its host needs a look."""
+    stopped = {}
+    for name, (heartbeat, runs) in sorted(runners.items()):
+        alone = RunnerReading(True, heartbeat=heartbeat, runs=runs)
+        verdict = (_stuck(heartbeat, _last_finished(alone), now, settings)
+                   or _silent(heartbeat, _last_finished(alone), now, settings))
+        if verdict is not None:
+            stopped[name] = verdict
+    if not stopped:
+        return None
+    carry_on = len(runners) - len(stopped)
+    reasons = "; ".join(f"runner {name}: {verdict.reason}" for name, verdict in stopped.items())
+    began = [verdict.began_at for verdict in stopped.values() if verdict.began_at is not None]
+    return Verdict(RUNNER_STOPPED, f"{reasons}; meanwhile {counted(carry_on, 'other runner')} worked",
+                   began_at=min(began, default=None), last_finished_at=last_finished)
 
 
 def _delivery_halted(halts: dict[str, Halt], last_finished: datetime | None, now: datetime) -> Verdict | None:

@@ -21,6 +21,7 @@ from monitor.watchdog.judge import (
     DELIVERY_HALTED,
     FAILING,
     HEALTHY,
+    RUNNER_STOPPED,
     SILENT,
     STATE_MISSING,
     STATE_UNREADABLE,
@@ -39,8 +40,12 @@ _TITLES = {
     CONFIG_BROKEN: "Monitor config broken",
     STATE_UNWRITABLE: "Monitor cannot save its state",
     DELIVERY_HALTED: "Alerts cannot reach Telegram",
+    RUNNER_STOPPED: "A monitor runner stopped",
 }
 _HINTS = {
+    RUNNER_STOPPED: "The other runners do its share meanwhile. Check that host's cron, its run's log and "
+    "the machine; a runner retired for good is forgotten by deleting its heartbeat and runs "
+    "(docs/operations.md, \"Several runners on one Redis\").",
     SILENT: "Check cron (<code>crontab -l</code>), the run's log and the machine.",
     STUCK: "Look at the run's log and for a hung <code>sheet-monitor run</code> process: while it "
     "holds the run lock, no other run starts.",

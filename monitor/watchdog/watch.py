@@ -77,13 +77,18 @@ def read_runner(state_dir: Path, runner: StateLocation | None = None) -> RunnerR
     on_disk = runner is None or isinstance(runner, FileLocation)
     unwritable = runner_folder_problem(Path(state_dir)) if on_disk else None
     try:
-        state = read_state(runner or state_dir, only=("heartbeat", "runs", "outbox"))
+        state = read_state(runner or state_dir,
+                           only=("heartbeat", "runs", "outbox", "runner_heartbeat", "runner_runs"))
     except StateError as exc:
         return RunnerReading(exists=True, readable=False, error=str(exc), unwritable=unwritable)
     if state is None:
         return RunnerReading(exists=False, unwritable=unwritable, missing=_missing_on_redis(runner))
+    runners = {}
+    for name in state.runner_heartbeats.keys() | state.runner_runs.keys():
+        history = state.runner_runs.get(name)
+        runners[name] = (state.runner_heartbeats.get(name), history.runs if history else ())
     return RunnerReading(True, True, state.heartbeat, state.runs.runs, None, dict(state.outbox.migrations),
-                         unwritable, all_halts(state.outbox))
+                         unwritable, all_halts(state.outbox), runners=runners)
 
 
 def _missing_on_redis(runner: StateLocation | None) -> str | None:
