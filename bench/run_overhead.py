@@ -11,8 +11,16 @@ one `run` over them in this process until the whole round is done, with one read
   worker and back. Target: under 5 ms, and flat in N;
 - time per checkpoint save: each save of the state during the run, measured around the state
   repository's ``save`` (it writes what changed since the previous one). Flat in N is the point;
+- where the overhead goes: the saves (each timed around the state repository's ``save``) and, within
+  them, the disk's flush (``os.fdatasync``/``os.fsync``: the journal's durability, which depends on
+  the disk and on what else writes to it, not on the monitor); judging (around the run's ``judge``);
+  the rest (the run's bookkeeping and the hand-over of each read to its worker and back). The
+  overhead counts all of them, the flush included: a run cannot go on before its lease is on disk.
+  The CPU time of the run's thread is printed too: on a busy machine the wall time also holds the
+  time the thread waited for a core, which its CPU time does not;
 - that the run really did the work: every spreadsheet checked in this round (tasks finished = N,
-  each with a verdict recorded at or after the run started).
+  each with a verdict recorded at or after the run started), each read judged by every check of
+  its profile; the script fails (exit 1) if not.
 
 With ``--profile richer`` every spreadsheet is judged by a richer profile than the dataset's: every
 kind of check, every aggregate, row filters, a percentile and a capped severity (``richer_checks``),
@@ -28,10 +36,12 @@ import argparse
 import io
 import json
 import logging
+import os
 import statistics
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from datetime import timedelta
 from pathlib import Path
 
@@ -49,6 +59,7 @@ from monitor.checks import (  # noqa: E402
     ThresholdCheck,
 )
 from monitor.config import load_config  # noqa: E402
+from monitor.engine import run as engine_run  # noqa: E402
 from monitor.google.reader import GspreadReader  # noqa: E402
 from monitor.sandbox.dataset import PROFILE, stock_profile  # noqa: E402
 from monitor.sandbox.dataset_generate import CHECKED_LAST_ROW, STOCK_TAB, WATCHED_SUPPLIER  # noqa: E402
@@ -96,28 +107,34 @@ def with_profile(config_path: Path, checks: list[Check]) -> None:
     config_path.write_text(text[:start] + "checks = [" + written + text[end:])
 
 
-class SaveTimer:
-    """Times every StateRepository.save while installed (a bench may wrap what it measures)."""
+class Timed:
+    """Adds up the time inside ``owner.name`` (and counts the calls) while installed: a bench may wrap
+    what it measures."""
 
-    def __init__(self) -> None:
+    def __init__(self, owner: object, name: str) -> None:
+        self.owner, self.name = owner, name
         self.seconds: list[float] = []
-        self._original = StateRepository.save
+        self._original = getattr(owner, name)
 
-    def __enter__(self) -> SaveTimer:
+    def __enter__(self) -> Timed:
         original, seconds = self._original, self.seconds
 
-        def timed(repository, state):
+        def timed(*args, **kwargs):
             started = time.perf_counter()
             try:
-                return original(repository, state)
+                return original(*args, **kwargs)
             finally:
                 seconds.append(time.perf_counter() - started)
 
-        StateRepository.save = timed
+        setattr(self.owner, self.name, timed)
         return self
 
     def __exit__(self, *exc_info) -> None:
-        StateRepository.save = self._original
+        setattr(self.owner, self.name, self._original)
+
+    @property
+    def total(self) -> float:
+        return sum(self.seconds)
 
 
 def measure(sheets: int, checkpoint_every: float, profile: str = "dataset") -> dict:
@@ -136,26 +153,49 @@ def measure(sheets: int, checkpoint_every: float, profile: str = "dataset") -> d
 
         clock = SleepCountingClock()
         started_at = clock.now()
-        with SaveTimer() as saves:
-            started = time.perf_counter()
+        with ExitStack() as timers:
+            saves = timers.enter_context(Timed(StateRepository, "save"))
+            judging = timers.enter_context(Timed(engine_run, "judge"))
+            # The journal's fdatasync, a snapshot's and its folder's fsync.
+            flushes = [timers.enter_context(Timed(os, name)) for name in ("fdatasync", "fsync")
+                       if hasattr(os, name)]
+            started, cpu = time.perf_counter(), time.thread_time()
             result = run_once(config, budget=timedelta(minutes=30), clock=clock,
                               reader_factory=reader_factory, checkpoint_every=checkpoint_every,
                               messages_to=io.StringIO())
-            wall = time.perf_counter() - started
+            wall, cpu = time.perf_counter() - started, time.thread_time() - cpu
         state = read_state(config.run.state_dir)
     checked = sum(1 for record in state.health.values()
                   if record.last_checked_at and record.last_checked_at >= started_at)
+    read = sum(1 for record in state.health.values() if record.read_at and record.read_at >= started_at)
     report = result.report
     overhead = wall - timed[0].seconds - clock.slept
+    per_task = 1000 / max(report.tasks, 1)
+    flushed = sum(timer.total for timer in flushes)
     return {
         "sheets": sheets, "checks": len(config.sheets[0].checks), "ranges": len(config.sheets[0].ranges),
         "tasks": report.tasks, "finished": state.round.finished(), "checked": checked,
         "skipped": sum(1 for record in state.health.values() if record.skipped),
+        "read": read, "judged": len(judging.seconds),
         "wall_s": wall, "api_s": timed[0].seconds, "slept_s": clock.slept,
-        "overhead_ms_per_task": 1000 * overhead / max(report.tasks, 1),
+        "overhead_ms_per_task": overhead * per_task,
+        "saves_ms_per_task": saves.total * per_task, "flush_ms_per_task": flushed * per_task,
+        "judge_ms_per_task": judging.total * per_task, "cpu_ms_per_task": cpu * per_task,
         "saves": len(saves.seconds), "save_ms_median": 1000 * statistics.median(saves.seconds),
         "save_ms_p90": 1000 * statistics.quantiles(saves.seconds, n=10)[-1],
     }
+
+
+def did_the_work(m: dict) -> str | None:
+    """Why the run's figures would not measure what they claim, or None: every spreadsheet of the
+    round given a verdict in this run (a missing one's is its failed read), and every read that
+    worked judged by the profile's checks."""
+    if m["finished"] != m["sheets"] or m["checked"] + m["skipped"] < m["sheets"]:
+        return (f"{m['finished']} of {m['sheets']} tasks finished, {m['checked']} spreadsheets checked: "
+                "the round was not done")
+    if m["read"] == 0 or m["judged"] < m["read"]:
+        return f"{m['read']} spreadsheets read but {m['judged']} reads judged"
+    return None
 
 
 def main() -> int:
@@ -176,12 +216,21 @@ def main() -> int:
         results.append(m)
         print(f"{m['sheets']:>6} spreadsheets, {m['checks']} checks over {m['ranges']} ranges each: "
               f"{m['tasks']} reads, round {m['finished']}/{m['sheets']} "
-              f"finished, {m['checked']} read and judged in this run (+{m['skipped']} skipped by an open "
-              "breaker); "
+              f"finished, {m['checked']} given a verdict in this run, {m['read']} read and judged by "
+              f"{m['checks']} checks (+{m['skipped']} skipped by an open breaker); "
               f"wall {m['wall_s']:.1f} s, API {m['api_s']:.1f} s, slept {m['slept_s']:.1f} s", flush=True)
         print(f"        overhead {m['overhead_ms_per_task']:.2f} ms/task (target {TARGET_MS} ms: ratio "
               f"{m['overhead_ms_per_task'] / TARGET_MS:.2f}); {m['saves']} saves, median "
               f"{m['save_ms_median']:.2f} ms, p90 {m['save_ms_p90']:.2f} ms", flush=True)
+        rest = m["overhead_ms_per_task"] - m["saves_ms_per_task"] - m["judge_ms_per_task"]
+        print(f"        of it: saves {m['saves_ms_per_task']:.2f} ms/task (the disk's flush "
+              f"{m['flush_ms_per_task']:.2f}), judging {m['judge_ms_per_task']:.2f} ({m['judged']} reads "
+              f"judged), the rest {rest:.2f}; without the flush "
+              f"{m['overhead_ms_per_task'] - m['flush_ms_per_task']:.2f} ms/task; "
+              f"CPU of the run's thread {m['cpu_ms_per_task']:.2f} ms/task", flush=True)
+        if (failure := did_the_work(m)) is not None:
+            print(f"not measured: {failure}", file=sys.stderr)
+            return 1
     if len(results) > 1:
         first, last = results[0], results[-1]
         growth = last["sheets"] / first["sheets"]

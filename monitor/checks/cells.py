@@ -9,7 +9,7 @@ sits (Google clamps open ranges such as ``A:A`` to ``A1:A1000``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,8 @@ from monitor.core.a1 import cell_ref, parse_a1, quote_sheet_name
 # ErrorType LOADING). Such a value says nothing about the data, so the whole read is retried later
 # rather than judged. The "#LOADING" spellings are accepted defensively: no real data says that.
 LOADING_VALUES = frozenset({"Loading...", "Loading…", "#LOADING", "#LOADING!"})
+# What a cell shows when its formula fails (under UNFORMATTED_VALUE too): formula_errors' findings.
+FORMULA_ERRORS = ("#REF!", "#N/A", "#DIV/0!", "#VALUE!", "#NAME?", "#NUM!", "#NULL!", "#ERROR!")
 
 
 class ValuesStillLoading(Exception):
@@ -50,31 +52,89 @@ def is_empty(value: Any) -> bool:
 
 
 def is_number(value: Any) -> bool:
-    # JSON booleans arrive as Python bools, which are ints: they are not quantities.
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    # JSON booleans arrive as Python bools, which are ints: they are not quantities. The class tests
+    # first: JSON's numbers are exactly int or float, and this runs for every value a check judges.
+    kind = value.__class__
+    return kind is float or kind is int or (kind is not bool and isinstance(value, int | float))
+
+
+class Values:
+    """The non-empty values of a range in reading order (row by row, left to right), the sheet row
+    of each, and where its cells sit. Checks judge ``values``; a ``Cell`` (which knows its reference)
+    is made only for a value a finding names (``cell``): a healthy spreadsheet's thousands of values
+    never become objects."""
+
+    __slots__ = ("prefix", "values", "rows", "_col", "_cols", "_numeric", "derived")
+
+    def __init__(self, prefix: str, values: list[Any], rows: list[int], col: int,
+                 cols: list[int] | None = None) -> None:
+        self.prefix = prefix
+        self.values = values
+        self.rows = rows
+        self._col = col  # the one column of a one-column range, the common case: no list per value
+        self._cols = cols  # each value's column, for a range of several columns
+        self._numeric: list[int] | None = None
+        # What checks work out from these values, by what asked (a filter's clause: the rows it
+        # holds in), for the next check that asks the same: filters repeat across a profile's checks.
+        self.derived: dict[object, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def cell(self, index: int) -> Cell:
+        col = self._col if self._cols is None else self._cols[index]
+        return Cell(self.prefix, self.rows[index], col, self.values[index])
+
+    def cells(self, indexes: Iterable[int] | None = None) -> list[Cell]:
+        """The cells of the values at ``indexes`` (all of them by default)."""
+        return [self.cell(index) for index in (range(len(self.values)) if indexes is None else indexes)]
+
+    @property
+    def numeric(self) -> list[int]:
+        """The indexes of the numeric values, in reading order (found once, shared by the checks)."""
+        if self._numeric is None:
+            # is_number's class tests inlined, and a text (most values that are not numbers) settled
+            # by its class alone.
+            self._numeric = [index for index, value in enumerate(self.values)
+                             if (kind := value.__class__) is float or kind is int
+                             or (kind is not str and is_number(value))]
+        return self._numeric
+
+    def replaced(self, values: list[Any]) -> Values:
+        """Other ``values`` (as many, in the same order) in these values' cells."""
+        return Values(self.prefix, values, self.rows, self._col, self._cols)
+
+    def only(self, indexes: list[int]) -> Values:
+        """The values at ``indexes`` (in order) alone."""
+        values, rows = self.values, self.rows
+        cols = None if self._cols is None else [self._cols[index] for index in indexes]
+        return Values(self.prefix, [values[index] for index in indexes], [rows[index] for index in indexes],
+                      self._col, cols)
 
 
 class ReadRange(dict):
-    """A ValueRange whose cells are made once for every check that reads it (``cells_of``): a
-    spreadsheet's checks often share a range, and a filter reads its columns once per check."""
+    """A ValueRange whose values are sorted out once for every check that reads it (``values_of``):
+    a spreadsheet's checks often share a range, and a filter reads its columns once per check."""
 
-    __slots__ = ("cells", "split")
+    __slots__ = ("found", "cells")
 
-    def __init__(self, value_range: Mapping[str, Any], cells: list[Cell] | None = None) -> None:
+    def __init__(self, value_range: Mapping[str, Any], found: Values | None = None) -> None:
         super().__init__(value_range)
-        self.cells = cells
-        self.split: tuple[list[Cell], list[Cell]] | None = None
+        self.found = found
+        self.cells: list[Cell] | None = None
 
 
-def numbers_and_others(value_range: Mapping[str, Any] | None) -> tuple[list[Cell], list[Cell]]:
-    """The numeric cells and the rest, in reading order (made once for a ``ReadRange``)."""
-    if type(value_range) is ReadRange and value_range.split is not None:
-        return value_range.split
-    cells = cells_of(value_range)
-    split = ([c for c in cells if is_number(c.value)], [c for c in cells if not is_number(c.value)])
+_NOTHING = Values("", [], [], 1)  # every empty range's: what checks derive from no values is alike
+
+
+def values_of(value_range: Mapping[str, Any] | None) -> Values:
+    """The non-empty values of ``value_range``, where each sits (made once for a ``ReadRange``).
+    Raises ValuesStillLoading if any cell shows the Loading... placeholder."""
     if type(value_range) is ReadRange:
-        value_range.split = split
-    return split
+        if value_range.found is None:
+            value_range.found = _values(value_range)
+        return value_range.found
+    return _values(value_range)
 
 
 def cells_of(
@@ -85,13 +145,76 @@ def cells_of(
     With ``keep``, only the values for which ``keep(value)`` is true become cells (a check that wants
     a few cells out of thousands need not pay for the rest). Raises ValuesStillLoading if any cell
     shows the Loading... placeholder, kept or not. A ``ReadRange``'s cells are made once and shared:
-    callers never change the list.
+    callers never change the list. A check that names only a few of its cells asks ``values_of``.
     """
-    if keep is None and type(value_range) is ReadRange:
+    if keep is not None:
+        return _cells(value_range, keep)
+    if type(value_range) is ReadRange:
         if value_range.cells is None:
-            value_range.cells = _cells(value_range, None)
+            value_range.cells = values_of(value_range).cells()
         return value_range.cells
-    return _cells(value_range, keep)
+    return values_of(value_range).cells()
+
+
+def coded_cells(value_range: Mapping[str, Any] | None, keep: Callable[[Any], object]) -> list[Cell]:
+    """``cells_of(value_range, keep)`` for a ``keep`` that accepts only texts holding a "#" (every
+    formula error's code does): a row is looked at closely only when one of its texts holds "#" or
+    "Loading", so a whole tab costs little more than walking its values once. Raises
+    ValuesStillLoading as ``cells_of`` does."""
+    if not value_range or str(value_range.get("majorDimension", "ROWS")).upper() == "COLUMNS":
+        return _cells(value_range, keep)
+    lines = value_range.get("values") or []
+    marked = []
+    for offset, line in enumerate(lines):
+        for value in line or ():
+            # Every Loading... placeholder holds "Loading" or "#" (LOADING_VALUES).
+            if isinstance(value, str) and ("#" in value or "Loading" in value):
+                marked.append(offset)
+                break
+    if not marked:
+        return []
+    prefix, start_row, start_col = _origin(str(value_range.get("range", "")))
+    cells = []
+    for offset in marked:
+        for index, value in enumerate(lines[offset]):
+            if isinstance(value, str):
+                stripped = value.strip()
+                if stripped in LOADING_VALUES:
+                    raise ValuesStillLoading(Cell(prefix, start_row + offset, start_col + index, value).ref)
+                if stripped and keep(value):
+                    cells.append(Cell(prefix, start_row + offset, start_col + index, value))
+    return cells
+
+
+def _values(value_range: Mapping[str, Any] | None) -> Values:
+    if not value_range or not (lines := value_range.get("values")):
+        return _NOTHING
+    prefix, start_row, start_col = _origin(str(value_range.get("range", "")))
+    if (max(map(len, filter(None, lines)), default=0) > 1
+            or str(value_range.get("majorDimension", "ROWS")).upper() == "COLUMNS"):
+        # Several columns (a header row, a table's formula_errors read elsewhere): few, through cells.
+        cells = _cells(value_range, None)
+        return Values(prefix, [c.value for c in cells], [c.row for c in cells], start_col,
+                      [c.col for c in cells])
+    # One column, nearly every range a check reads: no column per value, no inner loop.
+    values: list[Any] = []
+    rows: list[int] = []
+    for offset, line in enumerate(lines):
+        if not line:
+            continue
+        value = line[0]
+        # is_empty() and the Loading... test, inlined: this loop runs for every value read.
+        if isinstance(value, str):
+            stripped = value.strip()
+            if not stripped:
+                continue
+            if stripped in LOADING_VALUES:
+                raise ValuesStillLoading(Cell(prefix, start_row + offset, start_col, value).ref)
+        elif value is None:
+            continue
+        values.append(value)
+        rows.append(start_row + offset)
+    return Values(prefix, values, rows, start_col)
 
 
 def _cells(value_range: Mapping[str, Any] | None, keep: Callable[[Any], object] | None) -> list[Cell]:
@@ -105,7 +228,6 @@ def _cells(value_range: Mapping[str, Any] | None, keep: Callable[[Any], object] 
     cells = []
     for outer, line in enumerate(values):
         for inner, value in enumerate(line or ()):
-            # is_empty() and the Loading... test, inlined: this loop runs for every value read.
             if isinstance(value, str):
                 stripped = value.strip()
                 if not stripped:
@@ -126,8 +248,10 @@ def _cells(value_range: Mapping[str, Any] | None, keep: Callable[[Any], object] 
 
 
 def only_rows(value_range: Mapping[str, Any] | None, rows: set[int]) -> ReadRange:
-    """``value_range`` seen through a row filter: its cells in the sheet rows ``rows`` only."""
-    return ReadRange(value_range or {}, [cell for cell in cells_of(value_range) if cell.row in rows])
+    """``value_range`` seen through a row filter: its values in the sheet rows ``rows`` only."""
+    found = values_of(value_range)
+    return ReadRange(value_range or {}, found.only([index for index, row in enumerate(found.rows)
+                                                    if row in rows]))
 
 
 def _origin(echoed: str) -> tuple[str, int, int]:

@@ -5,22 +5,23 @@ that is not in the header row fails the check with the resolver's words ("column
 in Stock!1:1; found: ..."), whatever its levels: the data cannot be judged, and silence when a
 column vanished is worse than an alert. Findings name the rows they counted, first ones first.
 
-Counts are over the table's data rows (rows below the header row holding any value): "missing"
-counts blank cells and the check's ``missing_values``; "invalid" judges only values that are not
-missing; "duplicates" counts rows whose key repeats an earlier row's, ignoring rows whose key is
-wholly missing.
+Counts are over the table's data rows (rows below the header row holding any value), those its row
+filter (``where``) passes when it has one: "missing" counts blank cells and the check's
+``missing_values``; "invalid" judges only values that are not missing, nor a formula's error code
+(formula_errors tells those); "duplicates" counts rows whose key repeats an earlier row's, ignoring
+rows whose key is wholly missing.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from monitor.core.wording import counted
 
-from .cells import Cell, is_number
-from .columns import ColumnError, Table, normalized
+from .cells import FORMULA_ERRORS, Cell, is_number
+from .columns import Column, ColumnError, Table, normalized
 from .conditions import format_number
 from .formats import FORMATS
 from .models import DuplicatesCheck, HeadersCheck, InvalidCheck, MissingCheck
@@ -49,6 +50,16 @@ def _table(check: Any, value_range: Any) -> Table:
     return table
 
 
+def _columns(check: _ColumnCheck, table: Table, names: Sequence[str]) -> list[Column]:
+    """The columns ``names`` of ``table``, in the rows the check's filter passes (all without one).
+    Raises ColumnError for a column, the filter's too, that the table does not hold."""
+    columns = [table.column(name) for name in names]
+    if check.where is None:
+        return columns
+    rows = check.where.rows_in(table)
+    return [column.only(rows) for column in columns]
+
+
 def _column_missing(check: Any, error: ColumnError) -> CheckResult:
     return CheckResult(check.name, check.kind, "fail", error.message, None, (error.ref,))
 
@@ -65,12 +76,15 @@ def _more(shown: list[str], total: int) -> str:
 
 def _judged(check: _ColumnCheck, count: int, total: int, what: str, offenders: Sequence[Cell],
             shown: list[str]) -> CheckResult:
-    """The verdict of a count of rows against the check's levels, fail first."""
+    """The verdict of a count of rows against the check's levels, fail first; the rows are those its
+    filter passes, when it has one, and the message says so after them."""
     refs = tuple(cell.ref for cell in offenders[:MAX_CELLS])
     rows = f"{count} of {total}"
+    filtered = f" where {check.where}" if check.where is not None else ""
     if count == 0:
-        return CheckResult(check.name, check.kind, "ok", f"{what} in none of {counted(total, 'row')}", 0)
-    summary = f"{what} in {rows} rows ({share(count, total)}): {_more(shown, count)}"
+        none = f"{what} in none of {counted(total, 'row')}{filtered}"
+        return CheckResult(check.name, check.kind, "ok", none, 0)
+    summary = f"{what} in {rows} rows{filtered} ({share(count, total)}): {_more(shown, count)}"
     for status, rate in check.levels:
         if rate.holds(count, total):
             return CheckResult(check.name, check.kind, status, f"{summary} ({rate})", count, refs)
@@ -91,7 +105,7 @@ def _is_missing(value: Any, missing_texts: frozenset[str]) -> bool:
 def _missing(check: MissingCheck, value_range, now, tz, modified_time) -> CheckResult:
     table = _table(check, value_range)
     try:
-        column = table.column(check.column)
+        (column,) = _columns(check, table, (check.column,))
     except ColumnError as error:
         return _column_missing(check, error)
     texts = check.missing_texts
@@ -107,16 +121,13 @@ def _missing(check: MissingCheck, value_range, now, tz, modified_time) -> CheckR
 def _duplicates(check: DuplicatesCheck, value_range, now, tz, modified_time) -> CheckResult:
     table = _table(check, value_range)
     try:
-        columns = [table.column(name) for name in check.key_columns]
+        columns = _columns(check, table, check.key_columns)
     except ColumnError as error:
         return _column_missing(check, error)
     texts = check.missing_texts
-    first_seen: dict[tuple[str, ...], int] = {}
+    first_seen: dict[Any, int] = {}
     repeats: list[tuple[int, int]] = []  # (index of the repeating row, index of the first one)
-    for index, values in enumerate(zip(*(column.values for column in columns), strict=True)):
-        if all(value is None or value.__class__ is str and _is_missing(value, texts) for value in values):
-            continue  # a row without its key is the missing check's finding, not a duplicate
-        key = tuple(map(_key, values))
+    for index, key in _keys(columns, texts):
         first = first_seen.setdefault(key, index)
         if first != index:
             repeats.append((index, first))
@@ -127,6 +138,19 @@ def _duplicates(check: DuplicatesCheck, value_range, now, tz, modified_time) -> 
     label = " + ".join(column.label for column in columns)
     return _judged(check, len(repeats), len(lead.rows), f"{label} repeated", [cell for cell, _ in pairs],
                    shown)
+
+
+def _keys(columns: list[Column], texts: frozenset[str]) -> Iterator[tuple[int, Any]]:
+    """(index, key) of each data row whose key is not wholly missing: a row without its key is the
+    missing check's finding, not a duplicate."""
+    if len(columns) == 1:  # the usual key, one column: its values are the keys, no tuple per row
+        for index, value in enumerate(columns[0].values):
+            if not (value is None or value.__class__ is str and _is_missing(value, texts)):
+                yield index, _key(value)
+        return
+    for index, values in enumerate(zip(*(column.values for column in columns), strict=True)):
+        if not all(value is None or value.__class__ is str and _is_missing(value, texts) for value in values):
+            yield index, tuple(map(_key, values))
 
 
 def _key(value: Any) -> Any:
@@ -153,7 +177,7 @@ def _repeat_text(cell: Cell, earlier: Cell, one_column: bool) -> str:
 def _invalid(check: InvalidCheck, value_range, now, tz, modified_time) -> CheckResult:
     table = _table(check, value_range)
     try:
-        column = table.column(check.column)
+        (column,) = _columns(check, table, (check.column,))
     except ColumnError as error:
         return _column_missing(check, error)
     rules = _rules(check)
@@ -162,7 +186,7 @@ def _invalid(check: InvalidCheck, value_range, now, tz, modified_time) -> CheckR
     count = 0
     shown: list[str] = []
     for index, value in enumerate(column.values):
-        if value is None or value.__class__ is str and _is_missing(value, texts):
+        if value is None or value.__class__ is str and (_is_missing(value, texts) or _shows_error(value)):
             continue
         for test, reason in rules:
             if not test(value):
@@ -173,6 +197,12 @@ def _invalid(check: InvalidCheck, value_range, now, tz, modified_time) -> CheckR
                     shown.append(f"{offenders[-1].ref} {_show(value)} ({reason})")
                 break
     return _judged(check, count, len(column.rows), f"{column.label} invalid", offenders, shown)
+
+
+def _shows_error(text: str) -> bool:
+    # A cell showing #N/A or #REF! is formula_errors' finding (and the import check's): judged here
+    # too, it would be told twice, as a value breaking every rule.
+    return "#" in text and text.strip() in FORMULA_ERRORS
 
 
 Rule = tuple[Callable[[Any], bool], str]

@@ -27,11 +27,14 @@ def rate_words(rate: Rate) -> str:
 
 
 def sentence(check: Any, subject: str) -> str:
-    """Each of the check's levels (fail first) as "<verb> when <subject> in <rate>"."""
+    """Each of the check's levels (fail first) as "<verb> when <subject> in <rate>", the rate's rows
+    those of its row filter when it has one: "in any row where Status = 'active'"."""
+    where = getattr(check, "where", None)
+    rows = f" where {where}" if where is not None else ""
     parts = []
     for status, rate in check.levels:
         verb = "warns" if status == "warn" or getattr(check, "severity", "fail") == "warn" else "fails"
-        parts.append(f"{verb} when {subject} in {rate_words(rate)}")
+        parts.append(f"{verb} when {subject} in {rate_words(rate)}{rows}")
     return "; ".join(parts)
 
 

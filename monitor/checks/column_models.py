@@ -22,7 +22,7 @@ from monitor.core.invalid import InvalidValue
 
 from . import column_explain
 from .columns import is_column_letter
-from .fields import A1Text
+from .fields import A1Text, WhereField
 from .formats import FORMATS
 from .models import _CheckBase  # models imports this module back: see its note
 from .rates import Rate, RateField, parse_rate
@@ -156,11 +156,22 @@ class HeadersCheck(_TableCheck):
 
 
 class _ColumnCheck(_TableCheck):
-    """A count of rows over one column (or key columns) with warn/fail levels, "> 0" by default."""
+    """A count of rows over one column (or key columns) with warn/fail levels, "> 0" by default;
+    ``where`` keeps it to the table's rows whose other columns match (found in the table itself)."""
 
+    filters_in_table: ClassVar[bool] = True
     missing_values: tuple[str, ...] = ()
     warn: RateField | None = None
     fail: RateField | None = None
+    where: WhereField | None = None
+
+    @model_validator(mode="after")
+    def _filter_columns(self) -> _ColumnCheck:
+        """The filter's columns are found in the table as the check's own are: refused now, not at
+        every read, when they cannot be (a header without a header row, a letter outside the range)."""
+        for name in self.where.columns if self.where is not None else ():
+            self._check_column(name, "where")
+        return self
 
     @field_validator("missing_values", mode="before")
     @classmethod

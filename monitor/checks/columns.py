@@ -25,7 +25,8 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Any
 
 from monitor.core.a1 import column_index, column_letters, parse_a1, quote_sheet_name
@@ -78,6 +79,12 @@ class Column:
         return tuple(Cell(self.prefix, row, self.col, value)
                      for row, value in zip(self.rows, self.values, strict=True))
 
+    def only(self, rows: set[int]) -> Column:
+        """The column in the data rows ``rows`` alone (those a row filter passes)."""
+        kept = [index for index, row in enumerate(self.rows) if row in rows]
+        return replace(self, rows=tuple(self.rows[index] for index in kept),
+                       values=tuple(self.values[index] for index in kept))
+
     def cell(self, index: int) -> Cell:
         """The cell of the ``index``-th data row."""
         return Cell(self.prefix, self.rows[index], self.col, self.values[index])
@@ -96,7 +103,7 @@ class Table:
     """A ValueRange seen as a table: rows of the sheet, an optional header row, columns by name."""
 
     __slots__ = ("prefix", "sheet", "header_row", "data_rows", "_rows", "_start_row", "_start_col",
-                 "_end_col", "_headers")
+                 "_end_col", "_headers", "_columns")
 
     def __init__(self, prefix: str, sheet: str | None, rows: dict[int, list[Any]], start_row: int,
                  start_col: int, end_col: int | None, header_row: int | None) -> None:
@@ -112,6 +119,7 @@ class Table:
             row for row in sorted(rows) if row >= first_data and _holds_a_value(rows[row])
         )
         self._headers: tuple[Cell, ...] | None = None
+        self._columns: dict[int, tuple[Any, ...]] = {}  # values by sheet column, made once for all checks
 
     @classmethod
     def read(cls, value_range: Mapping[str, Any] | None, header_row: int | None = None,
@@ -126,15 +134,13 @@ class Table:
         values = (value_range or {}).get("values") or []
         if str((value_range or {}).get("majorDimension", "ROWS")).upper() == "COLUMNS":
             values = _transposed(values)
-        rows: dict[int, list[Any]] = {}
-        for offset, line in enumerate(values):
-            row = start_row + offset
-            rows[row] = line = line or []
-            # Google shows the placeholder exactly as "Loading..."; a set test per row keeps the
-            # look at every value read in C.
-            if not LOADING_VALUES.isdisjoint(line):
-                index = next(i for i, value in enumerate(line) if value in LOADING_VALUES)
-                raise ValuesStillLoading(Cell(prefix, row, start_col + index, line[index]).ref)
+        rows: dict[int, list[Any]] = dict(enumerate((line or [] for line in values), start_row))
+        # Google shows the placeholder exactly as "Loading..."; one set test over every value read
+        # keeps the look in C, and only a table that shows it is walked to name the first cell.
+        if not LOADING_VALUES.isdisjoint(chain.from_iterable(rows.values())):
+            row, line = next((row, line) for row, line in rows.items() if not LOADING_VALUES.isdisjoint(line))
+            index = next(i for i, value in enumerate(line) if value in LOADING_VALUES)
+            raise ValuesStillLoading(Cell(prefix, row, start_col + index, line[index]).ref)
         return cls(prefix, parsed.sheet, rows, start_row, start_col, parsed.end_col, header_row)
 
     @property
@@ -165,9 +171,12 @@ class Table:
         """The column ``name`` refers to: header text with a header row, else a column letter.
         Raises ColumnError with the finding's words when it is not there."""
         col, header = self._locate(name)
-        index = col - self._start_col
-        values = tuple(line[index] if index < len(line) else None
-                       for line in (self._rows[row] for row in self.data_rows))
+        values = self._columns.get(col)
+        if values is None:
+            index, rows = col - self._start_col, self._rows
+            lines = [rows[row] for row in self.data_rows]
+            values = self._columns[col] = tuple([line[index] if index < len(line) else None
+                                                 for line in lines])
         return Column(name, col, header, self.prefix, self.data_rows, values)
 
     def _locate(self, name: str) -> tuple[int, Cell | None]:
@@ -205,8 +214,11 @@ class Table:
 
 
 def _holds_a_value(line: list[Any]) -> bool:
-    # Nearly always decided by the first cell.
-    return any(value is not None and (value.__class__ is not str or value.strip()) for value in line)
+    # Nearly always decided by the first cell; a loop, not any() over a generator: it runs per row.
+    for value in line:  # noqa: SIM110
+        if value is not None and (value.__class__ is not str or value.strip()):
+            return True
+    return False
 
 
 def _transposed(columns: list[list[Any]]) -> list[list[Any]]:

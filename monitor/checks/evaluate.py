@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, tzinfo
+from itertools import islice
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -33,7 +34,7 @@ from monitor.core.timefmt import format_utc, parse_utc
 from monitor.core.wording import counted
 from monitor.core.zones import wall_clock
 
-from .cells import Cell, ReadRange, cells_of, is_number, numbers_and_others, only_rows
+from .cells import FORMULA_ERRORS, Cell, ReadRange, Values, coded_cells, is_number, only_rows, values_of
 from .column_evaluate import COLUMN_EVALUATORS
 from .conditions import Condition, format_number
 from .dates import MAX_SERIAL, date_of
@@ -41,7 +42,6 @@ from .models import Check, FormulaErrorsCheck, FreshnessCheck, NotEmptyCheck, Ro
 from .past import NO_PAST, PAST_EVALUATORS, Past
 from .result import MAX_CELLS, CheckResult, Status
 
-FORMULA_ERRORS = ("#REF!", "#N/A", "#DIV/0!", "#VALUE!", "#NAME?", "#NUM!", "#NULL!", "#ERROR!")
 _REFS_IN_MESSAGE = 3  # the message names a few cells; ``cells`` carries up to MAX_CELLS
 
 ValueRange = Mapping[str, Any]
@@ -73,9 +73,9 @@ def evaluate(
     """
     if now.tzinfo is None:
         raise ValueError("now must be an aware datetime")
-    where = getattr(check, "where", None)
-    if where is not None and check.a1 is not None:
-        rows = {cell.row for cell in cells_of(value_range)}
+    where = getattr(check, "row_filter", None)  # anything but a check model is refused below
+    if where is not None and not check.filters_in_table and check.a1 is not None:
+        rows = set(values_of(value_range).rows)
         value_range = only_rows(value_range, where.passing_rows(check.a1, rows, others or {}))
     if (judge := PAST_EVALUATORS.get(type(check))) is not None:
         result = judge(check, value_range, now, past or NO_PAST)
@@ -86,7 +86,10 @@ def evaluate(
                         f"{', '.join(kind.__name__ for kind in _EVALUATORS)})")
     if where is None and check.severity == "fail" and check.owner is None:
         return result  # the common case, kept cheap: a round judges every check of every spreadsheet
-    message = f"{result.message} in rows where {where}" if where is not None else result.message
+    # A column check says its filter after the rows it counts (column_evaluate), or not at all when
+    # a column is not there.
+    filtered = where is not None and not check.filters_in_table
+    message = f"{result.message} in rows where {where}" if filtered else result.message
     status: Status = "warn" if check.severity == "warn" and result.status == "fail" else result.status
     return replace(result, status=status, message=message, owner=check.owner)
 
@@ -148,7 +151,7 @@ def needs_modified_time(checks: Sequence[Check]) -> bool:
 
 
 def _formula_errors(check: FormulaErrorsCheck, value_range, now, tz, modified_time) -> CheckResult:
-    errors = cells_of(value_range, keep=_error_code)  # a whole tab's values: cells only for errors
+    errors = coded_cells(value_range, _error_code)  # a whole tab's values: cells only for errors
     if not errors:
         return _result(check, "ok", "no formula errors", 0)
     by_code = Counter(_error_code(c.value) for c in errors)
@@ -173,7 +176,7 @@ def _error_code(value: Any) -> str | None:
 
 
 def _non_empty_rows(value_range) -> int:
-    return len({c.row for c in cells_of(value_range)})
+    return len(set(values_of(value_range).rows))
 
 
 def _not_empty(check: NotEmptyCheck, value_range, now, tz, modified_time) -> CheckResult:
@@ -206,40 +209,42 @@ def _row_count(check: RowCountCheck, value_range, now, tz, modified_time) -> Che
 
 def _threshold(check: ThresholdCheck, value_range, now, tz, modified_time) -> CheckResult:
     aggregate, warn, fail = check.aggregate, check.warn, check.fail
-    cells = cells_of(value_range)
-    numbers, others = numbers_and_others(value_range)
+    found = values_of(value_range)
+    values, numeric = found.values, found.numeric
+    others = len(values) - len(numeric)
 
     if aggregate == "count":
-        observed: float = len(cells)
+        observed: float = len(values)
     elif aggregate == "distinct":
-        observed = len({_distinct_key(c.value) for c in cells})
-    elif aggregate == "value" and cells and not is_number(cells[0].value):
-        message = f"{cells[0].ref} is not a number: {_show(cells[0].value)}"
-        return _result(check, _most_severe(warn, fail), message, None, [cells[0]])
-    elif aggregate == "value" and cells:
-        observed = cells[0].value
-        numbers = [cells[0]]
-    elif aggregate == "sum" and (numbers or not others):
-        observed = sum(c.value for c in numbers)
-    elif aggregate in ("min", "max") and numbers:
+        observed = len({_distinct_key(value) for value in values})
+    elif aggregate == "value" and values and not is_number(values[0]):
+        message = f"{found.cell(0).ref} is not a number: {_show(values[0])}"
+        return _result(check, _most_severe(warn, fail), message, None, [found.cell(0)])
+    elif aggregate == "value" and values:
+        observed = values[0]
+        numeric = [0]
+    elif aggregate == "sum" and (numeric or not others):
+        observed = sum(values[index] for index in numeric)
+    elif aggregate in ("min", "max") and numeric:
         pick = min if aggregate == "min" else max
-        observed = pick(c.value for c in numbers)
-    elif aggregate == "avg" and numbers:
-        observed = sum(c.value for c in numbers) / len(numbers)
-    elif aggregate == "percentile" and numbers:
-        observed = _percentile(sorted(c.value for c in numbers), check.percentile or 0)
+        observed = pick(values[index] for index in numeric)
+    elif aggregate == "avg" and numeric:
+        observed = sum(values[index] for index in numeric) / len(numeric)
+    elif aggregate == "percentile" and numeric:
+        observed = _percentile(sorted(values[index] for index in numeric), check.percentile or 0)
     else:
-        return _undefined(check, check.label, others, _most_severe(warn, fail))
+        return _undefined(check, check.label, found, _most_severe(warn, fail))
 
     ignored = ""
     if others and aggregate in ("min", "max", "sum", "avg", "percentile"):
-        ignored = f" ({counted(len(others), 'non-numeric cell')} ignored)"
+        ignored = f" ({counted(others, 'non-numeric cell')} ignored)"
     shown = f"{check.label} {format_number(observed)}"
     for status, condition in (("fail", fail), ("warn", warn)):
         if condition is not None and condition.holds(observed):
-            offenders = []
+            offenders: list[Cell] = []
             if aggregate in ("min", "max", "value", "percentile"):
-                offenders = [c for c in numbers if condition.holds(c.value)]
+                holding = (index for index in numeric if condition.holds(values[index]))
+                offenders = found.cells(islice(holding, MAX_CELLS))
             return _result(check, status, f"{shown} {condition}{ignored}", observed, offenders)
     return _result(check, "ok", shown + ignored, observed)
 
@@ -258,12 +263,16 @@ def _distinct_key(value: Any) -> Any:
     return value.strip() if isinstance(value, str) else value
 
 
-def _undefined(check: Check, aggregate: str, others: list[Cell], status: Status) -> CheckResult:
+def _undefined(check: Check, aggregate: str, found: Values, status: Status) -> CheckResult:
+    """No aggregate: the range holds no value, or none that is a number (the others are named)."""
+    numeric = set(found.numeric)
+    others = found.cells(islice((index for index in range(len(found)) if index not in numeric),
+                                MAX_CELLS))
     if not others:
         return _result(check, status, f"no {aggregate}: the range is empty", None)
     message = (
-        f"no {aggregate}: no numeric cells, {counted(len(others), 'non-numeric cell')} "
-        f"({_refs(others)})"
+        f"no {aggregate}: no numeric cells, {counted(len(found) - len(numeric), 'non-numeric cell')} "
+        f"({_refs(others, len(found) - len(numeric))})"
     )
     return _result(check, status, message, None, others)
 
@@ -276,11 +285,11 @@ def _freshness(check: FreshnessCheck, value_range, now, tz, modified_time) -> Ch
         if modified_time is None:
             raise ValueError(f"{check.name!r} needs the file's modifiedTime")
         return judge_age(check, _aware(modified_time), None, now, tz)
-    cells = cells_of(value_range)
-    newest, newest_cell = _newest_date(cells, tz)
-    if newest_cell is None:
-        return _undefined_date(check, cells, _most_severe(check.warn, check.fail))
-    return judge_age(check, newest, newest_cell.ref, now, tz)
+    found = values_of(value_range)
+    newest, newest_index = _newest_date(found, tz)
+    if newest_index is None:
+        return _undefined_date(check, found, _most_severe(check.warn, check.fail))
+    return judge_age(check, newest, found.cell(newest_index).ref, now, tz)
 
 
 def judge_age(check: FreshnessCheck, newest: datetime, cell: str | None, now: datetime,
@@ -304,37 +313,35 @@ def judge_age(check: FreshnessCheck, newest: datetime, cell: str | None, now: da
     return CheckResult(check.name, check.kind, "ok", shown, observed)
 
 
-def _newest_date(cells: list[Cell], tz: tzinfo) -> tuple[datetime | None, Cell | None]:
-    """The newest moment among ``cells`` and its cell, the first in reading order on a tie.
+def _newest_date(found: Values, tz: tzinfo) -> tuple[datetime | None, int | None]:
+    """The newest moment among ``found``'s values and its index, the first in reading order on a tie.
 
-    Equal to ``max`` over every cell's ``date_of``, but serial numbers (nearly every date the monitor
+    Equal to ``max`` over every value's ``date_of``, but serial numbers (nearly every date the monitor
     reads) order like their moments, so only the largest one, compared at ``from_serial``'s millisecond
-    precision, is turned into a datetime.
+    precision, is turned into a datetime; texts are read as dates only when the range holds some.
     """
-    dated: list[tuple[datetime, Cell]] = []
-    best_serial: Cell | None = None
-    best_ms = 0
-    for cell in cells:
-        value = cell.value
-        if is_number(value):
-            if 1 <= value <= MAX_SERIAL:
-                milliseconds = round(value * 86_400_000)
-                if best_serial is None or milliseconds > best_ms:
-                    best_serial, best_ms = cell, milliseconds
-        elif (moment := date_of(value, tz)) is not None:
-            dated.append((moment, cell))
-    if best_serial is not None:
-        dated.append((date_of(best_serial.value, tz), best_serial))
-        dated.sort(key=lambda pair: (pair[1].row, pair[1].col))  # back in reading order, for ties
+    values, numeric = found.values, found.numeric
+    dated: list[tuple[datetime, int]] = []
+    serials = [index for index in numeric if 1 <= values[index] <= MAX_SERIAL]
+    if serials:
+        best_ms = round(max(values[index] for index in serials) * 86_400_000)
+        first = next(index for index in serials if round(values[index] * 86_400_000) == best_ms)
+        dated.append((date_of(values[first], tz), first))
+    if len(numeric) < len(values):
+        numbers = set(numeric)
+        dated.extend((moment, index) for index, value in enumerate(values)
+                     if index not in numbers and (moment := date_of(value, tz)) is not None)
+        dated.sort(key=lambda pair: pair[1])  # back in reading order, for ties
     if not dated:
         return None, None
     return max(dated, key=lambda pair: pair[0])
 
 
-def _undefined_date(check: FreshnessCheck, cells: list[Cell], status: Status) -> CheckResult:
-    if not cells:
+def _undefined_date(check: FreshnessCheck, found: Values, status: Status) -> CheckResult:
+    if not found:
         return _result(check, status, "no dates: the range is empty", None)
-    message = f"no dates: {counted(len(cells), 'cell')} hold no date ({_refs(cells)})"
+    cells = found.cells(range(min(len(found), MAX_CELLS)))
+    message = f"no dates: {counted(len(found), 'cell')} hold no date ({_refs(cells, len(found))})"
     return _result(check, status, message, None, cells)
 
 
@@ -367,9 +374,10 @@ def _most_severe(warn: Condition | None, fail: Condition | None) -> Status:
     return "fail" if fail is not None or warn is None else "warn"
 
 
-def _refs(cells: list[Cell]) -> str:
+def _refs(cells: list[Cell], total: int | None = None) -> str:
+    """The first cells' references, and how many more of ``total`` (all of ``cells`` by default)."""
     shown = ", ".join(c.ref for c in cells[:_REFS_IN_MESSAGE])
-    more = len(cells) - _REFS_IN_MESSAGE
+    more = (len(cells) if total is None else total) - _REFS_IN_MESSAGE
     return f"{shown} and {more} more" if more > 0 else shown
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from .cells import cells_of
@@ -34,6 +35,7 @@ CODES = {"REF": "#REF!", "N_A": "#N/A", "DIVIDE_BY_ZERO": "#DIV/0!", "VALUE": "#
 # The codes an external function shows while it computes (gspread issue 164: #N/A from IMPORTRANGE
 # until the spreadsheet computed; pygsheets issue 219: #REF! from GOOGLEFINANCE).
 AMBIGUOUS_CODES = ("#N/A", "#REF!")
+_AMBIGUOUS = frozenset(AMBIGUOUS_CODES)
 # Functions that fetch from outside the spreadsheet (Google's IMPORTRANGE help: "IMPORTRANGE is an
 # external data function, just like IMPORTXML and GOOGLEFINANCE").
 EXTERNAL_FUNCTIONS = ("IMPORTRANGE", "GOOGLEFINANCE", "IMPORTXML", "IMPORTHTML", "IMPORTDATA",
@@ -95,10 +97,11 @@ def import_findings(errors: Iterable[CellError]) -> list[CheckResult]:
 
 def ambiguous_cell(value_ranges: Mapping[str, Mapping[str, Any]]) -> tuple[str, str] | None:
     """(cell, code) of the first cell of a plain read showing a code an external function also
-    shows while it computes; None when there is none (the usual case, found at C speed)."""
+    shows while it computes; None when there is none (the usual case, found at C speed: one hashed
+    look per value, a range at a time)."""
     for value_range in value_ranges.values():
-        for row in value_range.get("values") or ():
-            if "#N/A" in row or "#REF!" in row:  # AMBIGUOUS_CODES, unrolled: this runs for every row
-                for cell in cells_of(value_range, keep=lambda value: value in AMBIGUOUS_CODES):
-                    return cell.ref, cell.value
+        values = value_range.get("values") or ()
+        if not _AMBIGUOUS.isdisjoint(chain.from_iterable(filter(None, values))):
+            for cell in cells_of(value_range, keep=lambda value: value in AMBIGUOUS_CODES):
+                return cell.ref, cell.value
     return None

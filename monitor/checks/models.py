@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any, Literal, get_args
+from functools import lru_cache
+from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -22,6 +23,7 @@ from monitor.core.invalid import InvalidValue
 
 from . import explain
 from .fields import A1Text, AgeConditionField, ConditionField, DurationField, OwnerText, WhereField
+from .where import RowFilter
 
 Severity = Literal["fail", "warn"]
 
@@ -38,6 +40,12 @@ def default_name(kind: object, aggregate: object = None, where: object = None,
     return " ".join(str(part) for part in (kind, aggregate, where) if part)
 
 
+@lru_cache(maxsize=1024)
+def _filter_ranges(where: RowFilter, a1: A1Range) -> tuple[str, ...]:
+    # Asked for each check of each spreadsheet judged; a profile's few filters and ranges repeat.
+    return where.ranges(a1)
+
+
 class _CheckBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -45,6 +53,9 @@ class _CheckBase(BaseModel):
     # "warn": a failure of this check is told as a warning (a check worth knowing, not waking for).
     severity: Severity = "fail"
     owner: OwnerText | None = None  # who answers for its findings, instead of the spreadsheet's owner
+    # A table check finds its filter's columns in the table it reads (columns.Table), by header;
+    # a check of a plain range reads them by letter as ranges of their own (where_ranges).
+    filters_in_table: ClassVar[bool] = False
 
     @model_validator(mode="before")
     @classmethod
@@ -72,10 +83,18 @@ class _CheckBase(BaseModel):
             return None
 
     @property
+    def row_filter(self) -> RowFilter | None:
+        """Its ``where``; None for a kind that takes none. A look in the fields, as getattr missing on
+        a pydantic model costs microseconds (it raises inside), and a round asks for every check."""
+        return self.__dict__.get("where")
+
+    @property
     def where_ranges(self) -> tuple[str, ...]:
         """The ranges its row filter reads (its columns over the check's rows), in the same batchGet."""
-        where = getattr(self, "where", None)
-        return where.ranges(self.a1) if where is not None and self.a1 is not None else ()
+        where = self.row_filter
+        if where is None or self.filters_in_table or self.a1 is None:
+            return ()
+        return _filter_ranges(where, self.a1)
 
     def _check_where(self) -> None:
         """A check of a plain range reads its filter's columns by letter over its own rows."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from .cells import Cell, cells_of, is_number
+from .cells import Values, is_number, values_of
 from .conditions import format_number
 from .models import ChangeCheck, Check, CrossSheetCheck, HeadersChangedCheck
 from .result import MAX_CELLS, CheckResult, Status
@@ -63,29 +63,31 @@ NO_PAST = Past()
 
 def metric_of(aggregate: str, value_range: ValueRange | None) -> float | None:
     """Non-empty rows, or the threshold's aggregate over the range (None: undefined, as there)."""
-    cells = cells_of(value_range)
+    found = values_of(value_range)
+    values = found.values
     if aggregate == "row_count":
-        return len({c.row for c in cells})
+        return len(set(found.rows))
     if aggregate == "count":
-        return len(cells)
+        return len(values)
     if aggregate == "distinct":
-        return len({c.value.strip() if isinstance(c.value, str) else c.value for c in cells})
-    numbers = [c.value for c in cells if is_number(c.value)]
+        return len({value.strip() if isinstance(value, str) else value for value in values})
+    numbers = [values[index] for index in found.numeric]
     if aggregate == "avg":
         return sum(numbers) / len(numbers) if numbers else None
     if aggregate == "value":
-        return cells[0].value if cells and is_number(cells[0].value) else None
+        return values[0] if values and is_number(values[0]) else None
     if aggregate == "sum":
-        return sum(numbers) if numbers or len(numbers) == len(cells) else None
+        return sum(numbers) if numbers or len(numbers) == len(values) else None
     if aggregate in ("min", "max"):
         return (min if aggregate == "min" else max)(numbers) if numbers else None
     # An aggregate added to the threshold's list must be computed here as the threshold computes it.
     raise ValueError(f"no metric {aggregate!r} for change and cross-sheet checks")
 
 
-def keys_of(value_range: ValueRange | None) -> list[Cell]:
-    """The non-empty cells of a key range, as text (a key 42 and "42" are one key)."""
-    return [Cell(c.prefix, c.row, c.col, _key(c.value)) for c in cells_of(value_range)]
+def keys_of(value_range: ValueRange | None) -> Values:
+    """The non-empty values of a key range, as text (a key 42 and "42" are one key), where each sits."""
+    found = values_of(value_range)
+    return found.replaced([_key(value) for value in found.values])
 
 
 def _key(value: Any) -> str:
@@ -154,7 +156,7 @@ def _ago(delta: timedelta) -> str:
 
 def judge_headers(check: HeadersChangedCheck, value_range: ValueRange | None, now: datetime, past: Past
                   ) -> CheckResult:
-    headers = [str(c.value).strip() for c in cells_of(value_range)]
+    headers = [str(value).strip() for value in values_of(value_range).values]
     before = past.headers.get(check.name)
     if before is None or list(before) == headers:
         note = "first read" if before is None else "unchanged since the previous read"
@@ -204,9 +206,9 @@ def compare_cross(check: CrossSheetCheck, mine: Any, other: OtherSide | None) ->
     return _result(check, "ok", f"{said}: they agree", mine)
 
 
-def _judge_keys(check: CrossSheetCheck, keys: list[Cell], other: OtherSide) -> CheckResult:
+def _judge_keys(check: CrossSheetCheck, keys: Values, other: OtherSide) -> CheckResult:
     known = set(other.value or ())
-    missing = [cell for cell in keys if cell.value not in known]
+    missing = keys.cells(index for index, key in enumerate(keys.values) if key not in known)
     if not missing:
         return _result(check, "ok", f"all {len(keys)} keys are in {other.spreadsheet} {check.other_range}",
                        len(keys))

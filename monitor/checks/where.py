@@ -19,6 +19,7 @@ An empty cell equals nothing, so ``!=`` holds for it, as the cell shows no such 
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from typing import Any
 
 from monitor.core.a1 import A1Range, column_index, format_a1
 
-from .cells import cells_of, is_empty, is_number
+from .cells import Values, is_empty, is_number, values_of
 from .columns import Table
 from .conditions import format_number
 
@@ -81,8 +82,36 @@ class Clause:
         """Which of ``rows`` hold, from the column's non-empty ``values`` by row: only those are
         looked at, as an empty cell holds only for !=."""
         if self.op == "!=":
-            return rows - {row for row, value in values.items() if not self.holds(value)}
-        return {row for row, value in values.items() if self.holds(value)} & rows
+            return rows - self._equal(values)
+        return self._holding(values) & rows
+
+    def _holding(self, values: Mapping[int, Any]) -> set[int]:
+        """The rows of ``values`` this clause holds in (for != those it does not: see ``rows``)."""
+        op = self.op
+        if op in ("=", "in", "!="):
+            return self._equal(values)
+        if op == "contains":
+            text = str(self.values[0])
+            return {row for row, value in values.items() if isinstance(value, str) and text in value}
+        bound, compare = self.values[0], _ORDER[op]
+        if not is_number(bound):
+            return set()
+        return {row for row, value in values.items() if is_number(value) and compare(value, bound)}
+
+    def _equal(self, values: Mapping[int, Any]) -> set[int]:
+        # Equality inlined (a set lookup per value): a filter runs over every row read.
+        texts, numbers = self._texts, self._numbers  # type: ignore[attr-defined]
+        return {row for row, value in values.items()
+                if (value.strip() in texts if isinstance(value, str)
+                    else value in numbers and is_number(value))}
+
+    def rows_of(self, found: Values, rows: set[int]) -> set[int]:
+        """``rows`` for the column's values as ``values_of`` sorted them out; what the clause holds
+        in is kept with them, for the profile's other checks filtered alike."""
+        holding = found.derived.get(self)
+        if holding is None:
+            holding = found.derived[self] = self._holding(dict(zip(found.rows, found.values, strict=True)))
+        return rows - holding if self.op == "!=" else holding & rows
 
     def __str__(self) -> str:
         shown = ", ".join(_shown(value) for value in self.values)
@@ -91,7 +120,7 @@ class Clause:
 
 
 _ORDER: Mapping[str, Callable[[float, float], bool]] = {
-    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
 }
 
 
@@ -124,24 +153,32 @@ class RowFilter:
                      value_ranges: Mapping[str, Mapping[str, Any] | None]) -> set[int]:
         """Which of ``rows`` (the sheet rows the check's own range holds values in) pass, from the
         filter columns' values as read for ``ranges(a1)``."""
-        by_column = {column: {cell.row: cell.value for cell in cells_of(value_ranges.get(text))}
-                     for column, text in zip(self.columns, self.ranges(a1), strict=True)}
-        return self._passing(rows, by_column)
+        found = {column: values_of(value_ranges.get(text))
+                 for column, text in zip(self.columns, self.ranges(a1), strict=True)}
+        rows = set(rows)
+        return self._union(lambda clause: clause.rows_of(found[clause.column], rows))
 
     def rows_in(self, table: Table) -> set[int]:
         """The data rows of ``table`` that pass, its columns found by header (or letter without a
         header row). Raises ColumnError, whose message is the finding, for a column not there."""
-        by_column = {name: {cell.row: cell.value for cell in table.column(name).cells
-                            if not is_empty(cell.value)} for name in self.columns}
+        by_column = {}
+        for name in self.columns:
+            column = table.column(name)
+            by_column[name] = {row: value for row, value in zip(column.rows, column.values, strict=True)
+                               if not is_empty(value)}
         return self._passing(table.data_rows, by_column)
 
     def _passing(self, rows: Iterable[int], by_column: Mapping[str, Mapping[int, Any]]) -> set[int]:
         rows = set(rows)
+        return self._union(lambda clause: clause.rows(by_column[clause.column], rows))
+
+    def _union(self, rows_of: Callable[[Clause], set[int]]) -> set[int]:
+        """The rows that pass: those where every clause of some group holds (``rows_of`` a clause)."""
         passing: set[int] = set()
         for group in self.groups:
-            kept = rows
-            for clause in group:
-                kept = kept & clause.rows(by_column[clause.column], rows)
+            kept = rows_of(group[0])
+            for clause in group[1:]:
+                kept = kept & rows_of(clause)
             passing |= kept
         return passing
 

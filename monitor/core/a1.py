@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 MAX_COLUMN = 18278  # ZZZ: the widest grid Google allows
 
@@ -200,6 +201,13 @@ def parse_a1(text: str) -> A1Range:
     """Parse ``text`` into an A1Range; raises A1Error (message = the text) if Google could not."""
     if not isinstance(text, str) or not text.strip():
         raise A1Error(str(text))
+    return _parsed(text)
+
+
+# A run parses the same few ranges for every spreadsheet (its checks' and Google's echoes of them),
+# thousands of times: each text is parsed once. An A1Range is frozen, so sharing it is safe.
+@lru_cache(maxsize=4096)
+def _parsed(text: str) -> A1Range:
     stripped = text.strip()
     try:
         if stripped.startswith("'"):

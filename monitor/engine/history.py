@@ -154,7 +154,7 @@ def _kept(what: str, value_range: Any) -> Kept:
     """A lent range's value to keep: an aggregate, or its distinct keys, sorted."""
     if what != "keys":
         return Kept(metric_of(what, value_range))
-    distinct = sorted(dict.fromkeys(cell.value for cell in keys_of(value_range)))
+    distinct = sorted(dict.fromkeys(keys_of(value_range).values))
     if len(distinct) > HISTORY_KEYS:
         return Kept(problem=f"more than {HISTORY_KEYS:,} keys, too many to keep: compare a narrower range")
     return Kept(tuple(distinct))
