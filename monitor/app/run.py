@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import IO
 
+from monitor.app.pacing import quota_pacer
 from monitor.config import Config
 from monitor.core.clock import SystemClock
 from monitor.core.logs import log_event
@@ -23,7 +24,6 @@ from monitor.engine.heartbeat import GOOD_OUTCOMES
 from monitor.engine.inflight import ThreadedReads
 from monitor.engine.inspect import SheetReader, plans_of
 from monitor.engine.outcomes import RunReport
-from monitor.engine.quota import QuotaPacer
 from monitor.engine.run import Run
 from monitor.engine.settings import RunSettings
 from monitor.google.client import CredentialCache
@@ -81,7 +81,7 @@ def run_once(
         settings = RunSettings.from_config(config, budget)
         if checkpoint_every is not None:
             settings = replace(settings, checkpoint_every=checkpoint_every)
-        pacer = QuotaPacer.from_config(config)
+        pacer = quota_pacer(config, location)
         pacer.restore(session.state.quota)
         credentials = CredentialCache()
         reads = ThreadedReads(_reader_maker(config, settings.request_timeout, reader_factory, credentials),

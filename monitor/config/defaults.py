@@ -78,6 +78,9 @@ DEFAULTS: Mapping[str, Default] = {
     "state.url": Default(None, "only the Redis backend needs one"),
     "state.prefix": Default(
         "sheet-monitor", "every key of this monitor starts with it: several monitors share one Redis"),
+    "state.quota_prefix": Default(
+        None, "the quota log under the state's own prefix (<prefix>:quota): shared by this monitor's "
+              "runners; monitors of other prefixes reading through the same projects name one together"),
     "state.password_env": Default(
         "SHEET_MONITOR_REDIS_PASSWORD", "the variable holding Redis's password, kept out of the file"),
     "state.runner": Default(

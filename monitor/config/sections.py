@@ -244,6 +244,7 @@ class StateConfig(_Section):
     backend: Literal["file", "redis"] = default("state.backend")
     url: str | None = default("state.url")
     prefix: str = default("state.prefix")
+    quota_prefix: str | None = default("state.quota_prefix")
     password_env: str = default("state.password_env")
     # Several runners sharing one Redis state each have a name (monitor.state.shared); one runner
     # on the file backend goes by it in logs only.
@@ -263,6 +264,11 @@ class StateConfig(_Section):
                 'write e.g. runner = "host-a"; two cron lines on one host need two names')
         return value
 
+    @property
+    def quota_keys(self) -> str:
+        """Where the shared quota log's keys live on Redis (``quota_prefix``, else ``<prefix>:quota``)."""
+        return self.quota_prefix or f"{self.prefix}:quota"
+
     @field_validator("url")
     @classmethod
     def _redis_url(cls, value: str | None) -> str | None:
@@ -277,11 +283,13 @@ class StateConfig(_Section):
                                "password_env (SHEET_MONITOR_REDIS_PASSWORD by default)")
         return value
 
-    @field_validator("prefix", "password_env")
+    @field_validator("prefix", "quota_prefix", "password_env")
     @classmethod
-    def _plain_name(cls, value: str, info: ValidationInfo) -> str:
+    def _plain_name(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None and info.field_name == "quota_prefix":
+            return None
         if not value or not value.replace("-", "").replace("_", "").replace(":", "").isalnum():
-            example = DEFAULTS[f"state.{info.field_name}"].value
+            example = DEFAULTS[f"state.{info.field_name}"].value or "sheet-monitor:quota"
             raise InvalidValue(f"{info.field_name} must be letters, digits, '-', '_' or ':', got {value!r}",
                                f'write e.g. {info.field_name} = "{example}"')
         return value

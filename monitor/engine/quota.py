@@ -127,6 +127,11 @@ class QuotaPacer:
             credential_projects={str(path): google.project_of(path) for path in google.credentials},
         )
 
+    @property
+    def window_with_margin(self) -> float:
+        """The window sends are counted in: the quota's, widened by the margin."""
+        return self._window
+
     def project_of(self, credential: str) -> str:
         """The project whose quota ``credential``'s reads count against (KeyError if unknown)."""
         return self._project_of[credential]

@@ -32,3 +32,8 @@ def describe_location(location: StateLocation) -> str:
         return str(location.state_dir)
     describe = getattr(location, "describe", None)
     return describe() if describe is not None else repr(location)
+
+
+def is_redis(location: StateLocation) -> bool:
+    """Whether ``location`` is a Redis (without loading the Redis client for a folder)."""
+    return not isinstance(location, FileLocation) and hasattr(location, "client")
