@@ -88,13 +88,19 @@ def logged(stderr: str, event: str) -> list[dict]:
     return [line for line in lines if line.get("event") == event]
 
 
+def start_run_hanging_on_a_read(tmp_path: Path, sandbox, private_redis: PrivateRedis):
+    """A run in a child process, once A's read is out and hangs: the instant to take Redis away."""
+    config = configured(tmp_path, sandbox, private_redis.url)
+    sandbox.google.faults.add({"spreadsheet": A, "hang": True, "times": 1})
+    process = start_run(config)
+    wait_for_read_of(sandbox, A, process)
+    return config, process
+
+
 def test_a_run_whose_redis_dies_mid_run_ends_at_its_next_save_with_one_line_and_no_traceback(
         tmp_path, private_redis: PrivateRedis):
     with running_sandbox(telegram=False, latency="off") as sandbox:
-        config = configured(tmp_path, sandbox, private_redis.url)
-        sandbox.google.faults.add({"spreadsheet": A, "hang": True, "times": 1})
-        process = start_run(config)
-        wait_for_read_of(sandbox, A, process)
+        config, process = start_run_hanging_on_a_read(tmp_path, sandbox, private_redis)
         private_redis.kill()
         _, stderr = process.communicate(timeout=30)
         elapsed = seconds_since_the_run_started(stderr)
@@ -112,10 +118,7 @@ def test_a_run_whose_redis_dies_mid_run_ends_at_its_next_save_with_one_line_and_
 def test_a_run_whose_redis_stops_answering_ends_within_budget_and_the_next_run_takes_its_lease_over(
         tmp_path, private_redis: PrivateRedis):
     with running_sandbox(telegram=False, latency="off") as sandbox:
-        config = configured(tmp_path, sandbox, private_redis.url)
-        sandbox.google.faults.add({"spreadsheet": A, "hang": True, "times": 1})
-        process = start_run(config)
-        wait_for_read_of(sandbox, A, process)
+        config, process = start_run_hanging_on_a_read(tmp_path, sandbox, private_redis)
         private_redis.pause()
         try:
             _, stderr = process.communicate(timeout=30)

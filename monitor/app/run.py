@@ -77,21 +77,11 @@ def run_once(
                       state_dir=describe_location(location), **({"runner": runner} if runner else {}))
             return RunResult(report=None, lock_held_elsewhere=True)
         sharing = SharedState(session, location, runner, run_id,
-                                                  config.state.lease.total_seconds()) if runner else None
+                              config.state.lease.total_seconds()) if runner else None
         settings = RunSettings.from_config(config, budget)
         if checkpoint_every is not None:
             settings = replace(settings, checkpoint_every=checkpoint_every)
-        pacer = quota_pacer(config, location)
-        pacer.restore(session.state.quota)
-        credentials = CredentialCache()
-        reads = ThreadedReads(_reader_maker(config, settings.request_timeout, reader_factory, credentials),
-                              workers=settings.max_in_flight, monotonic=clock.monotonic)
-        changes = None
-        if config.run.change_detection and reader_factory is None:
-            changes = _change_feed(config, settings.request_timeout, credentials)
-        run = Run(run_id=run_id, settings=settings, plans=plans_of(config), state=session.state,
-                  reads=reads, pacer=pacer, clock=clock, save=session.save, changes=changes,
-                  sharing=sharing)
+        run, reads = _wired_run(config, settings, session, location, run_id, clock, reader_factory, sharing)
         try:
             report = run.execute()
         finally:
@@ -110,13 +100,36 @@ def run_once(
         delivery_halted = bool(session.state.outbox.halted or session.state.outbox.halts)
     _publish_report(config, session.state, clock)
     _publish_metrics(config, session.state, clock, run.deadline)
-    if config.watchdog.heartbeat_url and report.outcome in GOOD_OUTCOMES and not delivery_halted:
+    if report.outcome in GOOD_OUTCOMES and not delivery_halted:
+        _ping_heartbeat(config)
+    return RunResult(report=report, new_events=new_events)
+
+
+def _ping_heartbeat(config: Config) -> None:
+    """The external dead-man's switch hears from good runs only (whose alerts can reach people);
+    bounded so the run still ends within budget + 5 s (ping services answer in milliseconds)."""
+    if config.watchdog.heartbeat_url:
         from monitor.notify.heartbeat_ping import ping_heartbeat
 
-        # The external dead-man's switch hears from good runs only (whose alerts can reach people);
-        # bounded so the run still ends within budget + 5 s (ping services answer in milliseconds).
         ping_heartbeat(config.watchdog.heartbeat_url, timeout=RUN_PING_TIMEOUT_SECONDS)
-    return RunResult(report=report, new_events=new_events)
+
+
+def _wired_run(config: Config, settings: RunSettings, session, location, run_id: str, clock,
+               reader_factory: Callable[[Config, float], SheetReader] | None,
+               sharing) -> tuple[Run, ThreadedReads]:
+    """The run and its read workers: the pacer (shared through Redis beside other runners), one
+    reader per worker sharing the credentials, and Drive's change feed when the config asks for it."""
+    pacer = quota_pacer(config, location)
+    pacer.restore(session.state.quota)
+    credentials = CredentialCache()
+    reads = ThreadedReads(_reader_maker(config, settings.request_timeout, reader_factory, credentials),
+                          workers=settings.max_in_flight, monotonic=clock.monotonic)
+    changes = None
+    if config.run.change_detection and reader_factory is None:
+        changes = _change_feed(config, settings.request_timeout, credentials)
+    run = Run(run_id=run_id, settings=settings, plans=plans_of(config), state=session.state,
+              reads=reads, pacer=pacer, clock=clock, save=session.save, changes=changes, sharing=sharing)
+    return run, reads
 
 
 def _notify_shared(config: Config, session, sharing, run: Run, clock, stream: IO[str]) -> None:
