@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 import pytest
 import redis
-from cli_fixtures import A, B, C, write_config
+from cli_fixtures import A, B, C, invoke, write_config
 from concurrency_helpers import most_in_a_window
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -234,6 +234,19 @@ def test_a_run_on_redis_paces_through_the_shared_log_named_by_service_account(tm
     account = json.loads(next((tmp_path / "keys").glob("*.json")).read_text())["client_email"]
     client = redis.Redis.from_url(REDIS_URL)
     assert client.zcard(f"{quota_prefix}:quota:sent:credential:{account}") == sent
+
+
+def test_check_on_redis_takes_its_reads_from_the_shared_log_so_the_runners_count_them(tmp_path, quota_prefix):
+    with running_sandbox(telegram=False, latency="off") as sandbox:
+        sandbox.google.store.put_control(A, {"title": "Store", "tabs": {"Stock": [["SKU"], ["A-1"]]}})
+        keys = sandbox.write_credentials(tmp_path / "keys", 1)
+        config = write_config(tmp_path, credentials=keys, endpoint=sandbox.base_url, extra=(
+            f'\n[state]\nbackend = "redis"\nurl = "{REDIS_URL}"\nprefix = "{quota_prefix}"\n'))
+        result = invoke(config, "check", A, "--exit-zero")
+    assert result.exit_code == 0, result.output
+    account = json.loads(next((tmp_path / "keys").glob("*.json")).read_text())["client_email"]
+    client = redis.Redis.from_url(REDIS_URL)
+    assert client.zcard(f"{quota_prefix}:quota:sent:credential:{account}") >= 1
 
 
 def test_the_file_backend_keeps_its_own_pacer_and_an_unreadable_key_keeps_its_path(tmp_path):

@@ -22,13 +22,14 @@ from monitor.admin.explanations import explanations
 from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
 from monitor.admin.targets import resolve
+from monitor.app.pacing import quota_pacer
 from monitor.checks import Check, CheckResult, Past, VolatileCell, health_of
 from monitor.checks.conditions import format_number
 from monitor.checks.explain import condition_text
 from monitor.cli.common import admin_call, clock, quiet_logs, reading_options
 from monitor.cli.notify import verify_telegram
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
-from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit
+from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, state_place
 from monitor.config import Config, Sheet
 from monitor.core.durations import format_duration
 from monitor.core.errors import SheetReadError
@@ -418,16 +419,18 @@ def _volatile_warnings(plan: SheetPlan, sheet: Sheet, volatile: list[VolatileCel
 
 
 def _credential(config: Config, reads: int) -> str:
-    """The credential with the most room left for ``reads``, judged from the last run's saved quota
-    log."""
-    pacer = QuotaPacer.from_config(config)
+    """The credential with the most room left for ``reads``: judged from the last run's saved quota
+    log on the state folder; on Redis, granted by the log the runners share, which so counts these
+    reads for them (a check beside running runners must not meet, or cause, a 429)."""
+    location = state_place(config)
     try:
-        state = read_state(config.run.state_dir, only=("quota",))
-    except StateError:  # the quota log is only a hint; an unreadable state is `status`'s business
-        state = None
-    if state is not None:
-        pacer.restore(state.quota)
-    credential, wait = pacer.acquire(clock.time(), max(reads, 1))
+        pacer = quota_pacer(config, location)
+        state = read_state(location, only=("quota",))
+        if state is not None:
+            pacer.restore(state.quota)
+        credential, wait = pacer.acquire(clock.time(), max(reads, 1))
+    except StateError:  # the quota log is only a hint; an unreachable state is `status`'s business
+        credential, wait = QuotaPacer.from_config(config).acquire(clock.time(), max(reads, 1))
     if credential is None:
         fail(f"every credential used its quota in the last minute; try again in {wait:.0f} s",
              EXIT_OPERATIONAL)
