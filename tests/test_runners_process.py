@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import select
 import signal
 import subprocess
@@ -229,17 +230,22 @@ def finish_the_rounds(crons: list[Cron], location: RedisLocation) -> None:
                          f" {len(state.outbox.pending)} messages, {len(state.events)} events; {errors}")
 
 
+# A run's message joins its alert and, after it, the round summary and the digest when due, which
+# list what still fails by design: only the part before them is counted.
+SUMMARIES = re.compile(r"sheet-monitor: round finished|sheet-monitor daily digest")
+
+
 def told_per_spreadsheet(telegram: FakeTelegram, served) -> Counter:
     """How many alerts named each spreadsheet (by its name). Not counted: round summaries and
-    digests, which list what still fails by design, and a message sent again after a kill between
-    its request and its save, which says it may repeat the one above (docs/architecture.md)."""
+    digests, and a message sent again after a kill between its request and its save, which says it
+    may repeat the one above (docs/architecture.md)."""
     names = {entry.id: entry.title for entry in served.dataset.sheets}
     told = Counter()
     for message in telegram.messages(TELEGRAM_CHAT):
-        text = message.plain_text
-        if any(mark in text for mark in ("round finished", "daily digest", "Sent again")):
+        if "Sent again" in message.plain_text:
             continue
+        alert = SUMMARIES.split(message.plain_text, maxsplit=1)[0]
         for sheet_id, name in names.items():
-            if name in text:
+            if name in alert:
                 told[sheet_id] += 1
     return told
