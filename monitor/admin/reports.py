@@ -117,7 +117,7 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] = (),
         "api_degraded": state.api.degraded,
         "quota_last_run": _quota_last_run(stats),
         "change_feed": _change_feed(state.feed, change_detection),
-        "health": _health_counts(state, sheets, mutes) if sheets else None,
+        "health": health_counts(state, sheets, mutes) if sheets else None,
         "set_aside": list(state.set_aside),
     }
 
@@ -175,7 +175,8 @@ def _last_run(heartbeat: Heartbeat | None, now: datetime) -> dict | None:
     }
 
 
-def _health_counts(state: State, sheets: Sequence[SheetLike], mutes: Mapping[str, Mute]) -> dict:
+def health_counts(state: State, sheets: Sequence[SheetLike], mutes: Mapping[str, Mute]) -> dict:
+    """How many spreadsheets each health shown (muted, skipped...) has, in SHOWN_ORDER."""
     counts = Counter(shown_health(state.health.get(s.id), mutes.get(s.id)) for s in sheets)
     return {shown: counts.get(shown, 0) for shown in SHOWN_ORDER}
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from monitor.admin.reports import SHOWN_ORDER, breakers_list, dlq_list, shown_health
+from monitor.admin.reports import breakers_list, dlq_list, health_counts, shown_health
 from monitor.config import Config, Sheet
 from monitor.core.timefmt import format_utc
 from monitor.engine.health import BAD, ERROR, FAIL, OK, UNKNOWN, WARN, Finding, SheetHealth, VerdictChange
@@ -42,7 +42,7 @@ def build_report(config: Config, state: State, now: datetime) -> dict[str, Any]:
         "generated_at": format_utc(now),
         "keep_seconds": keep.total_seconds(),
         "fleet": {"total": len(config.sheets),
-                  "by_health": {name: sum(1 for v in shown.values() if v == name) for name in SHOWN_ORDER}},
+                  "by_health": health_counts(state, config.sheets, mutes)},
         "problems": _problems(config.sheets, state, shown),
         "muted": [{"id": sid, "name": names.get(sid, sid), "url": sheet_url(sid),
                    "until": format_utc(mute.until), "reason": mute.reason}

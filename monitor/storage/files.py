@@ -49,10 +49,12 @@ def _temp_prefix(target: Path) -> str:
 
 
 def atomic_write_bytes(
-    target: Path, data: bytes | Iterable[bytes], *, before_replace: Callable[[], object] | None = None
+    target: Path, data: bytes | Iterable[bytes], *, before_replace: Callable[[], object] | None = None,
+    mode: int = PRIVATE_FILE_MODE,
 ) -> os.stat_result:
     """Replace ``target`` with ``data`` (bytes, or pieces written one after the other) atomically;
-    return the new file's stat (its identity).
+    return the new file's stat (its identity). ``mode``: the owner's alone unless a file is meant to
+    be read by others (the status page a web server serves).
 
     The temp file lives in the target's directory because ``os.replace`` is atomic only within one
     filesystem. ``before_replace`` runs once the new data is safely on disk, just before the rename.
@@ -62,8 +64,8 @@ def atomic_write_bytes(
         prefix=_temp_prefix(target), suffix=_TEMP_SUFFIX, dir=target.parent
     )
     try:
-        # mkstemp already creates 0600; set it explicitly so the guarantee does not hide in a default.
-        os.fchmod(fd, PRIVATE_FILE_MODE)
+        # mkstemp already creates 0600; set the mode explicitly so the guarantee does not hide in a default.
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as stream:
             for piece in (data,) if isinstance(data, bytes) else data:
                 stream.write(piece)
