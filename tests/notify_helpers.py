@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from monitor.engine.events import Event, HealthChanged
+from monitor.engine.fleet import Fleet
 from monitor.engine.health import BAD, FAIL, OK, Finding, Health, SheetHealth, record_verdict
 from monitor.engine.state import RunnerState
+from monitor.notify.digest import Overview
 from monitor.notify.documents import AlertMemory, Outbox
 from monitor.notify.notifier import NotifyReport, notify
 from monitor.state import schema
@@ -61,6 +63,14 @@ def set_health(state: RunnerState, sid: str, health: Health, now: datetime) -> N
     """Record a check's verdict in the state, as the run does."""
     findings = (formula_errors(),) if health in BAD else ()
     state.health[sid], _ = record_verdict(state.health.get(sid), health, now, findings)
+
+
+def overview_of(health: dict[str, SheetHealth], names: dict[str, str] | None = None, *, now: datetime = NOW,
+                **documents) -> Overview:
+    """What a reminder, summary or digest is given, as the notifier gathers it, every spreadsheet of
+    ``health`` configured; ``documents``: the state's others (mutes, dlq)."""
+    state = RunnerState(health=health, **documents)
+    return Overview(Fleet.of(state, health, now), state.health, names or {}, state.dlq)
 
 
 def stored(document):

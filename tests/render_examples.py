@@ -14,13 +14,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 
 from monitor.core.errors import ErrorInfo
 from monitor.engine import events as ev
-from monitor.engine.health import ERROR, FAIL, OK, WARN, Finding, SheetHealth
+from monitor.engine.dlq import DeadLetter
+from monitor.engine.fleet import Fleet
+from monitor.engine.health import ERROR, FAIL, OK, UNKNOWN, WARN, Finding, SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunSummary
+from monitor.engine.state import RunnerState
+from monitor.engine.tasks import Round, Task
 from monitor.notify.alerts import compose_alert
 from monitor.notify.digest import (
     Overview,
@@ -58,9 +63,15 @@ WATCHDOG = WatchdogSettings(max_silence=timedelta(minutes=15), reminder_every=ti
                             stuck_grace=timedelta(minutes=5), failed_runs=3, label="vps-1")
 
 
+def fleet(failing: int = 0, total: int = 49) -> Fleet:
+    """The configured spreadsheets as an alert counts them: ``failing`` of ``total`` failing now."""
+    health = {f"s{n:02d}": SheetHealth(FAIL if n < failing else OK) for n in range(total)}
+    return Fleet.of(RunnerState(health=health), health, NOW)
+
+
 def alert(event: ev.Event) -> Message:
     bad = isinstance(event, ev.DeadLettered) or getattr(event, "current", None) in (FAIL, ERROR)
-    [message] = compose_alert([event], {SID: SheetHealth(FAIL)} if bad else {}, SETTINGS)
+    [message] = compose_alert([event], fleet(failing=3 if bad else 2), SETTINGS)
     return message
 
 
@@ -121,6 +132,7 @@ def event_examples() -> list[tuple[str, type[ev.Event], Message]]:
         ("A state entry was set aside", ev.StateEntryDamaged(
             **RUN, key=f"health/{SID}", problem="health: Input should be 'ok', 'warn' or 'fail'",
             set_aside_as=f"damaged/health/{SID}")),
+        ("A spreadsheet was removed from the config", ev.NoLongerMonitored(**SHEET, was="fail")),
         ("Telegram refused messages", ev.DeliveryHalted(
             **RUN, since=hour_ago, status=403, description="Forbidden: bot was kicked from the group chat")),
     ]
@@ -132,19 +144,49 @@ def overview() -> Overview:
                           down_since=NOW - timedelta(hours=5))
     unreadable = SheetHealth(ERROR, since=NOW - timedelta(days=2), down_since=NOW - timedelta(days=2))
     health = {SID: failing, "1other": unreadable, **{f"ok{n}": SheetHealth(OK) for n in range(3)}}
-    return Overview(health=health, names={SID: "Store 014 — Kazan", "1other": "Store 082 — Tver"},
-                    dlq_size=1, open_breakers=0, reads=1412)
+    task = Task(id="t1", target="1other", round_id="r20260302T090000", created_at=NOW - timedelta(days=2))
+    gone = ErrorInfo("permanent", "Requested entity was not found.", 404, "NOT_FOUND")
+    dlq = {"1other": DeadLetter("1other", "Store 082 — Tver", task, gone, NOW - timedelta(days=2), NOW)}
+    state = RunnerState(health=health, dlq=dlq)
+    return Overview(Fleet.of(state, health, NOW), state.health,
+                    {SID: "Store 014 — Kazan", "1other": "Store 082 — Tver"}, state.dlq)
 
 
 def state_examples() -> list[tuple[str, Message]]:
     """The messages about how things stand: reminder, round summary, daily digest."""
     view = overview()
-    [reminder] = compose_reminder([SID], view.health, view.names, NOW, SETTINGS)
-    [summary] = compose_summary("r20260302T090000", view, NOW, SETTINGS)
+    rnd = Round.build(list(view.health), NOW - timedelta(minutes=25))
+    [reminder] = compose_reminder([SID, "1other"], view, NOW, SETTINGS)
+    [summary] = compose_summary(rnd, view, NOW, SETTINGS)
     [digest] = compose_digest(view, NOW, SETTINGS)
     [relearned] = compose_relearned(view, NOW - timedelta(minutes=50), NOW, SETTINGS)
     return [("Reminder of what is still failing", reminder), ("Round summary", summary),
-            ("Daily digest", digest), ("The first round after Redis lost the state", relearned)]
+            ("Daily digest", digest), ("The first round after Redis lost the state", relearned),
+            ("Many new problems at once (a first round)", first_round())]
+
+
+def first_round() -> Message:
+    """A first round finding many problems: one short message, not pages of lines."""
+    stores = ["Kazan", "Perm", "Kursk", "Sochi", "Tver", "Ryazan", "Tula", "Ufa", "Omsk", "Samara", "Kirov",
+              "Tomsk", "Penza"]
+    sheets = [{**RUN, "spreadsheet_id": f"1Store{n:03d}", "name": f"Store {n:03d} — {city}"}
+              for n, city in enumerate(stores, start=1)]
+    not_shared = ErrorInfo("permanent", "The caller does not have permission", 403, "PERMISSION_DENIED",
+                           account="sheet-monitor@acme-ops.iam.gserviceaccount.com")
+    events: list[ev.Event] = [ev.DeadLettered(**sheets[0], error=not_shared, attempts=1),
+                              ev.DeadLettered(**sheets[1], error=not_shared, attempts=1)]
+    events += [ev.HealthChanged(**sheet, previous=UNKNOWN, current=FAIL, findings=(REF_ERRORS,))
+               for sheet in sheets[2:7]]
+    events += [ev.HealthChanged(**sheet, previous=UNKNOWN, current=FAIL, findings=(STALE,))
+               for sheet in sheets[7:10]]
+    events += [ev.HealthChanged(**sheet, previous=UNKNOWN, current=WARN, findings=(LOW_STOCK,))
+               for sheet in sheets[10:]]
+    health = {f"s{n:03d}": SheetHealth(OK) for n in range(737)}
+    health.update({sheet["spreadsheet_id"]: SheetHealth(WARN if n >= 10 else FAIL if n >= 2 else ERROR)
+                   for n, sheet in enumerate(sheets)})
+    settings = replace(SETTINGS, report_url="https://ops.example.org/sheet-monitor/")
+    [message] = compose_alert(events, Fleet.of(RunnerState(health=health), health, NOW), settings)
+    return message
 
 
 def watchdog_examples() -> list[tuple[str, Message]]:

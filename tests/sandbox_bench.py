@@ -14,6 +14,7 @@ from pathlib import Path
 from run_fixtures import Bench
 
 from monitor.core.clock import ManualClock
+from monitor.engine.fleet import Fleet
 from monitor.google.reader import GspreadReader
 from monitor.notify.alerts import compose_alert
 from monitor.notify.settings import AlertSettings
@@ -27,7 +28,7 @@ class SandboxBench(Bench):
 
     def told(self) -> str:
         """The alert people would get for everything the runs recorded, as its text."""
-        [message] = compose_alert(list(self.stored().events), {}, AlertSettings())
+        [message] = compose_alert(list(self.stored().events), Fleet({}), AlertSettings())
         return parse_html(message.text).text
 
 

@@ -19,7 +19,7 @@ from monitor.core.errors import POISON, ErrorClass, ErrorInfo
 from monitor.core.timefmt import format_utc
 from monitor.engine.breaker import BreakerPolicy, BreakerState, record_failure
 from monitor.engine.changes import FeedState
-from monitor.engine.health import ERROR, FAIL, OK, WARN, Finding, SheetHealth, record_skip
+from monitor.engine.health import FAIL, OK, WARN, Finding, SheetHealth, record_skip
 from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats
 from monitor.engine.mutes import Mute
 from monitor.engine.state import RetryFirst
@@ -162,14 +162,14 @@ def test_sheets_show_muted_and_skipped_as_such_and_list_the_worst_first():
         "s1": SheetHealth(OK, last_checked_at=NOW),
         "s2": SheetHealth(FAIL, findings=(Finding("a", "formula_errors", "fail", "m"),
                                           Finding("b", "threshold", "fail", "m"))),
-        "s3": record_skip(SheetHealth(ERROR), "breaker_open"),
+        "s3": record_skip(SheetHealth(WARN), "breaker_open"),
     })
     state.mutes["s1"] = Mute(until=NOW + timedelta(minutes=1), reason="move")
     rows = admin.sheets_report(state, SHEETS, NOW)
     assert [(r["id"], r["shown"]) for r in rows] == [
         ("s2", "fail"), ("s3", "skipped"), ("s1", "muted"), ("s4", "unknown")]
     assert rows[0]["findings"] == 2
-    assert rows[1]["health"] == "error" and rows[1]["skipped"] == "breaker_open"
+    assert rows[1]["health"] == "warn" and rows[1]["skipped"] == "breaker_open"
     assert rows[2]["mute_reason"] == "move"
 
 
@@ -349,7 +349,8 @@ def test_mute_sets_an_end_and_a_reason_and_drops_expired_mutes():
     result = admin.mute(state, SHEETS[0], timedelta(hours=2), "  moving the stock tab ", NOW)
     assert result["until"] == format_utc(NOW + timedelta(hours=2)) and result["for"] == "2h"
     assert dict(state.mutes.items()) == {
-        "s1": Mute(until=NOW + timedelta(hours=2), reason="moving the stock tab", muted_at=NOW)}
+        "s1": Mute(until=NOW + timedelta(hours=2), reason="moving the stock tab", muted_at=NOW,
+                   name="Store 1")}
 
 
 def test_mute_needs_a_reason():

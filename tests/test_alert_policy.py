@@ -234,8 +234,8 @@ def test_a_round_summary_comes_in_the_runs_one_message_without_repeating_the_ale
     team.sheet(2, quantity=-1)
     team.next_round()
     [message] = team.heard()  # the alert, then the summary: one message
-    assert message.index("🔴 Store 002 is failing") < message.index("round finished")
-    summary = message[message.index("round finished"):]
+    assert message.index("🔴 Store 002 is failing") < message.index("round done")
+    summary = message[message.index("round done"):]
     assert "Failing now (2):" in summary and "Store 001 failing for 5 minutes" in summary
     assert "Store 002" not in summary and "1 named above" in summary
     assert "failing for 0 seconds" not in message
@@ -309,8 +309,8 @@ def test_a_summary_lists_the_failing_sheets_an_alert_cut_short_only_counted(team
         team.sheet(number, quantity=-1)
     team.next_round()
     [message] = team.heard()
-    assert "+1 more" in message  # the alert shows two lines of three
-    summary = message[message.index("round finished"):]
+    assert "+1 more (" in message  # the alert shows two lines of three
+    summary = message[message.index("round done"):]
     assert "Failing now (3):" in summary and "2 named above" in summary
     listed = [number for number in (1, 2, 3) if f"Store 00{number} failing for" in summary]
     assert len(listed) == 1  # the one the alert only counted

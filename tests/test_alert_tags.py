@@ -5,6 +5,7 @@ from __future__ import annotations
 from notify_helpers import NOW
 
 from monitor.engine import events as ev
+from monitor.engine.fleet import Fleet
 from monitor.engine.health import FAIL, OK
 from monitor.notify.alerts import compose_alert
 from monitor.notify.settings import AlertSettings
@@ -14,7 +15,7 @@ from monitor.sandbox.telegram_html import parse_html
 def test_the_alert_line_shows_the_spreadsheets_tags_as_hashtags():
     event = ev.HealthChanged(at=NOW, run_id="run-1", spreadsheet_id="s1", name="Store 1",
                              tags=("moscow", "north-west <b>"), previous=OK, current=FAIL)
-    [message] = compose_alert([event], {}, AlertSettings())
+    [message] = compose_alert([event], Fleet({}), AlertSettings())
     parsed = parse_html(message.text, strict_ampersand=True)  # Telegram's parser accepts it
     line = next(line for line in parsed.text.split("\n") if "Store 1" in line)
     assert "Store 1 #moscow #north_west__b_" in line

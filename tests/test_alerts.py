@@ -9,7 +9,10 @@ from notify_helpers import FINDING, NASTY, NOW, came_back, formula_errors, healt
 
 from monitor.core.errors import ErrorInfo
 from monitor.engine import events as ev
+from monitor.engine.fleet import Fleet
 from monitor.engine.health import ERROR, FAIL, OK, UNKNOWN, WARN, SheetHealth
+from monitor.engine.mutes import Mute
+from monitor.engine.state import RunnerState
 from monitor.notify import render
 from monitor.notify.alerts import compose_alert
 from monitor.notify.messages import split_message
@@ -47,16 +50,17 @@ def one_of_each() -> list[ev.Event]:
         ev.DeliveryHalted(**SHEET, since=NOW, status=403, description="Forbidden: <bot> was blocked"),
         ev.SpreadsheetTrashed(**sheet("g", NASTY)),
         ev.SpreadsheetRestored(**sheet("h"), trashed_at=NOW - timedelta(days=2)),
+        ev.NoLongerMonitored(**sheet("i", NASTY), was="fail"),
     ]
 
 
 def lines_of(events: list[ev.Event], **settings) -> list[str]:
-    [message] = compose_alert(events, {}, AlertSettings(**settings))
+    [message] = compose_alert(events, Fleet({}), AlertSettings(**settings))
     return message.text.split("\n")
 
 
 def test_names_and_values_are_escaped_and_linked():
-    [message] = compose_alert([went_bad("abc-1", NASTY, cells=["'<b>'!A1"])], {}, AlertSettings())
+    [message] = compose_alert([went_bad("abc-1", NASTY, cells=["'<b>'!A1"])], Fleet({}), AlertSettings())
     parsed = parse_html(message.text, strict_ampersand=True)  # Telegram's own parser accepts it
     assert NASTY in parsed.text
     assert "is failing: <b>, “no errors”: 2 cells show #REF! (A1)" in parsed.text  # the tab leads
@@ -65,21 +69,24 @@ def test_names_and_values_are_escaped_and_linked():
 
 
 def test_one_run_gives_one_message_with_counts_first_items_and_the_rest_counted():
-    events = [went_bad(f"s{n}") for n in range(30)] + [
+    events = [went_bad(f"s{n}") for n in range(8)] + [
         came_back("r1"),
         ev.ApiDegraded(**SHEET, failing_in_a_row=8),
     ]
-    lines = lines_of(events, max_items=10)
-    assert lines[0] == "<b>sheet-monitor: 1 API degraded, 30 failing, 1 recovered</b>"
+    lines = lines_of(events, max_items=5)
+    assert lines[0] == "<b>sheet-monitor: 1 API degraded, 8 new failures, 1 recovered</b>"
     assert "Google API degraded" in lines[3]  # the system problem goes first
-    assert sum("is failing" in line for line in lines) == 9
-    assert lines[-1] == "+22 more"
+    assert sum("is failing" in line for line in lines) == 4
+    assert lines[-1] == "+5 more (<code>sheet-monitor sheets</code> shows where each spreadsheet stands)"
 
 
-def test_the_headline_counts_what_is_failing_now_without_muted_spreadsheets():
+def test_under_the_headline_the_alert_counts_what_fails_now_of_the_fleet_without_muted_spreadsheets():
     health = {"a": SheetHealth(FAIL), "b": SheetHealth(ERROR), "c": SheetHealth(OK), "m": SheetHealth(FAIL)}
-    [message] = compose_alert([went_bad("a")], health, AlertSettings(), muted={"m"})
-    assert message.text.split("\n")[1] == "Failing now: 2"
+    state = RunnerState(health=health, mutes={"m": Mute(until=NOW + timedelta(hours=1), reason="x")})
+    fleet = Fleet.of(state, ["a", "b", "c", "m"], NOW)
+    [message] = compose_alert([went_bad("a")], fleet, AlertSettings(), muted={"m"})
+    assert message.text.split("\n")[:2] == ["<b>sheet-monitor: 1 new failure</b>",
+                                            "Failing now: 2 of 4 spreadsheets"]
 
 
 def test_recovery_says_how_long_it_was_down_and_cell_references_are_listed():
@@ -93,9 +100,10 @@ def test_cells_a_finding_message_already_names_are_not_repeated():
 
 
 def test_muted_spreadsheets_alert_nobody():
-    [message] = compose_alert([went_bad("muted"), went_bad("loud")], {}, AlertSettings(), muted={"muted"})
+    [message] = compose_alert([went_bad("muted"), went_bad("loud")], Fleet({}), AlertSettings(),
+                              muted={"muted"})
     assert "loud" in message.text and "muted" not in message.text
-    assert compose_alert([went_bad("muted")], {}, AlertSettings(), muted={"muted"}) == []
+    assert compose_alert([went_bad("muted")], Fleet({}), AlertSettings(), muted={"muted"}) == []
 
 
 def test_a_spreadsheet_that_failed_and_came_back_within_a_run_is_told_once_as_recovered():
@@ -107,7 +115,7 @@ def test_a_breaker_is_its_own_topic_beside_the_spreadsheets_health():
     opened = ev.BreakerOpened(
         **sheet("s1"), opened_at=NOW, consecutive_failures=3, cooldown_seconds=60, probe_at=NOW
     )
-    assert lines_of([went_bad("s1"), opened])[0] == "<b>sheet-monitor: 1 failing, 1 paused</b>"
+    assert lines_of([went_bad("s1"), opened])[0] == "<b>sheet-monitor: 1 new failure, 1 paused</b>"
 
 
 def test_system_events_are_told_once_per_kind_but_every_damaged_entry_is_told():
@@ -123,15 +131,15 @@ def test_system_events_are_told_once_per_kind_but_every_damaged_entry_is_told():
 
 def test_events_that_change_nothing_for_people_make_no_message():
     unknown_to_ok = health_changed("s1", UNKNOWN, OK)
-    assert compose_alert([unknown_to_ok], {}, AlertSettings()) == []
-    assert compose_alert([], {}, AlertSettings()) == []
+    assert compose_alert([unknown_to_ok], Fleet({}), AlertSettings()) == []
+    assert compose_alert([], Fleet({}), AlertSettings()) == []
 
 
 def test_the_same_events_compose_the_same_key_and_other_events_another():
-    first = compose_alert([went_bad("s1")], {}, AlertSettings())
-    again = compose_alert([went_bad("s1")], {}, AlertSettings())
-    later = compose_alert([went_bad("s1", at=NOW + timedelta(seconds=1))], {}, AlertSettings())
-    other = compose_alert([went_bad("s2")], {}, AlertSettings())
+    first = compose_alert([went_bad("s1")], Fleet({}), AlertSettings())
+    again = compose_alert([went_bad("s1")], Fleet({}), AlertSettings())
+    later = compose_alert([went_bad("s1", at=NOW + timedelta(seconds=1))], Fleet({}), AlertSettings())
+    other = compose_alert([went_bad("s2")], Fleet({}), AlertSettings())
     assert first[0].key == again[0].key
     assert len({first[0].key, later[0].key, other[0].key}) == 3
 
@@ -142,9 +150,9 @@ def test_every_event_kind_has_its_own_renderer():
 
 
 def test_every_event_kind_renders_as_valid_telegram_html():
-    [message] = compose_alert(one_of_each(), {}, AlertSettings())
+    [message] = compose_alert(one_of_each(), Fleet({}), AlertSettings(max_items=100))
     parsed = parse_html(message.text, strict_ampersand=True)
-    assert len(message.text.split("\n")) == 3 + 15
+    assert len(message.text.split("\n")) == 3 + 16
     assert "is in Google Drive's trash" in parsed.text and "out of Google Drive's trash" in parsed.text
     assert "Telegram refused messages since 2026-03-02 12:00 UTC" in parsed.text
     assert "<bot> was blocked" in parsed.text
@@ -165,7 +173,7 @@ def test_a_dead_letter_says_what_to_do_when_googles_words_do_not():
     outage = ErrorInfo("transient", "The service is currently unavailable.", 503, "UNAVAILABLE")
     events = [ev.DeadLettered(**sheet(sid), error=error, attempts=1)
               for sid, error in (("x", not_sheets), ("d", unseen), ("o", outage))]
-    text = parse_html(compose_alert(events, {}, AlertSettings())[0].text).text
+    text = parse_html(compose_alert(events, Fleet({}), AlertSettings())[0].text).text
     assert ("x cannot be read: the file is not a Google Sheets spreadsheet. To fix: the file is not a "
             "Google Sheets spreadsheet (an .xlsx or .csv kept in Drive): open it in Google Sheets, "
             "choose File > Save as Google Sheets") in text
@@ -188,7 +196,7 @@ def test_api_recovery_says_since_when_google_was_degraded():
 
 
 def test_a_damaged_state_entry_is_told_with_its_key_its_problem_and_where_it_was_kept():
-    [message] = compose_alert([damaged("health/<s&1>", "health: not <ok>")], {}, AlertSettings())
+    [message] = compose_alert([damaged("health/<s&1>", "health: not <ok>")], Fleet({}), AlertSettings())
     text = parse_html(message.text, strict_ampersand=True).text.split("\n")
     assert text[0] == "sheet-monitor: 1 state entry damaged"
     assert text[3] == (
@@ -242,7 +250,7 @@ def test_each_change_of_health_has_its_wording(previous, current, says):
 
 def test_six_hundred_items_split_on_line_boundaries_within_the_limit():
     events = [went_bad(f"id{n:04d}", f"{NASTY} #{n}") for n in range(600)]
-    messages = compose_alert(events, {}, AlertSettings(max_items=1000))
+    messages = compose_alert(events, Fleet({}), AlertSettings(max_items=1000, flood_after=1000))
     assert len(messages) > 1
     assert all(len(m.text) <= 4096 for m in messages)
     assert len({m.key for m in messages}) == len(messages)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, time, timedelta
 
 import pytest
-from notify_helpers import NOW, bad_since
+from notify_helpers import NOW, bad_since, overview_of
 
 from monitor.engine.health import ERROR, OK, SheetHealth
+from monitor.engine.mutes import Mute
 from monitor.engine.tasks import Round
 from monitor.notify.digest import (
     Overview,
@@ -36,7 +37,7 @@ def test_summary_policy_on_change_every_round_and_off():
     assert not summary_due("off", True, "r1", changed)
 
 
-def overview(**options) -> Overview:
+def overview() -> Overview:
     health = {
         "old": bad_since(NOW - timedelta(days=2)),
         "new": bad_since(NOW - timedelta(hours=1), ERROR),
@@ -44,44 +45,49 @@ def overview(**options) -> Overview:
         "muted": bad_since(NOW - timedelta(days=9)),
         "fresh": SheetHealth(),
     }
-    return Overview(
-        health, {"old": "Old <one>"}, dlq_size=1, open_breakers=2, muted=frozenset({"muted"}), **options
-    )
+    return overview_of(health, {"old": "Old <one>"},
+                       mutes={"muted": Mute(until=NOW + timedelta(hours=1), reason="moving")})
 
 
-def test_summary_and_digest_list_what_is_failing_first_then_counts():
+def test_summary_and_digest_list_what_is_failing_first_then_the_fleets_counts():
     settings = AlertSettings(timezone="Europe/Berlin")
-    [digest] = compose_digest(overview(reads=84), NOW, settings)
+    [digest] = compose_digest(overview(), NOW, settings)
     text = parse_html(digest.text, strict_ampersand=True).text
-    old, new = text.index("Old <one> failing for 2 days"), text.index("new not readable for 1 hour")
-    assert old < new < text.index("ok 1")
+    old, new = text.index("Old <one> failing for 2 days"), text.index("new cannot be read for 1 hour")
+    assert old < new < text.index("5 spreadsheets: 1 ok")
     assert "Still failing (2):" in text
-    assert "ok 1 · warn 0 · fail 1 · error 1 · not yet checked 1" in text
-    assert "dead letters 1 · breakers open 2 · muted 1" in text
-    assert "read requests since the last digest 84" in text
-    assert "muted" not in text.split("ok 1")[0]
+    assert "5 spreadsheets: 1 ok · 1 cannot be read · 1 failing · 1 muted · 1 not checked yet" in text
+    assert "read requests" not in text and "dead letters" not in text  # the monitor's own, not the team's
+    assert "muted" not in text.split("5 spreadsheets")[0]
     assert "2026-03-02 13:00 UTC+1 (Europe/Berlin)" in text
-    [summary] = compose_summary("r7", overview(), NOW, settings)
-    assert summary.key == "summary:r7"
+    rnd = finished_round()
+    [summary] = compose_summary(rnd, overview(), NOW + timedelta(minutes=25), settings)
+    assert summary.key == f"summary:{rnd.id}"
     text = parse_html(summary.text, strict_ampersand=True).text
-    assert text.startswith("sheet-monitor: round finished (r7)") and "Failing now (2):" in text
-    assert "read requests" not in text  # not known: not said
+    assert text.startswith("sheet-monitor: round done (started 2026-03-02 12:00 UTC, 25 minutes)")
+    assert "Failing now (2):" in text and rnd.id not in text
 
 
 def test_a_digest_with_nothing_failing_says_so_and_a_long_list_is_cut():
-    [digest] = compose_digest(Overview({"ok": SheetHealth(OK)}, {}), NOW, AlertSettings())
+    [digest] = compose_digest(overview_of({"ok": SheetHealth(OK)}), NOW, AlertSettings())
     assert "Nothing is failing." in digest.text and digest.key == "digest:2026-03-02T09:00:00.000Z"
     many = {f"s{n:02d}": bad_since(NOW - timedelta(hours=n + 1)) for n in range(30)}
-    [digest] = compose_digest(Overview(many, {}), NOW, AlertSettings(max_items=5))
+    [digest] = compose_digest(overview_of(many), NOW, AlertSettings(max_items=5))
     lines = digest.text.split("\n")
     assert lines[2] == "Still failing (30):" and lines[3].startswith("🔴 <a") and ">s29</a>" in lines[3]
-    assert lines[8] == "+25 more"
+    assert lines[8] == "+25 more: <code>sheet-monitor sheets</code> lists them all"
+    linked = AlertSettings(max_items=5, report_url="https://ops.example/")
+    [digest] = compose_digest(overview_of(many), NOW, linked)
+    assert digest.text.split("\n")[8] == (
+        '+25 more: see <a href="https://ops.example/">the status page</a> or '
+        '<code>sheet-monitor sheets</code>')
 
 
 def test_a_spreadsheet_bad_since_an_unknown_time_is_listed_first():
     health = {"known": bad_since(NOW - timedelta(days=3)), "unknown": SheetHealth(ERROR)}
-    [digest] = compose_digest(Overview(health, {}), NOW, AlertSettings())
-    assert digest.text.index(">unknown</a> not readable") < digest.text.index(">known</a> failing for 3 days")
+    [digest] = compose_digest(overview_of(health), NOW, AlertSettings())
+    text = digest.text
+    assert text.index(">unknown</a> cannot be read") < text.index(">known</a> failing for 3 days")
 
 
 def finished_round() -> Round:
@@ -168,11 +174,11 @@ def test_the_config_fills_in_the_settings():
     assert AlertSettings.from_config(AlertsConfig(), max_items=3).max_items == 3
 
 
-def test_a_fresh_install_waits_for_the_next_digest_time_then_sends_one_and_restarts_the_count():
+def test_a_fresh_install_waits_for_the_next_digest_time_then_sends_one():
     settings = AlertSettings(digest_at=time(9, 0))
-    memory, messages = daily_digest(AlertMemory(reads_since_digest=7), overview(), NOW, settings)
-    assert messages == [] and memory.last_digest_at == NOW and memory.reads_since_digest == 7
+    memory, messages = daily_digest(AlertMemory(), overview(), NOW, settings)
+    assert messages == [] and memory.last_digest_at == NOW
     assert daily_digest(memory, overview(), NOW + timedelta(hours=20), settings) == (memory, [])
     tomorrow = NOW + timedelta(hours=21)  # 09:00 UTC
     memory, messages = daily_digest(memory, overview(), tomorrow, settings)
-    assert len(messages) == 1 and memory.last_digest_at == tomorrow and memory.reads_since_digest == 0
+    assert len(messages) == 1 and memory.last_digest_at == tomorrow

@@ -1,17 +1,17 @@
-"""The alert memory, pure: who was told what and when, reminders, Google reads for the digest."""
+"""The alert memory, pure: who was told what and when, and the reminders."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
 
-from notify_helpers import FINDING, NASTY, NOW, bad_since, came_back, stored, went_bad
+from notify_helpers import FINDING, NASTY, NOW, bad_since, came_back, overview_of, stored, went_bad
 
 from monitor.core.errors import ErrorInfo
 from monitor.engine.dlq import DeadLetter
 from monitor.engine.events import BreakerOpened, ReadableAgain
 from monitor.engine.health import ERROR, FAIL, OK, WARN, SheetHealth
-from monitor.engine.heartbeat import Heartbeat, RunStats
+from monitor.engine.mutes import Mute
 from monitor.engine.tasks import Task
 from monitor.notify import memory as told
 from monitor.notify.digest import compose_reminder
@@ -25,11 +25,11 @@ EVERY = timedelta(hours=4)
 def test_a_reminder_is_due_exactly_every_interval_after_the_last_alert():
     health = {"s1": bad_since(NOW - timedelta(hours=10))}
     memory, _ = told.note_alerts(AlertMemory(), [went_bad("s1")], NOW)
-    assert told.due_reminders(health, memory, NOW + EVERY - timedelta(seconds=1), EVERY) == []
-    assert told.due_reminders(health, memory, NOW + EVERY, EVERY) == ["s1"]
+    assert told.due_reminders(health, health, memory, NOW + EVERY - timedelta(seconds=1), EVERY) == []
+    assert told.due_reminders(health, health, memory, NOW + EVERY, EVERY) == ["s1"]
     memory = told.mark_reminded(memory, ["s1"], {}, NOW + EVERY)
-    assert told.due_reminders(health, memory, NOW + EVERY + timedelta(hours=3), EVERY) == []
-    assert told.due_reminders(health, memory, NOW + 2 * EVERY, EVERY) == ["s1"]
+    assert told.due_reminders(health, health, memory, NOW + EVERY + timedelta(hours=3), EVERY) == []
+    assert told.due_reminders(health, health, memory, NOW + 2 * EVERY, EVERY) == ["s1"]
 
 
 def test_reminders_skip_muted_and_healthy_spreadsheets_and_count_from_going_bad_when_never_told():
@@ -41,7 +41,8 @@ def test_reminders_skip_muted_and_healthy_spreadsheets_and_count_from_going_bad_
         "unreadable": bad_since(NOW - timedelta(hours=4), ERROR),
         "no start known": SheetHealth(FAIL),
     }
-    assert told.due_reminders(health, AlertMemory(), NOW, EVERY, muted={"muted"}) == [
+    failing = overview_of(health, mutes={"muted": Mute(until=NOW + EVERY, reason="moving")}).fleet.failing
+    assert told.due_reminders(failing, health, AlertMemory(), NOW, EVERY) == [
         "bad",
         "no start known",
         "unreadable",
@@ -109,19 +110,28 @@ def test_a_reminder_keeps_the_name_it_was_told_by_when_the_config_no_longer_has_
     assert stored(memory) == memory  # what the state file keeps
 
 
-def test_a_reminder_lists_how_long_each_has_been_failing():
-    health = {"s1": bad_since(NOW - timedelta(hours=5))}
-    [message] = compose_reminder(["s1"], health, {"s1": NASTY}, NOW, AlertSettings())
+def test_a_reminder_lists_how_long_each_has_been_failing_and_why():
+    health = {"s1": bad_since(NOW - timedelta(hours=5)), "s2": bad_since(NOW - timedelta(minutes=18), ERROR)}
+    not_shared = ErrorInfo("permanent", "The caller does not have permission", 403, "PERMISSION_DENIED",
+                           account="sm@acme.iam.gserviceaccount.com")
+    task = Task(id="t", target="s2", round_id="r", created_at=NOW)
+    letter = DeadLetter("s2", "Sales", task, not_shared, NOW, NOW)
+    dead_lettered = {"s1": health["s1"], "s2": replace(health["s2"], findings=())}  # a DLQ verdict has none
+    view = overview_of(dead_lettered, {"s1": NASTY, "s2": "Sales"}, dlq={"s2": letter})
+    [message] = compose_reminder(["s1", "s2"], view, NOW, AlertSettings())
     parsed = parse_html(message.text, strict_ampersand=True)
-    assert "1 still failing" in parsed.text
+    assert "2 still failing" in parsed.text
     assert f"{NASTY} failing for 5 hours: “stock”: below 10 (A1)" in parsed.text
-    assert compose_reminder([], health, {}, NOW, AlertSettings()) == []
+    assert ("Sales cannot be read for 18 minutes: it is not shared with the service account "
+            "sm@acme.iam.gserviceaccount.com. To fix: share the spreadsheet with that e-mail") in parsed.text
+    assert compose_reminder([], view, NOW, AlertSettings()) == []
 
 
-def test_a_long_reminder_lists_max_items_and_counts_the_rest():
+def test_a_long_reminder_lists_max_items_and_says_where_the_rest_are():
     health = {f"s{n}": bad_since(NOW - timedelta(hours=5)) for n in range(5)}
-    [message] = compose_reminder(sorted(health), health, {}, NOW, AlertSettings(max_items=2))
-    assert message.text.split("\n")[-1] == "+3 more" and message.key == "reminder:2026-03-02T12:00:00.000Z"
+    [message] = compose_reminder(sorted(health), overview_of(health), NOW, AlertSettings(max_items=2))
+    assert message.text.split("\n")[-1] == "+3 more: <code>sheet-monitor sheets</code> lists them all"
+    assert message.key == "reminder:2026-03-02T12:00:00.000Z"
 
 
 def test_alert_worthy_events_are_counted_per_round():
@@ -130,26 +140,6 @@ def test_alert_worthy_events_are_counted_per_round():
     assert memory.round == RoundChanges("r1", 3)
     assert told.count_round_changes(memory, "r1", 0) is memory
     assert told.count_round_changes(memory, "r2", 0).round == RoundChanges("r2", 0)
-
-
-def heartbeat(run_id: str, reads: dict[str, int], finished: bool = True) -> Heartbeat:
-    return Heartbeat(
-        run_id=run_id,
-        started_at=NOW,
-        budget_seconds=60,
-        finished_at=NOW if finished else None,
-        stats=RunStats(reads_by_credential=reads),
-    )
-
-
-def test_google_reads_are_counted_once_per_finished_run():
-    memory = told.count_reads(AlertMemory(), None)
-    assert told.reads_known(memory) is None  # no run counted yet: the digest does not guess
-    memory = told.count_reads(memory, heartbeat("run1", {"a": 40, "b": 2}))
-    assert told.count_reads(memory, heartbeat("run1", {"a": 40, "b": 2})) is memory
-    assert told.count_reads(memory, heartbeat("run2", {"a": 5}, finished=False)) is memory
-    memory = told.count_reads(memory, heartbeat("run2", {"a": 5}))
-    assert told.reads_known(memory) == 47 and memory.counted_run == "run2"
 
 
 def test_names_come_from_the_config_then_the_dead_letters_then_what_people_were_told():

@@ -88,17 +88,26 @@ def test_recording_returns_a_new_record_and_leaves_the_old_one_as_it_was():
 
 
 def test_skipping_shows_beside_the_verdict_without_changing_it():
+    record, _ = record_verdict(None, WARN, NOW, ())
+    skipped = record_skip(record, "breaker_open")
+    assert skipped.shown == SKIPPED and skipped.health == WARN and skipped.since == NOW
+    again, change = record_verdict(skipped, WARN, NOW + timedelta(minutes=5), ())
+    assert change is None  # warn -> skipped -> warn is no change
+    assert again.shown == WARN and again.skipped is None
+
+
+def test_a_failing_spreadsheet_paused_by_its_breaker_is_shown_failing_still():
     record, _ = record_verdict(None, ERROR, NOW, ())
     skipped = record_skip(record, "breaker_open")
-    assert skipped.shown == SKIPPED and skipped.health == ERROR and skipped.since == NOW
+    assert skipped.shown == ERROR and skipped.skipped == "breaker_open"
     again, change = record_verdict(skipped, ERROR, NOW + timedelta(minutes=5), ())
-    assert change is None  # error -> skipped -> error is no recovery and no new failure
-    assert again.shown == ERROR and again.skipped is None
+    assert change is None  # error -> paused -> error is no recovery and no new failure
 
 
 def test_a_spreadsheet_skipped_before_its_first_check_is_still_unknown():
-    record = record_skip(None, "muted")
+    record = record_skip(None, "breaker_open")
     assert record.shown == SKIPPED and record.health == UNKNOWN and record.last_checked_at is None
+    assert record_skip(None, "muted").shown == UNKNOWN  # a mute in force is the fleet's to show
 
 
 def test_only_verdicts_are_recorded():

@@ -12,6 +12,7 @@ import pytest
 from sandbox_bench import SandboxBench, sandbox_bench
 
 from monitor.checks import FormulaErrorsCheck, FreshnessCheck
+from monitor.engine.fleet import Fleet
 from monitor.engine.inspect import SheetPlan
 from monitor.notify.alerts import compose_alert
 from monitor.notify.settings import AlertSettings
@@ -30,7 +31,7 @@ class World(SandboxBench):
         return sid
 
     def links(self) -> list[str]:
-        [message] = compose_alert(list(self.stored().events), {}, AlertSettings())
+        [message] = compose_alert(list(self.stored().events), Fleet({}), AlertSettings())
         return re.findall(r'href="([^"]+)"', message.text.replace("&amp;", "&"))
 
     def gid_of(self, sid: str, title: str) -> int:

@@ -17,6 +17,7 @@ from test_run import World
 
 from monitor.core.errors import ErrorInfo
 from monitor.engine.events import ApiDegraded, BreakerOpened, DeadLettered
+from monitor.engine.fleet import Fleet
 from monitor.engine.health import OK
 from monitor.engine.heartbeat import Outcome
 from monitor.google.client import CredentialCache
@@ -77,7 +78,7 @@ def test_the_alert_says_what_failed_last():
     error = ErrorInfo("transient", "token request failed for sa-1.json: HTTP 502 error page")
     event = ApiDegraded(at=datetime(2026, 1, 5, 9, 0, tzinfo=UTC), run_id="run-1", failing_in_a_row=8,
                         last_error=error)
-    [message] = compose_alert([event], {}, AlertSettings())
+    [message] = compose_alert([event], Fleet({}), AlertSettings())
     assert message.text.split("\n")[3] == (
         "🟠 Google API degraded: 8 spreadsheets failed in a row; the run stopped early and the next one "
         "probes first (last: token request failed for sa-1.json: HTTP 502 error page)")

@@ -106,7 +106,7 @@ def test_failing_too_long_is_told_in_the_alert_and_reminders_and_counted_in_the_
     the_bench = hanging_bench()
     run_ticks(the_bench, 6)
     run = the_bench.run(replace(SETTINGS, unreadable_after=AFTER))
-    alert, summary = notified(the_bench).split("sheet-monitor: round finished")
+    alert, summary = notified(the_bench).split("sheet-monitor: round done")
     assert run.state.health["s0"].health == ERROR
     told = ": cannot be read since 03:00 UTC (503 Service Unavailable, 4 tries)"
     [alert_line] = [line for line in alert.splitlines() if "cannot be read" in line]
@@ -119,7 +119,7 @@ def test_failing_too_long_is_told_in_the_alert_and_reminders_and_counted_in_the_
     reminder, digest = later.split("sheet-monitor daily digest")
     assert "reminder: 1 still failing" in reminder
     assert "Store 0" in reminder and "cannot be read since 03:00 UTC (503 Service Unavailable" in reminder
-    assert "Still failing (1):" in digest and "error 1" in digest  # (by name in the reminder above it)
+    assert "Still failing (1):" in digest and "1 cannot be read" in digest  # (by name in the reminder above)
 
 
 def test_the_streak_turns_failing_at_exactly_unreadable_after_and_not_a_second_before():

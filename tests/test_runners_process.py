@@ -232,7 +232,7 @@ def finish_the_rounds(crons: list[Cron], location: RedisLocation) -> None:
 
 # A run's message joins its alert and, after it, the round summary and the digest when due, which
 # list what still fails by design: only the part before them is counted.
-SUMMARIES = re.compile(r"sheet-monitor: round finished|sheet-monitor daily digest")
+SUMMARIES = re.compile(r"sheet-monitor: round done|sheet-monitor daily digest")
 
 
 def told_per_spreadsheet(telegram: FakeTelegram, served) -> Counter:

@@ -16,7 +16,6 @@ from telegram_fixtures import GROUP, PRIVATE, TOKEN, closed_port_url
 
 from monitor.engine.events import ApiRecovered, DeliveryHalted, StateEntryDamaged
 from monitor.engine.health import FAIL, OK
-from monitor.engine.heartbeat import Heartbeat, RunStats
 from monitor.engine.mutes import Mute
 from monitor.engine.tasks import Round
 from monitor.notify.documents import AlertMemory, Outbox
@@ -61,7 +60,7 @@ def test_six_hundred_failing_at_once_fit_telegram_and_are_paced_without_a_single
     site = Site()
     for n in range(600):
         failing(site, clock.now(), f"id{n:04d}", f"{NASTY} #{n}")
-    settings = AlertSettings(max_items=600, summary="off", digest_at=None)
+    settings = AlertSettings(max_items=600, flood_after=600, summary="off", digest_at=None)
     started = clock.monotonic()
     report = site.notify(settings, telegram(server, http, clock, chat_id=GROUP), clock.now(), budget=None)
     sent = fake.messages(GROUP)
@@ -278,7 +277,7 @@ def test_without_telegram_messages_are_printed_readably(clock):
     text = stream.getvalue()
     assert f"🔴 {NASTY} (https://docs.google.com/spreadsheets/d/abc) is failing" in text
     assert "<b>" not in text and "&amp;" not in text
-    assert text.startswith("sheet-monitor: 1 failing\n")
+    assert text.startswith("sheet-monitor: 1 new failure\nFailing now: 1 of 1 spreadsheet\n")
 
 
 def test_muted_spreadsheets_stay_quiet_through_notify(clock):
@@ -306,32 +305,6 @@ def test_notify_reports_a_new_halt_once_so_the_caller_can_emit_one_event(server,
     assert reports[1].halted_event(clock.now(), "run-8") is None
 
 
-def finished_heartbeat(run_id: str, now: datetime, reads: int) -> Heartbeat:
-    return Heartbeat(
-        run_id=run_id,
-        started_at=now,
-        budget_seconds=60,
-        finished_at=now,
-        stats=RunStats(reads_by_credential={"a": reads, "b": reads}),
-    )
-
-
-def test_the_digest_counts_google_reads_since_the_last_one(clock):
-    stream = io.StringIO()
-    settings = AlertSettings(summary="off", digest_at=time(10, 0))
-    site = Site()
-    for run, reads in enumerate((40, 2, 0)):  # 09:00, 09:05, 09:10 finished runs
-        site.state.heartbeat = finished_heartbeat(f"run{run}", clock.now(), reads)
-        site.notify(settings, PrintingSender(stream), clock.now())
-        site.notify(settings, PrintingSender(stream), clock.now())  # the same run is counted once
-        site = site.next_run()
-        clock.advance(300)
-    clock.advance(3600)
-    site.notify(settings, PrintingSender(stream), clock.now())
-    assert "read requests since the last digest 84" in stream.getvalue()
-    assert site.memory.reads_since_digest == 0
-
-
 def test_a_finished_round_with_changes_gets_one_summary_and_the_digest_comes_daily(clock):
     stream = io.StringIO()
     settings = AlertSettings(summary="on_change", digest_at=time(10, 0))
@@ -344,7 +317,7 @@ def test_a_finished_round_with_changes_gets_one_summary_and_the_digest_comes_dai
     failing(site, clock.now(), "s1")
     site.notify(settings, PrintingSender(stream), clock.now())
     site.notify(settings, PrintingSender(stream), clock.now())
-    assert stream.getvalue().count("round finished") == 1
+    assert stream.getvalue().count("round done") == 1
     assert "daily digest" not in stream.getvalue()
     clock.advance(3600)  # 10:00 UTC
     site.notify(settings, PrintingSender(stream), clock.now())

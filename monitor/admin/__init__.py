@@ -13,19 +13,18 @@ from monitor.admin.reports import (
     FEED_NO_POSITION,
     FEED_OFF,
     FEED_OK,
-    MUTED,
-    SHOWN_ORDER,
     breakers_list,
     dlq_list,
     dlq_show,
+    fleet_of,
     sheets_report,
-    shown_health,
     status_report,
 )
+from monitor.engine.fleet import MUTED, SHOWN_ORDER
 
 __all__ = [
     "FEED_FAILING", "FEED_NO_POSITION", "FEED_OFF", "FEED_OK", "MUTED", "SHOWN_ORDER", "AdminError",
     "breaker_reset", "breakers_list", "config_plan",
-    "dlq_list", "dlq_show", "dlq_purge", "dlq_retry", "mute", "sheets_report", "shown_health",
+    "dlq_list", "dlq_show", "dlq_purge", "dlq_retry", "fleet_of", "mute", "sheets_report",
     "status_report", "unknown_id_message", "unmute",
 ]

@@ -6,11 +6,16 @@ JSON-ready report; the caller holds the run lock and saves. ``now`` comes in.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from monitor.admin.errors import AdminError, not_in_dlq_message, unknown_id_message
+from monitor.admin.errors import (
+    AdminError,
+    no_longer_configured_message,
+    not_in_dlq_message,
+    unknown_id_message,
+)
 from monitor.admin.reports import SheetLike
 from monitor.core.durations import format_duration
 from monitor.core.timefmt import format_utc
@@ -20,7 +25,8 @@ from monitor.state import State
 
 
 def dlq_retry(
-    state: State, spreadsheet_ids: Iterable[str], now: datetime, round_interval: timedelta
+    state: State, spreadsheet_ids: Iterable[str], now: datetime, round_interval: timedelta,
+    configured: Collection[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Make dead-lettered spreadsheets due at once. The entries stay until a read succeeds; then the
     runner resolves them and people hear "recovered".
@@ -29,12 +35,16 @@ def dlq_retry(
     (``"due": "current_round"``). Otherwise (no round yet, or the round is finished and the next run
     starts a new one) it is put first in the next round (``"due": "next_round"``). An open breaker
     would skip it again, so it is closed (``breaker_was`` says what it was, else None). A muted
-    spreadsheet is requeued too, but is not read until the mute ends: ``muted_until`` says so.
+    spreadsheet is requeued too, but is not read until the mute ends: ``muted_until`` says so. One no
+    longer ``configured`` (None: every one is) is refused: no round reads it any more.
     """
     ids = list(spreadsheet_ids)
     missing = [sid for sid in ids if sid not in state.dlq]
     if missing:
         raise AdminError(not_in_dlq_message(missing[0]))
+    removed = [sid for sid in ids if configured is not None and sid not in configured]
+    if removed:
+        raise AdminError(no_longer_configured_message(removed[0], state.dlq[removed[0]].name), usage=True)
     rnd = state.round
     # A finished round whose interval has passed is about to be replaced by a new one: requeueing
     # into it would only reopen an old round (and could raise a false "falling behind").
@@ -52,7 +62,7 @@ def dlq_retry(
         breaker = state.breakers.get(sid)
         breaker_was = None
         if breaker is not None and not breaker.is_closed:
-            breaker_was = breaker_reset(state, sid, ())["was"]
+            breaker_was = breaker_reset(state, sid, None)["was"]
         results.append({"id": sid, "due": due, "breaker_was": breaker_was,
                         "muted_until": format_utc(mutes[sid].until) if sid in mutes else None})
     return results
@@ -71,14 +81,17 @@ def dlq_purge(state: State, spreadsheet_id: str | None = None) -> list[str]:
     return [spreadsheet_id]
 
 
-def breaker_reset(state: State, spreadsheet_id: str, configured: Iterable[str]) -> dict[str, Any]:
+def breaker_reset(state: State, spreadsheet_id: str, configured: Collection[str] | None) -> dict[str, Any]:
     """Close a breaker (its failure count goes too); the spreadsheet is read in its next turn.
 
-    Resetting a breaker that is already closed is not an error (``was`` says "closed").
+    Resetting a breaker that is already closed is not an error (``was`` says "closed"); one of a
+    spreadsheet not ``configured`` is (None: the caller checked).
     """
+    if configured is not None and spreadsheet_id not in configured:
+        known = spreadsheet_id in state.breakers
+        raise AdminError(no_longer_configured_message(spreadsheet_id) if known
+                         else unknown_id_message(spreadsheet_id), usage=True)
     stored = state.breakers.pop(spreadsheet_id)
-    if stored is None and spreadsheet_id not in set(configured):
-        raise AdminError(unknown_id_message(spreadsheet_id), usage=True)
     was = stored.state.value if stored else "closed"
     return {"id": spreadsheet_id, "was": was, "state": "closed"}
 
@@ -89,7 +102,7 @@ def mute(state: State, sheet: SheetLike, duration: timedelta, reason: str, now: 
     if not reason.strip():
         raise AdminError("a mute needs a reason, so the next admin knows why: --reason TEXT", usage=True)
     _drop_expired(state, now)
-    record = Mute(until=now + duration, reason=reason.strip(), muted_at=now)
+    record = Mute(until=now + duration, reason=reason.strip(), muted_at=now, name=sheet.name)
     state.mutes[sheet.id] = record
     return {"id": sheet.id, "name": sheet.name, "until": format_utc(record.until), "reason": record.reason,
             "muted_at": format_utc(now), "for": format_duration(duration)}

@@ -20,3 +20,10 @@ def unknown_id_message(spreadsheet_id: str) -> str:
 def not_in_dlq_message(spreadsheet_id: str) -> str:
     return (f"{spreadsheet_id} is not in the dead-letter queue (it was never dead-lettered, or it has "
             "recovered or been purged); `sheet-monitor dlq list` shows what is")
+
+
+def no_longer_configured_message(spreadsheet_id: str, name: str | None = None) -> str:
+    named = f"{name} ({spreadsheet_id})" if name and name != spreadsheet_id else spreadsheet_id
+    return (f"{named} is no longer in the config: it is not checked any more, and the next run forgets "
+            "what the state kept of it (its dead-letter entry, breaker and mute). To monitor it again, "
+            "add it back to [[sheets]]")

@@ -15,7 +15,6 @@ spreadsheet only with ``[metrics] per_sheet`` (at most ``config.PER_SHEET_MAX`` 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 
@@ -29,7 +28,7 @@ from prometheus_client.core import (
 from prometheus_client.utils import floatToGoString
 
 from monitor.config import UNREAD_PROJECT, Config
-from monitor.engine.health import Health
+from monitor.engine.fleet import SHOWN_ORDER, Fleet
 from monitor.engine.heartbeat import Heartbeat, Outcome
 from monitor.engine.quota import QuotaLog
 from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round
@@ -62,7 +61,7 @@ class _StateCollector:
         yield from notification_families(state)
         yield from watchdog_families(state, now)
         if config.metrics.per_sheet:
-            yield from sheet_families(state, config)
+            yield from sheet_families(state, config, now)
 
 
 def _gauge(name: str, documentation: str, value: float | None = None, **kwargs) -> GaugeMetricFamily:
@@ -226,18 +225,13 @@ def _read_time_histogram(totals: RunTotals) -> HistogramMetricFamily:
 
 
 def fleet_families(state: State, config: Config, now: datetime) -> Iterable[Metric]:
-    health = Counter(
-        (record.health if (record := state.health.get(sheet.id)) else Health.UNKNOWN).value
-        for sheet in config.sheets
-    )
-    yield _labelled(_gauge("spreadsheets", "Configured spreadsheets by their latest verdict.",
-                           labels=["health"]), {value.value: health.get(value.value, 0) for value in Health})
-    mutes = state.active_mutes(now)
-    yield _gauge("spreadsheets_muted", "Configured spreadsheets muted now.",
-                 sum(1 for sheet in config.sheets if sheet.id in mutes))
-    yield _gauge("breakers_open", "Spreadsheets whose breaker is open or half-open.",
-                 len(state.open_breakers()))
-    yield _gauge("dlq_entries", "Spreadsheets in the dead-letter queue.", len(state.dlq))
+    fleet = Fleet.of(state, config.sheets_by_id, now)
+    yield _labelled(_gauge("spreadsheets", "Configured spreadsheets by their standing now (as `status` "
+                           "counts them: muted and paused ones apart).", labels=["health"]), fleet.counts())
+    yield _gauge("spreadsheets_muted", "Configured spreadsheets muted now.", len(fleet.muted))
+    yield _gauge("breakers_open", "Configured spreadsheets whose breaker is open or half-open.",
+                 len(fleet.paused))
+    yield _gauge("dlq_entries", "Configured spreadsheets in the dead-letter queue.", len(fleet.dead_lettered))
 
 
 # -- notification -----------------------------------------------------------------------------------
@@ -273,16 +267,16 @@ def watchdog_families(state: State, now: datetime) -> Iterable[Metric]:
 # -- per spreadsheet (opt-in) -----------------------------------------------------------------------
 
 
-def sheet_families(state: State, config: Config) -> Iterable[Metric]:
-    health = _gauge("spreadsheet_health", "1 for each spreadsheet's latest verdict.",
-                    labels=["spreadsheet_id", "name", "health"])
+def sheet_families(state: State, config: Config, now: datetime) -> Iterable[Metric]:
+    health = _gauge("spreadsheet_health", "1 for each spreadsheet's standing now (its latest verdict, "
+                    "or muted, or paused).", labels=["spreadsheet_id", "name", "health"])
     read = _gauge("spreadsheet_last_read_timestamp_seconds", "When each spreadsheet's last read worked.",
                   labels=["spreadsheet_id", "name"])
+    fleet = Fleet.of(state, config.sheets_by_id, now)
     for sheet in config.sheets:
+        for shown in SHOWN_ORDER:
+            health.add_metric([sheet.id, sheet.name, shown], float(fleet.standings[sheet.id] == shown))
         record = state.health.get(sheet.id)
-        current = record.health if record else Health.UNKNOWN
-        for value in Health:
-            health.add_metric([sheet.id, sheet.name, value.value], float(value is current))
         if record is not None and record.read_at is not None:
             read.add_metric([sheet.id, sheet.name], record.read_at.timestamp())
     yield health

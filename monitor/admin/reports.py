@@ -6,34 +6,30 @@ or as they are under ``--json`` (``monitor.cli.output.emit_json``). ``now`` come
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any, Protocol
 
-from monitor.admin.errors import AdminError, not_in_dlq_message
+from monitor.admin.errors import AdminError, no_longer_configured_message, not_in_dlq_message
 from monitor.core.errors import ErrorInfo
 from monitor.core.remedies import remedy
 from monitor.core.timefmt import format_utc
 from monitor.engine.changes import FeedState
 from monitor.engine.dlq import DeadLetter
-from monitor.engine.health import ERROR, FAIL, OK, SKIPPED, UNKNOWN, WARN, SheetHealth
+from monitor.engine.fleet import SHOWN_ORDER, Fleet, standing
+from monitor.engine.health import UNKNOWN, SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunStats
-from monitor.engine.mutes import Mute
 from monitor.engine.retry import DEFAULT_POLICIES
 from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round
 from monitor.state import State
 from monitor.state.schema import DLQ
 
-MUTED = "muted"
 # The change feed as `status` reports it: how the next round chooses what to read.
 FEED_OFF = "off"  # the config reads every spreadsheet every round
 FEED_FAILING = "failing"  # Drive could not answer: every spreadsheet is read until it does
 FEED_NO_POSITION = "no_position"  # never asked (or starting afresh): the next round reads everything
 FEED_OK = "ok"
-# What `sheets --status` accepts and the order tables list them in: the worst first.
-SHOWN_ORDER = (ERROR, FAIL, WARN, SKIPPED, MUTED, UNKNOWN, OK)
 
 
 class SheetLike(Protocol):
@@ -43,14 +39,6 @@ class SheetLike(Protocol):
 
 class TaggedSheet(SheetLike, Protocol):
     tags: tuple[str, ...]
-
-
-def shown_health(record: SheetHealth | None, mute: Mute | None) -> str:
-    """What tables show: muted while a mute is in force, skipped when the latest round skipped it,
-    else the last verdict (or unknown)."""
-    if mute is not None:
-        return MUTED
-    return UNKNOWN if record is None else record.shown
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -64,14 +52,16 @@ def _age(since: datetime | None, now: datetime) -> float | None:
 # -- status ------------------------------------------------------------------------------------------
 
 
-def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] = (),
+def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] | None = None,
                   change_detection: bool = True) -> dict[str, Any]:
     """Last run, current round (what it reads, what it judged unchanged), queue, oldest pending task,
     next retry, DLQ, breakers, outbox, quota, Drive's change feed.
 
-    ``sheets`` (the configured spreadsheets) adds health counts; spreadsheets the state holds but the
-    config no longer lists are left out of them. ``change_detection``: the config's; when off, the
-    stored feed is reported as it is, but "off" (the next round forgets it).
+    ``sheets``: the configured spreadsheets, whose standings are counted (``health``), and to which the
+    DLQ, breakers and mutes are limited: spreadsheets the state holds but the config no longer lists
+    are left out (the next run forgets them); None: every spreadsheet the state knows, uncounted.
+    ``change_detection``: the config's; when off, the stored feed is reported as it is, but "off" (the
+    next round forgets it).
     """
     rnd = state.round
     counts = rnd.counts() if rnd else dict.fromkeys((PENDING, PROCESSING, DONE, FAILED), 0)
@@ -80,7 +70,7 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] = (),
     beats = state.runner_heartbeats
     latest = state.heartbeat or max(beats.values(), key=lambda beat: beat.started_at, default=None)
     stats = latest.stats if latest else None
-    mutes = state.active_mutes(now)
+    fleet = fleet_of(state, sheets, now)
     halted = state.outbox.halted
     return {
         "last_run": _last_run(latest, now),
@@ -102,8 +92,8 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] = (),
             "age_seconds": _age(oldest.created_at, now),
         },
         "next_retry_at": _iso(rnd.next_retry_at()) if rnd else None,
-        "dlq_size": len(state.dlq),
-        "open_breakers": state.open_breakers(),
+        "dlq_size": len(fleet.dead_lettered),
+        "open_breakers": sorted(fleet.paused),
         "outbox_size": len(state.outbox.pending),
         "outbox_halted": None if halted is None else {
             "at": _iso(halted.at), "status": halted.status, "description": halted.description,
@@ -113,11 +103,11 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] = (),
             chat: {"at": _iso(halt.at), "status": halt.status, "description": halt.description}
             for chat, halt in state.outbox.halts.items()
         },
-        "muted": sorted(mutes),
+        "muted": sorted(fleet.muted),
         "api_degraded": state.api.degraded,
         "quota_last_run": _quota_last_run(stats),
         "change_feed": _change_feed(state.feed, change_detection),
-        "health": health_counts(state, sheets, mutes) if sheets else None,
+        "health": fleet.counts() if sheets is not None else None,
         "set_aside": list(state.set_aside),
     }
 
@@ -175,10 +165,12 @@ def _last_run(heartbeat: Heartbeat | None, now: datetime) -> dict | None:
     }
 
 
-def health_counts(state: State, sheets: Sequence[SheetLike], mutes: Mapping[str, Mute]) -> dict:
-    """How many spreadsheets each health shown (muted, skipped...) has, in SHOWN_ORDER."""
-    counts = Counter(shown_health(state.health.get(s.id), mutes.get(s.id)) for s in sheets)
-    return {shown: counts.get(shown, 0) for shown in SHOWN_ORDER}
+def fleet_of(state: State, sheets: Sequence[SheetLike] | None, now: datetime) -> Fleet:
+    """The configured spreadsheets' fleet (None: every spreadsheet the state knows of)."""
+    if sheets is not None:
+        return Fleet.of(state, (sheet.id for sheet in sheets), now)
+    known = state.health.keys() | state.dlq.keys() | state.breakers.keys() | state.mutes.keys()
+    return Fleet.of(state, sorted(known), now)
 
 
 # -- sheets ------------------------------------------------------------------------------------------
@@ -193,7 +185,7 @@ def sheets_report(
     rows = []
     for sheet in sheets:
         record, mute = state.health.get(sheet.id), mutes.get(sheet.id)
-        shown = shown_health(record, mute)
+        shown = standing(record, mute)
         if status is not None and shown != status:
             continue
         rows.append({
@@ -237,11 +229,13 @@ def _judged_unchanged(record: SheetHealth | None, spreadsheet_id: str, rnd: Roun
 # -- dead-letter queue -------------------------------------------------------------------------------
 
 
-def dlq_list(state: State, now: datetime) -> list[dict[str, Any]]:
-    """DLQ entries, the most recent failure first."""
+def dlq_list(state: State, now: datetime, configured: Collection[str] | None = None) -> list[dict[str, Any]]:
+    """DLQ entries of the ``configured`` spreadsheets (None: all), the most recent failure first."""
     mutes = state.active_mutes(now)
     rows = []
     for entry in state.dlq.values():
+        if configured is not None and entry.id not in configured:
+            continue  # no longer monitored: the next run forgets it
         error = entry.last_error
         rows.append({
             "id": entry.id,
@@ -259,11 +253,14 @@ def dlq_list(state: State, now: datetime) -> list[dict[str, Any]]:
     return rows
 
 
-def dlq_show(state: State, spreadsheet_id: str) -> dict[str, Any]:
-    """The whole entry: task, attempt history, last error, first and last failure, occurrences."""
+def dlq_show(state: State, spreadsheet_id: str, configured: Collection[str] | None = None) -> dict[str, Any]:
+    """The whole entry: task, attempt history, last error, first and last failure, occurrences.
+    Refused for a spreadsheet no longer ``configured``, saying so."""
     entry = state.dlq.get(spreadsheet_id)
     if entry is None:
         raise AdminError(not_in_dlq_message(spreadsheet_id))
+    if configured is not None and spreadsheet_id not in configured:
+        raise AdminError(no_longer_configured_message(spreadsheet_id, entry.name), usage=True)
     return _dlq_entry(entry)
 
 
@@ -285,11 +282,15 @@ def error_dict(error: ErrorInfo | None) -> dict[str, Any] | None:
 # -- breakers ----------------------------------------------------------------------------------------
 
 
-def breakers_list(state: State, names: Mapping[str, str], now: datetime) -> list[dict[str, Any]]:
-    """Every stored breaker (only spreadsheets that failed lately have one), open ones first."""
+def breakers_list(state: State, names: Mapping[str, str], now: datetime,
+                  configured: Collection[str] | None = None) -> list[dict[str, Any]]:
+    """Every stored breaker of the ``configured`` spreadsheets (None: all; only spreadsheets that
+    failed lately have one), open ones first."""
     mutes = state.active_mutes(now)
     rows = []
     for sid, breaker in state.breakers.items():
+        if configured is not None and sid not in configured:
+            continue
         rows.append({
             "id": sid,
             "name": names.get(sid, sid),

@@ -40,9 +40,9 @@ def notify_after_run(
     try:
         sender = sender_for(config.telegram, state.outbox, stream, clock=DeadlineClock(clock, deadline),
                             client=client, wrap=lambda each: WithinDeadline(each, client, clock, deadline))
+        settings = AlertSettings.from_config(config.alerts, report_url=config.report.url)
         report = notify(
-            state, state.outbox, state.alerts, AlertSettings.from_config(config.alerts),
-            sender, clock.now(),
+            state, state.outbox, state.alerts, settings, sender, clock.now(),
             names={sheet.id: sheet.name for sheet in config.sheets}, checkpoint=checkpoint,
             budget=send_budget, routing=Routing.from_config(config),
         )

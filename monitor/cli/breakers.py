@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from monitor import admin
-from monitor.cli.common import admin_call, changing_options, clock, quiet_logs, reading_options, sheet_names
+from monitor.cli.common import admin_call, changing_options, clock, quiet_logs, reading_options
 from monitor.cli.output import echo_table, emit_json, short_time
 from monitor.cli.state_access import changing_or_exit, load_or_exit, read_or_exit
 from monitor.core.durations import format_duration
@@ -42,7 +42,8 @@ def breakers_list(config_path: Path | None = None, as_json: bool = False) -> Non
     config = load_or_exit(config_path)
     state = read_or_exit(config) or State()
     now = clock.now()
-    rows = admin.breakers_list(state, sheet_names(config, state), now)
+    names = {sheet.id: sheet.name for sheet in config.sheets}
+    rows = admin.breakers_list(state, names, now, names)
     if as_json:
         emit_json({"breakers": rows})
         return

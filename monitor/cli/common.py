@@ -14,7 +14,6 @@ from monitor.cli.terminal import stderr_is_terminal
 from monitor.config import Config, Sheet
 from monitor.core.clock import SystemClock
 from monitor.core.logs import configure_logging
-from monitor.state import State
 
 clock = SystemClock()
 
@@ -52,10 +51,3 @@ def sheet_or_exit(config: Config, spreadsheet_id: str) -> Sheet:
     if sheet is None:
         fail(admin.unknown_id_message(spreadsheet_id), EXIT_USAGE)
     return sheet
-
-
-def sheet_names(config: Config, state: State | None = None) -> dict[str, str]:
-    """Names to show by spreadsheet id: the config's, else what the DLQ remembers of removed ones."""
-    names = {entry.id: entry.name for entry in state.dlq.values()} if state else {}
-    names.update({sheet.id: sheet.name for sheet in config.sheets})
-    return names

@@ -36,7 +36,7 @@ def dlq_list(config_path: Path | None, as_json: bool) -> None:
     quiet_logs()
     config = load_or_exit(config_path)
     state = read_or_exit(config) or State()
-    rows = admin.dlq_list(state, clock.now())
+    rows = admin.dlq_list(state, clock.now(), config.sheets_by_id)
     if as_json:
         emit_json({"entries": rows})
         return
@@ -62,7 +62,7 @@ def dlq_show(config_path: Path | None, as_json: bool, spreadsheet_id: str) -> No
     quiet_logs()
     config = load_or_exit(config_path)
     state = read_or_exit(config) or State()
-    entry = admin_call(admin.dlq_show, state, spreadsheet_id)
+    entry = admin_call(admin.dlq_show, state, spreadsheet_id, config.sheets_by_id)
     if as_json:
         emit_json({"entry": entry})
         return
@@ -107,8 +107,9 @@ def dlq_retry(config_path: Path | None, as_json: bool, wait: float, retry_all: b
     config = load_or_exit(config_path)
     now = clock.now()
     with changing_or_exit(config, now, "dlq-retry", wait) as state:
-        ids = list(state.dlq.keys()) if retry_all else [spreadsheet_id]
-        results = admin_call(admin.dlq_retry, state, ids, now, config.run.round_interval)
+        configured = config.sheets_by_id
+        ids = [sid for sid in state.dlq if sid in configured] if retry_all else [spreadsheet_id]
+        results = admin_call(admin.dlq_retry, state, ids, now, config.run.round_interval, configured)
     for result in results:
         log_event("admin_dlq_retry", spreadsheet_id=result["id"], due=result["due"])
     if as_json:

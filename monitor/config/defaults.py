@@ -102,6 +102,8 @@ DEFAULTS: Mapping[str, Default] = {
                            "writes one on demand"),
     "watchdog.max_silence": Default("15m", "three missed 5-minute cron ticks"),
     "watchdog.reminder_every": Default("4h", "an outage is re-announced twice per working day"),
+    "report.url": Default(None, "the page's address is not known: messages that list only some "
+                          "spreadsheets point to `sheet-monitor sheets` for the rest"),
     "watchdog.heartbeat_url": Default(None, "no external dead-man's switch"),
     "watchdog.stuck_grace": Default(
         "2m", "a run still marked started after budget + this is stuck, not slow"),

@@ -211,6 +211,7 @@ class ReportConfig(_Section):
 
     keep: Duration = default("report.keep")
     html: Path | None = default("report.html")
+    url: HttpUrl | None = default("report.url")
 
     @field_validator("html", mode="before")
     @classmethod

@@ -42,14 +42,17 @@ _DRIVE_FILE_NOT_FOUND = "File not found"
 _SHEETS_FORBIDDEN = "The caller does not have permission"
 
 
-def remedy(error: ErrorInfo) -> str | None:
-    """What to do about ``error``; None when its own words are all there is to say."""
+def remedy(error: ErrorInfo, *, after_problem: bool = False) -> str | None:
+    """What to do about ``error``; None when its own words are all there is to say. ``after_problem``:
+    it follows :func:`problem`'s sentence, so it need not repeat what that one names."""
     message = error.message or ""
     if error.google_status == "FAILED_PRECONDITION" or _NOT_SUPPORTED in message:
         return NOT_A_SPREADSHEET
     if error.http_status == 404:
         return DRIVE_NOT_FOUND if message.startswith(_DRIVE_FILE_NOT_FOUND) else SHEETS_NOT_FOUND
     if error.http_status == 403 and message.startswith(_SHEETS_FORBIDDEN):
+        if error.account and after_problem:  # which names the account: said once is enough
+            return "share the spreadsheet with that e-mail, Viewer is enough"
         if error.account:
             return f"share the spreadsheet with {error.account} (the service account), Viewer is enough"
         return NOT_SHARED
@@ -88,6 +91,23 @@ def problem(error: ErrorInfo) -> str | None:
     if error.error_class == "loading":
         return "cells were still computing at every try"
     return None
+
+
+def problem_kind(error: ErrorInfo) -> str:
+    """The kind of refusal in two or three words ("not shared", "tab missing"): how a message that
+    counts many dead letters at once groups them."""
+    message = error.message or ""
+    if error.google_status == "FAILED_PRECONDITION" or _NOT_SUPPORTED in message:
+        return "not a spreadsheet"
+    if error.http_status == 404:
+        return "not found"
+    if error.http_status == 403 and message.startswith(_SHEETS_FORBIDDEN):
+        return "not shared"
+    if error.http_status == 400 and error.range:
+        return "tab or range missing"
+    if error.error_class == "loading":
+        return "still computing"
+    return "refused"
 
 
 def _tab_of(a1: str) -> str | None:

@@ -93,6 +93,18 @@ class SpreadsheetRestored(SheetEvent):
 
 
 @document(kw_only=True)
+class NoLongerMonitored(SheetEvent):
+    """A spreadsheet with something open (failing, warning, dead-lettered, paused, muted) left the
+    config: everything the state kept of it is forgotten, and people hear it once.
+
+    ``name`` is what the state remembered of it (its dead-letter entry's or its mute's; empty when
+    neither had one: the notifier names it as people were last told)."""
+
+    KIND: ClassVar[str] = "no_longer_monitored"
+    was: str  # its standing when it left (monitor.engine.fleet: "fail", "muted", ...)
+
+
+@document(kw_only=True)
 class ApiDegraded(Event):
     """Many different spreadsheets failed in a row: Google, not them. The run stopped early.
 
@@ -226,7 +238,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     HealthChanged, DeadLettered, ReadableAgain, BreakerOpened, BreakerClosed, ApiDegraded,
     ApiRecovered, ChangeFeedFailing, ChangeFeedRecovered, FallingBehind, CrashRecovered, StateRestored,
     StateEntryDamaged, DeliveryHalted, SpreadsheetTrashed, SpreadsheetRestored, RunsFinishAgain,
-    CredentialRefused, CredentialWorksAgain, StateMemoryLost,
+    CredentialRefused, CredentialWorksAgain, StateMemoryLost, NoLongerMonitored,
 )
 BY_KIND: dict[str, type[Event]] = {event_type.KIND: event_type for event_type in EVENT_TYPES}
 

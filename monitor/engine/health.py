@@ -147,7 +147,13 @@ class SheetHealth:
 
     @property
     def shown(self) -> str:
-        return SKIPPED if self.skipped else self.health
+        """What people are shown: a failing or unreadable verdict stands even while its breaker
+        pauses the checks (it is no less failing); otherwise skipped while its breaker keeps it out
+        of the round. A skip for a mute says nothing once the mute has ended (a mute in force is
+        shown by ``monitor.engine.fleet.standing``): the last verdict stands."""
+        if self.health in BAD or self.skipped != "breaker_open":
+            return self.health
+        return SKIPPED
 
     @property
     def change_unread(self) -> bool:

@@ -18,6 +18,7 @@ class Mute:
     until: UtcTime
     reason: str
     muted_at: UtcTime | None = None
+    name: str = ""  # the spreadsheet's name when muted: said if it leaves the config meanwhile
 
     def in_force(self, now: datetime) -> bool:
         return self.until > now

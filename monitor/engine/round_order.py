@@ -1,4 +1,4 @@
-"""Which spreadsheets a new round reads, in which order, what a round drops, how far it has got.
+"""Which spreadsheets a new round reads, in which order, and how far it has got.
 
 Apart from the run (monitor.engine.run) because both are plain functions of the state: the order is
 decided once per round, by the one runner that starts it (monitor.engine.sharing).
@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from monitor.core.logs import log_event
 from monitor.engine.health import record_skip
 from monitor.engine.heartbeat import RoundProgress
 from monitor.engine.inspect import SheetPlan
@@ -36,19 +35,6 @@ def round_order(state: RunnerState, plans: Mapping[str, SheetPlan], now: datetim
         return plan_id not in first, not lends, (record.last_checked_at if record else None) or _NEVER
 
     return sorted((plan_id for plan_id in plans if plan_id not in muted), key=order)
-
-
-def drop_unconfigured(state: RunnerState, plans: Mapping[str, SheetPlan]) -> None:
-    """Forget what belongs to spreadsheets no longer configured: their histories, their tasks."""
-    for sheet_id in [sid for sid in state.history if sid not in plans]:
-        del state.history[sheet_id]  # a metric history is bounded per configured spreadsheet
-    rnd = state.round
-    if rnd is None:
-        return
-    removed = {task.target for task in rnd.tasks.values()} - plans.keys()
-    if removed:
-        rnd.drop_targets(removed)
-        log_event("tasks_dropped", reason="removed_from_config", count=len(removed))
 
 
 def progress_of(rnd: Round) -> RoundProgress:

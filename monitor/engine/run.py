@@ -24,6 +24,7 @@ from monitor.engine.changes import ChangeDetection, ChangeFeed
 from monitor.engine.checkpoints import Checkpoints
 from monitor.engine.concurrency import LatencyEstimate, reads_in_flight
 from monitor.engine.events import CrashRecovered, Event, FallingBehind
+from monitor.engine.fleet import Fleet
 from monitor.engine.health import record_skip
 from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats, RunSummary
 from monitor.engine.inflight import InFlight, ReadDone, ReadJob, Reads
@@ -31,12 +32,13 @@ from monitor.engine.inspect import SheetData, SheetPlan, judge, zone_of
 from monitor.engine.outcomes import Fate, Outcomes, RunReport
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.retry import is_last_try
-from monitor.engine.round_order import drop_unconfigured, progress_of, round_order
+from monitor.engine.round_order import progress_of, round_order
 from monitor.engine.runlog import add_run, record_of
 from monitor.engine.settings import RunSettings
 from monitor.engine.sharing import Alone, Claim, Sharing
 from monitor.engine.state import RetryFirst, RunnerState
 from monitor.engine.tasks import PROCESSING, Round, Task
+from monitor.engine.unconfigured import forget_unconfigured
 from monitor.engine.zones import zone_due
 
 # A read out this many times the usual latency (and at least this many seconds) is taken for hanging:
@@ -108,7 +110,7 @@ class Run:
         with self.sharing.turn() as mine:
             if mine:  # else another runner's turn is doing it now
                 self._recover_abandoned(now)
-                drop_unconfigured(self.state, self.plans)
+                forget_unconfigured(self.state, self.plans.keys(), now, self.run_id, self.emit)
             self.checkpoints.save(force=True)
         log_event("run_started", run_id=self.run_id, budget_s=self.settings.budget.total_seconds(),
                   **({"runner": self.sharing.runner} if self.sharing.shared else {}))
@@ -150,8 +152,8 @@ class Run:
         self.state.runs = self.state.runs.add(
             RunSummary(self.run_id, heartbeat.started_at, now, report.outcome)
         )
-        configured = (self.state.health[sid] for sid in self.plans if sid in self.state.health)
-        add_run(self.state.runlog, record_of(heartbeat, configured), now, self.settings.history_keep,
+        fleet = Fleet.of(self.state, self.plans, now)
+        add_run(self.state.runlog, record_of(heartbeat, fleet.counts()), now, self.settings.history_keep,
                 self.sharing.runner if self.sharing.shared else "")
         self.state.quota = self.pacer.snapshot(self.clock.time())
         self.state.api = self.outcomes.api.state

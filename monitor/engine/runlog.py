@@ -8,13 +8,11 @@ each) whatever the number of spreadsheets and however long the history is kept, 
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 
 from monitor.core.timefmt import UtcTime
 from monitor.core.tracking import Documents, document
-from monitor.engine.health import SheetHealth
 from monitor.engine.heartbeat import Heartbeat
 
 HOUR_FORMAT = "%Y-%m-%dT%H"  # a run log key's id: the UTC hour its runs started in, sorting in time order
@@ -34,8 +32,8 @@ class RunRecord:
     quota_refusals: int
     retries_by_class: dict[str, int]
     failed: int  # dead-lettered by this run
-    # The configured spreadsheets by shown health when it ended ("ok", "warn", "fail", "error",
-    # "skipped", "unknown"): the fleet over time without keeping every spreadsheet's every verdict.
+    # The configured spreadsheets by standing when it ended ("ok", "warn", "fail", "error", "skipped",
+    # "muted", "unknown": monitor.engine.fleet): the fleet over time without keeping every verdict.
     health: dict[str, int]
 
 
@@ -50,12 +48,13 @@ def hour_of(moment: datetime) -> str:
     return moment.strftime(HOUR_FORMAT)
 
 
-def record_of(heartbeat: Heartbeat, health: Iterable[SheetHealth]) -> RunRecord:
-    """The record of the run ``heartbeat`` tells of, finished; ``health``: the spreadsheets' records."""
+def record_of(heartbeat: Heartbeat, standings: Mapping[str, int]) -> RunRecord:
+    """The record of the run ``heartbeat`` tells of, finished; ``standings``: the fleet's counts as
+    the run left it (``monitor.engine.fleet``), of which those no spreadsheet has are left out."""
     stats = heartbeat.stats
     if stats is None:
         raise ValueError("the run has not finished: its heartbeat holds no stats")
-    shown = Counter(record.shown for record in health)
+    shown = {name: count for name, count in standings.items() if count}
     return RunRecord(
         run_id=heartbeat.run_id, started_at=heartbeat.started_at, duration_seconds=stats.duration_seconds,
         budget_seconds=heartbeat.budget_seconds, outcome=str(heartbeat.outcome),

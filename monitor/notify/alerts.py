@@ -19,9 +19,11 @@ from monitor.engine.events import (
     StateEntryDamaged,
     sheet_of,
 )
-from monitor.engine.health import BAD, SheetHealth
-from monitor.notify.messages import Message, esc, fingerprint, listed, messages_for
-from monitor.notify.render import Item, render
+from monitor.engine.fleet import Fleet
+from monitor.notify.counts import failing_now_line
+from monitor.notify.flood import flood_lines, is_flood
+from monitor.notify.messages import Message, esc, fingerprint, listed, messages_for, more_line
+from monitor.notify.render import Item, headline, render
 from monitor.notify.settings import AlertSettings
 
 
@@ -101,28 +103,29 @@ def shown_sheets(events: Iterable[Event], muted: frozenset[str], max_items: int)
 
 def compose_alert(
     events: Sequence[Event],
-    health: Mapping[str, SheetHealth],
+    fleet: Fleet,
     settings: AlertSettings,
     muted: Iterable[str] = (),
     owners: Mapping[str, str] | None = None,
 ) -> list[Message]:
     """One run's events as ONE grouped message (split only when longer than ``max_length``).
 
-    Headline with counts and how many spreadsheets are failing now, then the first ``max_items``
-    items, then "+K more". Events of muted spreadsheets are dropped. No alert-worthy event: [].
-    The key is the same for the same events, so composing them again after a crash adds nothing.
-    ``owners`` (spreadsheet id -> owner) names who answers for each line's spreadsheet.
+    Headline counting what changed, how many of the chat's spreadsheets (``fleet``) are failing now,
+    then the first ``max_items`` items, then "+K more". More new problems than ``flood_after`` (a first
+    round) make the short form instead (``monitor.notify.flood``). Events of muted spreadsheets are
+    dropped. No alert-worthy event: []. The key is the same for the same events, so composing them
+    again after a crash adds nothing. ``owners`` (spreadsheet id -> owner) names who answers for each
+    line's spreadsheet.
     """
     muted = frozenset(muted)
-    items = alert_items(events, muted, owners)
-    if not items:
+    pairs = ranked(events, muted, owners)
+    if not pairs:
         return []
-    counts: dict[str, int] = {}
-    for item in items:
-        counts[item.category] = counts.get(item.category, 0) + 1
-    headline = ", ".join(f"{count} {category}" for category, count in counts.items())
-    failing_now = sum(1 for sid, record in health.items() if sid not in muted and record.health in BAD)
-    lines = [f"<b>sheet-monitor: {headline}</b>", f"Failing now: {failing_now}", ""]
-    lines += listed(items, settings.max_items, lambda item: item.html)
     key = "alert:" + fingerprint([(e.KIND, format_utc(e.at), sheet_of(e)) for e in events])
+    items = [item for _, item in pairs]
+    if is_flood(items, settings):
+        return messages_for(key, "\n".join(flood_lines(pairs, fleet, settings)), settings.max_length)
+    lines = [f"<b>sheet-monitor: {headline(items)}</b>", failing_now_line(fleet), ""]
+    lines += listed(items, settings.max_items, lambda item: item.html,
+                    more_line(settings.report_url, of_sheets=False))
     return messages_for(key, "\n".join(lines), settings.max_length)

@@ -1,29 +1,37 @@
 """Messages about how things stand rather than about what just happened: reminders of what is still
 failing, the summary after a round, the daily digest, and when each is owed.
 
-Pure: ``now`` comes in. The summary and the digest record in the alert memory that they were
-composed, so each is composed once (:func:`round_summary`, :func:`daily_digest`).
+Every count they show is the chat's part of the fleet (``monitor.engine.fleet``), in the one
+sentence ``monitor.notify.counts`` words it with, so a summary, a digest and `status` agree. Pure:
+``now`` comes in. The summary and the digest record in the alert memory that they were composed, so
+each is composed once (:func:`round_summary`, :func:`daily_digest`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from monitor.core.remedies import problem, remedy
 from monitor.core.timefmt import format_utc
 from monitor.core.zones import wall_clock
-from monitor.engine.health import BAD, ERROR, FAIL, OK, UNKNOWN, WARN, SheetHealth
+from monitor.engine.dlq import DeadLetter
+from monitor.engine.fleet import Fleet
+from monitor.engine.health import FAIL, WARN, SheetHealth
 from monitor.engine.tasks import Round
+from monitor.notify.counts import counts_in_words
 from monitor.notify.documents import AlertMemory
 from monitor.notify.messages import (
     Message,
     duration_text,
+    error_text,
     esc,
     findings_text,
     listed,
     messages_for,
+    more_line,
     sheet_link,
     utc_text,
 )
@@ -32,89 +40,74 @@ from monitor.notify.settings import AlertSettings
 
 @dataclass(frozen=True)
 class Overview:
-    """What a summary or digest reports besides the failing list; the caller gathers it."""
+    """What a reminder, a summary or a digest reports: the chat's part of the fleet, each
+    spreadsheet's record, name and dead-letter entry, and what the same message names already."""
 
+    fleet: Fleet
     health: Mapping[str, SheetHealth]
     names: Mapping[str, str]
-    dlq_size: int = 0
-    open_breakers: int = 0
-    muted: frozenset[str] = frozenset()
-    reads: int | None = None  # read requests to Google since the last digest, when known
+    dlq: Mapping[str, DeadLetter] = field(default_factory=dict)
     named: frozenset[str] = frozenset()  # spreadsheets the same message already names: not repeated
 
 
-def failing_line(sid: str, record: SheetHealth, names: Mapping[str, str], now: datetime) -> str:
-    """'🔴 <name> failing for 2h: check: message' for a spreadsheet that is bad now."""
+def failing_line(sid: str, overview: Overview, now: datetime) -> str:
+    """'🔴 <name> failing for 2 hours: Stock: 3 cells show #REF! (H214)', or '🔴 <name> cannot be read
+    for 2 days: it is not shared with the service account …. To fix: …': how long, and why."""
+    record = overview.health[sid]
     since = record.down_since or record.since
     how_long = f" for {duration_text((now - since).total_seconds())}" if since else ""
-    found = findings_text(record.findings, limit=1, spreadsheet_id=sid)
-    verb = "failing" if record.health == FAIL else "not readable"
-    return f"🔴 {sheet_link(sid, names.get(sid))} {verb}{how_long}{': ' + found if found else ''}"
+    verb = "failing" if record.health == FAIL else "cannot be read"
+    why = why_bad(sid, record, overview.dlq.get(sid))
+    return f"🔴 {sheet_link(sid, overview.names.get(sid))} {verb}{how_long}{': ' + why if why else ''}"
 
 
-def compose_reminder(
-    spreadsheet_ids: list[str],
-    health: Mapping[str, SheetHealth],
-    names: Mapping[str, str],
-    now: datetime,
-    settings: AlertSettings,
-) -> list[Message]:
+def why_bad(sid: str, record: SheetHealth, entry: DeadLetter | None) -> str:
+    """Why a spreadsheet is bad, in a line: its first finding, or what its dead letter says is wrong
+    and the fix (a spreadsheet unreadable for too long has a finding saying so)."""
+    if record.findings or entry is None:
+        return findings_text(record.findings, limit=1, spreadsheet_id=sid)
+    what, fix = problem(entry.last_error), remedy(entry.last_error, after_problem=True)
+    text = esc(what) if what else error_text(entry.last_error)
+    return text + (f". To fix: {esc(fix)}" if fix else "")
+
+
+def compose_reminder(spreadsheet_ids: list[str], overview: Overview, now: datetime,
+                     settings: AlertSettings) -> list[Message]:
     """One message listing the spreadsheets still failing (see ``memory.due_reminders``)."""
     if not spreadsheet_ids:
         return []
     lines = [f"<b>sheet-monitor reminder: {len(spreadsheet_ids)} still failing</b>", ""]
-
-    def line(sid: str) -> str:
-        return failing_line(sid, health[sid], names, now)
-
-    lines += listed(spreadsheet_ids, settings.max_items, line)
+    lines += listed(spreadsheet_ids, settings.max_items, lambda sid: failing_line(sid, overview, now),
+                    more_line(settings.report_url))
     return messages_for(f"reminder:{format_utc(now)}", "\n".join(lines), settings.max_length)
 
 
 # ---- what a summary and a digest report ----------------------------------------------------------
 
 
-def _counts_lines(overview: Overview) -> list[str]:
-    counts = dict.fromkeys((OK, WARN, FAIL, ERROR, UNKNOWN), 0)
-    for sid, record in overview.health.items():
-        if sid not in overview.muted:
-            counts[record.health] += 1
-    lines = [
-        f"ok {counts[OK]} · warn {counts[WARN]} · fail {counts[FAIL]} · error {counts[ERROR]}"
-        + (f" · not yet checked {counts[UNKNOWN]}" if counts[UNKNOWN] else ""),
-        f"dead letters {overview.dlq_size} · breakers open {overview.open_breakers}"
-        + (f" · muted {len(overview.muted)}" if overview.muted else ""),
-    ]
-    if overview.reads is not None:
-        lines.append(f"read requests since the last digest {overview.reads}")
-    return lines
+def counts_line(overview: Overview) -> str:
+    return counts_in_words(overview.fleet.counts())
 
 
 def _failing_lines(overview: Overview, now: datetime, settings: AlertSettings, title: str) -> list[str]:
-    """'<title> (N):' and a line per bad, unmuted spreadsheet, longest-failing first; [] if none."""
-    health = overview.health
-    bad = [sid for sid, record in health.items() if sid not in overview.muted and record.health in BAD]
+    """'<title> (N):' and a line per spreadsheet failing now, longest-failing first; [] if none."""
+    bad = sorted(overview.fleet.failing, key=lambda sid: _longest_failing_first(sid, overview.health[sid]))
     if not bad:
         return []
-    bad.sort(key=lambda sid: _longest_failing_first(sid, health[sid]))
     shown = [sid for sid in bad if sid not in overview.named]
-
-    def line(sid: str) -> str:
-        return failing_line(sid, health[sid], overview.names, now)
-
+    if not shown:
+        return [f"{title} ({len(bad)}): all named above"]
     above = len(bad) - len(shown)
-    return [f"{title} ({len(bad)}):", *listed(shown, settings.max_items, line)] + (
-        [f"{above} named above"] if above else []
-    )
+    lines = listed(shown, settings.max_items, lambda sid: failing_line(sid, overview, now),
+                   more_line(settings.report_url))
+    return [f"{title} ({len(bad)}):", *lines] + ([f"{above} named above"] if above else [])
 
 
 def _warning_lines(overview: Overview, settings: AlertSettings) -> list[str]:
-    """'Warning (N):' and a line per warning, unmuted spreadsheet, by name; [] if none."""
+    """'Warning (N):' and a line per warning spreadsheet, by name; [] if none."""
     health = overview.health
-    warning = sorted(
-        (sid for sid, record in health.items() if sid not in overview.muted and record.health == WARN),
-        key=lambda sid: (overview.names.get(sid) or sid, sid),
-    )
+    warning = sorted(overview.fleet.with_standing(WARN),
+                     key=lambda sid: (overview.names.get(sid) or sid, sid))
     if not warning:
         return []
 
@@ -122,7 +115,8 @@ def _warning_lines(overview: Overview, settings: AlertSettings) -> list[str]:
         found = findings_text(health[sid].findings, limit=1)
         return f"🟡 {sheet_link(sid, overview.names.get(sid))} warns{': ' + found if found else ''}"
 
-    return [f"Warning ({len(warning)}):", *listed(warning, settings.max_items, line)]
+    return [f"Warning ({len(warning)}):",
+            *listed(warning, settings.max_items, line, more_line(settings.report_url, "warn"))]
 
 
 def _longest_failing_first(sid: str, record: SheetHealth) -> tuple[bool, datetime, str]:
@@ -148,14 +142,14 @@ def summary_due(mode: str, round_complete: bool, round_id: str | None, memory: A
     return memory.round is not None and memory.round.id == round_id and memory.round.changes > 0
 
 
-def compose_summary(
-    round_id: str, overview: Overview, now: datetime, settings: AlertSettings
-) -> list[Message]:
-    lines = [f"<b>sheet-monitor: round finished</b> ({esc(round_id, 40)})", *_counts_lines(overview)]
+def compose_summary(rnd: Round, overview: Overview, now: datetime, settings: AlertSettings) -> list[Message]:
+    took = duration_text((now - rnd.started_at).total_seconds())
+    lines = [f"<b>sheet-monitor: round done</b> (started {utc_text(rnd.started_at)}, {took})",
+             counts_line(overview)]
     failing = _failing_lines(overview, now, settings, "Failing now")
     if failing:
         lines += ["", *failing]
-    return messages_for(f"summary:{round_id}", "\n".join(lines), settings.max_length)
+    return messages_for(f"summary:{rnd.id}", "\n".join(lines), settings.max_length)
 
 
 def round_summary(
@@ -164,7 +158,7 @@ def round_summary(
     """The summary of ``rnd`` when one is owed, and the memory that it was composed."""
     if rnd is None or not summary_due(settings.summary, rnd.is_complete(), rnd.id, memory):
         return memory, []
-    return replace(memory, summarized_round=rnd.id), compose_summary(rnd.id, overview, now, settings)
+    return replace(memory, summarized_round=rnd.id), compose_summary(rnd, overview, now, settings)
 
 
 # ---- the list after the state was lost -------------------------------------------------------------
@@ -179,7 +173,7 @@ def compose_relearned(overview: Overview, lost_at: datetime, now: datetime, sett
     lines += _failing_lines(overview, now, settings, "Failing") or ["Nothing is failing."]
     warnings = _warning_lines(overview, settings)
     lines += ["", *warnings] if warnings else []
-    lines += ["", *_counts_lines(overview)]
+    lines += ["", counts_line(overview)]
     return messages_for(f"relearned:{format_utc(lost_at)}", "\n".join(lines), settings.max_length)
 
 
@@ -212,14 +206,14 @@ def digest_due(now: datetime, last_digest_at: datetime | None, digest_at: time |
 
 
 def compose_digest(overview: Overview, now: datetime, settings: AlertSettings) -> list[Message]:
-    """The daily digest: what is still failing first (longest first), then the counts."""
+    """The daily digest: what is still failing first (longest first), then what warns, the counts."""
     # The team's clock, written as every message writes a moment ("2026-03-02 15:00 UTC+3").
     clock = f"{wall_clock(now, ZoneInfo(settings.timezone))} ({settings.timezone})"
     lines = [f"<b>sheet-monitor daily digest</b> {esc(clock)}", ""]
     lines += _failing_lines(overview, now, settings, "Still failing") or ["Nothing is failing."]
     warnings = _warning_lines(overview, settings)
     lines += ["", *warnings] if warnings else []
-    lines += ["", *_counts_lines(overview)]
+    lines += ["", counts_line(overview)]
     slot = digest_slot(now, settings.digest_at or time(0), settings.timezone)
     return messages_for(f"digest:{format_utc(slot)}", "\n".join(lines), settings.max_length)
 
@@ -227,10 +221,10 @@ def compose_digest(overview: Overview, now: datetime, settings: AlertSettings) -
 def daily_digest(
     memory: AlertMemory, overview: Overview, now: datetime, settings: AlertSettings
 ) -> tuple[AlertMemory, list[Message]]:
-    """The digest when one is owed, and the memory that it was composed (its read count restarts).
-    A fresh install (no digest ever) waits for the next digest time rather than sending one now."""
+    """The digest when one is owed, and the memory that it was composed. A fresh install (no
+    digest ever) waits for the next digest time rather than sending one now."""
     if memory.last_digest_at is None:
         return replace(memory, last_digest_at=now), []
     if not digest_due(now, memory.last_digest_at, settings.digest_at, settings.timezone):
         return memory, []
-    return replace(memory, last_digest_at=now, reads_since_digest=0), compose_digest(overview, now, settings)
+    return replace(memory, last_digest_at=now), compose_digest(overview, now, settings)

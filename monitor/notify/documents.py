@@ -120,6 +120,4 @@ class AlertMemory:
     last_digest_at: UtcTime | None = None  # None: a fresh install, which waits for the next digest time
     summarized_round: str | None = None
     round: RoundChanges | None = None
-    reads_since_digest: int = 0  # Google reads, for the digest
-    counted_run: str | None = None  # the latest run whose reads were added
     relearning: Relearning | None = None  # set while the first round after a lost state goes on

@@ -14,7 +14,6 @@ from datetime import datetime, timedelta
 from monitor.engine.dlq import DeadLetter
 from monitor.engine.events import Event, HealthChanged, ReadableAgain, sheet_of
 from monitor.engine.health import BAD, OK, WARN, SheetHealth
-from monitor.engine.heartbeat import Heartbeat
 from monitor.notify.alerts import rendered
 from monitor.notify.documents import Alerted, AlertMemory, RoundChanges
 from monitor.notify.render import FAILING, RECOVERED, WARNING
@@ -84,22 +83,21 @@ def count_round_changes(memory: AlertMemory, round_id: str, changes: int) -> Ale
 
 
 def due_reminders(
+    failing: Iterable[str],
     health: Mapping[str, SheetHealth],
     memory: AlertMemory,
     now: datetime,
     every: timedelta,
-    muted: Iterable[str] = (),
 ) -> list[str]:
-    """Spreadsheets still failing whose last alert or reminder is at least ``every`` old, sorted.
+    """Of the spreadsheets failing now (the fleet's: configured, not muted), those whose last alert
+    or reminder is at least ``every`` old, sorted.
 
     A failing spreadsheet people were never told about (alert memory lost, or unmuted while bad)
     counts from when it went bad, so it is reminded at most once per ``every`` too.
     """
-    muted = frozenset(muted)
     due = []
-    for sid, record in health.items():
-        if sid in muted or record.health not in BAD:
-            continue
+    for sid in failing:
+        record = health[sid]
         told = memory.alerted.get(sid)
         last = told.at if told else record.down_since or record.since
         if last is None or now - last >= every:
@@ -129,25 +127,12 @@ def forget_healthy(memory: AlertMemory, health: Mapping[str, SheetHealth]) -> Al
     return memory if warned == memory.warned else replace(memory, warned=warned)
 
 
-def count_reads(memory: AlertMemory, heartbeat: Heartbeat | None) -> AlertMemory:
-    """Add the latest finished run's Google reads to the digest's tally, once per run."""
-    if heartbeat is None or heartbeat.finished_at is None or memory.counted_run == heartbeat.run_id:
-        return memory
-    reads = sum(heartbeat.stats.reads_by_credential.values()) if heartbeat.stats else 0
-    return replace(memory, reads_since_digest=memory.reads_since_digest + reads, counted_run=heartbeat.run_id)
-
-
-def reads_known(memory: AlertMemory) -> int | None:
-    """Google reads since the last digest; None before any run was counted (then nobody knows)."""
-    return memory.reads_since_digest if memory.counted_run is not None else None
-
-
 def known_names(
     memory: AlertMemory, dead_letters: Mapping[str, DeadLetter], names: Mapping[str, str] | None
 ) -> dict[str, str]:
     """Spreadsheet names for reminders and digests: the config's, else the dead-letter queue's,
     else the name people were last told (a spreadsheet removed from the config keeps its name)."""
-    known = {sid: told.name for sid, told in memory.alerted.items() if told.name}
+    known = {sid: told.name for sid, told in (*memory.warned.items(), *memory.alerted.items()) if told.name}
     known.update({sid: entry.name for sid, entry in dead_letters.items()})
     known.update(names or {})
     return known

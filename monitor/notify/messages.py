@@ -190,13 +190,34 @@ def error_text(error: ErrorInfo) -> str:
     return f"{head}: {message}{where}" if head else f"{message}{where}"
 
 
-def listed(items: Sequence[T], max_items: int, line: Callable[[T], str]) -> list[str]:
-    """The lines of the first ``max_items`` items, then "+K more" for the rest: a list stays
-    readable on a phone (and the rest are never rendered)."""
+def listed(items: Sequence[T], max_items: int, line: Callable[[T], str],
+           more: Callable[[int], str] | None = None) -> list[str]:
+    """The lines of the first ``max_items`` items, then "+K more" (or ``more(K)``) for the rest: a list
+    stays readable on a phone (and the rest are never rendered)."""
     shown = [line(item) for item in items[:max_items]]
-    if len(items) > max_items:
-        shown.append(f"+{len(items) - max_items} more")
+    hidden = len(items) - max_items
+    if hidden > 0:
+        shown.append(more(hidden) if more else f"+{hidden} more")
     return shown
+
+
+def more_line(report_url: str | None, status: str | None = None, *, of_sheets: bool = True
+              ) -> Callable[[int], str]:
+    """'+42 more: see the status page or `sheet-monitor sheets`': where a person
+    finds what a list of spreadsheets leaves out (the page linked when ``[report] url`` says where it
+    is). ``of_sheets`` False: the list held other lines too (an alert's), which no page repeats."""
+    command = "<code>sheet-monitor sheets" + (f" --status {status}" if status else "") + "</code>"
+    page = link(report_url, "the status page") if report_url else None
+
+    def more(hidden: int) -> str:
+        if not of_sheets:
+            where = f"{page} and {command} show" if page else f"{command} shows"
+            return f"+{hidden} more ({where} where each spreadsheet stands)"
+        if page:
+            return f"+{hidden} more: see {page} or {command}"
+        return f"+{hidden} more: {command} lists them all"
+
+    return more
 
 
 def fingerprint(data: object) -> str:

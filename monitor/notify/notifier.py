@@ -12,23 +12,23 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from monitor.engine.events import DeliveryHalted, Event
+from monitor.engine.events import DeliveryHalted, Event, SheetEvent
+from monitor.engine.fleet import Fleet, configured_ids
 from monitor.engine.state import RunnerState
-from monitor.notify.alerts import compose_alert, shown_sheets
+from monitor.notify.alerts import alert_items, compose_alert, shown_sheets
 from monitor.notify.crashes import fold_crashes
 from monitor.notify.destinations import DEFAULT, Destination, all_halts
 from monitor.notify.digest import Overview, compose_relearned, compose_reminder, daily_digest, round_summary
 from monitor.notify.documents import AlertMemory, Halt, Outbox
+from monitor.notify.flood import is_flood
 from monitor.notify.memory import (
     announced_only,
-    count_reads,
     count_round_changes,
     due_reminders,
     forget_healthy,
     known_names,
     mark_reminded,
     note_alerts,
-    reads_known,
 )
 from monitor.notify.messages import Message, fingerprint, messages_for
 from monitor.notify.outbox import DEFAULT_SEND_BUDGET, DeliveryResult, deliver, enqueue
@@ -123,45 +123,52 @@ def compose_all(
     about its own spreadsheets (``routing``); and the alert memory as it is after composing them.
 
     What the team hears for each change is docs/operations.md's table "What the team hears": the
-    run's events less the resolutions of what nobody was told and the crashes already told.
+    run's events less the resolutions of what nobody was told and the crashes already told. Every
+    count is the configured spreadsheets' fleet (``names``' ids; None: every one the state holds).
     """
     routing = routing or Routing()
+    fleet = Fleet.of(state, configured_ids(names, state), now)
     muted = frozenset(state.active_mutes(now))
     known = known_names(memory, state.dlq, names)
     run_id = state.heartbeat.run_id if state.heartbeat else ""
     events, memory = fold_crashes(announced_only(events, memory), memory, now, run_id)
+    events = [named_as_known(event, known) for event in events]
     # After a lost state, first verdicts wait for one list (monitor.notify.relearning); they are
     # noted as told below all the same.
     shown, _ = held_back(events, memory)
     composed: dict[Destination, list[Message]] = {DEFAULT: []}
     named: set[str] = set()  # shown above in the same message: a summary's list leaves them out
+    flooded: set[Destination] = set()  # the short form counted everything: no summary after it
     for destination, part in routing.split_events(shown).items():
-        health = {sid: record for sid, record in state.health.items() if routing.of(sid) == destination}
-        composed[destination] = compose_alert(part, health, settings, muted, routing.owners)
+        composed[destination] = compose_alert(part, routing.part(fleet, destination), settings, muted,
+                                              routing.owners)
         named |= shown_sheets(part, muted, settings.max_items)
+        if is_flood(alert_items(part, muted), settings):
+            flooded.add(destination)
     memory, changes = note_alerts(memory, events, now, muted)
     memory = forget_healthy(memory, state.health)
     if state.round is not None:
         memory = count_round_changes(memory, state.round.id, changes)
 
-    due = due_reminders(state.health, memory, now, settings.reminder_every, muted)
+    due = due_reminders(fleet.failing, state.health, memory, now, settings.reminder_every)
     for destination, part in routing.split(due, lambda sid: sid).items():
-        reminder = compose_reminder(part, state.health, known, now, settings)
-        composed.setdefault(destination, []).extend(reminder)
+        overview = _overview(state, fleet, known, routing, destination, named)
+        composed.setdefault(destination, []).extend(compose_reminder(part, overview, now, settings))
         named.update(part[:settings.max_items])  # as the reminder lists them
     memory = mark_reminded(memory, due, known, now)
 
-    memory = count_reads(memory, state.heartbeat)
     memory = relearning_round(memory, state.round)
     summarized = memory
     lost_at = memory.relearning.since if relearned(memory, state.round) else None
     for destination in routing.chats():
         # The memory a summary or digest leaves does not depend on what it lists: the same for each.
-        overview = _overview(state, known, muted, summarized, routing, destination, named)
+        overview = _overview(state, fleet, known, routing, destination, named)
         memory, summary = round_summary(summarized, state.round, overview, now, settings)
         memory, digest = daily_digest(memory, overview, now, settings)
         if lost_at is not None:
             summary = compose_relearned(overview, lost_at, now, settings)  # the list says all a summary would
+        elif destination in flooded:
+            summary = []
         composed.setdefault(destination, []).extend(summary + digest)
     if lost_at is not None:
         memory = replace(memory, relearning=None)
@@ -169,22 +176,20 @@ def compose_all(
                     for destination, messages in composed.items() if messages}
 
 
-def _overview(state: RunnerState, known: Mapping[str, str], muted: frozenset[str], memory: AlertMemory,
-              routing: Routing, destination: Destination, named: set[str | None]) -> Overview:
-    """What a summary or digest in ``destination``'s chat reports: its own spreadsheets; Google's
-    reads, the monitor's, in the default chat only."""
-    def ours(sid: str | None) -> bool:
-        return sid is not None and routing.of(sid) == destination
+def named_as_known(event: Event, known: Mapping[str, str]) -> Event:
+    """``event`` with the spreadsheet's name when the engine had none to give it (one that left the
+    config is named as people were last told)."""
+    if isinstance(event, SheetEvent) and not event.name:
+        return replace(event, name=known.get(event.spreadsheet_id, event.spreadsheet_id))
+    return event
 
-    return Overview(
-        health={sid: record for sid, record in state.health.items() if ours(sid)},
-        names=known,
-        dlq_size=sum(1 for sid in state.dlq if ours(sid)),
-        open_breakers=sum(1 for sid in state.open_breakers() if ours(sid)),
-        muted=muted,
-        reads=reads_known(memory) if destination == DEFAULT else None,
-        named=frozenset(sid for sid in named if ours(sid)),
-    )
+
+def _overview(state: RunnerState, fleet: Fleet, known: Mapping[str, str], routing: Routing,
+              destination: Destination, named: set[str]) -> Overview:
+    """What a reminder, summary or digest in ``destination``'s chat reports: its own spreadsheets."""
+    part = routing.part(fleet, destination)
+    return Overview(fleet=part, health=state.health, names=known, dlq=state.dlq,
+                    named=frozenset(sid for sid in named if sid in part))
 
 
 def one_message(messages: Sequence[Message], max_length: int) -> list[Message]:

@@ -9,6 +9,7 @@ decides what the alert memory remembers (see ``monitor.notify.memory``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import singledispatch
 
@@ -29,6 +30,7 @@ from monitor.engine.events import (
     Event,
     FallingBehind,
     HealthChanged,
+    NoLongerMonitored,
     ReadableAgain,
     RunsFinishAgain,
     SheetEvent,
@@ -44,7 +46,7 @@ from monitor.notify.messages import duration_text, error_text, esc, findings_tex
 # A hashtag ends at the first character that is not a letter, a digit or "_".
 _HASHTAG_UNSAFE = re.compile(r"\W")
 
-# Categories: counted in the headline ("3 failing, 1 recovered"). The first three also change the
+# Categories: counted in the headline ("2 new failures, 1 recovered"). The first three also change the
 # alert memory: a spreadsheet people were told is failing is reminded about until it recovers.
 FAILING = "failing"
 WARNING = "warning"
@@ -53,6 +55,13 @@ PAUSED = "paused"
 RESUMED = "resumed"
 IN_TRASH = "in trash"
 RESTORED = "restored from trash"
+GONE = "no longer monitored"
+DELIVERY_RESUMED = "delivery resumed"
+# How the headline counts a category, singular and plural: what changed in this message, beside the
+# fleet's "Failing now: 5 of 49 spreadsheets" under it. Categories not here are counted by their name.
+_HEADLINE = {FAILING: ("new failure", "new failures"), WARNING: ("new warning", "new warnings"),
+             IN_TRASH: ("in Drive's trash", "in Drive's trash"),
+             RESTORED: ("out of Drive's trash", "out of Drive's trash")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +71,15 @@ class Item:
     rank: int  # lower first: what needs a human most goes on top
     category: str
     html: str
+
+
+def headline(items: Iterable[Item]) -> str:
+    """'2 new failures, 1 recovered, 1 paused': each category once, in the order the items come."""
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item.category] = counts.get(item.category, 0) + 1
+    return ", ".join(counted(count, *_HEADLINE.get(category, (category, category)))
+                     for category, count in counts.items())
 
 
 @singledispatch
@@ -108,7 +126,7 @@ def _health_changed(event: HealthChanged) -> Item | None:
 def _dead_lettered(event: DeadLettered) -> Item:
     # What is wrong and what to do lead, in words; Google's own words follow for whoever digs.
     tries = f" after {counted(event.attempts, 'attempt')}" if event.attempts else ""
-    what, fix = problem(event.error), remedy(event.error)
+    what, fix = problem(event.error), remedy(event.error, after_problem=True)
     if what is None:
         text = f"🔴 {_link(event)} could not be read{tries}: {error_text(event.error)}"
         return Item(10, FAILING, text + (f". To fix: {esc(fix)}" if fix else ""))
@@ -155,6 +173,19 @@ def _trashed(event: SpreadsheetTrashed) -> Item:
 def _restored(event: SpreadsheetRestored) -> Item:
     text = f"♻️ {_link(event)} is out of Google Drive's trash (told trashed {utc_text(event.trashed_at)})"
     return Item(50, RESTORED, text)
+
+
+_WAS = {"fail": "failing", "error": "unreadable", "warn": "warning", "skipped": "paused by its breaker",
+        "muted": "muted"}
+
+
+@render.register(NoLongerMonitored)
+def _no_longer_monitored(event: NoLongerMonitored) -> Item:
+    was = _WAS.get(event.was)
+    while_ = f" while it was {was}" if was else ""
+    text = (f"➖ {_link(event)} is no longer monitored: it was removed from the config{while_}. "
+            "Nothing more is said of it; add it back to the config to watch it again")
+    return Item(40, GONE, text)
 
 
 # ---- about Google and the monitor itself ---------------------------------------------------------
@@ -272,4 +303,4 @@ def _delivery_halted(event: DeliveryHalted) -> Item:
         f"📵 Telegram refused messages since {utc_text(event.since)}: "
         f"{esc(event.description, 200)}; the messages held meanwhile came late, above this one"
     )
-    return Item(3, "delivery halted", text)
+    return Item(3, DELIVERY_RESUMED, text)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from monitor.engine.events import Event, sheet_of
+from monitor.engine.fleet import Fleet
 from monitor.notify.destinations import DEFAULT, Destination
 from monitor.notify.messages import Message
 
@@ -48,6 +49,10 @@ class Routing:
 
     def of(self, spreadsheet_id: str | None) -> Destination:
         return self.destinations.get(spreadsheet_id, DEFAULT) if spreadsheet_id else DEFAULT
+
+    def part(self, fleet: Fleet, destination: Destination) -> Fleet:
+        """The share of ``fleet`` that ``destination``'s chat hears about."""
+        return fleet.part({sid for sid in fleet.standings if self.of(sid) == destination})
 
     def split(self, items: Iterable[T],
               spreadsheet_of: Callable[[T], str | None]) -> dict[Destination, list[T]]:

@@ -15,7 +15,13 @@ SUMMARY_MODES = ("on_change", "every_round", "off")
 class AlertSettings:
     """What the CLI fills in from the config's [alerts] table; defaults with their reason."""
 
-    max_items: int = 25  # a grouped message lists this many items, then "+K more": readable on a phone
+    # A list (an alert's lines, what still fails) shows this many, then "+K more" and where the rest
+    # are: ten lines of a few hundred characters are one Telegram message, one phone screen or two.
+    max_items: int = 10
+    # An alert with more new problems than this (a first round, a broken template) is one short message
+    # instead: counts by kind, the worst few, where the whole list is (monitor.notify.flood).
+    flood_after: int = 10
+    report_url: str | None = None  # [report] url: where the status page is, linked for the whole list
     reminder_every: timedelta = timedelta(hours=4)  # slow enough not to be muted by the team
     summary: str = "on_change"  # after a round: on_change | every_round | off
     digest_at: time | None = time(9, 0)  # local time of the daily digest; None: no digest

@@ -7,14 +7,15 @@ is documented in docs/operations.md ("The status page").
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from monitor.admin.reports import breakers_list, dlq_list, health_counts, shown_health
+from monitor.admin.reports import breakers_list, dlq_list
 from monitor.config import Config, Sheet
 from monitor.core.timefmt import format_utc
-from monitor.engine.health import BAD, ERROR, FAIL, OK, UNKNOWN, WARN, Finding, SheetHealth, VerdictChange
+from monitor.engine.fleet import Fleet
+from monitor.engine.health import ERROR, FAIL, OK, UNKNOWN, WARN, Finding, SheetHealth, VerdictChange
 from monitor.engine.runlog import RunRecord, runs_since
 from monitor.notify.destinations import all_halts
 from monitor.notify.messages import sheet_url, tab_url
@@ -36,28 +37,26 @@ def build_report(config: Config, state: State, now: datetime) -> dict[str, Any]:
     keep = config.report.keep
     mutes = state.active_mutes(now)
     names = {sheet.id: sheet.name for sheet in config.sheets}
-    shown = {sheet.id: shown_health(state.health.get(sheet.id), mutes.get(sheet.id))
-             for sheet in config.sheets}
+    fleet = Fleet.of(state, names, now)
     return {
         "generated_at": format_utc(now),
         "keep_seconds": keep.total_seconds(),
-        "fleet": {"total": len(config.sheets),
-                  "by_health": health_counts(state, config.sheets, mutes)},
-        "problems": _problems(config.sheets, state, shown),
-        "muted": [{"id": sid, "name": names.get(sid, sid), "url": sheet_url(sid),
-                   "until": format_utc(mute.until), "reason": mute.reason}
-                  for sid, mute in sorted(mutes.items(), key=lambda item: item[1].until)],
-        "breakers": [row for row in breakers_list(state, names, now) if row["state"] != "closed"],
-        "dlq": dlq_list(state, now),
+        "fleet": {"total": len(fleet), "by_health": fleet.counts()},
+        "problems": _problems(config.sheets, state, fleet.standings),
+        "muted": [{"id": sid, "name": names[sid], "url": sheet_url(sid),
+                   "until": format_utc(mutes[sid].until), "reason": mutes[sid].reason}
+                  for sid in sorted(fleet.muted, key=lambda sid: mutes[sid].until)],
+        "breakers": [row for row in breakers_list(state, names, now, names) if row["state"] != "closed"],
+        "dlq": dlq_list(state, now, names),
         "runs": _runs(config, runs_since(state.runlog, now - keep)),
         "quota_per_minute": project_quotas(config),
         "round_interval_seconds": config.run.round_interval.total_seconds(),
         "timelines": _timelines(config.sheets, state, now - keep, now),
-        "monitor": _monitor(config, state, now),
+        "monitor": _monitor(config, state, now, fleet),
     }
 
 
-def _problems(sheets: Iterable[Sheet], state: State, shown: dict[str, str]) -> dict[str, Any]:
+def _problems(sheets: Iterable[Sheet], state: State, shown: Mapping[str, str]) -> dict[str, Any]:
     """Failing spreadsheets first, then warning ones; each with its findings linked to their cells."""
     rank = {"error": 0, "fail": 0, "warn": 1}
     bad = [sheet for sheet in sheets if shown[sheet.id] in rank]
@@ -145,7 +144,7 @@ def _segments(record: SheetHealth | None, start: datetime, now: datetime) -> lis
     return segments or [{"from": format_utc(start), "seconds": 0.0, "health": STRIP_HEALTH[record.health]}]
 
 
-def _monitor(config: Config, state: State, now: datetime) -> dict[str, Any]:
+def _monitor(config: Config, state: State, now: datetime, fleet: Fleet) -> dict[str, Any]:
     """The monitor's own health: its last runs, the watchdog's verdict now, Telegram's delivery."""
     outbox = state.outbox
     reading = RunnerReading(exists=True, heartbeat=state.heartbeat, runs=state.runs.runs,
@@ -166,7 +165,7 @@ def _monitor(config: Config, state: State, now: datetime) -> dict[str, Any]:
             "route_halts": {chat: {"at": format_utc(h.at), "status": h.status, "description": h.description}
                             for chat, h in outbox.halts.items()},
         },
-        "muted_count": sum(1 for _ in state.active_mutes(now)),
-        "failing_now": sum(1 for r in state.health.values() if r.health in BAD),
+        "muted_count": len(fleet.muted),
+        "failing_now": len(fleet.failing),
     }
 

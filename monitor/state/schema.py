@@ -137,12 +137,14 @@ HEALTH = Kind("health", SheetHealth, version=7, prefix="health/")
 BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
 # Version 2: an error's ``account`` and ``tabs``.
 DLQ = Kind("dlq", DeadLetter, version=2, prefix="dlq/")
-MUTE = Kind("mute", Mute, prefix="mute/")
+# Version 2 added the spreadsheet's ``name`` (said when it leaves the config while muted).
+MUTE = Kind("mute", Mute, version=2, prefix="mute/")
 HISTORY = Kind("history", SheetHistory, prefix="history/")
 RUNLOG = Kind("runlog", RunHour, prefix="runlog/")
 # Version 2 added ``last_error`` to ``api_degraded`` (what failed: Sheets, the token endpoint, the key);
-# version 3 an error's ``account`` and ``tabs``, and a finding's ``gid``; version 4 a finding's ``owner``.
-EVENT = EventKind("event", Event, version=4, prefix="event/")
+# version 3 an error's ``account`` and ``tabs``, and a finding's ``gid``; version 4 a finding's ``owner``;
+# version 5 the kind ``no_longer_monitored`` (an older release would set it aside as damaged).
+EVENT = EventKind("event", Event, version=5, prefix="event/")
 # Version 3 added to the run's stats its quota refusals, retries by error class and read times.
 HEARTBEAT = Kind("heartbeat", Heartbeat, version=3)
 RUNS = Kind("runs", RunHistory)
@@ -157,8 +159,9 @@ CREDENTIALS = Kind("credentials", CredentialsState)
 # version 4 ``delivered`` (messages Telegram accepted, all told: the metrics' counter).
 OUTBOX = Kind("outbox", Outbox, version=4)
 # Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded);
-# version 3 ``relearning`` (the first round after the state was lost).
-ALERTS = Kind("alerts", AlertMemory, version=3)
+# version 3 ``relearning`` (the first round after the state was lost); version 4 dropped the Google
+# reads counted for the digest (``reads_since_digest``, ``counted_run``: the metrics count them).
+ALERTS = Kind("alerts", AlertMemory, version=4)
 TOTALS = Kind("totals", RunTotals)
 
 # Runners sharing one state (monitor.state.shared) keep these each under its own name:
@@ -255,9 +258,10 @@ def _feed_trash(value: Any) -> Any:
 
 def _optional_fields_added(value: Any) -> Any:
     """Fields added with a default, nested where a step cannot name them all (an error's ``account``
-    and ``tabs`` in a task's history, a finding's ``gid``, a health record's ``tabs``): the older
-    document reads as it is, each one taking its default (None, or no tabs). The version is bumped
-    so that an older release refuses the newer state rather than set its entries aside as damaged."""
+    and ``tabs`` in a task's history, a finding's ``gid``, a health record's ``tabs``), or a kind of
+    event added: the older document reads as it is, each field taking its default (None, or no
+    tabs). The version is bumped so that an older release refuses the newer state rather than set
+    its entries aside as damaged."""
     return value
 
 
@@ -275,6 +279,14 @@ def _outbox_destinations(value: Any) -> Any:
 def _outbox_sending(value: Any) -> Any:
     """outbox 1 -> 2 added ``sending``: a release before it marked no message as being sent."""
     return {"sending": None, **value} if isinstance(value, dict) else value
+
+
+def _alerts_without_reads(value: Any) -> Any:
+    """alerts 3 -> 4 dropped the digest's count of Google reads: the team's messages no longer show
+    it (``sheet-monitor metrics`` and `status` do)."""
+    if not isinstance(value, dict):
+        return value
+    return {name: item for name, item in value.items() if name not in ("reads_since_digest", "counted_run")}
 
 
 def _alerts_warned(value: Any) -> Any:
@@ -300,6 +312,8 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("dlq", 1): _optional_fields_added,
     ("event", 2): _optional_fields_added,
     ("event", 3): _optional_fields_added,
+    ("event", 4): _optional_fields_added,
+    ("mute", 1): _optional_fields_added,
     ("quota", 1): _quota_per_project,
     ("heartbeat", 1): _heartbeat_read_measures,
     ("heartbeat", 2): _optional_fields_added,
@@ -310,6 +324,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("outbox", 3): _optional_fields_added,
     ("alerts", 1): _alerts_warned,
     ("alerts", 2): _optional_fields_added,
+    ("alerts", 3): _alerts_without_reads,
 }
 
 
