@@ -299,6 +299,23 @@ def test_a_message_whose_send_was_cut_off_goes_again_marked_as_a_possible_repeat
     assert not recovered.startswith("↻") and "recovered" in recovered
 
 
+def test_a_long_message_whose_send_was_cut_off_is_marked_as_a_repeat_too(team):
+    # A hundred failing spreadsheets listed whole (no short form, no cut): the message fills Telegram's
+    # pieces, and the one sent again still has room for the line saying it may repeat one.
+    team.settings = AlertSettings(summary="off", digest_at=None, max_items=100, flood_after=100)
+    for number in range(1, 101):
+        team.sheet(number, quantity=-1)
+    with pytest.raises(Killed):
+        team.run(DiesAfterTelegramTook(team.telegram()))
+    team.next_round()
+    first, again, *rest = team.heard()
+    assert rest  # a long message, in pieces
+    note, repeated = again.split("\n\n", 1)
+    assert note.startswith("↻ Sent again:") and repeated == first
+    sent = team.fake.messages(PRIVATE)
+    assert all(len(message.plain_text) <= 4096 for message in sent)
+
+
 def test_a_summary_lists_the_failing_sheets_an_alert_cut_short_only_counted(team):
     team.settings = AlertSettings(summary="on_change", digest_at=None, max_items=2)
     for number in (1, 2, 3):

@@ -19,6 +19,9 @@ from monitor.core.clock import ManualClock
 from monitor.notify.messages import sheet_url
 from monitor.sandbox.server import running_sandbox
 
+CHAT = -1001000000031
+WRONG_TOKEN = "999999:NOT-the-bots-token-0123456789"
+
 
 def stock(quantity: float = 10) -> dict:
     return {"title": "Store", "tabs": {"Stock": [["SKU", "Product", "Quantity"], ["A-1", "Tea", quantity]]}}
@@ -44,12 +47,32 @@ def test_run_by_hand_shows_progress_and_a_summary_instead_of_json_lines(site):
     assert "run: 3 read of 3 in the new round (1 fail, 2 ok)" in result.stderr
     assert "Read 3 spreadsheets: 1 fail, 2 ok." in result.stderr
     assert "Round " in result.stderr and "3 of 3 spreadsheets done (complete)" in result.stderr
-    assert "sent to stdout (no [telegram] configured)" in result.stderr
+    assert "The team's messages were printed to stdout (no [telegram] chat_id and token configured)." in (
+        result.stderr)
     assert "Next: `sheet-monitor sheets --status fail`" in result.stderr
     # The alert (on stdout without Telegram) names the failing spreadsheet with its tag.
     assert f"Store 2 ({sheet_url(B)}) #kazan" in result.stdout
     # Not a terminal: the line is written, not rewritten in place.
     assert "\r" not in result.stderr
+
+
+def test_a_run_whose_messages_telegram_refuses_says_they_wait_and_exits_1(tmp_path, monkeypatch):
+    clock = ManualClock(start=datetime.now(UTC))
+    with running_sandbox(clock=clock, latency="off") as sandbox:
+        sandbox.telegram.add_chat(CHAT, title="Ops")  # the chat exists; the bot token is not the bot's
+        credentials = sandbox.write_credentials(tmp_path / "secrets", 1)
+        for sid in (A, B, C):
+            sandbox.google.store.put_control(sid, stock(quantity=-3 if sid == B else 10))
+        path = write_config(tmp_path / "site", credentials=credentials, endpoint=sandbox.base_url,
+                            extra=f'\n[telegram]\nchat_id = "{CHAT}"\napi_base = "{sandbox.telegram_url}"\n')
+        monkeypatch.setenv("TELEGRAM_BOT_TOKEN", WRONG_TOKEN)
+        result = invoke(path, "run", "--progress", "--budget", "20")
+    assert result.exit_code == 1, result.stderr
+    assert "0 messages sent to Telegram; 1 message waits in the outbox: Telegram refuses the chat (401 " \
+           "Unauthorized, since" in result.stderr
+    assert "sheet-monitor: Telegram refuses the chat (401 Unauthorized, since" in result.stderr
+    assert "sheet-monitor notify test" in result.stderr and WRONG_TOKEN not in result.output
+    assert sandbox.telegram.messages(CHAT) == []
 
 
 def test_run_under_cron_logs_json_lines_and_no_summary(site):
@@ -94,6 +117,19 @@ def test_the_progress_line_is_rewritten_in_place_on_a_terminal():
     # A warning goes above the line, whole, in words, with the secret redacted.
     assert "warning: task_retry (error=bot [redacted])\n" in draws
     assert shown.count("\n") == 2  # the warning's and the end's
+
+
+def test_a_failed_read_is_shown_by_the_spreadsheets_name_with_what_google_said_and_what_happens_next():
+    retry = {"task_id": "t0000017", "spreadsheet_id": "1abc", "name": "Store 014", "attempt": 1,
+             "status": 503, "error": "The service is currently unavailable.", "retry_in_s": 3.2}
+    failed = {**retry, "status": 404, "error": "Requested entity was not found.", "retry_in_s": None}
+    del failed["retry_in_s"]
+    shown = progress_of([*RUN[:2], ("task_retry", logging.WARNING, retry, 100.2),
+                         ("task_failed", logging.ERROR, failed, 100.3)], in_place=False).splitlines()
+    assert "warning: Store 014: 503 The service is currently unavailable., read again in 3 s" in shown
+    assert ("error: Store 014 cannot be read: 404 Requested entity was not found. "
+            "(`sheet-monitor dlq show 1abc`)") in shown
+    assert not any("t0000017" in line for line in shown)  # the task's id is the log's, not the person's
 
 
 def test_the_progress_without_a_terminal_is_a_line_now_and_then():

@@ -14,7 +14,7 @@ import pytest
 from notify_helpers import NASTY, Site, came_back, set_health, went_bad
 from telegram_fixtures import GROUP, PRIVATE, TOKEN, closed_port_url
 
-from monitor.engine.events import ApiRecovered, DeliveryHalted, StateEntryDamaged
+from monitor.engine.events import ApiRecovered, StateEntryDamaged
 from monitor.engine.health import FAIL, OK
 from monitor.engine.mutes import Mute
 from monitor.engine.tasks import Round
@@ -290,19 +290,31 @@ def test_muted_spreadsheets_stay_quiet_through_notify(clock):
     assert report.enqueued == 0 and stream.getvalue() == "" and len(site.state.events) == 0
 
 
-def test_notify_reports_a_new_halt_once_so_the_caller_can_emit_one_event(server, http, clock, fake):
+def test_messages_held_while_telegram_refused_the_chat_go_as_one_saying_why_once_it_works(
+    server, http, clock, fake
+):
     fake.block_chat(PRIVATE)
     site = Site()
-    reports = []
-    for n in range(2):
-        failing(site, clock.now(), f"s{n}")
-        reports.append(site.notify(QUIET, telegram(server, http, clock), clock.now()))
+    for n in range(3):  # three runs, each with news, while the chat is refused
+        failing(site, clock.now(), f"s{n}", f"Store {n}")
+        report = site.notify(QUIET, telegram(server, http, clock), clock.now())
+        site = site.next_run()
         clock.advance(300)
-    assert [r.newly_halted for r in reports] == [True, False]
-    assert "blocked" in reports[1].halted.description
-    event = reports[0].halted_event(clock.now(), "run-7")
-    assert isinstance(event, DeliveryHalted) and event.since == reports[0].halted.at and event.status == 403
-    assert reports[1].halted_event(clock.now(), "run-8") is None
+    assert "blocked" in report.halted.description and len(site.outbox.pending) == 1  # joined while held
+    assert fake.messages(PRIVATE) == []
+    fake.block_chat(PRIVATE, blocked=False)  # the bot is let back in
+    report = site.notify(QUIET, telegram(server, http, clock), clock.now())
+    [message] = fake.messages(PRIVATE)
+    text = message.plain_text
+    assert text.startswith("📵 Held back since 2026-03-02 09:00 UTC: Telegram refused this chat (403: "
+                           "Forbidden: bot was blocked by the user). What follows came late, oldest first.")
+    stores = [text.index(f"Store {n} is failing") for n in range(3)]
+    assert stores == sorted(stores)
+    assert report.halted is None and site.outbox.pending == () and report.count("sent") == 1
+    again = site.next_run()
+    failing(again, clock.now(), "s9", "Store 9")
+    again.notify(QUIET, telegram(server, http, clock), clock.now())
+    assert not fake.messages(PRIVATE)[-1].plain_text.startswith("📵")  # the chat works: no note
 
 
 def test_a_finished_round_with_changes_gets_one_summary_and_the_digest_comes_daily(clock):

@@ -120,11 +120,15 @@ def test_a_blocked_bot_is_one_clear_error_not_a_storm_and_the_messages_wait(
     assert fake.stats()["sends"] == {"403": 3}  # one request per run
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert [r.getMessage() for r in errors] == ["telegram_delivery_halted"]
-    assert "blocked" in outbox.halted.description and len(outbox.pending) == 5
+    assert "blocked" in outbox.halted.description
+    assert [entry.text for entry in outbox.pending] == ["m0\n\nm1\n\nm2\n\nm3\n\nm4"]  # kept, as one
+    assert set(outbox.sent_keys) == {f"k{n}" for n in range(5)}  # composed again, recognised as done
     assert outbox.halted.at == clock.now() - timedelta(seconds=900) and outbox.halted.chat_id == str(PRIVATE)
     fake.block_chat(PRIVATE, blocked=False)
-    outbox, results = deliver(outbox, telegram(server, http, clock), clock.now())
-    assert len(results) == 5 and outbox.halted is None
+    outbox, [result] = deliver(outbox, telegram(server, http, clock), clock.now())
+    assert result.outcome == "sent" and outbox.halted is None and outbox.pending == ()
+    [message] = fake.messages(PRIVATE)
+    assert message.plain_text.startswith("📵 Held back since") and message.plain_text.endswith("m3\n\nm4")
     assert "telegram_delivery_resumed" in [r.getMessage() for r in caplog.records]
 
 
@@ -192,7 +196,9 @@ def test_a_channel_refusing_every_message_alike_halts_and_keeps_them_all(server,
     assert errors == ["telegram_delivery_halted"]  # said once, not once per message or per run
     outbox, results = deliver(outbox, telegram(server, http, clock), clock.now())  # the channel is fixed
     assert [r.outcome for r in results] == ["sent"] * 4 and outbox.halted is None
-    assert [m.text for m in fake.messages(PRIVATE)] == ["m0", "m1", "m2", "m3"]
+    first, *others = [m.text for m in fake.messages(PRIVATE)]
+    assert first.startswith("📵 <i>Held back since") and first.endswith("</i>\n\nm0")  # why it came late
+    assert others == ["m1", "m2", "m3"]  # refused each for itself: sent each as itself
 
 
 def test_a_proxy_page_refusing_a_send_halts_at_once(http, clock):

@@ -164,6 +164,25 @@ def test_a_telegram_outage_loses_nothing_and_duplicates_nothing(tmp_path, clock,
     assert len(texts(fake)) == 1 and "Monitor runs stopped" in texts(fake)[0]
 
 
+def test_an_outage_over_before_its_alert_could_be_sent_is_told_once_by_the_recovery(
+        tmp_path, clock, server, http, fake):
+    """A wrong bot token stops the runs' alerts and the watchdog's alike: its "Alerts cannot reach
+    Telegram" waits in its outbox. Once the token is fixed, the chat hears one recovery saying what
+    happened, not that stale alert just before it."""
+    write_runner_state(tmp_path, heartbeat(T0 - timedelta(minutes=20)))
+    down = Watchdog(tmp_path, clock, closed_port_url(), http)
+    assert down.run().said == "alert" and len(stored_outbox(tmp_path)["pending"]) == 1
+    clock.advance(30 * 60)
+    runs = runs_every_5_minutes(clock.now() - timedelta(minutes=12), 3)
+    write_runner_state(tmp_path, heartbeat(clock.now() - timedelta(minutes=2)), runs)
+    report = Watchdog(tmp_path, clock, server.base_url, http).run()
+    assert report.said == "recovered" and report.undelivered == 0
+    [recovered] = texts(fake)
+    assert "healthy again" in recovered
+    assert "Its alert could not reach this chat while it lasted." in recovered
+    assert "Monitor runs stopped" not in recovered.split("\n")[0]
+
+
 def test_a_backlog_left_by_the_send_budget_is_not_a_delivery_failure(dog, fake):
     write_runner_state(dog.state_dir, heartbeat(T0 - timedelta(minutes=20)))
     held = Outbox(pending=tuple(PendingMessage(f"held-{n}", f"held {n}", T0, attempts=1) for n in range(2)))

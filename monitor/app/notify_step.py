@@ -7,6 +7,8 @@ in the outbox) for the next run.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import IO
 
 import httpx
@@ -14,7 +16,9 @@ import httpx
 from monitor.config import Config
 from monitor.core.logs import log_event
 from monitor.notify.deadline import DeadlineClock, WithinDeadline, request_timeout
-from monitor.notify.notifier import notify
+from monitor.notify.destinations import all_halts
+from monitor.notify.documents import Halt, Outbox
+from monitor.notify.notifier import NotifyReport, notify
 from monitor.notify.outbox import DEFAULT_SEND_BUDGET, sender_for
 from monitor.notify.routing import Routing
 from monitor.notify.settings import AlertSettings
@@ -22,9 +26,26 @@ from monitor.state import StateSession
 from monitor.storage import StateError
 
 
+@dataclass(frozen=True)
+class Delivered:
+    """What a run's messages became: how many Telegram took in this run, how many wait in the
+    outbox, and the chats Telegram refuses as a whole (by halt key: monitor.notify.destinations)."""
+
+    sent: int
+    waiting: int
+    halts: Mapping[str, Halt]
+    notified: bool  # False: the notifier failed, or another runner does the sending (Redis)
+
+    @classmethod
+    def of(cls, told: NotifyReport | None, outbox: Outbox) -> Delivered:
+        sent = told.count("sent") if told else 0
+        return cls(sent, len(outbox.pending), all_halts(outbox), told is not None)
+
+
 def notify_after_run(
     config: Config, session: StateSession, run_id: str, deadline: float, clock, stream: IO[str]
-) -> None:
+) -> NotifyReport | None:
+    """What this run's notifier did (None when it failed: logged, the messages wait)."""
     state = session.state
     # Telegram allows about one message a second per chat: send no more than the reserve left in
     # the budget can pace, and leave the rest in the outbox for the next run.
@@ -46,15 +67,12 @@ def notify_after_run(
             names={sheet.id: sheet.name for sheet in config.sheets}, checkpoint=checkpoint,
             budget=send_budget, routing=Routing.from_config(config),
         )
-        halted = report.halted_event(clock.now(), run_id)
-        if halted is not None:
-            # Kept as an event so that the first message after the chat works again says why the
-            # others came late; `status` shows the halt meanwhile.
-            state.events.add(halted)
         checkpoint(report.outbox, report.memory)
+        return report
     except StateError:
         raise  # a state that cannot be saved ends the run, with its own message (not a traceback)
     except Exception:  # noqa: BLE001 - see the module docstring
         log_event("notify_failed", logging.ERROR, exc_info=True)
+        return None
     finally:
         client.close()

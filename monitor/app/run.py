@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from monitor.app.pacing import quota_pacer
 from monitor.config import Config
@@ -32,6 +32,10 @@ from monitor.state import changing_state, own_lock, shares_state
 from monitor.storage import RUN_LOCK
 from monitor.storage.configured import configured_location, describe_location
 
+if TYPE_CHECKING:  # the notifier loads only once the reads are done (see run_once)
+    from monitor.app.notify_step import Delivered
+    from monitor.notify.notifier import NotifyReport
+
 RUN_PING_TIMEOUT_SECONDS = 2.0
 
 
@@ -40,6 +44,7 @@ class RunResult:
     report: RunReport | None  # None when another run held the lock
     lock_held_elsewhere: bool = False
     new_events: tuple[Event, ...] = ()  # what this run told the notifier (before it was handed over)
+    delivery: Delivered | None = None  # what reached Telegram, as the outbox was left
 
 
 def new_run_id(now: datetime) -> str:
@@ -89,20 +94,21 @@ def run_once(
         new_events = tuple(event for event in session.state.events if event.run_id == run_id)
         # The notifier (httpx and its TLS stack) loads only now that the reads are done: it is a
         # tenth of a second of start-up, before the first read, that a run need not wait for.
-        from monitor.app.notify_step import notify_after_run
+        from monitor.app.notify_step import Delivered, notify_after_run
 
         stream = messages_to or sys.stdout
         if sharing is None:
-            notify_after_run(config, session, run_id, run.deadline, clock, stream)
+            told = notify_after_run(config, session, run_id, run.deadline, clock, stream)
         else:
-            _notify_shared(config, session, sharing, run, clock, stream)
-        # Alerts nobody receives are no good run: the external switch must not hear "all is well".
-        delivery_halted = bool(session.state.outbox.halted or session.state.outbox.halts)
+            told = _notify_shared(config, session, sharing, run, clock, stream)
+        delivery = Delivered.of(told, session.state.outbox)
     _publish_report(config, session.state, clock)
     _publish_metrics(config, session.state, clock, run.deadline)
-    if report.outcome in GOOD_OUTCOMES and not delivery_halted:
+    # Alerts nobody receives are no good run: the external switch must not hear "all is well".
+    if report.outcome in GOOD_OUTCOMES and not delivery.halts:
         _ping_heartbeat(config)
-    return RunResult(report=report, new_events=new_events)
+    return RunResult(report=report, new_events=new_events, delivery=delivery)
+
 
 
 def _ping_heartbeat(config: Config) -> None:
@@ -132,21 +138,23 @@ def _wired_run(config: Config, settings: RunSettings, session, location, run_id:
     return run, reads
 
 
-def _notify_shared(config: Config, session, sharing, run: Run, clock, stream: IO[str]) -> None:
+def _notify_shared(config: Config, session, sharing, run: Run, clock, stream: IO[str]) -> NotifyReport | None:
     """Beside other runners: one sender at a time, composing from every runner's events as saved.
     A runner that cannot have the notify lock within what is left of its budget leaves its events
     to the holder or the next run. Its run's lease ends here, once nothing of it is in flight."""
     from monitor.app.notify_step import notify_after_run
 
+    told = None
     try:
         left = run.deadline - clock.monotonic()
         with sharing.notifying(wait=max(0.0, left)) as mine:
             if mine:
-                notify_after_run(config, session, run.run_id, run.deadline, clock, stream)
+                told = notify_after_run(config, session, run.run_id, run.deadline, clock, stream)
         log_event("run_shared", runner=sharing.runner, claims_refused=sharing.claims_refused,
                   notified=mine)
     finally:
         sharing.close()
+    return told
 
 
 def _publish_report(config: Config, state, clock) -> None:

@@ -20,6 +20,8 @@ from monitor.cli.terminal import RunProgress, stderr_is_terminal
 from monitor.config import Config
 from monitor.core.clock import SystemClock
 from monitor.core.logs import configure_logging, install_handler, log_event
+from monitor.core.wording import counted
+from monitor.notify.messages import utc_text
 from monitor.state import read_state
 from monitor.storage import StateError
 from monitor.storage.configured import describe_location
@@ -70,6 +72,12 @@ def run(config_path: Path | None, budget: float | None, progress: bool | None) -
     if shown is not None:
         shown.finish()
         click.echo("\n".join(run_summary(result, shown, config)), err=True)
+    refused = delivery_refused(result)
+    if refused:
+        # The run did its work, but what it has to say reaches nobody: not a good run, for cron's
+        # mail, systemd and whoever looks at the exit status (the watchdog says so too).
+        log_event("run_alerts_undelivered", logging.ERROR, error=refused)
+        fail(refused, EXIT_OPERATIONAL)
 
 
 def run_summary(result: RunResult, progress: RunProgress, config: Config) -> list[str]:
@@ -84,16 +92,54 @@ def run_summary(result: RunResult, progress: RunProgress, config: Config) -> lis
     verdicts = ", ".join(f"{count} {verdict}" for verdict, count in sorted(progress.verdicts.items()))
     read = f"  Read {progress.reads} spreadsheet{'s' * (progress.reads != 1)}"
     lines.append(read + (f": {verdicts}" if verdicts else "") + ".")
-    if report.retries_scheduled or report.failed:
-        lines.append(f"  {report.retries_scheduled} to retry, {report.failed} could not be read "
+    if report.failed:
+        lines.append(f"  {counted(report.failed, 'spreadsheet')} could not be read "
                      "(`sheet-monitor dlq list`).")
+    if report.retries_scheduled:  # tried again within the run, or due in the next: the round line tells
+        lines.append(f"  {counted(report.retries_scheduled, 'read')} failed and went back in the queue "
+                     "to be tried again.")
     lines.append(_round_line(config))
-    told = len(result.new_events)
-    where = "Telegram" if config.telegram.enabled else "stdout (no [telegram] configured)"
-    lines.append(f"  {told} event{'s' * (told != 1)} for the team, sent to {where}.")
+    lines.append("  " + delivery_line(result, config))
     if progress.verdicts.get("fail") or progress.verdicts.get("error") or report.failed:
         lines.append("  Next: `sheet-monitor sheets --status fail` shows what each failing sheet found.")
     return lines
+
+
+def delivery_line(result: RunResult, config: Config) -> str:
+    """What became of the team's messages, as it is: never "sent" for what waits in the outbox."""
+    delivery = result.delivery
+    if not config.telegram.enabled:
+        return "The team's messages were printed to stdout (no [telegram] chat_id and token configured)."
+    if delivery is None:
+        return "No message for the team."
+    sent = f"{counted(delivery.sent, 'message')} sent to Telegram"
+    if delivery.halts:
+        refused = f"Telegram refuses the chat ({_refusal(delivery)})"
+        return f"{sent}; {_waiting(delivery)} in the outbox: {refused}."
+    if delivery.waiting:
+        why = "" if delivery.notified else " (this run's sending failed: see the log)"
+        return f"{sent}; {_waiting(delivery)} for the next run{why}."
+    return f"{sent}." if delivery.sent else "Nothing new for the team."
+
+
+def delivery_refused(result: RunResult) -> str | None:
+    """Why this run's messages reach nobody (a chat Telegram refuses as a whole), or None."""
+    delivery = result.delivery
+    if delivery is None or not delivery.halts:
+        return None
+    return (f"Telegram refuses the chat ({_refusal(delivery)}): {_waiting(delivery)} in the outbox and go "
+            "once it accepts. Fix [telegram] (the bot token, chat_id or api_base), then run "
+            "`sheet-monitor notify test`")
+
+
+def _waiting(delivery) -> str:
+    return f"{counted(delivery.waiting, 'message')} {'waits' if delivery.waiting == 1 else 'wait'}"
+
+
+def _refusal(delivery) -> str:
+    halt = next(iter(delivery.halts.values()))
+    what = f"{halt.status} {halt.description}" if halt.status is not None else halt.description
+    return f"{what}, since {utc_text(halt.at)}"
 
 
 def _round_line(config: Config) -> str:

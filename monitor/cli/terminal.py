@@ -31,6 +31,25 @@ def stderr_is_terminal(stream: IO[str] | None = None) -> bool:
         return False
 
 
+def in_words(event: str, fields: dict) -> str | None:
+    """A read that failed, as a person at the terminal wants it: the spreadsheet by name, what
+    Google answered, what happens next ("warning: Store 014: 503 Service Unavailable, read again in
+    3 s"). None for the other events, which go as their event and fields."""
+    who = fields.get("name") or fields.get("spreadsheet_id")
+    if who is None or event not in ("task_retry", "task_failed", "task_quota_wait"):
+        return None
+    status, error = fields.get("status"), fields.get("error") or "no answer"
+    answer = f"{status} {error}" if status is not None else error
+    again = f", read again in {fields['retry_in_s']:.0f} s" if "retry_in_s" in fields else ""
+    if event == "task_failed":
+        return f"error: {who} cannot be read: {answer} (`sheet-monitor dlq show {fields['spreadsheet_id']}`)"
+    if event == "task_quota_wait":
+        return f"warning: {who}: Google's read quota is spent for now{again}"
+    if fields.get("reason") == "api_degraded":
+        return f"warning: {who}: {answer}; too many spreadsheets failed in a row, the run stops here"
+    return f"warning: {who}: {answer}{again}"
+
+
 class RunProgress(logging.Handler):
     """Counts a run's reads from its log events and shows them on one line of ``stream``.
 
@@ -60,7 +79,8 @@ class RunProgress(logging.Handler):
         try:
             self._count(record)
             if record.levelno >= logging.WARNING:
-                self._write_above(self.format(record))
+                said = in_words(record.getMessage(), getattr(record, "fields", {}))
+                self._write_above(self.formatter.redact(said) if said else self.format(record))
             if record.getMessage() != "run_started":  # nothing to show yet
                 self._draw(record.created, force=record.getMessage() == "run_finished")
         except Exception:  # noqa: BLE001 - logging.Handler's contract: never raise into the caller

@@ -226,7 +226,9 @@ class StateEntryDamaged(Event):
 
 @document(kw_only=True)
 class DeliveryHalted(Event):
-    """Telegram refused the chat as a whole (token revoked, bot removed); told once it works again."""
+    """Telegram refused the chat as a whole (token revoked, bot removed); told once it works again.
+    Recorded by older releases only: held messages now carry that note themselves
+    (``monitor.notify.held``); the kind stays so that a stored one is still read and told."""
 
     KIND: ClassVar[str] = "delivery_halted"
     since: UtcTime | None

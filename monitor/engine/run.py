@@ -362,7 +362,8 @@ class Run:
         fate = self.outcomes.failed(rnd, task, flight.plan, flight.credential, error, now,
                                     sent_at=flight.sent_at)
         fields = {
-            "task_id": task.id, "spreadsheet_id": task.target, "attempt": task.attempts,
+            "task_id": task.id, "spreadsheet_id": task.target, "name": flight.plan.name,
+            "attempt": task.attempts,
             "status": error.http_status, "error": error.message, "duration_ms": int(seconds * 1000),
         }
         if fate is Fate.QUOTA_WAIT:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from monitor.engine.events import DeliveryHalted, Event, SheetEvent
+from monitor.engine.events import Event, SheetEvent
 from monitor.engine.fleet import Fleet, configured_ids
 from monitor.engine.state import RunnerState
 from monitor.notify.alerts import alert_items, compose_alert, shown_sheets
@@ -44,21 +44,11 @@ class NotifyReport:
     memory: AlertMemory  # likewise
     enqueued: int = 0
     results: tuple[DeliveryResult, ...] = ()
-    halted: Halt | None = None  # set while Telegram refuses the chat as a whole
-    newly_halted: bool = False  # it started refusing in this pass: the caller may emit an event
+    halted: Halt | None = None  # a chat Telegram refuses as a whole, after this pass (None: none)
 
     def count(self, outcome: str) -> int:
         return sum(1 for result in self.results if result.outcome == outcome)
 
-    def halted_event(self, now: datetime, run_id: str) -> DeliveryHalted | None:
-        """The event a caller keeps when delivery newly halted, so that the first message after the
-        chat works again says why the others came late (None otherwise)."""
-        if not self.newly_halted or self.halted is None:
-            return None
-        halt = self.halted
-        return DeliveryHalted(
-            at=now, run_id=run_id, since=halt.at, status=halt.status, description=halt.description
-        )
 
 
 def notify(
@@ -94,19 +84,12 @@ def notify(
     state.events.remove([key for key, _ in pending])
     if checkpoint:
         checkpoint(outbox, memory)
-    halts_before = all_halts(outbox)
     outbox, results = deliver(
         outbox, sender, now, budget, (lambda sent: checkpoint(sent, memory)) if checkpoint else None
     )
-    new_halts = [halt for chat, halt in all_halts(outbox).items() if halts_before.get(chat) != halt]
-    return NotifyReport(
-        outbox=outbox,
-        memory=memory,
-        enqueued=enqueued,
-        results=tuple(results),
-        halted=new_halts[0] if new_halts else outbox.halted,
-        newly_halted=bool(new_halts),
-    )
+    halts = all_halts(outbox)
+    return NotifyReport(outbox=outbox, memory=memory, enqueued=enqueued, results=tuple(results),
+                        halted=outbox.halted or next(iter(halts.values()), None))
 
 
 def compose_all(

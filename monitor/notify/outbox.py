@@ -49,6 +49,7 @@ from monitor.notify.documents import (
     Outbox,
     PendingMessage,
 )
+from monitor.notify.held import gather_held, held_note
 from monitor.notify.messages import Message
 from monitor.notify.settings import TELEGRAM_MAX_LENGTH
 from monitor.notify.telegram import (
@@ -200,6 +201,7 @@ def deliver(
     sent. Returns the final outbox and a result per message decided.
     """
     router, progress = as_router(sender), _Pass()
+    outbox = gather_held(outbox)
     for entry in outbox.pending:
         if budget is not None and progress.attempts >= budget:
             break
@@ -226,7 +228,7 @@ def _attempt(outbox: Outbox, entry: PendingMessage, sender: Sender, now: datetim
     chat_before = getattr(sender, "chat_id", None)
     progress.attempts += 1
     try:
-        sent = sender.send(resent_text(entry.text) if resend else entry.text)
+        sent = sender.send(with_notes(entry.text, resend, halt_of(outbox, chat)))
     except DeliveryError as error:
         # Telegram answered (a status): it did not take the message. No answer: it may have.
         outbox = replace(outbox, sending=outbox.sending if error.status is None else None)
@@ -239,10 +241,18 @@ def _attempt(outbox: Outbox, entry: PendingMessage, sender: Sender, now: datetim
     return _sent(outbox, entry, sent, chat, chat_before)
 
 
-def resent_text(text: str) -> str:
-    """``text`` under :data:`RESENT_NOTE`, or as it is when the note would make it too long."""
-    marked = f"{RESENT_NOTE}\n\n{text}"
-    return marked if len(marked) <= TELEGRAM_MAX_LENGTH else text
+def with_notes(text: str, resend: bool, halt: Halt | None) -> str:
+    """``text`` under the notes that apply: :data:`RESENT_NOTE` when its first request may have
+    reached the chat, the held note while its chat is halted (if this goes, it came late). Composed
+    messages leave room for both (``settings.NOTES_ROOM``); one written by an older release that
+    leaves none keeps what fits, the repeat's note first."""
+    notes = ([RESENT_NOTE] if resend else []) + ([held_note(halt)] if halt is not None else [])
+    while notes:
+        marked = "\n\n".join([*notes, text])
+        if len(marked) <= TELEGRAM_MAX_LENGTH:
+            return marked
+        notes.pop()
+    return text
 
 
 def _failed(outbox: Outbox, entry: PendingMessage, error: DeliveryError, chat: str, chat_before: object,

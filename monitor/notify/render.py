@@ -297,8 +297,8 @@ def _state_entry_damaged(event: StateEntryDamaged) -> Item:
 
 @render.register(DeliveryHalted)
 def _delivery_halted(event: DeliveryHalted) -> Item:
-    # Enqueued behind the messages held by the halt (the outbox keeps order), so it arrives after
-    # them and says why they came late.
+    # No run records this event any more (held messages now go with a note saying why they came
+    # late: monitor.notify.held); one an older release stored is still told.
     text = (
         f"📵 Telegram refused messages since {utc_text(event.since)}: "
         f"{esc(event.description, 200)}; the messages held meanwhile came late, above this one"

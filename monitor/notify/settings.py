@@ -8,6 +8,11 @@ from zoneinfo import ZoneInfo
 
 # Telegram refuses a message longer than this many characters (counted after parsing the HTML).
 TELEGRAM_MAX_LENGTH = 4096
+# Messages are composed this much shorter, so the notes delivery may put above one always fit: that
+# it may repeat one whose answer was lost, that it was held while Telegram refused its chat
+# (monitor.notify.outbox, monitor.notify.held): a note that did not fit would go unsaid.
+NOTES_ROOM = 600
+COMPOSED_MAX_LENGTH = TELEGRAM_MAX_LENGTH - NOTES_ROOM
 SUMMARY_MODES = ("on_change", "every_round", "off")
 
 
@@ -26,7 +31,7 @@ class AlertSettings:
     summary: str = "on_change"  # after a round: on_change | every_round | off
     digest_at: time | None = time(9, 0)  # local time of the daily digest; None: no digest
     timezone: str = "UTC"  # IANA name the digest time is read in; stored times stay UTC
-    max_length: int = TELEGRAM_MAX_LENGTH
+    max_length: int = COMPOSED_MAX_LENGTH
 
     def __post_init__(self) -> None:
         if self.summary not in SUMMARY_MODES:

@@ -81,16 +81,18 @@ class Decision:
     kind: str | None  # "alert" | "reminder" | "recovered" | None (nothing to say)
 
 
-def advance(memory: WatchdogMemory, verdict: Verdict, now: datetime, settings: WatchdogSettings) -> Decision:
+def advance(memory: WatchdogMemory, verdict: Verdict, now: datetime, settings: WatchdogSettings,
+            unsent: int = 0) -> Decision:
     """Alert on healthy -> unhealthy, remind every ``reminder_every`` while unhealthy, report the
-    recovery once on unhealthy -> healthy."""
+    recovery once on unhealthy -> healthy. ``unsent``: the outage's alert and reminders still
+    waiting for Telegram; the recovery says so (the caller drops them: they are news no longer)."""
     was_healthy = memory.status == HEALTHY
     if verdict.healthy:
         if was_healthy:
             return Decision(memory, (), None)
         began = memory.since or now
         ended = verdict.healthy_since if verdict.healthy_since and verdict.healthy_since >= began else now
-        text = _recovered_text(memory.status, began, ended, settings)
+        text = _recovered_text(memory.status, began, ended, settings, unsent)
         return Decision(WatchdogMemory(since=now), (_message("recovered", began, now, text),), "recovered")
 
     if was_healthy:
@@ -106,6 +108,9 @@ def advance(memory: WatchdogMemory, verdict: Verdict, now: datetime, settings: W
     text = _reminder_text(verdict, began, now, settings)
     return Decision(replace(memory, status=verdict.status, last_reminder_at=now),
                     (_message("reminder", began, now, text),), "reminder")
+
+
+OUTAGE_KEYS = ("watchdog:alert:", "watchdog:reminder:")  # the keys of an outage's own messages (below)
 
 
 def _message(kind: str, began: datetime, now: datetime, text: str) -> Message:
@@ -136,13 +141,17 @@ def _reminder_text(verdict: Verdict, began: datetime, now: datetime, settings: W
     )
 
 
-def _recovered_text(status: str, began: datetime, ended: datetime, settings: WatchdogSettings) -> str:
+def _recovered_text(status: str, began: datetime, ended: datetime, settings: WatchdogSettings,
+                    unsent: int = 0) -> str:
     title = _TITLES.get(status, "Monitor outage")
     length = duration_text((ended - began).total_seconds())
+    # Its alert could not reach the chat (Telegram refused it, or was down): said here instead of
+    # arriving, stale, just before this message.
+    unheard = " Its alert could not reach this chat while it lasted." if unsent else ""
     return (
         f"✅ <b>Monitor runs are healthy again</b>{_where(settings)}\n"
         f"Outage ({esc(title.lower())}) lasted {length}: "
-        f"from {utc_text(began)} to {utc_text(ended)}."
+        f"from {utc_text(began)} to {utc_text(ended)}.{unheard}"
     )
 
 

@@ -42,7 +42,7 @@ from monitor.watchdog.judge import (
     WatchdogSettings,
     evaluate,
 )
-from monitor.watchdog.memory import advance
+from monitor.watchdog.memory import OUTAGE_KEYS, advance
 
 # Sends per pass: an alert, a reminder or a recovery is one message; a backlog after a long
 # Telegram outage drains over a few passes rather than holding cron for minutes.
@@ -172,7 +172,14 @@ def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, sen
     state = watchdog_store.load(store, state_dir, now)
     if carry_over:
         state = watchdog_store.take_back(state, state_dir)
-    decision = advance(state.memory, verdict, now, settings)
+    unsent = [entry for entry in state.outbox.pending if entry.key.startswith(OUTAGE_KEYS)]
+    decision = advance(state.memory, verdict, now, settings, len(unsent))
+    if decision.kind == "recovered" and unsent:
+        # The outage's alert and reminders never reached the chat: the recovery says it happened,
+        # how long, and that they could not be heard; sent now they would be stale news.
+        kept = tuple(entry for entry in state.outbox.pending if entry not in unsent)
+        state.outbox = replace(state.outbox, pending=kept)
+        log_event("watchdog_unsent_dropped", logging.WARNING, count=len(unsent))
     state.memory = decision.memory
     state.outbox = enqueue(state.outbox, decision.messages, now).outbox
     if decision.kind:
