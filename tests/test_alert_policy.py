@@ -299,6 +299,27 @@ def test_a_message_whose_send_was_cut_off_goes_again_marked_as_a_possible_repeat
     assert not recovered.startswith("↻") and "recovered" in recovered
 
 
+def test_a_first_round_with_many_problems_is_one_short_message_counted_by_kind_with_the_worst_named(team):
+    team.settings = AlertSettings(summary="on_change", digest_at=None,
+                                  report_url="https://ops.example.org/sheet-monitor/")
+    for number in range(1, 61):  # 60 spreadsheets: 24 failing, 12 warning, 24 fine
+        team.sheet(number, quantity=-1 if number % 5 < 2 else 3 if number % 5 == 2 else 10)
+    team.run()
+    [message] = team.heard()
+    lines = message.split("\n")
+    assert lines[0] == "sheet-monitor: 24 new failures, 12 new warnings"
+    assert lines[1] == "60 spreadsheets: 24 ok · 24 failing · 12 warning"
+    assert "By kind: 36 out of bounds" in message and "Worst first:" in message
+    assert lines[-1] == "+31 more: see the status page or sheet-monitor sheets"
+    assert sum(line.startswith(("🔴", "🟡")) for line in lines) == 5  # the worst few, by name
+    assert "round done" not in message  # the counts above are the summary's
+    assert len(message) < 1500  # one phone screen or two, not five 4 kB messages
+    team.sheet(7, quantity=10)
+    team.next_round()
+    [later] = team.heard()  # after it, changes are told one by one again
+    assert later.startswith("sheet-monitor: 1 recovered")
+
+
 def test_a_long_message_whose_send_was_cut_off_is_marked_as_a_repeat_too(team):
     # A hundred failing spreadsheets listed whole (no short form, no cut): the message fills Telegram's
     # pieces, and the one sent again still has room for the line saying it may repeat one.
