@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from monitor.core.remedies import problem, problem_kind
+from monitor.engine import unreadable
 from monitor.engine.events import DeadLettered, Event, HealthChanged, ReadableAgain, SheetEvent
 from monitor.engine.fleet import Fleet
 from monitor.engine.health import FAIL, WARN
@@ -28,7 +29,8 @@ _KIND_WORDS = {"formula_errors": "formula errors", "freshness": "stale data", "t
                "not_empty": "empty", "row_count": "row count", "headers": "headers", "missing": "blanks",
                "duplicates": "duplicates", "invalid": "invalid values", "change": "sudden change",
                "headers_changed": "headers changed", "cross_sheet": "cross-sheet mismatch",
-               "import_access": "import refused", "unreadable": "cannot be read"}
+               "import_access": "import refused"}
+UNREADABLE = "cannot be read"  # a dead letter, or reads failing for too long
 
 
 def is_flood(items: Sequence[Item], settings: AlertSettings) -> bool:
@@ -59,18 +61,20 @@ def _worst_first(event: SheetEvent) -> tuple[int, str]:
 
 
 def _kind_of(event: Event) -> str:
-    if isinstance(event, DeadLettered):
-        return f"cannot be read ({problem_kind(event.error)})"
     findings = getattr(event, "findings", ())
-    if not findings:
-        return "cannot be read"
+    if isinstance(event, DeadLettered) or not findings or findings[0].kind == unreadable.KIND:
+        return UNREADABLE
     return _KIND_WORDS.get(findings[0].kind, findings[0].kind.replace("_", " "))
 
 
 def _by_kind(problems: Sequence[Event]) -> str:
-    """'15 not shared · 12 formula errors · 9 stale data': the most frequent first."""
+    """'15 cannot be read (6 not shared, 5 not found, 4 tab or range missing) · 12 formula errors ·
+    9 stale data': the most frequent first, the refusals of the unreadable ones inside their count."""
     counts = Counter(_kind_of(event) for event in problems)
-    return " · ".join(f"{count} {esc(kind, 40)}" for kind, count in counts.most_common())
+    refusals = Counter(problem_kind(event.error) for event in problems if isinstance(event, DeadLettered))
+    why = ", ".join(f"{count} {refusal}" for refusal, count in refusals.most_common())
+    return " · ".join(f"{count} {esc(kind, 40)}" + (f" ({why})" if kind == UNREADABLE and why else "")
+                      for kind, count in counts.most_common())
 
 
 def _short_line(event: SheetEvent) -> str:
