@@ -36,6 +36,7 @@ from monitor.notify.digest import (
 )
 from monitor.notify.documents import Halt
 from monitor.notify.messages import Message
+from monitor.notify.outbox import with_notes
 from monitor.notify.settings import AlertSettings
 from monitor.sandbox.telegram_html import parse_html
 from monitor.storage.writability import no_space_text
@@ -189,6 +190,17 @@ def first_round() -> Message:
     return message
 
 
+def delivery_examples() -> list[tuple[str, Message]]:
+    """The lines delivery puts above a message: held while Telegram refused the chat, possibly repeated."""
+    [message] = compose_alert([ev.HealthChanged(**SHEET, previous=OK, current=FAIL, findings=(REF_ERRORS,))],
+                              fleet(failing=3), SETTINGS)
+    refused = Halt(NOW - timedelta(hours=2), 401, "Unauthorized")
+    return [("Held while Telegram refused the chat (the first message it takes again)",
+             Message("held", with_notes(message.text, False, refused))),
+            ("Sent again after a request cut off before Telegram answered",
+             Message("again", with_notes(message.text, True, None)))]
+
+
 def watchdog_examples() -> list[tuple[str, Message]]:
     """The watchdog's alert for each kind of outage, a reminder and the recovery."""
     finished = NOW - timedelta(minutes=40)
@@ -273,6 +285,9 @@ def section() -> str:
         add(title, message, f" (`{kind.KIND}`)")
     lines += ["### Reminders, the round summary and the daily digest", ""]
     for title, message in state_examples():
+        add(title, message)
+    lines += ["### Lines delivery adds above a message", ""]
+    for title, message in delivery_examples():
         add(title, message)
     lines += ["### The watchdog", ""]
     for title, message in watchdog_examples():
