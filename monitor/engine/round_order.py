@@ -22,7 +22,7 @@ def round_order(state: RunnerState, plans: Mapping[str, SheetPlan], now: datetim
     """Configured, unmuted spreadsheets: those `dlq retry` asked for first, then those lending a
     range to cross-sheet checks, then never-checked and longest-unchecked first. Marks the muted
     ones skipped."""
-    muted = set(state.active_mutes(now))
+    muted = {sid for sid, mute in state.active_mutes(now).items() if mute.skips_reads}
     for plan_id in muted & plans.keys():
         state.health[plan_id] = record_skip(state.health.get(plan_id), "muted")
     first = set(state.retry_first.spreadsheet_ids)

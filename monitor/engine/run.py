@@ -27,6 +27,7 @@ from monitor.engine.events import CrashRecovered, Event, FallingBehind
 from monitor.engine.fleet import Fleet
 from monitor.engine.health import record_skip
 from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats, RunSummary
+from monitor.engine.incidents import incident_id, settle_incidents
 from monitor.engine.inflight import InFlight, ReadDone, ReadJob, Reads
 from monitor.engine.inspect import SheetData, SheetPlan, judge, zone_of
 from monitor.engine.outcomes import Fate, Outcomes, RunReport
@@ -64,6 +65,7 @@ class Run:
         sharing: Sharing | None = None,
     ) -> None:
         self.run_id = run_id
+        self.rng = rng or random.Random()
         self.sharing = sharing or Alone()
         self.stale = False  # a claim found the round replaced: the next step takes a turn
         self.looked_for_dead = False  # the end of the round's work: once, for runs that died
@@ -82,7 +84,7 @@ class Run:
         self.outcomes = Outcomes(
             run_id=run_id, state=state, settings=settings, pacer=pacer,
             api=ApiHealth(state.api, threshold=settings.api_degraded_after), report=self.report,
-            emit=self.emit, epoch_seconds=clock.time, rng=rng or random.Random(), plans=self.plans,
+            emit=self.emit, epoch_seconds=clock.time, rng=self.rng, plans=self.plans,
         )
         self.detection = ChangeDetection(changes, state, run_id, self.emit)
         last = state.heartbeat.stats if state.heartbeat else None
@@ -158,10 +160,20 @@ class Run:
         self.state.quota = self.pacer.snapshot(self.clock.time())
         self.state.api = self.outcomes.api.state
         self.checkpoints.save(force=True)
+        self._reconcile_incidents(now)
         log_event(
             "run_finished", run_id=self.run_id, outcome=report.outcome, stop_reason=report.stop_reason,
             tasks=report.tasks, duration_ms=int(report.duration_seconds * 1000),
         )
+
+    def _reconcile_incidents(self, now: datetime) -> None:
+        """Incidents as this run leaves the fleet, before the notifier reads them; in a turn beside
+        other runners, so two of them never open two incidents for one spreadsheet."""
+        with self.sharing.turn() as mine:
+            if mine:
+                settle_incidents(self.state, {sid: plan.name for sid, plan in self.plans.items()}, now,
+                                 lambda: incident_id(self.rng))
+            self.checkpoints.save(force=True)
 
     # -- one step ----------------------------------------------------------------------------------
 
@@ -198,7 +210,7 @@ class Run:
             return True  # another runner has it: the next one
 
         plan = self.plans[task.target]
-        if self.state.is_muted(plan.id, now):
+        if self.state.mute_skips_reads(plan.id, now):
             self._skip(rnd, task, plan, now, "muted")
             return True
         if self.outcomes.breaker_blocks(plan, now):

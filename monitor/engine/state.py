@@ -24,6 +24,7 @@ from monitor.engine.events import Event
 from monitor.engine.health import SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunHistory
 from monitor.engine.history import SheetHistory
+from monitor.engine.incidents import Incident
 from monitor.engine.mutes import Mute, active_mutes
 from monitor.engine.quota import QuotaLog
 from monitor.engine.runlog import RunHour
@@ -130,6 +131,7 @@ class RunnerState:
         history: Mapping[str, SheetHistory] | None = None,
         totals: RunTotals | None = None,
         runlog: Mapping[str, RunHour] | None = None,
+        incidents: Mapping[str, Incident] | None = None,
     ) -> None:
         self.changed_singles: set[str] = set()
         self.health: Documents[SheetHealth] = Documents(health)
@@ -138,6 +140,7 @@ class RunnerState:
         self.mutes: Documents[Mute] = Documents(mutes)
         self.history: Documents[SheetHistory] = Documents(history)  # metric history, cross-sheet sides
         self.runlog: Documents[RunHour] = Documents(runlog)  # the runs of the last days, by UTC hour
+        self.incidents: Documents[Incident] = Documents(incidents)  # each spreadsheet's latest trouble
         self.events = EventLog(events)
         self.round = round
         self.heartbeat = heartbeat
@@ -157,6 +160,11 @@ class RunnerState:
     def is_muted(self, spreadsheet_id: str, now: datetime) -> bool:
         mute = self.mutes.get(spreadsheet_id)
         return mute is not None and mute.in_force(now)
+
+    def mute_skips_reads(self, spreadsheet_id: str, now: datetime) -> bool:
+        """Muted for a while (not "until fixed", which still reads it): left out of the round."""
+        mute = self.mutes.get(spreadsheet_id)
+        return mute is not None and mute.in_force(now) and mute.skips_reads
 
     def is_failing(self, spreadsheet_id: str) -> bool:
         """Dead-lettered, its breaker has a record, or its reads fail since the last that worked."""

@@ -1,8 +1,8 @@
 """Spreadsheets no longer in the config: forgotten whole by the next run, and said once.
 
 An admin removing a spreadsheet from the config means "stop watching it". What the state kept of it
-(its health, breaker, dead-letter entry, mute, metric history, Drive's trash mark, its place in the
-round and in `dlq retry`'s list) would otherwise live on in every view and reminder. Each run
+(its health, breaker, dead-letter entry, mute, incident, metric history, Drive's trash mark, its place
+in the round and in `dlq retry`'s list) would otherwise live on in every view and reminder. Each run
 forgets it at its start (in a turn, beside other runners), before anything counts it; one that
 leaves with something open (failing, warning, dead-lettered, paused or muted) is told as no longer
 monitored, so the last thing people heard of it is not "failing".
@@ -27,12 +27,13 @@ def forget_unconfigured(state: RunnerState, configured: Collection[str], now: da
                         emit: Callable[[Event], None]) -> list[str]:
     """Forget every spreadsheet the state holds that ``configured`` no longer lists; returns their ids."""
     gone = sorted((state.health.keys() | state.breakers.keys() | state.dlq.keys() | state.mutes.keys()
-                   | state.history.keys() | _round_targets(state)) - set(configured))
+                   | state.history.keys() | state.incidents.keys() | _round_targets(state)) - set(configured))
     for sid in gone:
         told = _told_if_open(state, sid, now, run_id)
         if told is not None:
             emit(told)
-        for documents in (state.health, state.breakers, state.dlq, state.mutes, state.history):
+        for documents in (state.health, state.breakers, state.dlq, state.mutes, state.history,
+                          state.incidents):
             documents.pop(sid, None)
     _forget_elsewhere(state, set(gone))
     if gone:

@@ -157,6 +157,7 @@ class StateRepository:
             mutes=found["mute"],
             history=found["history"],
             runlog=found["runlog"],
+            incidents=found["incident"],
             events=events,
             **{attribute: found[kind.name].get(None) for attribute, kind in SINGLES.items()},
         )

@@ -13,6 +13,7 @@ One document per key, as Apps Script's PropertiesService holds JSON strings::
     feed                   FeedState          damaged/<key>        an entry set aside (see repository)
     credentials            CredentialsState   history/<sheet id>   SheetHistory (monitor.engine.history)
                                               runlog/<UTC hour>    RunHour (monitor.engine.runlog)
+                                              incident/<sheet id>  Incident (monitor.engine.incidents)
     outbox                 Outbox
     alerts                 AlertMemory
     totals                 RunTotals
@@ -42,6 +43,7 @@ from monitor.engine.events import BY_KIND, Event
 from monitor.engine.health import SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunHistory
 from monitor.engine.history import SheetHistory
+from monitor.engine.incidents import Incident
 from monitor.engine.mutes import Mute
 from monitor.engine.quota import QuotaLog
 from monitor.engine.runlog import RunHour
@@ -137,8 +139,10 @@ HEALTH = Kind("health", SheetHealth, version=7, prefix="health/")
 BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
 # Version 2: an error's ``account`` and ``tabs``.
 DLQ = Kind("dlq", DeadLetter, version=2, prefix="dlq/")
-# Version 2 added the spreadsheet's ``name`` (said when it leaves the config while muted).
-MUTE = Kind("mute", Mute, version=2, prefix="mute/")
+# Version 2 added the spreadsheet's ``name`` (said when it leaves the config while muted); version 3
+# who muted it (``by``) and mutes ``until_fixed``.
+MUTE = Kind("mute", Mute, version=3, prefix="mute/")
+INCIDENT = Kind("incident", Incident, prefix="incident/")
 HISTORY = Kind("history", SheetHistory, prefix="history/")
 RUNLOG = Kind("runlog", RunHour, prefix="runlog/")
 # Version 2 added ``last_error`` to ``api_degraded`` (what failed: Sheets, the token endpoint, the key);
@@ -176,7 +180,7 @@ PER_RUNNER: Mapping[str, Kind] = {"heartbeat": RUNNER_HEARTBEAT, "runs": RUNNER_
 
 # RunnerState/State attribute -> kind, for the collections and the single documents.
 FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DLQ, "mutes": MUTE,
-                                "history": HISTORY, "runlog": RUNLOG}
+                                "history": HISTORY, "runlog": RUNLOG, "incidents": INCIDENT}
 SINGLES: Mapping[str, Kind] = {
     "heartbeat": HEARTBEAT, "runs": RUNS, "api": API, "quota": QUOTA, "retry_first": RETRY_FIRST,
     "feed": FEED, "credentials": CREDENTIALS, "outbox": OUTBOX, "alerts": ALERTS,
@@ -314,6 +318,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("event", 3): _optional_fields_added,
     ("event", 4): _optional_fields_added,
     ("mute", 1): _optional_fields_added,
+    ("mute", 2): _optional_fields_added,
     ("quota", 1): _quota_per_project,
     ("heartbeat", 1): _heartbeat_read_measures,
     ("heartbeat", 2): _optional_fields_added,

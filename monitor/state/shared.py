@@ -41,7 +41,7 @@ TURN_WAIT_SECONDS = 15.0
 _SHEET_DOCUMENTS = (("health", HEALTH), ("breakers", BREAKER), ("dlq", DLQ), ("history", HISTORY),
                     ("mutes", MUTE))
 # What a turn takes from what it read: all but this runner's own documents.
-_ADOPTED_FAMILIES = ("health", "breakers", "dlq", "mutes", "history")
+_ADOPTED_FAMILIES = ("health", "breakers", "dlq", "mutes", "history", "incidents")
 _ADOPTED_SINGLES = ("round", "api", "retry_first", "feed", "credentials", "outbox", "alerts")
 
 
