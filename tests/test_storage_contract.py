@@ -318,3 +318,35 @@ def test_locks_of_different_names_are_independent_and_any_store_can_make_them(ba
 def test_a_lock_name_must_be_a_plain_name(backend, name):
     with pytest.raises(ValueError, match="lock name"):
         backend.open().lock(name)
+
+
+# -- the state's documents on every backend -------------------------------------------------------------
+
+
+def test_a_spreadsheets_incident_is_saved_and_read_back_whole_and_only_what_changed_is_written(backend):
+    """Incidents (monitor.engine.incidents) live in the state on every backend: what alerts, reminders
+    and every view read must come back exactly as the run left it."""
+    from monitor.engine.incidents import Action, Incident, Told
+    from monitor.engine.mutes import Mute
+    from monitor.state import State
+    from monitor.state.repository import StateRepository
+
+    now = CLOCK_START
+    incident = Incident("abcdefgh", "s1", "Store <1>", "access_lost", now,
+                        told=(Told("-1001234567890", 42, now),), acked_by="@ivan", acked_at=now,
+                        actions=(Action(now, "@ivan", "acknowledged"),))
+    store = backend.open()
+    repository = StateRepository(store)
+    state = repository.load()
+    state.incidents["s1"] = incident
+    state.mutes["s1"] = Mute(until=now, reason="rebuilt", muted_at=now, name="Store <1>", by="@ivan",
+                             until_fixed=True)
+    repository.save(state)
+    again = StateRepository(backend.open(read_only=True)).load()
+    assert again.incidents["s1"] == incident and again.mutes["s1"] == state.mutes["s1"]
+    assert again.damaged == []
+    state.incidents["s1"] = incident.with_told(Told("-1001234567890", 43, now))
+    before = dict(store.get_properties())
+    repository.save(state)
+    changed = {key for key, value in store.get_properties().items() if before.get(key) != value}
+    assert changed == {"incident/s1"}
