@@ -4,65 +4,19 @@ Telegram returns them, refused with Telegram's words where Telegram refuses them
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 
 import pytest
 from fake_telegram_helpers import (
     GROUP,
     PRIVATE,
-    BotClient,
-    Control,
     failure,
-    http_client,
     keyboard,
-    make_fake,
-    make_token,
-    serve_switchboard,
 )
 
-from monitor.core.clock import ManualClock
-
 
 @pytest.fixture
-def token() -> str:
-    return make_token()
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
-
-
-@pytest.fixture
-def fake(clock, token):
-    return make_fake(clock, token)
-
-
-@pytest.fixture(scope="module")
-def board():
-    yield from serve_switchboard()
-
-
-@pytest.fixture(autouse=True)
-def served(fake, board):
-    """Every test's fake is the one the module's server serves."""
-    board.app = fake
-
-
-@pytest.fixture(scope="module")
-def http(board):
-    with http_client(board.base_url) as client:
-        yield client
-
-
-@pytest.fixture
-def bot(http, token):
-    return BotClient(http, token)
-
-
-@pytest.fixture
-def control(http):
-    return Control(http)
+def fake(served_fake):
+    return served_fake
 
 
 MUTE = keyboard([("Acknowledge", "ack:1"), ("Mute 1d", "mute:1:1d")], [("Check again now", "chk:1")])
@@ -76,8 +30,8 @@ def test_a_keyboard_comes_back_in_the_message_and_in_the_listing(bot, control, f
     assert fake.messages(GROUP)[0].reply_markup == MUTE
 
 
-def test_a_keyboard_given_as_json_text_in_a_form_body_is_read_alike(bot, token):
-    response = bot.http.post(f"/bot{token}/sendMessage", data={
+def test_a_keyboard_given_as_json_text_in_a_form_body_is_read_alike(bot):
+    response = bot.http.post(f"/bot{bot.token}/sendMessage", data={
         "chat_id": str(PRIVATE), "text": "form", "reply_markup": json.dumps(MUTE)})
     assert response.json()["result"]["reply_markup"] == MUTE
 

@@ -5,7 +5,6 @@ refusals; the control API shows all of it."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 
 import pytest
 from fake_telegram_helpers import (
@@ -16,16 +15,11 @@ from fake_telegram_helpers import (
     PRIVATE,
     SUPERGROUP,
     BotClient,
-    Control,
     failure,
-    http_client,
     keyboard,
-    make_fake,
     make_token,
-    serve_switchboard,
 )
 
-from monitor.core.clock import ManualClock
 from monitor.sandbox.telegram_commands import bot_commands
 
 TOO_OLD = "Bad Request: query is too old and response timeout expired or query ID is invalid"
@@ -35,44 +29,8 @@ ALERT = keyboard([("Acknowledge", "ack:7"), ("Mute 1d", "mute:7:1d")], [("Check 
 
 
 @pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
-
-
-@pytest.fixture
-def token() -> str:
-    return make_token()
-
-
-@pytest.fixture
-def fake(clock, token):
-    return make_fake(clock, token)
-
-
-@pytest.fixture(scope="module")
-def board():
-    yield from serve_switchboard()
-
-
-@pytest.fixture(autouse=True)
-def served(fake, board):
-    board.app = fake
-
-
-@pytest.fixture(scope="module")
-def http(board):
-    with http_client(board.base_url) as client:
-        yield client
-
-
-@pytest.fixture
-def bot(http, token):
-    return BotClient(http, token)
-
-
-@pytest.fixture
-def control(http):
-    return Control(http)
+def fake(served_fake):
+    return served_fake
 
 
 def alert(bot, chat_id: int = GROUP, **params) -> dict:

@@ -6,26 +6,19 @@ by waiting; the real waits here are for another thread's request to reach the fa
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 from fake_telegram_helpers import (
     GROUP,
     IVAN,
     PRIVATE,
-    BotClient,
-    Control,
     Poll,
     failure,
     http_client,
     keyboard,
     make_fake,
-    make_token,
-    serve_switchboard,
     wait_until,
 )
 
-from monitor.core.clock import ManualClock
 from monitor.sandbox.http import HTTPServerThread
 from monitor.sandbox.telegram import FakeTelegram
 
@@ -36,51 +29,11 @@ WEBHOOK_ACTIVE = ("Conflict: can't use getUpdates method while webhook is active
 
 
 @pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
+def fake(served_fake):
+    return served_fake
 
 
-@pytest.fixture
-def token() -> str:
-    return make_token()
-
-
-@pytest.fixture
-def fake(clock, token):
-    # A cap far above what the tests take: under load a poll must end by the clock, not by it.
-    return make_fake(clock, token, long_poll_cap=30)
-
-
-@pytest.fixture(scope="module")
-def board():
-    yield from serve_switchboard()
-
-
-@pytest.fixture(autouse=True)
-def served(fake, board):
-    """Every test's fake is the one the module's server serves; polls it left waiting end after."""
-    board.app = fake
-    yield
-    fake.release()
-
-
-@pytest.fixture(scope="module")
-def http(board):
-    with http_client(board.base_url) as client:
-        yield client
-
-
-@pytest.fixture
-def bot(http, token):
-    return BotClient(http, token)
-
-
-@pytest.fixture
-def control(http):
-    return Control(http)
-
-
-def poll(http, token, **params) -> Poll:
+def poll(http, token: str, **params) -> Poll:
     return Poll(http, token, **params)
 
 
@@ -187,8 +140,8 @@ def test_messages_are_kept_a_day_and_callback_queries_150_seconds(bot, fake, clo
 # ---- long polling --------------------------------------------------------------------------------
 
 
-def test_a_long_poll_answers_as_soon_as_an_update_arrives(http, token, fake):
-    waiting = poll(http, token, timeout=30)
+def test_a_long_poll_answers_as_soon_as_an_update_arrives(telegram_http, bot_token, fake):
+    waiting = poll(telegram_http, bot_token, timeout=30)
     assert wait_until(lambda: fake.waiting_polls() == 1)
     fake.write(PRIVATE, "/status")
     answer = waiting.join()
@@ -196,8 +149,8 @@ def test_a_long_poll_answers_as_soon_as_an_update_arrives(http, token, fake):
     assert waiting.seconds < 1.0
 
 
-def test_a_long_poll_ends_empty_when_the_clock_passes_its_timeout(http, token, fake, clock):
-    waiting = poll(http, token, timeout=20)
+def test_a_long_poll_ends_empty_when_the_clock_passes_its_timeout(telegram_http, bot_token, fake, clock):
+    waiting = poll(telegram_http, bot_token, timeout=20)
     assert wait_until(lambda: fake.waiting_polls() == 1)
     clock.advance(19.9)
     assert not wait_until(waiting.done, 0.05)  # just before the timeout: still waiting
@@ -205,8 +158,8 @@ def test_a_long_poll_ends_empty_when_the_clock_passes_its_timeout(http, token, f
     assert waiting.join() == {"ok": True, "result": []}
 
 
-def test_timeout_is_clamped_to_50_seconds(http, token, fake, clock):
-    waiting = poll(http, token, timeout=3600)
+def test_timeout_is_clamped_to_50_seconds(telegram_http, bot_token, fake, clock):
+    waiting = poll(telegram_http, bot_token, timeout=3600)
     assert wait_until(lambda: fake.waiting_polls() == 1)
     clock.advance(49.9)
     assert not wait_until(waiting.done, 0.05)
@@ -214,18 +167,19 @@ def test_timeout_is_clamped_to_50_seconds(http, token, fake, clock):
     assert waiting.join()["result"] == []
 
 
-def test_a_poll_on_a_clock_nobody_moves_gives_up_after_the_real_time_cap(http, board, token, clock):
-    fake = make_fake(clock, token, long_poll_cap=0.1)
-    board.app = fake
-    waiting = poll(http, token, timeout=50)
+def test_a_poll_on_a_clock_nobody_moves_gives_up_after_the_real_time_cap(
+        telegram_http, telegram_board, bot_token, clock):
+    fake = make_fake(clock, bot_token, long_poll_cap=0.1)
+    telegram_board.app = fake
+    waiting = poll(telegram_http, bot_token, timeout=50)
     assert waiting.join() == {"ok": True, "result": []}
     assert 0.1 <= waiting.seconds < 1.0
 
 
-def test_a_second_waiting_poll_ends_the_first_with_409(http, token, fake):
-    first = poll(http, token, timeout=30)
+def test_a_second_waiting_poll_ends_the_first_with_409(telegram_http, bot_token, fake):
+    first = poll(telegram_http, bot_token, timeout=30)
     assert wait_until(lambda: fake.waiting_polls() == 1)
-    second = poll(http, token, timeout=30)
+    second = poll(telegram_http, bot_token, timeout=30)
     answer = first.join()
     assert answer == {"ok": False, "error_code": 409, "description": TERMINATED}
     assert not second.done() and fake.waiting_polls() == 1  # the newer one keeps waiting
@@ -233,12 +187,13 @@ def test_a_second_waiting_poll_ends_the_first_with_409(http, token, fake):
     assert [u["message"]["text"] for u in second.join()["result"]] == ["for the second"]
 
 
-def test_a_conflict_within_3_seconds_of_the_last_is_answered_3_seconds_late(http, token, fake, clock):
-    first = poll(http, token, timeout=30)
+def test_a_conflict_within_3_seconds_of_the_last_is_answered_3_seconds_late(
+        telegram_http, bot_token, fake, clock):
+    first = poll(telegram_http, bot_token, timeout=30)
     assert wait_until(lambda: fake.waiting_polls() == 1)
-    second = poll(http, token, timeout=30)
+    second = poll(telegram_http, bot_token, timeout=30)
     assert first.join()["error_code"] == 409
-    third = poll(http, token, timeout=30)
+    third = poll(telegram_http, bot_token, timeout=30)
     assert wait_until(lambda: fake.waiting_polls() == 1 and not second.done()) \
         and not wait_until(second.done, 0.05)  # ended, but its 409 is held back
     clock.advance(3)
@@ -246,17 +201,17 @@ def test_a_conflict_within_3_seconds_of_the_last_is_answered_3_seconds_late(http
     assert not third.done()
 
 
-def test_a_poll_that_does_not_wait_leaves_the_waiting_one_alone(http, bot, token, fake):
-    waiting = poll(http, token, timeout=30)
+def test_a_poll_that_does_not_wait_leaves_the_waiting_one_alone(telegram_http, bot, bot_token, fake):
+    waiting = poll(telegram_http, bot_token, timeout=30)
     assert wait_until(lambda: fake.waiting_polls() == 1)
     assert bot.result("getUpdates", offset=5) == []  # timeout 0: answered at once, no conflict
     fake.write(PRIVATE, "still delivered")
     assert waiting.join()["ok"] is True
 
 
-def test_repeating_an_offset_within_3_seconds_waits_3_seconds(http, bot, token, fake, clock):
+def test_repeating_an_offset_within_3_seconds_waits_3_seconds(telegram_http, bot, bot_token, fake, clock):
     assert bot.result("getUpdates", offset=0) == []
-    again = poll(http, token, offset=0)  # timeout 0, but the same offset right away
+    again = poll(telegram_http, bot_token, offset=0)  # timeout 0, but the same offset right away
     assert wait_until(lambda: fake.waiting_polls() == 1)
     clock.advance(3)
     assert again.join() == {"ok": True, "result": []}
@@ -271,12 +226,12 @@ def test_repeating_an_offset_within_half_a_second_gets_one_update(bot, fake, clo
     assert len(bot.result("getUpdates")) == 3
 
 
-def test_stopping_the_server_releases_a_waiting_poll_at_once(token):
+def test_stopping_the_server_releases_a_waiting_poll_at_once(bot_token):
     fake = FakeTelegram()  # the real clock: the poll would wait its whole 30 s
-    fake.add_token(token)
+    fake.add_token(bot_token)
     server = HTTPServerThread(fake).start()
     with http_client(server.base_url) as http:
-        waiting = Poll(http, token, timeout=30)
+        waiting = Poll(http, bot_token, timeout=30)
         assert wait_until(lambda: fake.waiting_polls() == 1)
         server.stop()
         assert waiting.join() == {"ok": True, "result": []} and waiting.seconds < 2
@@ -299,10 +254,10 @@ def test_while_a_webhook_is_set_get_updates_is_409_and_updates_wait(bot, fake, c
                                             "pending_update_count": 1}
 
 
-def test_webhook_409s_come_at_most_every_3_seconds(http, bot, token, fake, clock):
+def test_webhook_409s_come_at_most_every_3_seconds(telegram_http, bot, bot_token, fake, clock):
     fake.set_webhook("https://monitor.example.com/hook")
     assert failure(bot.call("getUpdates"))[0] == 409
-    second = poll(http, token)
+    second = poll(telegram_http, bot_token)
     assert not wait_until(second.done, 0.05)
     clock.advance(3)
     assert second.join()["description"] == WEBHOOK_ACTIVE
@@ -317,8 +272,8 @@ def test_delete_webhook_can_drop_pending_updates(bot, fake):
     assert bot.call("deleteWebhook").json()["description"] == "Webhook is already deleted"
 
 
-def test_setting_a_webhook_ends_a_waiting_poll_with_its_own_409(http, bot, token, fake):
-    waiting = poll(http, token, timeout=30)
+def test_setting_a_webhook_ends_a_waiting_poll_with_its_own_409(telegram_http, bot, bot_token, fake):
+    waiting = poll(telegram_http, bot_token, timeout=30)
     assert wait_until(lambda: fake.waiting_polls() == 1)
     bot.call("setWebhook", url="https://monitor.example.com/hook")
     assert waiting.join()["description"] == "Conflict: terminated by setWebhook request"

@@ -29,9 +29,9 @@ from .telegram_params import integer_arg
 from .telegram_send import (
     blocked_description,
     link_preview_disabled,
-    parse_text,
+    read_text,
     resolve_chat,
-    trim,
+    visible_text,
 )
 
 if TYPE_CHECKING:
@@ -42,18 +42,10 @@ NOT_MODIFIED = ("message is not modified: specified new message content and repl
 
 
 def edit_message_text(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Response:
-    raw_text = params.get("text", "")
-    if not raw_text:
-        raise bad_request("message text is empty")
-    parse_mode = params.get("parse_mode") or None
-    plain, entities = parse_text(raw_text, parse_mode, fake.strict_ampersand)
+    raw_text, parse_mode, plain, entities = read_text(fake, params)
     markup = parse_reply_markup(params.get("reply_markup"))
     chat, message = _editable(fake, bot, params)
-    plain, entities = trim(plain, entities)
-    if not plain:
-        raise bad_request("message text is empty")
-    if len(plain) > fake.max_length:
-        raise bad_request("message is too long")
+    plain, entities = visible_text(fake, plain, entities)
     _check_markup(markup, chat)
     edited = replace(message, text=raw_text, parse_mode=parse_mode, plain_text=plain,
                      entities=tuple(entities), reply_markup=markup.inline,

@@ -33,19 +33,11 @@ _TRIMMED = " \t\r\n\x0b\x0c"
 def send_message(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Response:
     """Accept and record the message ``params`` describe, or raise the TelegramError Telegram
     would answer first."""
-    raw_text = params.get("text", "")
-    if not raw_text:
-        raise bad_request("message text is empty")
-    parse_mode = params.get("parse_mode") or None
-    plain, entities = parse_text(raw_text, parse_mode, fake.strict_ampersand)
+    raw_text, parse_mode, plain, entities = read_text(fake, params)
     markup = parse_reply_markup(params.get("reply_markup"))
     chat = resolve_chat(fake.chats, params.get("chat_id", ""))
     thread_id = _thread(chat, params.get("message_thread_id"))
-    plain, entities = trim(plain, entities)
-    if not plain:
-        raise bad_request("message text is empty")
-    if len(plain) > fake.max_length:
-        raise bad_request("message is too long")
+    plain, entities = visible_text(fake, plain, entities)
     check_on_server(markup.inline)
     preview_disabled = link_preview_disabled(params)
     if chat.blocked:
@@ -71,8 +63,30 @@ def send_message(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Respon
     return ok(bot_message(bot, chat, message))
 
 
-def parse_text(text: str, parse_mode: str | None, strict_ampersand: bool) -> tuple[str, list[dict]]:
-    """The visible text and its entities, or the 400 Telegram gives for the parse mode or HTML."""
+def read_text(fake: FakeTelegram, params: dict[str, str]) -> tuple[str, str | None, str, list[dict]]:
+    """The Bot API's reading of ``text`` and ``parse_mode`` (sendMessage and editMessageText):
+    the text as sent, the parse mode, the visible text and its entities; or the 400 for an empty
+    text, an unknown parse mode or malformed HTML."""
+    raw_text = params.get("text", "")
+    if not raw_text:
+        raise bad_request("message text is empty")
+    parse_mode = params.get("parse_mode") or None
+    plain, entities = _parse(raw_text, parse_mode, fake.strict_ampersand)
+    return raw_text, parse_mode, plain, entities
+
+
+def visible_text(fake: FakeTelegram, plain: str, entities: list[dict]) -> tuple[str, list[dict]]:
+    """TDLib's checks once the chat is known: whitespace trimmed, nothing left is an empty text,
+    more than the limit too long."""
+    plain, entities = _trim(plain, entities)
+    if not plain:
+        raise bad_request("message text is empty")
+    if len(plain) > fake.max_length:
+        raise bad_request("message is too long")
+    return plain, entities
+
+
+def _parse(text: str, parse_mode: str | None, strict_ampersand: bool) -> tuple[str, list[dict]]:
     mode = (parse_mode or "").lower()
     if mode in ("", "none"):
         return text, []
@@ -139,7 +153,7 @@ def _flood_check(fake: FakeTelegram, chat: Chat, now: float) -> None:
         raise too_many_requests(retry_after)
 
 
-def trim(text: str, entities: list[dict]) -> tuple[str, list[dict]]:
+def _trim(text: str, entities: list[dict]) -> tuple[str, list[dict]]:
     """Telegram strips leading and trailing whitespace; entity offsets move with the text."""
     stripped = text.strip(_TRIMMED)
     if stripped == text:
