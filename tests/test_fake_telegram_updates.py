@@ -194,11 +194,11 @@ def test_a_conflict_within_3_seconds_of_the_last_is_answered_3_seconds_late(
     second = poll(telegram_http, bot_token, timeout=30)
     assert first.join()["error_code"] == 409
     third = poll(telegram_http, bot_token, timeout=30)
-    assert wait_until(lambda: fake.waiting_polls() == 1 and not second.done()) \
-        and not wait_until(second.done, 0.05)  # ended, but its 409 is held back
+    assert wait_until(lambda: fake.waiting_polls() == 2)  # the third waits, the second is held
+    assert not wait_until(second.done, 0.05)  # ended, but its 409 is held back
     clock.advance(3)
     assert second.join()["description"] == TERMINATED
-    assert not third.done()
+    assert not third.done() and fake.waiting_polls() == 1
 
 
 def test_a_poll_that_does_not_wait_leaves_the_waiting_one_alone(telegram_http, bot, bot_token, fake):
@@ -258,7 +258,7 @@ def test_webhook_409s_come_at_most_every_3_seconds(telegram_http, bot, bot_token
     fake.set_webhook("https://monitor.example.com/hook")
     assert failure(bot.call("getUpdates"))[0] == 409
     second = poll(telegram_http, bot_token)
-    assert not wait_until(second.done, 0.05)
+    assert wait_until(lambda: fake.waiting_polls() == 1) and not wait_until(second.done, 0.05)
     clock.advance(3)
     assert second.join()["description"] == WEBHOOK_ACTIVE
 

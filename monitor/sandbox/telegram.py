@@ -369,11 +369,12 @@ class FakeTelegram:
             return mailbox(self, self.find_bot(bot)).queue.pending(self.clock.time())
 
     def waiting_polls(self, bot: int | str | None = None) -> int:
-        """How many getUpdates requests are waiting now (0 or 1 a bot: a second ends the first)."""
+        """How many getUpdates requests the fake holds now: the one waiting for updates (a bot has
+        at most one: another ends it) and those ended whose 409 is held back."""
         with self.lock:
             chosen = self.find_bot(bot).id if bot is not None else None
-            return sum(1 for bot_id, box in self.mailboxes.items()
-                       if box.waiting is not None and chosen in (None, bot_id))
+            return sum(box.held for bot_id, box in self.mailboxes.items()
+                       if chosen in (None, bot_id))
 
     def callback_queries(self) -> list[CallbackQuery]:
         """Every callback query made, oldest first, each with its answer (None if unanswered)."""

@@ -55,7 +55,7 @@ def get_updates(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Respons
     box = mailbox(fake, bot)
     now = fake.clock.time()
     if box.webhook is not None:
-        _answer_conflict(fake, WEBHOOK_ACTIVE, conflict_answer_time(box, now))
+        _answer_conflict(fake, box, WEBHOOK_ACTIVE, conflict_answer_time(box, now))
     offset = integer_arg(params, "offset", 0)
     limit = integer_arg(params, "limit", 100, 1, 100)
     timeout = integer_arg(params, "timeout", 0, 0, LONG_POLL_MAX_TIMEOUT)
@@ -74,9 +74,11 @@ def get_updates(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Respons
     if box.waiting is not None:
         end_poll(fake, box, TERMINATED_BY_POLL)
     poll = box.waiting = Poll(offset, limit)
+    box.held += 1
     try:
         found = fake.wait_for(lambda: _ready(fake, box, poll), now + timeout)
     finally:
+        box.held -= 1
         if box.waiting is poll:
             box.waiting = None
     if poll.conflict is not None:
@@ -103,9 +105,13 @@ def conflict_answer_time(box: Mailbox, now: float) -> float:
     return now + CONFLICT_SPACING
 
 
-def _answer_conflict(fake: FakeTelegram, description: str, answer_at: float) -> None:
+def _answer_conflict(fake: FakeTelegram, box: Mailbox, description: str, answer_at: float) -> None:
     if answer_at > fake.clock.time():
-        fake.wait_for(lambda: True if fake.clock.time() >= answer_at else None, answer_at)
+        box.held += 1
+        try:
+            fake.wait_for(lambda: True if fake.clock.time() >= answer_at else None, answer_at)
+        finally:
+            box.held -= 1
     raise TelegramError(409, description)
 
 

@@ -154,6 +154,7 @@ class Mailbox:
     queue: UpdateQueue
     allowed: frozenset[str] = DEFAULT_ALLOWED
     waiting: Poll | None = None
+    held: int = 0  # getUpdates requests held now: the waiting one, and ended ones not yet answered
     previous_offset: int = -1
     previous_start: float = -math.inf
     next_conflict_at: float = 0.0
