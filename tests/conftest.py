@@ -7,12 +7,14 @@ Sheets and Drive endpoints. ``storage_fixtures``: ``state_dir`` and ``paths``, f
 tests. ``sandbox_fixtures``: ``control_sandbox`` (the fake Google API, one per module), for the tests
 of its control API. ``redis_fixtures``: ``redis_location`` (the machine's Redis under a prefix of its
 own), for the Redis backend's tests; ``redis_server``: ``private_redis`` (a redis-server of the test's own, to
-kill, pause or restart empty). Registered here, before any test module imports the helpers, so
-pytest can still rewrite their asserts.
+kill, pause or restart empty). ``fake_telegram_fixtures``: ``served_fake``, ``bot`` and ``control``
+(a fake Telegram with a bot and four chats, served, and clients for it), for the tests of its buttons,
+updates and people. Registered here, before any test module imports the helpers, so pytest can still
+rewrite their asserts.
 """
 pytest_plugins = (
     "telegram_fixtures", "sheets_api_fixtures", "storage_fixtures", "sandbox_fixtures", "redis_fixtures",
-    "redis_server")
+    "redis_server", "fake_telegram_fixtures")
 
 import pytest  # noqa: E402 - after pytest_plugins, which must come first
 

@@ -10,9 +10,9 @@ import secrets
 
 import httpx
 import pytest
+from fake_telegram_helpers import Switchboard, serve_switchboard
 
 from monitor.core.clock import ManualClock
-from monitor.sandbox.http import HTTPServerThread
 from monitor.sandbox.telegram import FakeTelegram
 
 PRIVATE = 4242  # a user who talks to the bot
@@ -51,23 +51,9 @@ def fake(clock: ManualClock) -> FakeTelegram:
     return fake
 
 
-class Switchboard:
-    """Serves whichever FakeTelegram the current test built. One server per module, because
-    stopping a stdlib server waits out its 0.5 s poll; each test still gets a fresh fake."""
-
-    def __init__(self) -> None:
-        self.app: FakeTelegram | None = None
-
-    def __call__(self, request):
-        return self.app(request)
-
-
 @pytest.fixture(scope="module")
 def switchboard():
-    board = Switchboard()
-    with HTTPServerThread(board) as server:
-        board.base_url = server.base_url
-        yield board
+    yield from serve_switchboard()
 
 
 @pytest.fixture

@@ -218,7 +218,11 @@ class _Server(ThreadingHTTPServer):
 
 
 class HTTPServerThread:
-    """Serves ``app`` on 127.0.0.1 in a background thread; ``stop()`` releases held requests too."""
+    """Serves ``app`` on 127.0.0.1 in a background thread; ``stop()`` releases held requests too.
+
+    An app that holds requests itself (the fake Telegram's long polls) may define ``release()``:
+    stopping calls it first, so no handler thread is left waiting when the server joins them.
+    """
 
     def __init__(self, app: App, host: str = "127.0.0.1", port: int = 0) -> None:
         self._server = _Server((host, port), app)
@@ -238,6 +242,7 @@ class HTTPServerThread:
 
     def stop(self) -> None:
         self._server.stopping.set()
+        self._release_app()
         self._server.shutdown()
         self._server.close_idle_connections()
         self._server.server_close()
@@ -249,8 +254,14 @@ class HTTPServerThread:
             self._server.serve_forever()
         finally:
             self._server.stopping.set()
+            self._release_app()
             self._server.close_idle_connections()
             self._server.server_close()
+
+    def _release_app(self) -> None:
+        release = getattr(self._server.app, "release", None)
+        if callable(release):
+            release()
 
     def __enter__(self) -> HTTPServerThread:
         return self.start()

@@ -1,9 +1,10 @@
 """The fake Telegram's control API under ``/_sandbox/``: register bots and chats, set a chat's
-behaviour, read what was sent, stats, reset. Each endpoint is a thin JSON shell over a Python
-method of ``FakeTelegram``; answers use the Bot API's own envelope (``{"ok": true, "result": ...}``
-or ``{"ok": false, "error_code", "description"}``). Bot tokens go in and never come out.
+behaviour, make people write and press buttons, read what was sent, edited, received and
+answered, stats, reset. Each endpoint is a thin JSON shell over a Python method of
+``FakeTelegram``; answers use the Bot API's own envelope (``{"ok": true, "result": ...}`` or
+``{"ok": false, "error_code", "description"}``). Bot tokens go in and never come out.
 
-    POST /_sandbox/tokens     {"token", "username"?, "first_name"?}
+    POST /_sandbox/tokens     {"token", "username"?, "first_name"?, "privacy"?: bool}
     GET  /_sandbox/chats
     POST /_sandbox/chats      {"id", "type"?, "title"?, "username"?, "topics"?: [int],
                                "blocked"?: bool, "migrate_to"?: int | true | null,
@@ -11,16 +12,32 @@ or ``{"ok": false, "error_code", "description"}``). Bot tokens go in and never c
                                "force_429"?: {"count", "retry_after"}}
     POST /_sandbox/force_429  {"count": 1, "retry_after": 5, "chat_id"?: int}  (none: any chat)
     GET  /_sandbox/messages[?chat_id=N]
+    POST /_sandbox/write      {"chat_id", "text", "user"?, "bot"?, "message_thread_id"?,
+                               "reply_to_message_id"?}
+    POST /_sandbox/press      {"chat_id", "message_id", "callback_data" | "text" | "position",
+                               "user"?, "inaccessible"?}
+    POST /_sandbox/forge_callback   {"chat_id", "message_id", "data", "user"?}
+    POST /_sandbox/replay_callback  {"callback_query_id", "chat_id"?, "message_id"?, "user"?}
+    POST /_sandbox/webhook    {"url", "bot"?, "drop_pending_updates"?, "max_connections"?, ...}
+    GET  /_sandbox/updates[?bot=ID|USERNAME]
+    GET  /_sandbox/callback_queries
+    GET  /_sandbox/callback_answers
+    GET  /_sandbox/edits[?chat_id=N]
     GET  /_sandbox/stats
     POST /_sandbox/reset      {"full"?: bool}
+
+A "user" is ``{"id", "first_name"?, "username"?, "last_name"?, "language_code"?}``; "bot" is a
+bot's id or username (needed only when several are registered).
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from .http import BadJSON, Request, Response
 from .telegram_errors import TelegramError, bad_request, not_found, ok
+from .telegram_webhook import set_webhook
 
 if TYPE_CHECKING:
     from .telegram import FakeTelegram
@@ -47,6 +64,16 @@ def handle(fake: FakeTelegram, request: Request) -> Response:
         ("POST", "/_sandbox/chats"): _set_chat,
         ("POST", "/_sandbox/force_429"): _force_429,
         ("GET", "/_sandbox/messages"): _messages,
+        ("POST", "/_sandbox/write"): _write,
+        ("POST", "/_sandbox/press"): _press,
+        ("POST", "/_sandbox/forge_callback"): _forge,
+        ("POST", "/_sandbox/replay_callback"): _replay,
+        ("POST", "/_sandbox/webhook"): _webhook,
+        ("GET", "/_sandbox/updates"): _updates,
+        ("GET", "/_sandbox/callback_queries"):
+            lambda fake, request: ok([query.as_json() for query in fake.callback_queries()]),
+        ("GET", "/_sandbox/callback_answers"): lambda fake, request: ok(fake.callback_answers()),
+        ("GET", "/_sandbox/edits"): _edits,
         ("GET", "/_sandbox/stats"): lambda fake, request: ok(fake.stats()),
         ("POST", "/_sandbox/reset"): _reset,
     }
@@ -57,6 +84,8 @@ def handle(fake: FakeTelegram, request: Request) -> Response:
         return handler(fake, request)
     except TelegramError as error:
         return error.response()
+    except (ValueError, KeyError) as error:  # a control call that cannot be done: say why
+        return bad_request(str(error.args[0]) if error.args else str(error)).response()
 
 
 def _body(request: Request) -> dict:
@@ -92,7 +121,10 @@ def _add_token(fake: FakeTelegram, request: Request) -> Response:
     token = body.get("token")
     if not isinstance(token, str) or ":" not in token:
         raise bad_request('token must be a string like "123456:secret"')
-    bot = fake.add_token(token, body.get("username"), body.get("first_name"))
+    privacy = body.get("privacy", True)
+    if not isinstance(privacy, bool):
+        raise bad_request("privacy must be true or false")
+    bot = fake.add_token(token, body.get("username"), body.get("first_name"), privacy)
     return ok(bot.me())
 
 
@@ -164,14 +196,97 @@ def _force_429(fake: FakeTelegram, request: Request) -> Response:
 
 
 def _messages(fake: FakeTelegram, request: Request) -> Response:
+    return ok([message.as_json() for message in fake.messages(_chat_arg(request))])
+
+
+def _edits(fake: FakeTelegram, request: Request) -> Response:
+    return ok([edit.as_json() for edit in fake.edits(_chat_arg(request))])
+
+
+def _updates(fake: FakeTelegram, request: Request) -> Response:
+    raw = request.arg("bot")
+    bot = None if raw in (None, "") else (int(raw) if raw.lstrip("-").isdigit() else raw)
+    return ok([update.as_json() for update in fake.updates(bot)])
+
+
+def _chat_arg(request: Request) -> int | None:
     raw = request.arg("chat_id")
-    chat_id = None
-    if raw not in (None, ""):
-        try:
-            chat_id = int(raw)
-        except ValueError:
-            raise bad_request("chat_id must be an integer") from None
-    return ok([message.as_json() for message in fake.messages(chat_id)])
+    if raw in (None, ""):
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise bad_request("chat_id must be an integer") from None
+
+
+def _allowed(body: dict, *names: str) -> None:
+    unknown = set(body) - set(names)
+    if unknown:
+        raise bad_request(f"unknown field(s) {sorted(unknown)}; allowed: {sorted(names)}")
+
+
+def _text(body: dict, name: str) -> str:
+    value = body.get(name)
+    if not isinstance(value, str):
+        raise bad_request(f"{name} is required, a string")
+    return value
+
+
+def _write(fake: FakeTelegram, request: Request) -> Response:
+    body = _body(request)
+    _allowed(body, "chat_id", "text", "user", "bot", "message_thread_id", "reply_to_message_id")
+    return ok(fake.write(
+        _int(body, "chat_id", required=True), _text(body, "text"), user=body.get("user"),
+        bot=body.get("bot"), message_thread_id=_int(body, "message_thread_id", minimum=1),
+        reply_to_message_id=_int(body, "reply_to_message_id", minimum=1),
+    ))
+
+
+def _press(fake: FakeTelegram, request: Request) -> Response:
+    body = _body(request)
+    _allowed(body, "chat_id", "message_id", "callback_data", "text", "position", "user",
+             "inaccessible")
+    position = body.get("position")
+    if position is not None and not (isinstance(position, list) and len(position) == 2
+                                     and all(isinstance(i, int) for i in position)):
+        raise bad_request("position must be [row, column], counted from 0")
+    return ok(fake.press(
+        _int(body, "chat_id", required=True), _int(body, "message_id", required=True, minimum=1),
+        callback_data=body.get("callback_data"), text=body.get("text"),
+        position=tuple(position) if position is not None else None, user=body.get("user"),
+        inaccessible=bool(body.get("inaccessible")),
+    ))
+
+
+def _forge(fake: FakeTelegram, request: Request) -> Response:
+    body = _body(request)
+    _allowed(body, "chat_id", "message_id", "data", "user")
+    return ok(fake.forge_callback(
+        _int(body, "chat_id", required=True), _int(body, "message_id", required=True, minimum=1),
+        _text(body, "data"), user=body.get("user"),
+    ))
+
+
+def _replay(fake: FakeTelegram, request: Request) -> Response:
+    body = _body(request)
+    _allowed(body, "callback_query_id", "chat_id", "message_id", "user")
+    return ok(fake.replay_callback(
+        _text(body, "callback_query_id"), chat_id=_int(body, "chat_id"),
+        message_id=_int(body, "message_id", minimum=1), user=body.get("user"),
+    ))
+
+
+def _webhook(fake: FakeTelegram, request: Request) -> Response:
+    """setWebhook from the control side ("url" empty or null: deleteWebhook); its description."""
+    body = _body(request)
+    url = body.pop("url", None) or ""
+    bot = body.pop("bot", None)
+    if not isinstance(url, str):
+        raise bad_request("url must be a string (empty or null deletes the webhook)")
+    params = {name: value if isinstance(value, str) else json.dumps(value)
+              for name, value in body.items()}
+    answer = set_webhook(fake, fake.find_bot(bot), {"url": url, **params}, delete=not url)
+    return ok(json.loads(answer.body)["description"])  # its errors are Telegram's, as they are
 
 
 def _reset(fake: FakeTelegram, request: Request) -> Response:

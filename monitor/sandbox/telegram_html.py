@@ -326,7 +326,7 @@ def _entity(top: _Open, length: int, entities: list[dict], out: bytearray) -> di
         return {**base, "type": "custom_emoji", "custom_emoji_id": top.argument}
     if top.tag == "a":
         url = top.argument or out[top.output_start :].decode("utf-8", "replace")
-        checked = _checked_link(url)
+        checked = checked_link(url)
         return {**base, "type": "text_link", "url": checked} if checked else None
     # <pre> and <code class="language-x"> over the same span merge into one pre with a language;
     # a code's language is dropped otherwise (TDLib clears it after parsing).
@@ -343,7 +343,7 @@ def _entity(top: _Open, length: int, entities: list[dict], out: bytearray) -> di
     return {**base, "type": "pre"}
 
 
-def _checked_link(url: str) -> str | None:
+def checked_link(url: str) -> str | None:
     """A rough stand-in for TDLib's link check: a host is required, ``http://`` is assumed, and a
     bare host gets a trailing ``/`` (``telegram.org`` -> ``http://telegram.org/``). Invalid links
     drop the entity silently, as Telegram does."""

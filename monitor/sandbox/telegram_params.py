@@ -63,3 +63,31 @@ def _multipart_parameters(content_type: str, body: bytes) -> dict[str, str]:
         if name:
             params[name] = _utf8(part.get_payload(decode=True) or b"")
     return params
+
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def to_integer(text: str) -> int:
+    """TDLib's ``to_integer``: an optional ``-`` and the leading digits; anything else reads 0
+    (``"12abc"`` is 12, ``"abc"`` is 0), so a bad number is never an error of its own."""
+    sign = -1 if text.startswith("-") else 1
+    digits = text[1:] if sign < 0 else text
+    end = 0
+    while end < len(digits) and digits[end] in "0123456789":
+        end += 1
+    return sign * int(digits[:end]) if end else 0
+
+
+def integer_arg(params: dict[str, str], name: str, default: int,
+                low: int = INT32_MIN, high: int = INT32_MAX) -> int:
+    """The Bot API's ``get_integer_arg``: the default when absent or empty, else the number read
+    as TDLib reads it, clamped into [low, high] (``limit=500`` is 100, not an error)."""
+    raw = params.get(name, "")
+    value = default if raw == "" else to_integer(raw)
+    return max(low, min(high, value))
+
+
+def to_bool(text: str | None) -> bool:
+    """The Bot API's ``to_bool``: true, yes or 1 in any case, spaces around ignored."""
+    return (text or "").strip().lower() in ("true", "yes", "1")

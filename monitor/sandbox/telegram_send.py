@@ -1,9 +1,9 @@
 """The fake Bot API's ``sendMessage``: Telegram's checks, in the order the real Bot API applies
 them (its HTTP front, then TDLib locally, then Telegram's servers):
 
-    parameters -> empty text -> parse_mode -> HTML entities -> chat_id -> chat (not found /
-    migrated) -> topic -> empty after parsing -> length -> blocked -> forced 429 -> flood control
-    -> accepted and recorded
+    parameters -> empty text -> parse_mode -> HTML entities -> reply_markup -> chat_id -> chat
+    (not found / migrated) -> topic -> empty after parsing -> length -> buttons (Telegram's
+    servers) -> blocked -> forced 429 -> flood control -> accepted and recorded
 
 so one request gets the error Telegram would give first. Called by ``FakeTelegram`` under its
 lock, after the token and the method were checked.
@@ -19,6 +19,8 @@ from .http import Response
 from .telegram_errors import TelegramError, bad_request, ok, too_many_requests
 from .telegram_html import HTMLParseError, parse_html
 from .telegram_limits import Window
+from .telegram_markup import check_on_server, parse_reply_markup
+from .telegram_messages import bot_message
 from .telegram_model import Bot, Chat, SentMessage
 
 if TYPE_CHECKING:
@@ -31,19 +33,13 @@ _TRIMMED = " \t\r\n\x0b\x0c"
 def send_message(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Response:
     """Accept and record the message ``params`` describe, or raise the TelegramError Telegram
     would answer first."""
-    raw_text = params.get("text", "")
-    if not raw_text:
-        raise bad_request("message text is empty")
-    parse_mode = params.get("parse_mode") or None
-    plain, entities = _parse(raw_text, parse_mode, fake.strict_ampersand)
+    raw_text, parse_mode, plain, entities = read_text(fake, params)
+    markup = parse_reply_markup(params.get("reply_markup"))
     chat = resolve_chat(fake.chats, params.get("chat_id", ""))
     thread_id = _thread(chat, params.get("message_thread_id"))
-    plain, entities = _trim(plain, entities)
-    if not plain:
-        raise bad_request("message text is empty")
-    if len(plain) > fake.max_length:
-        raise bad_request("message is too long")
-    preview_disabled = _preview_disabled(params)
+    plain, entities = visible_text(fake, plain, entities)
+    check_on_server(markup.inline)
+    preview_disabled = link_preview_disabled(params)
     if chat.blocked:
         raise TelegramError(403, blocked_description(chat))
     now = fake.clock.time()
@@ -51,7 +47,7 @@ def send_message(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Respon
 
     fake.flood.record(chat.id, chat.is_group, now)
     message = SentMessage(
-        message_id=chat.next_message_id,
+        message_id=chat.take_message_id(),
         chat_id=chat.id,
         message_thread_id=thread_id,
         text=raw_text,
@@ -60,10 +56,34 @@ def send_message(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Respon
         plain_text=plain,
         entities=tuple(entities),
         bot_id=bot.id,
+        reply_markup=markup.inline,
+        preview_disabled=preview_disabled,
     )
-    chat.next_message_id += 1
-    fake.sent.append(message)
-    return ok(_message_result(bot, chat, message, preview_disabled))
+    fake.record_sent(message)
+    return ok(bot_message(bot, chat, message))
+
+
+def read_text(fake: FakeTelegram, params: dict[str, str]) -> tuple[str, str | None, str, list[dict]]:
+    """The Bot API's reading of ``text`` and ``parse_mode`` (sendMessage and editMessageText):
+    the text as sent, the parse mode, the visible text and its entities; or the 400 for an empty
+    text, an unknown parse mode or malformed HTML."""
+    raw_text = params.get("text", "")
+    if not raw_text:
+        raise bad_request("message text is empty")
+    parse_mode = params.get("parse_mode") or None
+    plain, entities = _parse(raw_text, parse_mode, fake.strict_ampersand)
+    return raw_text, parse_mode, plain, entities
+
+
+def visible_text(fake: FakeTelegram, plain: str, entities: list[dict]) -> tuple[str, list[dict]]:
+    """TDLib's checks once the chat is known: whitespace trimmed, nothing left is an empty text,
+    more than the limit too long."""
+    plain, entities = _trim(plain, entities)
+    if not plain:
+        raise bad_request("message text is empty")
+    if len(plain) > fake.max_length:
+        raise bad_request("message is too long")
+    return plain, entities
 
 
 def _parse(text: str, parse_mode: str | None, strict_ampersand: bool) -> tuple[str, list[dict]]:
@@ -149,7 +169,7 @@ def _trim(text: str, entities: list[dict]) -> tuple[str, list[dict]]:
     return stripped, moved
 
 
-def _preview_disabled(params: dict[str, str]) -> bool:
+def link_preview_disabled(params: dict[str, str]) -> bool:
     if params.get("disable_web_page_preview", "").lower() in ("true", "1"):
         return True
     raw = params.get("link_preview_options")
@@ -170,22 +190,3 @@ def blocked_description(chat: Chat) -> str:
     if chat.type == "channel":
         return "Forbidden: bot is not a member of the channel chat"
     return f"Forbidden: bot was kicked from the {chat.type} chat"
-
-
-def _message_result(bot: Bot, chat: Chat, message: SentMessage, preview_disabled: bool) -> dict:
-    result: dict = {"message_id": message.message_id}
-    if chat.type == "channel":
-        result["sender_chat"] = chat.public()
-    else:
-        result["from"] = bot.user()
-    result["chat"] = chat.public()
-    result["date"] = message.date
-    if message.message_thread_id is not None:
-        result["message_thread_id"] = message.message_thread_id
-        result["is_topic_message"] = True
-    result["text"] = message.plain_text
-    if message.entities:
-        result["entities"] = list(message.entities)
-    if preview_disabled:
-        result["link_preview_options"] = {"is_disabled": True}
-    return result
