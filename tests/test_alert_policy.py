@@ -280,8 +280,8 @@ class DiesAfterTelegramTook:
         self.inner = inner
         self.chat_id = inner.chat_id
 
-    def send(self, text: str):
-        self.inner.send(text)
+    def send(self, text: str, keyboard=()):
+        self.inner.send(text, keyboard)
         raise Killed
 
 

@@ -137,7 +137,7 @@ class DiesAfterSending:
     def chat_id(self) -> str:
         return self.inner.chat_id
 
-    def send(self, text: str):
+    def send(self, text: str, keyboard=()):
         sent = self.inner.send(text)
         self.left -= 1
         if self.left == 0:
@@ -203,7 +203,7 @@ def test_only_the_events_notify_saw_are_removed(clock):
     site.add(went_bad("s1", at=clock.now()))
 
     class AddsAnEventWhileSending(PrintingSender):
-        def send(self, text: str):
+        def send(self, text: str, keyboard=()):
             site.add(went_bad("s2", at=clock.now()))  # as another producer would, mid-pass
             return super().send(text)
 

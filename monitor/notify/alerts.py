@@ -6,7 +6,7 @@ Pure: nothing here knows how a message travels (``monitor.notify.outbox`` keeps 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from monitor.core.timefmt import format_utc
@@ -21,10 +21,17 @@ from monitor.engine.events import (
 )
 from monitor.engine.fleet import Fleet
 from monitor.notify.counts import failing_now_line
+from monitor.notify.documents import Keyboard
 from monitor.notify.flood import flood_lines, is_flood
 from monitor.notify.messages import Message, esc, fingerprint, listed, messages_for, more_line
-from monitor.notify.render import Item, headline, render
+from monitor.notify.render import RECOVERED, Item, headline, render
 from monitor.notify.settings import AlertSettings
+
+Buttons = Callable[[list[str]], Keyboard]  # the rows under a message naming these spreadsheets
+
+
+def no_buttons(spreadsheet_ids: list[str]) -> Keyboard:
+    return ()
 
 
 def topic(event: Event) -> tuple[str, ...]:
@@ -61,12 +68,15 @@ def collapse(events: Iterable[Event], muted: frozenset[str] = frozenset()) -> li
 
 
 def rendered(events: Iterable[Event], muted: frozenset[str] = frozenset(),
-             owners: Mapping[str, str] | None = None) -> list[tuple[Event, Item]]:
+             owners: Mapping[str, str] | None = None,
+             acknowledged: Mapping[str, str] | None = None) -> list[tuple[Event, Item]]:
     """(event, its line) for each collapsed event people hear about, in event order; a line about a
     spreadsheet with an owner names the owner, and a finding of a check with its own owner names that
-    one instead."""
+    one instead; a recovery says who had acknowledged the trouble (``acknowledged``: by spreadsheet)."""
     lines = [(event, item) for event in collapse(events, muted) if (item := render(event)) is not None]
-    return [(event, with_owner(item, owner_of(event, owners or {}))) for event, item in lines]
+    return [(event, with_acknowledged(with_owner(item, owner_of(event, owners or {})),
+                                      (acknowledged or {}).get(sheet_of(event) or "")))
+            for event, item in lines]
 
 
 def owner_of(event: Event, owners: Mapping[str, str]) -> str | None:
@@ -83,11 +93,19 @@ def with_owner(item: Item, owner: str | None) -> Item:
     return replace(item, html=f"{item.html} · owner: {esc(owner, 200)}") if owner else item
 
 
+def with_acknowledged(item: Item, by: str | None) -> Item:
+    """A recovery with who had acknowledged the trouble: they can stop looking."""
+    if not by or item.category != RECOVERED:
+        return item
+    return replace(item, html=f"{item.html} (acknowledged by {esc(by, 100)})")
+
+
 def ranked(events: Iterable[Event], muted: frozenset[str] = frozenset(),
-           owners: Mapping[str, str] | None = None) -> list[tuple[Event, Item]]:
+           owners: Mapping[str, str] | None = None,
+           acknowledged: Mapping[str, str] | None = None) -> list[tuple[Event, Item]]:
     """``rendered``, in the order an alert lists them: most urgent first (stable: the same rank
     keeps event order)."""
-    return sorted(rendered(events, muted, owners), key=lambda pair: pair[1].rank)
+    return sorted(rendered(events, muted, owners, acknowledged), key=lambda pair: pair[1].rank)
 
 
 def alert_items(events: Iterable[Event], muted: frozenset[str] = frozenset(),
@@ -107,6 +125,8 @@ def compose_alert(
     settings: AlertSettings,
     muted: Iterable[str] = (),
     owners: Mapping[str, str] | None = None,
+    buttons: Buttons = no_buttons,
+    acknowledged: Mapping[str, str] | None = None,
 ) -> list[Message]:
     """One run's events as ONE grouped message (split only when longer than ``max_length``).
 
@@ -115,17 +135,20 @@ def compose_alert(
     round) make the short form instead (``monitor.notify.flood``). Events of muted spreadsheets are
     dropped. No alert-worthy event: []. The key is the same for the same events, so composing them
     again after a crash adds nothing. ``owners`` (spreadsheet id -> owner) names who answers for each
-    line's spreadsheet.
+    line's spreadsheet; ``buttons`` gives the rows under the message for the spreadsheets its lines
+    name (``monitor.notify.buttons``).
     """
     muted = frozenset(muted)
-    pairs = ranked(events, muted, owners)
+    pairs = ranked(events, muted, owners, acknowledged)
     if not pairs:
         return []
     key = "alert:" + fingerprint([(e.KIND, format_utc(e.at), sheet_of(e)) for e in events])
     items = [item for _, item in pairs]
     if is_flood(items, settings):
-        return messages_for(key, "\n".join(flood_lines(pairs, fleet, settings)), settings.max_length)
+        lines, named = flood_lines(pairs, fleet, settings)
+        return messages_for(key, "\n".join(lines), settings.max_length, buttons(named))
     lines = [f"<b>sheet-monitor: {headline(items)}</b>", failing_now_line(fleet), ""]
     lines += listed(items, settings.max_items, lambda item: item.html,
                     more_line(settings.report_url, of_sheets=False))
-    return messages_for(key, "\n".join(lines), settings.max_length)
+    named = [sid for event, _ in pairs[:settings.max_items] if (sid := sheet_of(event)) is not None]
+    return messages_for(key, "\n".join(lines), settings.max_length, buttons(named))

@@ -21,8 +21,8 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 
-from monitor.core.tracking import document
 from monitor.engine.incidents import Incident
+from monitor.notify.documents import Button, Keyboard
 
 ACK, MUTE_HOUR, MUTE_DAY, MUTE_FIXED, UNMUTE, CHECK = "a", "h", "d", "f", "u", "c"
 ACTIONS = (ACK, MUTE_HOUR, MUTE_DAY, MUTE_FIXED, UNMUTE, CHECK)
@@ -33,12 +33,6 @@ _SHORT = {MUTE_HOUR: "🔕 1h", MUTE_DAY: "🔕 1d", MUTE_FIXED: "🔕 fixed", U
 ROWS_AT_MOST = 10  # rows of spreadsheets under one message: 50 buttons, within Telegram's 100
 _NAME_SHOWN = 18  # characters of a spreadsheet's name on its row's first button
 _SIGNATURE_BYTES = 9  # 12 characters of base64: forging one is a 2**72 guess
-
-
-@document
-class Button:
-    text: str
-    data: str  # callback_data, at most 64 bytes
 
 
 @dataclass(frozen=True)
@@ -73,7 +67,7 @@ class Signer:
         return base64.urlsafe_b64encode(mac[:_SIGNATURE_BYTES]).decode()
 
 
-def keyboard(offers: list[Offer], signer: Signer) -> tuple[tuple[Button, ...], ...]:
+def keyboard(offers: list[Offer], signer: Signer) -> Keyboard:
     """The rows under a message naming ``offers`` (the first ``ROWS_AT_MOST``); () for none."""
     offers = offers[:ROWS_AT_MOST]
     if not offers:
@@ -90,7 +84,7 @@ def actions_of(offer: Offer) -> list[str]:
     return [*actions, CHECK]
 
 
-def _rows_for_one(offer: Offer, signer: Signer) -> tuple[tuple[Button, ...], ...]:
+def _rows_for_one(offer: Offer, signer: Signer) -> Keyboard:
     actions = actions_of(offer)
     first = [a for a in actions if a in (ACK, CHECK)]
     second = [a for a in actions if a not in (ACK, CHECK)]
@@ -110,12 +104,20 @@ def _row(offer: Offer, signer: Signer) -> tuple[Button, ...]:
     return tuple(buttons)
 
 
-def incidents_of(rows: tuple[tuple[Button, ...], ...]) -> list[str]:
+def incidents_of(rows: Keyboard) -> list[str]:
     """The incident ids a keyboard's buttons name, in order, once each (its data's middle part)."""
     return list(dict.fromkeys(button.data.split(":")[1] for row in rows for button in row))
 
 
-def as_reply_markup(rows: tuple[tuple[Button, ...], ...]) -> dict:
-    """The Bot API's InlineKeyboardMarkup for ``rows``."""
-    return {"inline_keyboard": [[{"text": button.text, "callback_data": button.data} for button in row]
-                                for row in rows]}
+def joined_keyboards(keyboards) -> Keyboard:
+    """The rows of several messages' keyboards as one message's: an incident's rows once (a reminder
+    naming what the alert above it names adds nothing), at most ``ROWS_AT_MOST`` rows."""
+    rows: list[tuple[Button, ...]] = []
+    seen: set[str] = set()
+    for rows_of_one in keyboards:
+        named = set(incidents_of(rows_of_one))
+        if named and named <= seen:
+            continue
+        seen |= named
+        rows += rows_of_one
+    return tuple(rows[:ROWS_AT_MOST])

@@ -10,6 +10,7 @@ from datetime import datetime
 
 import httpx
 
+from monitor.notify.documents import Keyboard
 from monitor.notify.telegram import RetryableDeliveryError, Sender, Sent
 
 MIN_REQUEST_SECONDS = 1.0  # less than this and even a healthy Telegram cannot answer
@@ -34,12 +35,12 @@ class WithinDeadline:
     def chat_id(self) -> str | None:  # the outbox compares it before and after a send to notice migrations
         return getattr(self._sender, "chat_id", None)
 
-    def send(self, text: str) -> Sent:
+    def send(self, text: str, keyboard: Keyboard = ()) -> Sent:
         left = self._deadline - self._clock.monotonic()
         if left <= 0:
             raise RetryableDeliveryError("the run's budget is spent; the next run sends it")
         self._client.timeout = httpx.Timeout(request_timeout(left))
-        return self._sender.send(text)
+        return self._sender.send(text, keyboard)
 
 
 class DeadlineClock:

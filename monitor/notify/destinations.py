@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import NamedTuple
 
-from monitor.notify.documents import Halt, Outbox, PendingMessage
+from monitor.notify.documents import Halt, Keyboard, Outbox, PendingMessage
 from monitor.notify.telegram import Sender, Sent
 
 DEFAULT_CHAT = ""  # the halt key of the default chat
@@ -73,9 +73,9 @@ class Router:
             self._senders[destination] = self._make(destination)
         return self._senders[destination]
 
-    def send(self, text: str) -> Sent:
+    def send(self, text: str, keyboard: Keyboard = ()) -> Sent:
         """Send to the default chat: a router is a sender too."""
-        return self.sender(DEFAULT).send(text)
+        return self.sender(DEFAULT).send(text, keyboard)
 
     def close(self) -> None:
         for sender in self._senders.values():

@@ -72,14 +72,16 @@ def why_bad(sid: str, record: SheetHealth, entry: DeadLetter | None) -> str:
 
 
 def compose_reminder(spreadsheet_ids: list[str], overview: Overview, now: datetime,
-                     settings: AlertSettings) -> list[Message]:
-    """One message listing the spreadsheets still failing (see ``memory.due_reminders``)."""
+                     settings: AlertSettings, buttons=None) -> list[Message]:
+    """One message listing the spreadsheets still failing (see ``memory.due_reminders``), with
+    ``buttons`` (``alerts.Buttons``) for those it lists."""
     if not spreadsheet_ids:
         return []
     lines = [f"<b>sheet-monitor reminder: {len(spreadsheet_ids)} still failing</b>", ""]
     lines += listed(spreadsheet_ids, settings.max_items, lambda sid: failing_line(sid, overview, now),
                     more_line(settings.report_url))
-    return messages_for(f"reminder:{format_utc(now)}", "\n".join(lines), settings.max_length)
+    rows = buttons(spreadsheet_ids[:settings.max_items]) if buttons else ()
+    return messages_for(f"reminder:{format_utc(now)}", "\n".join(lines), settings.max_length, rows)
 
 
 # ---- what a summary and a digest report ----------------------------------------------------------

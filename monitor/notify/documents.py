@@ -29,6 +29,17 @@ class DeliveryFailure:
 
 
 @document
+class Button:
+    """One button under a message (``monitor.notify.buttons``)."""
+
+    text: str
+    data: str  # callback_data, at most 64 bytes: signed, never trusted back as it comes
+
+
+Keyboard = tuple[tuple[Button, ...], ...]  # rows of buttons
+
+
+@document
 class PendingMessage:
     key: str  # stable for the same content: composing it again is recognised, not sent twice
     text: str  # Telegram HTML
@@ -37,6 +48,7 @@ class PendingMessage:
     last_error: DeliveryFailure | None = None
     chat_id: str | None = None  # a route's chat (monitor.notify.destinations); None: [telegram] chat_id
     thread_id: int | None = None  # the route's forum topic; with chat_id None, [telegram]'s
+    keyboard: Keyboard = ()  # the buttons under it, for the incidents it tells
 
 
 @document

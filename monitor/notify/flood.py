@@ -38,9 +38,11 @@ def is_flood(items: Sequence[Item], settings: AlertSettings) -> bool:
     return sum(1 for item in items if item.category in PROBLEMS) > settings.flood_after
 
 
-def flood_lines(pairs: Sequence[tuple[Event, Item]], fleet: Fleet, settings: AlertSettings) -> list[str]:
-    """The short message's lines, from the ranked (event, line) pairs of an alert; its counts are the
-    fleet's, so a round summary in the same message would say nothing more."""
+def flood_lines(pairs: Sequence[tuple[Event, Item]], fleet: Fleet, settings: AlertSettings
+                ) -> tuple[list[str], list[str]]:
+    """The short message's lines, from the ranked (event, line) pairs of an alert, and the
+    spreadsheets it names (the worst few); its counts are the fleet's, so a round summary in the same
+    message would say nothing more."""
     problems = sorted((event for event, item in pairs
                        if item.category in PROBLEMS and isinstance(event, SheetEvent)), key=_worst_first)
     lines = [f"<b>sheet-monitor: {headline(item for _, item in pairs)}</b>", counts_in_words(fleet.counts()),
@@ -50,7 +52,7 @@ def flood_lines(pairs: Sequence[tuple[Event, Item]], fleet: Fleet, settings: Ale
     if others:  # the few other things that happened (a breaker, Google degraded) stay listed
         lines += ["", *listed(others, settings.max_items, lambda html: html,
                               more_line(settings.report_url, of_sheets=False))]
-    return lines
+    return lines, [event.spreadsheet_id for event in problems[:WORST_SHOWN]]
 
 
 def _worst_first(event: SheetEvent) -> tuple[int, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from monitor.notify.buttons import joined_keyboards
 from monitor.notify.destinations import Destination, destination_of, halt_of
 from monitor.notify.documents import SENT_KEYS_KEPT, Halt, Outbox, PendingMessage
 from monitor.notify.messages import esc, fingerprint, split_message, utc_text
@@ -63,5 +64,6 @@ def _joined(group: list[PendingMessage]) -> list[PendingMessage]:
     parts = split_message("\n\n".join(entry.text for entry in group), COMPOSED_MAX_LENGTH)
     keys = [key] if len(parts) == 1 else [f"{key}#{n}/{len(parts)}" for n in range(1, len(parts) + 1)]
     attempts = max(entry.attempts for entry in group)
-    return [replace(first, key=part_key, text=part, attempts=attempts)
-            for part_key, part in zip(keys, parts, strict=True)]
+    rows = joined_keyboards(entry.keyboard for entry in group)
+    return [replace(first, key=key_n, text=part, attempts=attempts, keyboard=rows if n == len(parts) else ())
+            for n, (key_n, part) in enumerate(zip(keys, parts, strict=True), start=1)]

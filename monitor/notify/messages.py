@@ -23,6 +23,7 @@ from monitor.core.durations import human_duration
 from monitor.core.errors import ErrorInfo
 from monitor.core.zones import wall_clock
 from monitor.engine.health import Finding
+from monitor.notify.documents import Keyboard
 from monitor.notify.settings import TELEGRAM_MAX_LENGTH
 
 SHEET_URL = "https://docs.google.com/spreadsheets/d/{}"
@@ -39,6 +40,7 @@ class Message:
 
     key: str
     text: str  # Telegram HTML
+    keyboard: Keyboard = ()  # the buttons under it (monitor.notify.buttons)
 
 
 # ---- escaping and small renderers --------------------------------------------------------------
@@ -229,12 +231,15 @@ def fingerprint(data: object) -> str:
 # ---- splitting -----------------------------------------------------------------------------------
 
 
-def messages_for(key: str, text: str, limit: int = TELEGRAM_MAX_LENGTH) -> list[Message]:
-    """``text`` as one message under ``key``, or as numbered pieces ("key#2/3") when too long."""
+def messages_for(key: str, text: str, limit: int = TELEGRAM_MAX_LENGTH, keyboard: Keyboard = ()
+                 ) -> list[Message]:
+    """``text`` as one message under ``key``, or as numbered pieces ("key#2/3") when too long; the
+    buttons go under the last piece (under its whole text, as a reader meets them)."""
     parts = split_message(text, limit)
     if len(parts) == 1:
-        return [Message(key, parts[0])]
-    return [Message(f"{key}#{n}/{len(parts)}", part) for n, part in enumerate(parts, start=1)]
+        return [Message(key, parts[0], keyboard)]
+    return [Message(f"{key}#{n}/{len(parts)}", part, keyboard if n == len(parts) else ())
+            for n, part in enumerate(parts, start=1)]
 
 
 def split_message(text: str, limit: int = TELEGRAM_MAX_LENGTH) -> list[str]:

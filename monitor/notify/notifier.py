@@ -14,12 +14,14 @@ from datetime import datetime
 
 from monitor.engine.events import Event, SheetEvent
 from monitor.engine.fleet import Fleet, configured_ids
+from monitor.engine.incidents import Told
 from monitor.engine.state import RunnerState
-from monitor.notify.alerts import alert_items, compose_alert, shown_sheets
+from monitor.notify.alerts import Buttons, alert_items, compose_alert, no_buttons, shown_sheets
+from monitor.notify.buttons import Offer, Signer, incidents_of, joined_keyboards, keyboard
 from monitor.notify.crashes import fold_crashes
 from monitor.notify.destinations import DEFAULT, Destination, all_halts
 from monitor.notify.digest import Overview, compose_relearned, compose_reminder, daily_digest, round_summary
-from monitor.notify.documents import AlertMemory, Halt, Outbox
+from monitor.notify.documents import AlertMemory, Halt, Keyboard, Outbox
 from monitor.notify.flood import is_flood
 from monitor.notify.memory import (
     announced_only,
@@ -35,7 +37,7 @@ from monitor.notify.outbox import DEFAULT_SEND_BUDGET, DeliveryResult, deliver, 
 from monitor.notify.relearning import held_back, relearned, relearning_round
 from monitor.notify.routing import Routing, routed
 from monitor.notify.settings import AlertSettings
-from monitor.notify.telegram import Sender
+from monitor.notify.telegram import Sender, Sent
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ def notify(
     checkpoint: Callable[[Outbox, AlertMemory], None] | None = None,
     budget: int | None = DEFAULT_SEND_BUDGET,
     routing: Routing | None = None,
+    signer: Signer | None = None,
 ) -> NotifyReport:
     """Turn the state's pending events (and owed reminders, summary, digest) into messages in the
     outbox, remove those events from ``state.events``, checkpoint, then deliver oldest first.
@@ -72,11 +75,13 @@ def notify(
     messages are in the outbox and their events removed (so a crash after it re-sends from the
     outbox, never re-composes a different message), then after each send. Events added to the state
     meanwhile (none in one thread) stay for the next pass. ``routing`` says which chat hears about
-    which spreadsheet, and who owns it (default: one chat, no owners).
+    which spreadsheet, and who owns it (default: one chat, no owners). ``signer`` (the bot token's):
+    alert and reminder lines get buttons for their spreadsheets' incidents, and each message Telegram
+    takes is recorded on the incidents it tells; None: no buttons (printed messages, no token).
     """
     pending = state.events.pending()
     memory, composed = compose_all(state, [event for _, event in pending], memory, settings, names, now,
-                                   routing or Routing())
+                                   routing or Routing(), signer)
     enqueued = 0
     for destination, messages in composed.items():
         outbox, added = enqueue(outbox, messages, now, destination)
@@ -85,7 +90,8 @@ def notify(
     if checkpoint:
         checkpoint(outbox, memory)
     outbox, results = deliver(
-        outbox, sender, now, budget, (lambda sent: checkpoint(sent, memory)) if checkpoint else None
+        outbox, sender, now, budget, (lambda sent: checkpoint(sent, memory)) if checkpoint else None,
+        on_sent=lambda entry, sent: record_told(state, entry.keyboard, sent, now),
     )
     halts = all_halts(outbox)
     return NotifyReport(outbox=outbox, memory=memory, enqueued=enqueued, results=tuple(results),
@@ -100,6 +106,7 @@ def compose_all(
     names: Mapping[str, str] | None,
     now: datetime,
     routing: Routing | None = None,
+    signer: Signer | None = None,
 ) -> tuple[AlertMemory, dict[Destination, list[Message]]]:
     """This run's alert, reminders, the round summary and the digest, as owed, as ONE message per
     chat (split only when longer than ``max_length``): each chat's alert, reminder, summary and digest
@@ -119,12 +126,13 @@ def compose_all(
     # After a lost state, first verdicts wait for one list (monitor.notify.relearning); they are
     # noted as told below all the same.
     shown, _ = held_back(events, memory)
+    buttons = offered(state, signer, now)
     composed: dict[Destination, list[Message]] = {DEFAULT: []}
     named: set[str] = set()  # shown above in the same message: a summary's list leaves them out
     flooded: set[Destination] = set()  # the short form counted everything: no summary after it
     for destination, part in routing.split_events(shown).items():
         composed[destination] = compose_alert(part, routing.part(fleet, destination), settings, muted,
-                                              routing.owners)
+                                              routing.owners, buttons, acknowledged_troubles(state))
         named |= shown_sheets(part, muted, settings.max_items)
         if is_flood(alert_items(part, muted), settings):
             flooded.add(destination)
@@ -133,10 +141,12 @@ def compose_all(
     if state.round is not None:
         memory = count_round_changes(memory, state.round.id, changes)
 
-    due = due_reminders(fleet.failing, state.health, memory, now, settings.reminder_every)
+    # An acknowledged incident has someone on it: no reminders (the digest still lists it).
+    due = due_reminders([sid for sid in fleet.failing if not _acknowledged_now(state, sid)], state.health,
+                        memory, now, settings.reminder_every)
     for destination, part in routing.split(due, lambda sid: sid).items():
         overview = _overview(state, fleet, known, routing, destination, named)
-        composed.setdefault(destination, []).extend(compose_reminder(part, overview, now, settings))
+        composed.setdefault(destination, []).extend(compose_reminder(part, overview, now, settings, buttons))
         named.update(part[:settings.max_items])  # as the reminder lists them
     memory = mark_reminded(memory, due, known, now)
 
@@ -157,6 +167,41 @@ def compose_all(
         memory = replace(memory, relearning=None)
     return memory, {destination: routed(destination, one_message(messages, settings.max_length))
                     for destination, messages in composed.items() if messages}
+
+
+def offered(state: RunnerState, signer: Signer | None, now: datetime) -> Buttons:
+    """The rows under a message naming some spreadsheets: for each with an open incident, what can be
+    done about it now (no buttons without a signer)."""
+    if signer is None:
+        return no_buttons
+
+    def rows(spreadsheet_ids: list[str]) -> Keyboard:
+        offers = [Offer(incident, state.is_muted(sid, now)) for sid in spreadsheet_ids
+                  if (incident := state.incidents.get(sid)) is not None and incident.is_open]
+        return keyboard(offers, signer)
+
+    return rows
+
+
+def _acknowledged_now(state: RunnerState, spreadsheet_id: str) -> bool:
+    incident = state.incidents.get(spreadsheet_id)
+    return incident is not None and incident.is_open and incident.acknowledged
+
+
+def acknowledged_troubles(state: RunnerState) -> dict[str, str]:
+    """Who acknowledged each spreadsheet's latest incident, for the line saying it is over."""
+    return {sid: incident.acked_by for sid, incident in state.incidents.items() if incident.acked_by}
+
+
+def record_told(state: RunnerState, rows: Keyboard, sent: Sent, now: datetime) -> None:
+    """Telegram took a message with buttons: the incidents they name keep its id, so a press on it
+    is known for theirs (``monitor.notify.buttons``) and its buttons can be changed."""
+    if not rows or sent.message_id is None:
+        return
+    named = set(incidents_of(rows))
+    for sid, incident in list(state.incidents.items()):
+        if incident.id in named:
+            state.incidents[sid] = incident.with_told(Told(sent.chat_id, sent.message_id, now))
 
 
 def named_as_known(event: Event, known: Mapping[str, str]) -> Event:
@@ -182,4 +227,5 @@ def one_message(messages: Sequence[Message], max_length: int) -> list[Message]:
     if len(messages) <= 1:
         return list(messages)
     key = "run:" + fingerprint([message.key for message in messages])
-    return messages_for(key, "\n\n".join(message.text for message in messages), max_length)
+    rows = joined_keyboards(message.keyboard for message in messages)
+    return messages_for(key, "\n\n".join(message.text for message in messages), max_length, rows)

@@ -93,7 +93,8 @@ def enqueue(outbox: Outbox, messages: Iterable[Message], now: datetime,
     for message in messages:
         if message.key not in known:
             known.add(message.key)
-            fresh.append(PendingMessage(message.key, message.text, now, chat_id=destination.chat_id,
+            fresh.append(PendingMessage(message.key, message.text, now, keyboard=message.keyboard,
+                                        chat_id=destination.chat_id,
                                         thread_id=destination.thread_id))
     if not fresh:
         return Enqueued(outbox, 0)
@@ -185,6 +186,7 @@ def deliver(
     now: datetime,
     budget: int | None = DEFAULT_SEND_BUDGET,
     checkpoint: Callable[[Outbox], None] | None = None,
+    on_sent: Callable[[PendingMessage, Sent], None] | None = None,
 ) -> Delivery:
     """Send pending messages oldest first, at most ``budget`` attempts (None: no limit), each to its
     destination (``sender`` a :class:`Router`; a plain sender takes them all).
@@ -198,7 +200,9 @@ def deliver(
     api_base, a proxy answering 400): the chat halts and they are all kept. ``checkpoint(outbox)``
     runs after every attempt with the outbox as it is then: the only window for a duplicate is
     between a send and that call; it also runs before each send, with the message marked as being
-    sent. Returns the final outbox and a result per message decided.
+    sent. ``on_sent(entry, sent)`` runs once Telegram took a message, before that checkpoint (the
+    caller records what the message's id is for in the same save). Returns the final outbox and a
+    result per message decided.
     """
     router, progress = as_router(sender), _Pass()
     outbox = gather_held(outbox)
@@ -212,7 +216,7 @@ def deliver(
         outbox = replace(outbox, sending=entry.key)
         if checkpoint:
             checkpoint(outbox)  # saved before the request: see the module docstring
-        outbox = _attempt(outbox, entry, router.sender(destination), now, progress, resend)
+        outbox = _attempt(outbox, entry, router.sender(destination), now, progress, resend, on_sent)
         if checkpoint:
             checkpoint(outbox)
     for held in progress.held.values():  # undecided: tried again next pass
@@ -221,14 +225,14 @@ def deliver(
 
 
 def _attempt(outbox: Outbox, entry: PendingMessage, sender: Sender, now: datetime, progress: _Pass,
-             resend: bool = False) -> Outbox:
+             resend: bool = False, on_sent: Callable[[PendingMessage, Sent], None] | None = None) -> Outbox:
     """Try ``entry`` once (``resend``: marked as perhaps repeated); the outbox as it is after, what
     became of it in ``progress``."""
     chat = destination_of(entry).chat_key
     chat_before = getattr(sender, "chat_id", None)
     progress.attempts += 1
     try:
-        sent = sender.send(with_notes(entry.text, resend, halt_of(outbox, chat)))
+        sent = sender.send(with_notes(entry.text, resend, halt_of(outbox, chat)), entry.keyboard)
     except DeliveryError as error:
         # Telegram answered (a status): it did not take the message. No answer: it may have.
         outbox = replace(outbox, sending=outbox.sending if error.status is None else None)
@@ -238,6 +242,8 @@ def _attempt(outbox: Outbox, entry: PendingMessage, sender: Sender, now: datetim
     outbox = replace(outbox, sending=None)
     outbox = _drop_held(outbox, progress, chat, now)  # another message went: their refusals were their own
     progress.results.append(DeliveryResult(entry.key, "sent", None, sent.message_id))
+    if on_sent is not None:
+        on_sent(entry, sent)
     return _sent(outbox, entry, sent, chat, chat_before)
 
 

@@ -12,7 +12,7 @@ spreadsheets (Google's read count in the default chat only).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from monitor.engine.events import Event, sheet_of
@@ -72,4 +72,4 @@ def routed(destination: Destination, messages: Iterable[Message]) -> list[Messag
     if destination == DEFAULT:
         return list(messages)
     where = f"{destination.chat_id}/{destination.thread_id or ''}"
-    return [Message(f"{where}|{message.key}", message.text) for message in messages]
+    return [replace(message, key=f"{where}|{message.key}") for message in messages]

@@ -36,6 +36,7 @@ import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, stop_any
 
 from monitor.core.clock import SystemClock
+from monitor.notify.documents import Keyboard
 
 DEFAULT_API_BASE = "https://api.telegram.org"
 DEFAULT_TIMEOUT_SECONDS = 10.0
@@ -114,7 +115,7 @@ class Sent:
 
 
 class Sender(Protocol):
-    def send(self, text: str) -> Sent: ...
+    def send(self, text: str, keyboard: Keyboard = ()) -> Sent: ...
 
 
 class TelegramSender:
@@ -161,8 +162,9 @@ class TelegramSender:
 
     # -- sending -------------------------------------------------------------------------------
 
-    def send(self, text: str) -> Sent:
-        """Deliver ``text`` (Telegram HTML, at most 4096 characters) or raise a DeliveryError."""
+    def send(self, text: str, keyboard: Keyboard = ()) -> Sent:
+        """Deliver ``text`` (Telegram HTML, at most 4096 characters) with ``keyboard``'s buttons under
+        it, or raise a DeliveryError."""
         # The product's one in-process retry: Telegram says how long to wait, the wait goes through
         # the injected clock (tests move it; the run's deadline can refuse it), and a wait longer
         # than ``max_wait`` is not waited at all: the RateLimited goes up, retryable, and the
@@ -174,19 +176,19 @@ class TelegramSender:
             sleep=self._clock.sleep,
             reraise=True,
         )
-        return retrying(self._send_once, text)
+        return retrying(self._send_once, text, keyboard)
 
     def _wait_too_long(self, retry_state: RetryCallState) -> bool:
         return _retry_after(retry_state) > self.max_wait
 
-    def _send_once(self, text: str) -> Sent:
-        answer, status = self._paced_post(text)
+    def _send_once(self, text: str, keyboard: Keyboard = ()) -> Sent:
+        answer, status = self._paced_post(text, keyboard)
         migrate_to = (answer.get("parameters") or {}).get("migrate_to_chat_id")
         if not answer.get("ok") and migrate_to is not None:
             # The group became a supergroup: follow it, once per message (the caller stores the new
             # id from Sent.chat_id); a second migration answer is an error like any other.
             self.chat_id = str(migrate_to)
-            answer, status = self._paced_post(text)
+            answer, status = self._paced_post(text, keyboard)
         if answer.get("ok"):
             self._record_send()
             return Sent((answer.get("result") or {}).get("message_id"), self.chat_id)
@@ -202,11 +204,11 @@ class TelegramSender:
                 f"a proxy in between", status=status)
         raise classify(status, description)
 
-    def _paced_post(self, text: str) -> tuple[dict, int]:
+    def _paced_post(self, text: str, keyboard: Keyboard = ()) -> tuple[dict, int]:
         self._pace()
-        return self._post(text)
+        return self._post(text, keyboard)
 
-    def _post(self, text: str) -> tuple[dict, int]:
+    def _post(self, text: str, keyboard: Keyboard = ()) -> tuple[dict, int]:
         payload: dict = {
             "chat_id": self.chat_id,
             "text": text,
@@ -215,6 +217,9 @@ class TelegramSender:
         }
         if self.thread_id is not None:
             payload["message_thread_id"] = self.thread_id
+        if keyboard:
+            payload["reply_markup"] = {"inline_keyboard": [
+                [{"text": button.text, "callback_data": button.data} for button in row] for row in keyboard]}
         answer, status = call_bot_api(self._client, self.api_base, self._token, "sendMessage", payload)
         if not isinstance(answer, dict):
             answer = {}
@@ -318,7 +323,8 @@ class PrintingSender:
         self.stream = stream
         self.chat_id = "stdout"
 
-    def send(self, text: str) -> Sent:
+    def send(self, text: str, keyboard: Keyboard = ()) -> Sent:
+        # Printed, buttons are no use: nobody can press them, and they would only clutter the text.
         self.stream.write(html_to_text(text).rstrip("\n") + "\n\n")
         self.stream.flush()
         return Sent(None, self.chat_id)
