@@ -328,7 +328,6 @@ def test_a_spreadsheets_incident_is_saved_and_read_back_whole_and_only_what_chan
     and every view read must come back exactly as the run left it."""
     from monitor.engine.incidents import Action, Incident, Told
     from monitor.engine.mutes import Mute
-    from monitor.state import State
     from monitor.state.repository import StateRepository
 
     now = CLOCK_START

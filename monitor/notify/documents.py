@@ -133,3 +133,35 @@ class AlertMemory:
     summarized_round: str | None = None
     round: RoundChanges | None = None
     relearning: Relearning | None = None  # set while the first round after a lost state goes on
+
+
+@document
+class Asked:
+    """Someone asked in the chat for a spreadsheet to be read now (``/check``, *Check again*): the
+    answer, its verdict, goes to them once a read after ``at`` has judged it."""
+
+    spreadsheet_id: str
+    at: UtcTime
+    by: str
+    chat_id: str
+    thread_id: int | None = None
+    reply_to: int | None = None  # the message (command or alert) the answer replies to
+
+
+ASKED_KEPT = 50  # checks waiting for their read; beyond it the oldest are answered "not read yet"
+
+
+@document
+class Conversation:
+    """How far the chat's updates were read, and what people asked that is still owed an answer.
+
+    ``offset`` is the next update id to ask for: saved in the same save as what the updates before it
+    changed, so a process killed at any moment applies each press exactly once (Telegram hands an
+    update over again until a getUpdates asks from past it). ``refused``: why Telegram refuses to
+    hand updates over (a webhook set on the bot, another program polling it), since when."""
+
+    offset: int | None = None
+    polled_at: UtcTime | None = None
+    refused: str | None = None
+    refused_since: UtcTime | None = None
+    asked: tuple[Asked, ...] = ()

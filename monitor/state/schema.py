@@ -16,6 +16,7 @@ One document per key, as Apps Script's PropertiesService holds JSON strings::
                                               incident/<sheet id>  Incident (monitor.engine.incidents)
     outbox                 Outbox
     alerts                 AlertMemory
+    conversation           Conversation (the chat's updates read so far: monitor.chat)
     totals                 RunTotals
 
 Every kind of document has a version, recorded under ``schema``; the first change to a document's
@@ -50,7 +51,7 @@ from monitor.engine.runlog import RunHour
 from monitor.engine.state import RetryFirst
 from monitor.engine.tasks import RoundInfo, Task
 from monitor.engine.totals import RunTotals
-from monitor.notify.documents import AlertMemory, Outbox
+from monitor.notify.documents import AlertMemory, Conversation, Outbox
 
 LAYOUT = 2  # 1: thirteen keys each holding a whole collection (see monitor.state.legacy)
 SCHEMA_KEY = "schema"
@@ -168,6 +169,7 @@ OUTBOX = Kind("outbox", Outbox, version=5)
 # reads counted for the digest (``reads_since_digest``, ``counted_run``: the metrics count them).
 ALERTS = Kind("alerts", AlertMemory, version=4)
 TOTALS = Kind("totals", RunTotals)
+CONVERSATION = Kind("conversation", Conversation)
 
 # Runners sharing one state (monitor.state.shared) keep these each under its own name:
 # heartbeat/<runner>, runs/<runner>, quota/<runner> (each runner paces its own reads), totals/<runner>
@@ -185,7 +187,7 @@ FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DL
 SINGLES: Mapping[str, Kind] = {
     "heartbeat": HEARTBEAT, "runs": RUNS, "api": API, "quota": QUOTA, "retry_first": RETRY_FIRST,
     "feed": FEED, "credentials": CREDENTIALS, "outbox": OUTBOX, "alerts": ALERTS,
-    "totals": TOTALS,
+    "totals": TOTALS, "conversation": CONVERSATION,
 }
 KINDS: Mapping[str, Kind] = {
     kind.name: kind for kind in (ROUND, TASK, EVENT, *FAMILIES.values(), *SINGLES.values(),

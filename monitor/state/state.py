@@ -1,7 +1,8 @@
 """``State``: everything the runner's store holds, as typed documents in memory.
 
 The engine's documents (``RunnerState``: the round and its tasks, health, breakers, the DLQ, mutes,
-events, heartbeat, runs, API health, quota) plus the notifier's (the outbox and the alert memory).
+events, heartbeat, runs, API health, quota, incidents) plus the notifier's (the outbox, the alert
+memory, and the conversation: how far the chat's updates were read).
 ``damaged`` lists the entries this load could not read; they are not part of the state.
 """
 
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 
 from monitor.core.tracking import Single
 from monitor.engine.state import RunnerState
-from monitor.notify.documents import AlertMemory, Outbox
+from monitor.notify.documents import AlertMemory, Conversation, Outbox
 
 
 @dataclass(frozen=True)
@@ -26,13 +27,16 @@ class Damage:
 class State(RunnerState):
     outbox = Single()  # Outbox
     alerts = Single()  # AlertMemory
+    conversation = Single()  # Conversation: the chat's updates read so far, answers owed
 
     def __init__(
-        self, *, outbox: Outbox | None = None, alerts: AlertMemory | None = None, **documents
+        self, *, outbox: Outbox | None = None, alerts: AlertMemory | None = None,
+        conversation: Conversation | None = None, **documents
     ) -> None:
         super().__init__(**documents)
         self.outbox = outbox or Outbox()
         self.alerts = alerts or AlertMemory()
+        self.conversation = conversation or Conversation()
         self.damaged: list[Damage] = []  # found by this load, not yet set aside
         self.set_aside: list[str] = []  # keys of entries set aside earlier (``damaged/<key>``)
         # Written whole at the next save by a writer: a fresh store, an older layout, a lost schema.
