@@ -107,7 +107,7 @@ CASES = [
     Case("id too short", edit(f'id = "{SHEET_A}"', 'id = "abc def"'), "id"),
     Case("tags not strings", edit('tags = ["moscow"]', "tags = [1]"), "tags must be a list"),
     Case("sheet without checks", edit('profile = "stock"\n', ""), "has no checks"),
-    Case("empty sheet list", FULL.split("[[sheets]]")[0] + "sheets = []\n", "no spreadsheets are configured"),
+    Case("empty sheet list", "sheets = []\n" + FULL.split("[[sheets]]")[0], "no spreadsheets are configured"),
     Case("no sheets at all", FULL.split("[[sheets]]")[0], "no spreadsheets are configured"),
     Case("sheets as a table", FULL.split("[[sheets]]")[0] + "[sheets]\nid = 1\n", "array of tables"),
     # -- the CSV
