@@ -7,6 +7,7 @@ file the error must point into, and words the problem must contain.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,3 +206,29 @@ def test_the_quoted_tab_an_unquoted_bang_is_told_to_use_is_accepted(tmp_path: Pa
     config.write_text(edit('range = "Stock!A2:A"', f'range = "{suggested}"'))
     [stock, _] = load_config(config, {"TELEGRAM_BOT_TOKEN": TOKEN}).sheets
     assert suggested in stock.ranges
+
+
+CHECK_CONFIG_CASES = [case for case in CASES if case.command == ("check-config",)]
+
+
+@pytest.mark.parametrize("case", CHECK_CONFIG_CASES, ids=[case.name for case in CHECK_CONFIG_CASES])
+def test_check_config_json_on_a_malformed_config_prints_its_problems_on_stdout_and_exits_2(
+        case: Case, tmp_path: Path) -> None:
+    folder = secrets_folder(tmp_path)
+    config = folder / TOML
+    config.write_text(case.toml)
+    if case.csv is not None:
+        (folder / CSV).write_text(case.csv)
+    env = {"TELEGRAM_BOT_TOKEN": TOKEN} if case.env is None else case.env
+    result = CliRunner().invoke(cli, ["check-config", "--json", "--config", str(config)], env=env,
+                                catch_exceptions=False)
+    assert result.exit_code == 2, result.output
+    data = json.loads(result.stdout)  # a document, whatever stderr says beside it
+    assert data["version"] == 1 and data["valid"] is False and data["config"] == str(config)
+    assert data["problems"] and all(problem["problem"] and problem["fix"] for problem in data["problems"])
+    assert any(case.says in f"{problem['key']}: {problem['problem']} {problem['fix']}"
+               for problem in data["problems"])
+    first = data["problems"][0]
+    assert first["file"].endswith(case.points_into) and first["line"] >= 1
+    assert first["where"].startswith(f"{first['file']}:{first['line']}")
+    assert TOKEN not in result.stdout

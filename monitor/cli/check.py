@@ -85,7 +85,7 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
     if the config, a key, the token or a chat is refused, 1 if only the machine has a problem (the
     state folder, the network)."""
     quiet_logs()
-    config = load_or_exit(config_path, require_secrets=True)
+    config = load_or_exit(config_path, require_secrets=True, as_json=as_json)
     plan = admin.config_plan(config, _last_read_seconds(config), edit_shares or DEFAULT_EDIT_SHARES)
     from monitor.admin.preflight import preflight  # google-auth loads only for this command
 
