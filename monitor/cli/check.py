@@ -31,6 +31,7 @@ from monitor.cli.notify import verify_telegram
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, state_place
 from monitor.config import Config, Sheet
+from monitor.config.advice import budget_misfit
 from monitor.core.durations import format_duration
 from monitor.core.errors import SheetReadError
 from monitor.core.timefmt import format_utc
@@ -89,7 +90,8 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
     plan = admin.config_plan(config, _last_read_seconds(config), edit_shares or DEFAULT_EDIT_SHARES)
     from monitor.admin.preflight import preflight  # google-auth loads only for this command
 
-    checks = [*preflight(config, offline=offline), *_telegram_checks(config, offline)]
+    checks = [_schedule_check(config), *preflight(config, offline=offline),
+              *_telegram_checks(config, offline)]
     told = explanations(config)
     if as_json:
         emit_json({"valid": True, **plan, "explanations": told,
@@ -139,6 +141,20 @@ def _echo_explanations(told: list[dict[str, Any]]) -> None:
     if len(own) > _OWN_CHECKS_SHOWN:
         click.echo(f"  and {len(own) - _OWN_CHECKS_SHOWN} more spreadsheets with checks of their own "
                    "(--json lists them all)")
+
+
+def _schedule_check(config: Config):
+    """Does a run end before the next cron tick? A budget that does not is the config's problem (the
+    runs work, but every other tick finds the previous run working and does nothing): not ready."""
+    from monitor.admin.preflight import Check
+
+    run = config.run
+    misfit = budget_misfit(run)
+    if misfit is not None:
+        return Check("run budget", False, *misfit, usage=True)
+    left = format_duration(run.round_interval - run.budget)
+    return Check("run budget", True, f"{format_duration(run.budget)} leaves {left} of round_interval "
+                 f"({format_duration(run.round_interval)}, the cron line's interval) to save, send and exit")
 
 
 def _telegram_checks(config: Config, offline: bool) -> list:
