@@ -95,7 +95,8 @@ def run_watchdog(config_path: Path | None, stream: IO[str], clock: object | None
     if report.delivery_failed:
         click.echo(
             f"sheet-watchdog: {report.undelivered} message(s) could not be sent to Telegram; they wait in "
-            f"{state_dir / STORE_NAME}.json for the next pass (see the log line above for why)",
+            f"{(report.kept_in or state_dir) / STORE_NAME}.json for the next pass (see the log line above "
+            "for why)",
             err=True,
         )
         return EXIT_OPERATIONAL

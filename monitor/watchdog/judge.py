@@ -8,6 +8,8 @@ Verdicts, checked in this order (the first that applies wins):
 
 - ``config_broken``: the monitor's config does not load, so every run exits at once (the watchdog
   read its own parts leniently: ``monitor.config.lenient``);
+- ``state_inaccessible``: this user may not read the state folder, or a file of the state (another
+  owner's, of mode 0700): the runs, as this same user, stop there too, and tell no one;
 - ``state_unwritable``: this user cannot save a state in the state folder (another owner, a
   read-only filesystem, a full disk): runs cannot save, so they cannot tell anyone either;
 - ``state_missing``: there is no state file;
@@ -50,11 +52,12 @@ FAILING = "failing"
 STATE_MISSING = "state_missing"
 STATE_UNREADABLE = "state_unreadable"
 STATE_UNWRITABLE = "state_unwritable"
+STATE_INACCESSIBLE = "state_inaccessible"
 CONFIG_BROKEN = "config_broken"
 DELIVERY_HALTED = "delivery_halted"
 RUNNER_STOPPED = "runner_stopped"
 STATUSES = (HEALTHY, SILENT, STUCK, FAILING, STATE_MISSING, STATE_UNREADABLE, STATE_UNWRITABLE,
-            DELIVERY_HALTED, CONFIG_BROKEN, RUNNER_STOPPED)
+            STATE_INACCESSIBLE, DELIVERY_HALTED, CONFIG_BROKEN, RUNNER_STOPPED)
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,7 @@ class RunnerReading:
     # Runners sharing the state: each one's heartbeat and runs (oldest first), by name; empty for one
     # runner, whose are ``heartbeat`` and ``runs``.
     runners: dict[str, tuple[Heartbeat | None, tuple[RunSummary, ...]]] = field(default_factory=dict)
+    inaccessible: str | None = None  # why this user may not read the state folder, with the fix
 
     def together(self) -> RunnerReading:
         """All runners judged as one: the latest run's heartbeat, every runner's runs in the order
@@ -141,6 +145,9 @@ def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings,
         raise ValueError("naive datetime: the watchdog compares aware UTC times only")
     if config is not None:
         return _config_broken(config, now)
+    if reading.inaccessible:
+        # Nothing behind it can be seen: not the runs, nor whether the folder could be written.
+        return Verdict(STATE_INACCESSIBLE, reading.inaccessible)
     if reading.unwritable:
         # First: it explains every other symptom (no heartbeat saved, no run finishing).
         return Verdict(STATE_UNWRITABLE, reading.unwritable, last_finished_at=_last_finished(reading))

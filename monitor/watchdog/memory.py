@@ -23,6 +23,7 @@ from monitor.watchdog.judge import (
     HEALTHY,
     RUNNER_STOPPED,
     SILENT,
+    STATE_INACCESSIBLE,
     STATE_MISSING,
     STATE_UNREADABLE,
     STATE_UNWRITABLE,
@@ -39,6 +40,7 @@ _TITLES = {
     STATE_UNREADABLE: "Monitor state file unreadable",
     CONFIG_BROKEN: "Monitor config broken",
     STATE_UNWRITABLE: "Monitor cannot save its state",
+    STATE_INACCESSIBLE: "Monitor cannot read its state",
     DELIVERY_HALTED: "Alerts cannot reach Telegram",
     RUNNER_STOPPED: "A monitor runner stopped",
 }
@@ -57,6 +59,8 @@ _HINTS = {
     "until it says OK.",
     STATE_UNWRITABLE: "Runs stop at their first save, so they cannot send alerts either (their outbox "
     "is in that folder); nothing is checked until this is fixed.",
+    STATE_INACCESSIBLE: "Runs as this user stop at the same place, so they cannot send alerts either "
+    "(their outbox is in that folder); nothing is checked until this is fixed.",
     DELIVERY_HALTED: "Run <code>sheet-monitor check-config</code> and "
     "<code>sheet-monitor notify test</code>, "
     "fix the bot token, chat_id or api_base; the alerts wait in the outbox and go once Telegram "
