@@ -110,10 +110,7 @@ class _Builder:
         self.reported.append(loc)
 
     def where(self, loc: Loc) -> str:
-        """"file:line" of the key at ``loc``, else of its table; a key of a table the file lacks
-        is placed at the file's last line, where it would be added."""
-        line = self.positions.line_of(loc) or self.positions.last_line
-        return f"{self.shown}:{line}"
+        return self.positions.where(self.shown, loc)
 
     def locator(self, loc: Loc) -> Callable[[str], tuple[str, str]]:
         return lambda key: (self.where((*loc, key)), key_path((*loc, key)))

@@ -52,6 +52,11 @@ class TomlPositions:
         """The file's last line that holds something (1 for an empty file)."""
         return self.line(len(self.text.rstrip())) if self.text.strip() else 1
 
+    def where(self, shown: str, loc: Loc) -> str:
+        """"file:line" of the key at ``loc``, else of its table; a key of a table the file lacks is
+        placed at the file's last line, where it would be added."""
+        return f"{shown}:{self.line_of(loc) or self.last_line}"
+
     def line(self, offset: int) -> int:
         return bisect.bisect_right(self.line_starts, offset)
 
