@@ -57,7 +57,11 @@ def _mode(path: Path) -> str | None:
 
 def not_readable_text(path: Path, folder: Path) -> str:
     """``path`` (the state folder, a file in it, or a folder above it) shuts this user out."""
-    me, owner, mode = user_name(), _owner(path), _mode(path)
+    return shut_out_text(path, folder, me=user_name(), owner=_owner(path), mode=_mode(path))
+
+
+def shut_out_text(path: Path, folder: Path, *, me: str, owner: str | None, mode: str | None) -> str:
+    """``not_readable_text`` for user ``me`` and ``path``'s ``owner`` and ``mode`` ("0700"), when known."""
     what = "it" if path == folder else str(path)
     whose = f"{what} belongs to {owner}" if owner else f"{what} is not open to {me}"
     if mode:

@@ -55,8 +55,8 @@ _HINTS = {
     STATE_MISSING: "Check <code>state_dir</code> in the config and that the state folder exists; on "
     "Redis, <code>[state]</code> and that Redis kept its data (<code>appendonly yes</code>).",
     STATE_UNREADABLE: "Runs cannot start either; see the Runbook in docs/operations.md.",
-    CONFIG_BROKEN: "Every run stops at it. Fix the file, then run <code>sheet-monitor check-config</code> "
-    "until it says OK.",
+    CONFIG_BROKEN: "Every run stops at it. Fix it, then run <code>sheet-monitor check-config</code> "
+    "until it says Ready.",
     STATE_UNWRITABLE: "Runs stop at their first save, so they cannot send alerts either (their outbox "
     "is in that folder); nothing is checked until this is fixed.",
     STATE_INACCESSIBLE: "Runs as this user stop at the same place, so they cannot send alerts either "
