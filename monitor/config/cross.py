@@ -17,7 +17,7 @@ from monitor.checks import CrossSheetCheck
 from .issues import ConfigIssue
 from .model import Lend, Sheet, checks_fingerprint
 
-# Where a check is written ("monitor.toml:31", "profiles.stock.checks[2]"), or None when not known.
+# Where a check's other is written ("monitor.toml:31", "profiles.stock.checks[2].other"), or None.
 Locate = Callable[[CrossSheetCheck], tuple[str, str] | None]
 
 
