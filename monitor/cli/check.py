@@ -80,11 +80,12 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
     """Validate the config (credential files included) and print the plan: spreadsheets, reads per
     round (a full round, and with change detection at a few edit rates), the quota arithmetic per
     Google Cloud project, the round time at the quota and at the last run's read time, and warnings.
-    Then check this machine: the state folder can be written, the run lock taken, every key loads and
-    signs and (unless --offline) Google issues a token for it, and Telegram knows the bot token and
-    lets the bot see every chat (getMe, getChat; nothing is sent). Exit 2 with every problem listed
-    if the config, a key, the token or a chat is refused, 1 if only the machine has a problem (the
-    state folder, the network)."""
+    Then check that a run's budget ends before the next round_interval tick, and this machine: the
+    state folder can be read and written, the run lock taken, every key loads and signs and (unless
+    --offline) Google issues a token for it, and Telegram knows the bot token and lets the bot see
+    every chat (getMe, getChat; nothing is sent). Exit 2 with every problem listed (with --json, as
+    a document on stdout) if the config, the budget, a key, the token or a chat is refused, 1 if only
+    the machine has a problem (the state folder, the network)."""
     quiet_logs()
     config = load_or_exit(config_path, require_secrets=True, as_json=as_json)
     plan = admin.config_plan(config, _last_read_seconds(config), edit_shares or DEFAULT_EDIT_SHARES)
