@@ -39,7 +39,7 @@ from monitor.notify.messages import Message
 from monitor.notify.outbox import with_notes
 from monitor.notify.settings import AlertSettings
 from monitor.sandbox.telegram_html import parse_html
-from monitor.storage.writability import no_space_text
+from monitor.storage.writability import no_space_text, shut_out_text
 from monitor.watchdog.judge import ConfigTrouble, RunnerReading, WatchdogSettings, evaluate
 from monitor.watchdog.memory import WatchdogMemory, advance
 
@@ -218,12 +218,17 @@ def watchdog_examples() -> list[tuple[str, Message]]:
         "/var/lib/sheet-monitor/properties.json.broken` and `mv /var/lib/sheet-monitor/properties.json.bak "
         "/var/lib/sheet-monitor/properties.json.bak.broken`."
     )
+    # A run started once with sudo left the folder root's: the runs, as sheetmon, cannot even read it.
+    folder = Path("/var/lib/sheet-monitor")
+    shut_out = shut_out_text(folder, folder, me="sheetmon", owner="root", mode="0700")
     readings = [
         ("Watchdog: runs stopped", RunnerReading(exists=True, runs=(last,))),
         ("Watchdog: a run is stuck", RunnerReading(exists=True, heartbeat=running, runs=(last,))),
         ("Watchdog: runs failing", RunnerReading(exists=True, runs=(last, *degraded))),
         ("Watchdog: state file missing", RunnerReading(exists=False)),
         ("Watchdog: state file unreadable", RunnerReading(exists=True, readable=False, error=unreadable)),
+        ("Watchdog: the state cannot be read", RunnerReading(exists=True, readable=False, error=shut_out,
+                                                             inaccessible=shut_out)),
         ("Watchdog: the state cannot be saved", RunnerReading(
             exists=True, runs=(last,), unwritable=no_space_text(Path("/var/lib/sheet-monitor"), 180_000))),
         ("Watchdog: a runner stopped", RunnerReading(exists=True, runners={
@@ -238,6 +243,12 @@ def watchdog_examples() -> list[tuple[str, Message]]:
         "id has only letters, digits, '-' and '_': copy it from the spreadsheet's URL)"))
     shown.append(("Watchdog: the monitor's config is broken",
                   _watchdog_said(WatchdogMemory(), RunnerReading(exists=True, runs=(recent,)), NOW, broken)))
+    refused = ConfigTrouble(since=None, first=(
+        "/home/sheetmon/sheet-monitor/monitor.toml:7: google.credentials[1]: credentials file "
+        "/home/sheetmon/sheet-monitor/secrets/sa-2.json not found (fix: check the path: relative paths are "
+        "resolved from the config file's folder)"))
+    shown.append(("Watchdog: a key file the runs refuse",
+                  _watchdog_said(WatchdogMemory(), RunnerReading(exists=True, runs=(recent,)), NOW, refused)))
     outage = advance(WatchdogMemory(), evaluate(readings[0][1], NOW, WATCHDOG), NOW, WATCHDOG).memory
     later = NOW + timedelta(hours=4)
     shown.append(("Watchdog: still down (reminder)", _watchdog_said(outage, readings[0][1], later)))

@@ -4,7 +4,8 @@ spreadsheet back through real runs (``run_once``, in-process) against the sandbo
 from __future__ import annotations
 
 import io
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from cli_fixtures import A, B, C, D, invoke, json_of, saved_state, state_dir, state_file, write_config
@@ -35,12 +36,49 @@ def test_check_config_prints_the_plan_and_the_quota_arithmetic(tmp_path):
     assert not state_dir(config).exists()  # the plan reads no state
 
 
-def test_check_config_warns_about_a_budget_as_long_as_the_interval(tmp_path):
+def test_check_config_is_not_ready_with_a_budget_that_outlasts_the_interval(tmp_path):
     path = write_config(tmp_path / "site")
     path.write_text(path.read_text().replace('budget = "4m"', 'budget = "6m"'))
     result = invoke(path, "check-config", "--offline")
-    assert result.exit_code == 0
-    assert "Warnings" in result.stdout and 'set budget = "4m30s"' in result.stdout
+    assert result.exit_code == 2  # the config's problem, as a key's would be
+    checks = result.stdout.split("\nChecks:\n")[1]
+    assert checks.startswith("  problem  run budget: budget 6m does not end before the next round_interval "
+                             "(5m) tick")
+    assert 'fix: set budget = "4m30s" under [run]' in checks
+    assert checks.rstrip().endswith("Not ready: 1 problem above.") and "Ready:" not in result.stdout
+    data = json_of(invoke(path, "check-config", "--offline", "--json"))
+    assert not any("budget" in warning for warning in data["warnings"])  # said once, as a problem
+    [budget] = [check for check in data["checks"] if check["name"] == "run budget"]
+    assert budget["ok"] is False and budget["usage"] is True and "4m30s" in budget["fix"]
+
+
+@pytest.mark.parametrize(("budget", "fits"), [("4m50s", True), ("4m51s", False), ("5m", False)])
+def test_a_budget_fits_when_it_leaves_10_seconds_of_the_interval(tmp_path, budget, fits):
+    path = write_config(tmp_path / "site")
+    path.write_text(path.read_text().replace('budget = "4m"', f'budget = "{budget}"'))
+    result = invoke(path, "check-config", "--offline")
+    assert result.exit_code == (0 if fits else 2), result.stdout
+    line = next(line for line in result.stdout.splitlines() if "run budget:" in line)
+    assert line.split()[0] == ("ok" if fits else "problem")
+    if fits:
+        assert f"{budget} leaves 10s of round_interval (5m, the cron line's interval)" in line
+
+
+def test_the_default_budget_fits_the_documented_cron_line(tmp_path):
+    """crontab.example and the README start a run every 5 minutes; a config that sets neither budget
+    nor round_interval must be ready for that line."""
+    root = Path(__file__).resolve().parents[1]
+    [run_line] = [line for line in (root / "crontab.example").read_text().splitlines()
+                  if line.endswith("run.log 2>&1") and not line.startswith("#")]
+    assert run_line.split()[0] == "*/5"
+    assert "cron starts `sheet-monitor run` every 5 minutes" in (root / "README.md").read_text()
+    path = write_config(tmp_path / "site")
+    path.write_text(path.read_text().replace('budget = "4m"\n', "").replace('round_interval = "5m"\n', ""))
+    config = load_config(path, {}, require_secrets=False)
+    assert config.run.round_interval == timedelta(minutes=5)
+    assert config.run.budget + timedelta(seconds=10) <= config.run.round_interval
+    result = invoke(path, "check-config", "--offline")
+    assert result.exit_code == 0 and "Ready: the config is valid and every check passed." in result.stdout
 
 
 def test_check_config_plans_the_reads_of_change_detection_at_a_few_edit_rates(tmp_path):

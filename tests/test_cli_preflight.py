@@ -119,6 +119,6 @@ def test_the_json_lists_every_check(sandbox, keys, tmp_path):
     config = config_with(tmp_path / "site", sandbox, keys)
     data = json_of(invoke(config, "check-config", "--offline", "--json"))
     assert [check["name"] for check in data["checks"]] == [
-        "state folder", "run lock", *(f"credential {key}" for key in keys)]
+        "run budget", "state folder", "run lock", *(f"credential {key}" for key in keys)]
     assert all(check["ok"] for check in data["checks"])
     assert json.dumps(data).count("BEGIN") == 0

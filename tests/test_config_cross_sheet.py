@@ -45,8 +45,10 @@ def test_the_other_spreadsheet_may_be_named_by_id(folder):
 
 
 def test_an_other_spreadsheet_not_in_the_config_is_an_error_with_place_and_fix(folder):
-    message = error_of(folder, with_cross("Store 999"))
-    assert "monitor.toml:" in message and "check 'sales match stock': other" in message
+    text = with_cross("Store 999")
+    message = error_of(folder, text)
+    line = text[:text.index('other = "Store 999"')].count("\n") + 1
+    assert f"monitor.toml:{line}: sheets[1].checks[0].other:" in message  # the check's own line
     assert "other spreadsheet 'Store 999' is not in the config" in message
     assert "add it to [[sheets]]" in message
 

@@ -7,12 +7,13 @@ file the error must point into, and words the problem must contain.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from config_fixtures import FULL, SHEET_A, SHEET_B, TOKEN, secrets_folder
 
 from monitor.cli.main import cli
@@ -107,7 +108,7 @@ CASES = [
     Case("id too short", edit(f'id = "{SHEET_A}"', 'id = "abc def"'), "id"),
     Case("tags not strings", edit('tags = ["moscow"]', "tags = [1]"), "tags must be a list"),
     Case("sheet without checks", edit('profile = "stock"\n', ""), "has no checks"),
-    Case("empty sheet list", FULL.split("[[sheets]]")[0] + "sheets = []\n", "no spreadsheets are configured"),
+    Case("empty sheet list", "sheets = []\n" + FULL.split("[[sheets]]")[0], "no spreadsheets are configured"),
     Case("no sheets at all", FULL.split("[[sheets]]")[0], "no spreadsheets are configured"),
     Case("sheets as a table", FULL.split("[[sheets]]")[0] + "[sheets]\nid = 1\n", "array of tables"),
     # -- the CSV
@@ -175,16 +176,22 @@ def test_the_table_holds_enough_distinct_mistakes():
     assert len(CASES) >= 40 and len({case.name for case in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
-def test_a_malformed_config_names_file_line_and_fix_and_exits_2(case: Case, tmp_path: Path) -> None:
+def invoked(case: Case, tmp_path: Path, *options: str) -> tuple[Path, Result]:
+    """The case's config (and CSV) written, and its command run on it with ``options``."""
     folder = secrets_folder(tmp_path)
     config = folder / TOML
     config.write_text(case.toml)
     if case.csv is not None:
         (folder / CSV).write_text(case.csv)
     env = {"TELEGRAM_BOT_TOKEN": TOKEN} if case.env is None else case.env
-    result = CliRunner().invoke(cli, [*case.command, "--config", str(config)], env=env,
+    result = CliRunner().invoke(cli, [*case.command, *options, "--config", str(config)], env=env,
                                 catch_exceptions=False)
+    return config, result
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_a_malformed_config_names_file_line_and_fix_and_exits_2(case: Case, tmp_path: Path) -> None:
+    _, result = invoked(case, tmp_path)
     output = result.output + (result.stderr if result.stderr_bytes is not None else "")
     assert result.exit_code == 2, output
     located = re.search(rf"{re.escape(case.points_into)}:(\d+)", output)
@@ -205,3 +212,22 @@ def test_the_quoted_tab_an_unquoted_bang_is_told_to_use_is_accepted(tmp_path: Pa
     config.write_text(edit('range = "Stock!A2:A"', f'range = "{suggested}"'))
     [stock, _] = load_config(config, {"TELEGRAM_BOT_TOKEN": TOKEN}).sheets
     assert suggested in stock.ranges
+
+
+CHECK_CONFIG_CASES = [case for case in CASES if case.command == ("check-config",)]
+
+
+@pytest.mark.parametrize("case", CHECK_CONFIG_CASES, ids=[case.name for case in CHECK_CONFIG_CASES])
+def test_check_config_json_on_a_malformed_config_prints_its_problems_on_stdout_and_exits_2(
+        case: Case, tmp_path: Path) -> None:
+    config, result = invoked(case, tmp_path, "--json")
+    assert result.exit_code == 2, result.output
+    data = json.loads(result.stdout)  # a document, whatever stderr says beside it
+    assert data["version"] == 1 and data["valid"] is False and data["config"] == str(config)
+    assert data["problems"] and all(problem["problem"] and problem["fix"] for problem in data["problems"])
+    assert any(case.says in f"{problem['key']}: {problem['problem']} {problem['fix']}"
+               for problem in data["problems"])
+    first = data["problems"][0]
+    assert first["file"].endswith(case.points_into) and first["line"] >= 1
+    assert first["where"].startswith(f"{first['file']}:{first['line']}")
+    assert TOKEN not in result.stdout

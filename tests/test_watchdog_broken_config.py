@@ -1,9 +1,12 @@
 """A typo in the config stops every run (exit 2, into a log cron mails nothing about): the watchdog
 reads the parts it needs leniently and tells people, through Telegram, stdout and a failure ping,
-once per outage with reminders, and once more when the config loads again."""
+once per outage with reminders, and once more when the config loads again. So does a key file the
+config names that is gone or unusable: the runs refuse it just as firmly, and the watchdog says so at
+once, in the run's own words, not "healthy" and later "runs stopped"."""
 
 from __future__ import annotations
 
+import html
 import io
 import os
 from datetime import timedelta
@@ -12,10 +15,18 @@ from pathlib import Path
 import pytest
 from telegram_fixtures import TOKEN
 from test_watchdog_cli import A_SHEET, run_cli
-from watchdog_helpers import CHAT, heartbeat, runs_every_5_minutes, serving_pings, texts, write_runner_state
+from watchdog_helpers import (
+    CHAT,
+    google_table,
+    heartbeat,
+    runs_every_5_minutes,
+    serving_pings,
+    texts,
+    write_runner_state,
+)
 
-from monitor.cli.watchdog import run_watchdog
-from monitor.config import load_config
+from monitor.cli.watchdog import config_trouble, run_watchdog
+from monitor.config import ConfigError, load_config
 from monitor.config.lenient import load_for_watchdog
 
 GOOD_ID = "1Cdef0000000000000000000000000000000000000aa"
@@ -32,7 +43,7 @@ def write_config(folder: Path, telegram_base: str, ping_url: str, sheet: str = A
     path.write_text(
         '[run]\nstate_dir = "state"\n\n'
         f'[telegram]\nchat_id = "{CHAT}"\napi_base = "{telegram_base}"\n\n'
-        f'[watchdog]\nmax_silence = "15m"\nheartbeat_url = "{ping_url}"\n\n{sheet}')
+        f'[watchdog]\nmax_silence = "15m"\nheartbeat_url = "{ping_url}"\n\n{sheet}{google_table(folder)}')
     return path
 
 
@@ -107,3 +118,50 @@ def test_sheet_watchdog_tells_a_broken_config_without_loading_the_google_stack(t
     [alert] = texts(fake)
     assert f"{config}:14: sheets[0].checks[0].range" in alert and "must be quoted" in alert
     assert "Monitor config broken" in stdout and TOKEN not in stdout + stderr
+
+
+def test_a_missing_key_file_is_told_at_once_in_the_runs_own_words_then_recovered(
+        tmp_path, server, fake, clock, pings, monkeypatch):
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", TOKEN)
+    config = write_config(tmp_path, server.base_url, pings.url)
+    runs_went_on(tmp_path, clock)
+    assert run_watchdog(config, io.StringIO(), clock=clock) == 0 and texts(fake) == []  # healthy
+    last_run = clock.now() - timedelta(minutes=1)
+
+    key = tmp_path / "sa.json"
+    kept = key.read_bytes()
+    key.unlink()  # the key moved away: every run now exits 2 naming it
+    with pytest.raises(ConfigError) as refused:
+        load_config(config, {"TELEGRAM_BOT_TOKEN": TOKEN})
+    [run_says] = refused.value.issues
+    assert run_says.key == "google.credentials[0]" and f"credentials file {key} not found" in run_says.problem
+
+    clock.advance(60)  # a minute later: still within max_silence, the runs' heartbeat is fresh
+    out = io.StringIO()
+    assert run_watchdog(config, out, clock=clock) == 0
+    [alert] = map(html.unescape, texts(fake))
+    assert "Monitor config broken" in alert
+    told = f"the runs refuse the monitor's config: {run_says.where}: {run_says.key}: {run_says.problem}"
+    assert told in alert and "Monitor runs stopped" not in alert
+    assert f"Problem since {last_run:%Y-%m-%d %H:%M} UTC" in alert  # the last run that finished
+    assert f"{run_says.where}: {run_says.key}" in out.getvalue()  # stdout, for cron's mail
+    assert pings.paths == ["/ping/3f1c", "/ping/3f1c/fail"]
+
+    key.write_bytes(kept)
+    clock.advance(5 * 60)
+    runs_went_on(tmp_path, clock)
+    assert run_watchdog(config, io.StringIO(), clock=clock) == 0
+    assert len(texts(fake)) == 2 and "healthy again" in texts(fake)[1]
+
+
+def test_a_key_file_that_is_no_service_account_key_is_the_runs_refusal_too(tmp_path):
+    config = write_config(tmp_path, "http://127.0.0.1:9", "https://example.org/ping/x")
+    (tmp_path / "sa.json").write_text('{"type": "authorized_user"}')
+    parts = load_for_watchdog(config, {"TELEGRAM_BOT_TOKEN": TOKEN})
+    assert parts.broken is not None and parts.broken_since is None  # the file itself loads
+    [issue] = parts.broken.issues
+    line = config.read_text().splitlines().index('credentials = ["sa.json"]') + 1
+    assert issue.where == f"{config}:{line}"
+    assert "is a 'authorized_user' credential, not a service-account key" in issue.problem
+    trouble = config_trouble(parts)
+    assert trouble is not None and trouble.since is None and trouble.first.startswith(f"{issue.where}: ")

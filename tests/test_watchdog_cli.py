@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from telegram_fixtures import TOKEN, closed_port_url
-from watchdog_helpers import CHAT, heartbeat, serving_pings, texts, write_runner_state
+from watchdog_helpers import CHAT, google_table, heartbeat, serving_pings, texts, write_runner_state
 
 from monitor.app.run import run_once
 from monitor.config import load_config
@@ -92,8 +92,7 @@ A_SHEET = ('[[sheets]]\nid = "1Cdef0000000000000000000000000000000000000aa"\n'
 
 
 def write_config(folder: Path, telegram_base: str | None, ping_url: str | None = None) -> Path:
-    # The watchdog never opens the Google credentials, so the config names none.
-    lines = ['[run]', 'state_dir = "state"', '[watchdog]', 'max_silence = "15m"']
+    lines = ['[run]', 'state_dir = "state"', google_table(folder), '[watchdog]', 'max_silence = "15m"']
     if ping_url:
         lines.append(f'heartbeat_url = "{ping_url}"')
     if telegram_base:

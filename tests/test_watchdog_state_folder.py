@@ -6,16 +6,29 @@ Failures injected at the os-level writes (test_state_folder_errors), sending to 
 from __future__ import annotations
 
 import errno
+import io
 import os
 import tempfile
 from datetime import timedelta
 
 import pytest
+from telegram_fixtures import TOKEN, closed_port_url
 from test_state_folder_errors import fail_writes_under
-from watchdog_helpers import T0, Watchdog, heartbeat, runs_every_5_minutes, texts, write_runner_state
+from watchdog_helpers import (
+    CHAT,
+    T0,
+    Watchdog,
+    google_table,
+    heartbeat,
+    runs_every_5_minutes,
+    texts,
+    write_runner_state,
+)
 
+from monitor.cli.watchdog import run_watchdog
 from monitor.core.clock import ManualClock
 from monitor.watchdog.judge import HEALTHY, STATE_UNWRITABLE
+from monitor.watchdog.store import STORE_NAME, fallback_dir
 
 
 @pytest.fixture
@@ -76,3 +89,23 @@ def test_a_state_folder_of_another_mode_is_told_with_chown(dog, fake):
     assert report.verdict.status == STATE_UNWRITABLE
     assert f"the state folder {dog.state_dir} is not writable by user" in texts(fake)[0]
     assert "chown" in texts(fake)[0]
+
+
+def test_messages_a_pass_could_not_send_are_said_to_wait_where_its_memory_is_kept(
+        tmp_path, clock, monkeypatch, capsys):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    state_dir = tmp_path / "state"
+    write_runner_state(state_dir, heartbeat(T0 - timedelta(minutes=1)), runs_every_5_minutes(T0, 1))
+    config = tmp_path / "monitor.toml"
+    config.write_text(f'[run]\nstate_dir = "state"\n[telegram]\nchat_id = "{CHAT}"\n'
+                      f'api_base = "{closed_port_url()}"\n{google_table(tmp_path)}'
+                      '[[sheets]]\nid = "1Cdef0000000000000000000000000000000000000aa"\n'
+                      'checks = [{ kind = "not_empty", range = "Data!A2:A" }]\n')
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", TOKEN)
+    with monkeypatch.context() as failing:
+        fail_writes_under(failing, state_dir, errno.EROFS)
+        assert run_watchdog(config, io.StringIO(), clock=clock) == 1  # the alert could not be sent
+    said = capsys.readouterr().err.splitlines()[-1]
+    kept = fallback_dir(state_dir) / STORE_NAME
+    assert said.endswith(f"they wait in {kept}.json for the next pass (see the log line above for why)")

@@ -27,7 +27,7 @@ from monitor.google.token import TokenTransport, failure_text
 from monitor.state import own_lock, shares_state
 from monitor.storage import RUN_LOCK, FileLocation, StateError, StoreLock
 from monitor.storage.configured import configured_location, describe_location
-from monitor.storage.writability import MIN_FREE_BYTES, folder_problem, user_name
+from monitor.storage.writability import MIN_FREE_BYTES, folder_problem, read_problem, user_name
 
 _SIGNED = b"sheet-monitor check-config"
 
@@ -71,9 +71,12 @@ def state_checks(config: Config) -> list[Check]:
 
 def state_folder(state_dir: Path) -> Check:
     paths = FileLocation(state_dir).paths()
-    size = paths.snapshot.stat().st_size if paths.snapshot.exists() else 0
-    problem = folder_problem(Path(state_dir), (*paths.files, paths.lock(RUN_LOCK)),
-                             needed_bytes=size + MIN_FREE_BYTES)
+    # A folder this user may not enter hides even the state's size: that is the problem to tell.
+    problem = read_problem(Path(state_dir), paths.files)
+    if problem is None:
+        size = paths.snapshot.stat().st_size if paths.snapshot.exists() else 0
+        problem = folder_problem(Path(state_dir), (*paths.files, paths.lock(RUN_LOCK)),
+                                 needed_bytes=size + MIN_FREE_BYTES)
     if problem is None:
         return Check("state folder", True, f"{state_dir} can be written by user {user_name()}")
     what, _, fix = problem.partition(" Fix: ")
@@ -82,6 +85,9 @@ def state_folder(state_dir: Path) -> Check:
 
 def run_lock(state_dir: Path) -> Check:
     lock = FileLocation(state_dir).lock(RUN_LOCK)
+    if read_problem(Path(state_dir)) is not None:  # told once, by the state folder's check
+        return Check("run lock", False, f"{lock.describe()} cannot be tried: this user may not read the "
+                     "state folder (above)")
     if not Path(state_dir).is_dir():
         return Check("run lock", True, f"{lock.describe()} is created by the first run")
     return _lock_check(lock)

@@ -31,6 +31,7 @@ from monitor.cli.notify import verify_telegram
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, state_place
 from monitor.config import Config, Sheet
+from monitor.config.advice import budget_misfit
 from monitor.core.durations import format_duration
 from monitor.core.errors import SheetReadError
 from monitor.core.timefmt import format_utc
@@ -79,17 +80,19 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
     """Validate the config (credential files included) and print the plan: spreadsheets, reads per
     round (a full round, and with change detection at a few edit rates), the quota arithmetic per
     Google Cloud project, the round time at the quota and at the last run's read time, and warnings.
-    Then check this machine: the state folder can be written, the run lock taken, every key loads and
-    signs and (unless --offline) Google issues a token for it, and Telegram knows the bot token and
-    lets the bot see every chat (getMe, getChat; nothing is sent). Exit 2 with every problem listed
-    if the config, a key, the token or a chat is refused, 1 if only the machine has a problem (the
-    state folder, the network)."""
+    Then check that a run's budget ends before the next round_interval tick, and this machine: the
+    state folder can be read and written, the run lock taken, every key loads and signs and (unless
+    --offline) Google issues a token for it, and Telegram knows the bot token and lets the bot see
+    every chat (getMe, getChat; nothing is sent). Exit 2 with every problem listed (with --json, as
+    a document on stdout) if the config, the budget, a key, the token or a chat is refused, 1 if only
+    the machine has a problem (the state folder, the network)."""
     quiet_logs()
-    config = load_or_exit(config_path, require_secrets=True)
+    config = load_or_exit(config_path, require_secrets=True, as_json=as_json)
     plan = admin.config_plan(config, _last_read_seconds(config), edit_shares or DEFAULT_EDIT_SHARES)
     from monitor.admin.preflight import preflight  # google-auth loads only for this command
 
-    checks = [*preflight(config, offline=offline), *_telegram_checks(config, offline)]
+    checks = [_schedule_check(config), *preflight(config, offline=offline),
+              *_telegram_checks(config, offline)]
     told = explanations(config)
     if as_json:
         emit_json({"valid": True, **plan, "explanations": told,
@@ -139,6 +142,20 @@ def _echo_explanations(told: list[dict[str, Any]]) -> None:
     if len(own) > _OWN_CHECKS_SHOWN:
         click.echo(f"  and {len(own) - _OWN_CHECKS_SHOWN} more spreadsheets with checks of their own "
                    "(--json lists them all)")
+
+
+def _schedule_check(config: Config):
+    """Does a run end before the next cron tick? A budget that does not is the config's problem (the
+    runs work, but every other tick finds the previous run working and does nothing): not ready."""
+    from monitor.admin.preflight import Check
+
+    run = config.run
+    misfit = budget_misfit(run)
+    if misfit is not None:
+        return Check("run budget", False, *misfit, usage=True)
+    left = format_duration(run.round_interval - run.budget)
+    return Check("run budget", True, f"{format_duration(run.budget)} leaves {left} of round_interval "
+                 f"({format_duration(run.round_interval)}, the cron line's interval) to save, send and exit")
 
 
 def _telegram_checks(config: Config, offline: bool) -> list:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from monitor.cli.output import fail
+from monitor.cli.output import emit_json, fail
 from monitor.config import Config, ConfigError, load_config, resolve_config_path
 from monitor.core.logs import log_event
 from monitor.state import State, admin_lock, changing_state, read_state, shares_state
@@ -37,14 +37,18 @@ wait_option = click.option(
 )
 
 
-def load_or_exit(config_path: Path | None, *, require_secrets: bool = False) -> Config:
-    """The validated config, or exit 2 with every problem listed. Read-only commands do not need the
-    credential files or the Telegram token, so by default they are not required."""
+def load_or_exit(config_path: Path | None, *, require_secrets: bool = False, as_json: bool = False) -> Config:
+    """The validated config, or exit 2 with every problem listed on stderr (and, ``as_json``, all of
+    them as a JSON document on stdout). Read-only commands do not need the credential files or the
+    Telegram token, so by default they are not required."""
     path = resolve_config_path(config_path, os.environ)
     try:
         return load_config(path, os.environ, require_secrets=require_secrets)
     except ConfigError as exc:
         click.echo(str(exc), err=True)
+        if as_json:
+            emit_json({"valid": False, "config": str(path),
+                       "problems": [issue.to_dict() for issue in exc.issues]})
         raise SystemExit(EXIT_USAGE) from None
 
 

@@ -35,14 +35,15 @@ EXIT_OK, EXIT_OPERATIONAL, EXIT_USAGE = 0, 1, 2
 
 def load_watchdog_config(config_path: Path | None) -> WatchdogParts:
     """The parts of the config the watchdog needs, read leniently when the whole does not load (see
-    ``monitor.config.lenient``); Google credentials are never opened. Raises ``ConfigError`` when the
-    watchdog itself cannot work (no readable file, Telegram half configured)."""
+    ``monitor.config.lenient``); the Google credentials are only looked at as a run looks at them
+    first (JSON), never loaded by the Google stack. Raises ``ConfigError`` when the watchdog itself
+    cannot work (no readable file, Telegram half configured)."""
     return load_for_watchdog(resolve_config_path(config_path, os.environ), os.environ)
 
 
 def config_trouble(parts: WatchdogParts) -> ConfigTrouble | None:
-    """The monitor's config problems as the watchdog reports them; None when the config loads."""
-    if parts.broken is None or parts.broken_since is None:
+    """The monitor's config problems as the watchdog reports them; None when a run would take it."""
+    if parts.broken is None:
         return None
     first, *others = parts.broken.issues
     head = f"{first.where}: {first.key}: {first.problem}" if first.key else f"{first.where}: {first.problem}"
@@ -95,7 +96,8 @@ def run_watchdog(config_path: Path | None, stream: IO[str], clock: object | None
     if report.delivery_failed:
         click.echo(
             f"sheet-watchdog: {report.undelivered} message(s) could not be sent to Telegram; they wait in "
-            f"{state_dir / STORE_NAME}.json for the next pass (see the log line above for why)",
+            f"{(report.kept_in or state_dir) / STORE_NAME}.json for the next pass (see the log line above "
+            "for why)",
             err=True,
         )
         return EXIT_OPERATIONAL

@@ -1,4 +1,6 @@
-"""Advice for ``check-config``: things that are allowed but probably not meant. Never errors."""
+"""Advice for ``check-config``: things that are allowed but probably not meant. Never errors of the
+config: the runs work with them. ``warnings_for`` is the config's warnings; ``budget_misfit``, which
+costs every other run, is a problem ``check-config`` does not call ready."""
 
 from __future__ import annotations
 
@@ -11,20 +13,32 @@ from monitor.core.durations import format_duration
 from .model import Sheet
 from .sections import GoogleConfig, RunConfig, TelegramConfig
 
+# A run ends within budget + 5 s (its requests cut to the deadline, the notifier held to it), and its
+# process needs a moment to start and to exit: the next cron tick may count on the run being gone
+# only if this much of round_interval is left after the budget.
+TICK_MARGIN = timedelta(seconds=10)
+
+
+def budget_misfit(run: RunConfig) -> tuple[str, str] | None:
+    """(problem, fix) when ``budget`` does not fit ``round_interval``, the interval of the cron line
+    that starts the runs: each tick would find the previous run still holding the run lock and exit,
+    its turn lost (a run every other tick). None when it fits. Allowed (the runs work, only slower),
+    so not a config error: ``check-config`` reports it as a problem of the config."""
+    if run.round_interval - run.budget >= min(TICK_MARGIN, run.round_interval / 2):
+        return None
+    suggestion = format_duration(max(run.round_interval - timedelta(seconds=30), run.round_interval / 2))
+    return (f"budget {format_duration(run.budget)} does not end before the next round_interval "
+            f"({format_duration(run.round_interval)}) tick: a run takes up to budget + 5 s, so the next "
+            "tick finds it still working, exits, and its turn is lost (a run every other tick)",
+            f'set budget = "{suggestion}" under [run]; or, if the cron line runs less often than every '
+            f"{format_duration(run.round_interval)}, set round_interval to its interval")
+
 
 def warnings_for(sections: Mapping[str, Any], sheets: Sequence[Sheet],
                  profiles: Sequence[str]) -> tuple[str, ...]:
     """``sections`` by name (all valid), the resolved sheets, and every profile's name."""
-    run: RunConfig = sections["run"]
     telegram: TelegramConfig = sections["telegram"]
     warnings = []
-    if run.budget >= run.round_interval:
-        suggestion = format_duration(max(run.round_interval - timedelta(seconds=30),
-                                         run.round_interval / 2))
-        warnings.append(
-            f"run.budget ({format_duration(run.budget)}) is not shorter than run.round_interval "
-            f"({format_duration(run.round_interval)}): a cron tick that finds a run still working "
-            f"exits and its time is lost; set budget = \"{suggestion}\"")
     used = {sheet.profile for sheet in sheets}
     unused = [name for name in profiles if name not in used]
     if unused:

@@ -9,18 +9,28 @@ and to its fingerprint (a new dependent makes the next round read it, to have th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 
 from monitor.checks import CrossSheetCheck
 
 from .issues import ConfigIssue
 from .model import Lend, Sheet, checks_fingerprint
 
+# Where a check's other is written ("monitor.toml:31", "profiles.stock.checks[2].other"), or None.
+Locate = Callable[[CrossSheetCheck], tuple[str, str] | None]
 
-def link_cross_sheets(sheets: Sequence[Sheet], issues: list[ConfigIssue]) -> tuple[Sheet, ...]:
+
+def link_cross_sheets(sheets: Sequence[Sheet], issues: list[ConfigIssue], *,
+                      unloaded: Collection[str] = (), locate: Locate = lambda check: None
+                      ) -> tuple[Sheet, ...]:
     """``sheets`` with each cross-sheet check's other spreadsheet resolved (``Sheet.others``) and the
-    ranges each spreadsheet lends (``Sheet.lends``); an unknown other spreadsheet goes to ``issues``."""
+    ranges each spreadsheet lends (``Sheet.lends``); an unknown other spreadsheet goes to ``issues``,
+    at the check's own line (``locate``), once for a profile's check that all its spreadsheets share.
+
+    ``unloaded``: ids and names of spreadsheets the config lists but that did not load, their own
+    problems reported already; a check naming one of them is not reported again (the one cause
+    would drown under as many follow-ons as it has dependents)."""
     by_id = {sheet.id: sheet for sheet in sheets}
     by_name: dict[str, list[str]] = {}
     for sheet in sheets:
@@ -31,40 +41,51 @@ def link_cross_sheets(sheets: Sequence[Sheet], issues: list[ConfigIssue]) -> tup
         for check in sheet.checks:
             if not isinstance(check, CrossSheetCheck):
                 continue
-            other = _resolve(sheet, check, by_id, by_name, issues)
-            if other is not None:
-                others.setdefault(sheet.id, []).append((check.name, other))
-                lend = Lend(check.other_range, "keys" if check.match == "keys" else check.aggregate)
-                if lend not in lends.setdefault(other, []):
-                    lends[other].append(lend)
+            found = _resolve(sheet, check, by_id, by_name, unloaded)
+            if isinstance(found, _Unresolved):
+                where, key = locate(check) or (sheet.origin, f"check {check.name!r}: other")
+                issue = ConfigIssue(where, key, found.problem, found.fix)
+                if issue not in issues:
+                    issues.append(issue)
+                continue
+            if found is None:
+                continue
+            others.setdefault(sheet.id, []).append((check.name, found))
+            lend = Lend(check.other_range, "keys" if check.match == "keys" else check.aggregate)
+            if lend not in lends.setdefault(found, []):
+                lends[found].append(lend)
     if not others:
         return tuple(sheets)
     return tuple(_linked(sheet, tuple(others.get(sheet.id, ())), tuple(lends.get(sheet.id, ())))
                  for sheet in sheets)
 
 
-def _resolve(sheet: Sheet, check: CrossSheetCheck, by_id: dict[str, Sheet],
-             by_name: dict[str, list[str]], issues: list[ConfigIssue]) -> str | None:
-    key = f"check {check.name!r}: other"
+@dataclass(frozen=True)
+class _Unresolved:
+    problem: str
+    fix: str
+
+
+def _resolve(sheet: Sheet, check: CrossSheetCheck, by_id: dict[str, Sheet], by_name: dict[str, list[str]],
+             unloaded: Collection[str]) -> str | _Unresolved | None:
+    """The other spreadsheet's id; why there is none; None when its own problems are told already."""
     if check.other in by_id:
         found = check.other
     elif len(by_name.get(check.other, ())) == 1:
         found = by_name[check.other][0]
     elif check.other in by_name:
-        issues.append(ConfigIssue(sheet.origin, key, f"{len(by_name[check.other])} spreadsheets are "
-                                  f"named {check.other!r}", "name the other spreadsheet by its id"))
+        return _Unresolved(f"{len(by_name[check.other])} spreadsheets are named {check.other!r}",
+                           "name the other spreadsheet by its id")
+    elif check.other in unloaded:
         return None
     else:
-        issues.append(ConfigIssue(
-            sheet.origin, key, f"other spreadsheet {check.other!r} is not in the config",
-            "write the id or name of a configured spreadsheet; to compare with one not monitored yet, "
-            "add it to [[sheets]] (its range is read in its own batchGet)"))
-        return None
+        return _Unresolved(f"other spreadsheet {check.other!r} is not in the config",
+                           "write the id or name of a configured spreadsheet; to compare with one not "
+                           "monitored yet, add it to [[sheets]] (its range is read in its own batchGet)")
     if found == sheet.id:
-        issues.append(ConfigIssue(sheet.origin, key, "a cross-sheet check compares with another "
-                                  "spreadsheet, not its own", "compare two ranges of one spreadsheet "
-                                  "with two threshold checks, or name another spreadsheet"))
-        return None
+        return _Unresolved(f"{sheet.name!r} is compared with itself: a cross-sheet check compares with "
+                           "another spreadsheet, not its own", "compare two ranges of one spreadsheet "
+                           "with two threshold checks, or name another spreadsheet")
     return found
 
 

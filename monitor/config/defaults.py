@@ -37,8 +37,10 @@ class Default:
 
 DEFAULTS: Mapping[str, Default] = {
     "run.budget": Default(
-        "6m", "Apps Script's execution limit, which the original design was sized for; check-config "
-        "warns when it is not shorter than round_interval"),
+        "4m30s", "under the 5-minute cron line (crontab.example, round_interval): a run takes up to "
+        "budget + 5 s, and 30 s are left to save, send and exit before the next tick; a budget as long "
+        "as the interval would make every other tick find the run still working and lose its turn "
+        "(check-config reports a budget that does not fit round_interval)"),
     "run.round_interval": Default("5m", "the cron interval: a new round at most every cron tick"),
     "run.state_dir": Default("state", "the state folder next to the config, as shipped in the repo"),
     "run.change_detection": Default(

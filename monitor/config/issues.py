@@ -6,10 +6,13 @@ the fix. ``ConfigError`` reports them in reading order, at most ``MAX_REPORTED_I
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 MAX_REPORTED_ISSUES = 30  # enough to fix a batch at once, few enough to read in a terminal
+
+_PLACE = re.compile(r"(.+?):(\d+)(?::\d+)?")  # "file:line" or "file:line:column"
 
 Loc = tuple[str | int, ...]  # a key's path in the parsed TOML: ("profiles", "stock", "checks", 2)
 
@@ -26,6 +29,14 @@ class ConfigIssue:
     def __str__(self) -> str:
         head = f"{self.where}: {self.key}: {self.problem}" if self.key else f"{self.where}: {self.problem}"
         return f"{head}\n  fix: {self.fix}"
+
+    def to_dict(self) -> dict[str, str | int | None]:
+        """The issue for ``--json``: ``where`` also split into its ``file`` and ``line`` (None for the
+        environment, or a file as a whole)."""
+        place = _PLACE.fullmatch(self.where)
+        file, line = (place.group(1), int(place.group(2))) if place else (self.where, None)
+        return {"where": self.where, "file": None if self.where == "environment" else file, "line": line,
+                "key": self.key or None, "problem": self.problem, "fix": self.fix}
 
 
 class ConfigError(Exception):

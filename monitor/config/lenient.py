@@ -5,7 +5,10 @@ the watchdog is what must tell people. It needs only ``[run] state_dir``, ``[tel
 ``[watchdog]`` and ``[state]``: :func:`load_for_watchdog` loads the whole config when it can, and otherwise
 reads those tables on their own (the file's TOML if it parses, else each of the tables alone, else
 line by line), keeps every key that is valid by itself and takes the default for the others. The full
-load's errors come back with it (``broken``), for the watchdog to report.
+load's errors come back with it (``broken``), for the watchdog to report. A config that loads is still
+one the runs refuse when a credential file it names is missing or unusable (a key deleted, moved,
+made unreadable): the watchdog learns that refusal too, from the same look at each key file the run
+takes (``secrets.check_credentials``: JSON only, no Google library), which never quotes a key.
 
 Raises ``ConfigError`` only when the watchdog itself cannot work: the file cannot be read at all, or
 Telegram is half configured (a chat without a token, a token without a chat), which would leave the
@@ -25,10 +28,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from .defaults import TOKEN_ENV, TOKEN_FILE_ENV
+from .explain import key_path
 from .issues import ConfigError, ConfigIssue
 from .loader import load_config
+from .model import Config
 from .positions import TomlPositions
-from .secrets import with_token
+from .secrets import check_credentials, with_token
 from .sections import RunConfig, StateConfig, TelegramConfig, WatchdogConfig
 
 WATCHDOG_TABLES: Mapping[str, type[BaseModel]] = {
@@ -40,8 +45,9 @@ _NEVER_READ = ("bot_token", "token", "credential_projects")  # secrets, and what
 
 @dataclass(frozen=True)
 class WatchdogParts:
-    """What the watchdog works with. ``broken``: the full config's errors (None when it loads);
-    ``broken_since``: when the file was last changed, the edit that broke it."""
+    """What the watchdog works with. ``broken``: the config's errors as a run meets them (None when a
+    run would take it); ``broken_since``: when the file was last changed, the edit that broke it
+    (None when the file itself loads and a key file it names is what the runs refuse)."""
 
     path: Path
     run: RunConfig
@@ -63,9 +69,20 @@ def load_for_watchdog(path: Path, environ: Mapping[str, str]) -> WatchdogParts:
             raise broken from None  # not even its own parts can be read: nothing to watch with
         parts = _lenient_parts(path, text, environ, broken, changed)
     else:
-        parts = WatchdogParts(path, config.run, config.telegram, config.watchdog, config.state)
+        parts = WatchdogParts(path, config.run, config.telegram, config.watchdog, config.state,
+                              _refused_keys(config, path))
     _require_a_way_to_send(parts)
     return parts
+
+
+def _refused_keys(config: Config, path: Path) -> ConfigError | None:
+    """The refusal a run would give to the credential files of ``config`` (loaded without them), at
+    their lines; None when it would take them."""
+    issues: list[ConfigIssue] = []
+    positions = TomlPositions(path.read_text(encoding="utf-8"))  # read a moment ago, by the load
+    check_credentials(config.google, lambda loc, problem, fix: issues.append(
+        ConfigIssue(positions.where(str(path), loc), key_path(loc), problem, fix)))
+    return ConfigError(issues) if issues else None
 
 
 def _lenient_parts(path: Path, text: str, environ: Mapping[str, str], broken: ConfigError,
@@ -139,8 +156,7 @@ def _require_a_way_to_send(parts: WatchdogParts) -> None:
     if bool(telegram.chat_id) == (telegram.bot_token is not None):
         return
     positions = TomlPositions(parts.path.read_text(encoding="utf-8"))  # read a moment ago
-    line = positions.line_of(("telegram", "chat_id")) or positions.last_line
-    where = f"{parts.path}:{line}"
+    where = positions.where(str(parts.path), ("telegram", "chat_id"))
     if telegram.chat_id:
         issue = ConfigIssue(where, "telegram.chat_id",
                             f"chat_id is set but neither {TOKEN_ENV} nor {TOKEN_FILE_ENV} gives a readable "

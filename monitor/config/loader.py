@@ -7,16 +7,17 @@ there is none.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from monitor.checks import CHECK_KINDS, Check
+from monitor.checks import CHECK_KINDS, Check, CrossSheetCheck
 from monitor.core.wording import counted
 
 from .advice import warnings_for
@@ -97,20 +98,27 @@ class _Builder:
         self.environ = environ
         self.require_secrets = require_secrets
         self.issues: list[ConfigIssue] = []
+        self.reported: list[Loc] = []  # where each issue of the config file itself is
+        # Ids and names of [[sheets]] tables with problems of their own (each told at its line).
+        self.unloaded: set[str] = set()
+        self.check_places: dict[int, Loc] = {}  # id(check) -> where it is written
 
     # -- issue helpers
 
     def add(self, loc: Loc, problem: str, fix: str) -> None:
         self.issues.append(ConfigIssue(self.where(loc), key_path(loc), problem, fix))
+        self.reported.append(loc)
 
     def where(self, loc: Loc) -> str:
-        """"file:line" of the key at ``loc``, else of its table; a key of a table the file lacks
-        is placed at the file's last line, where it would be added."""
-        line = self.positions.line_of(loc) or self.positions.last_line
-        return f"{self.shown}:{line}"
+        return self.positions.where(self.shown, loc)
 
     def locator(self, loc: Loc) -> Callable[[str], tuple[str, str]]:
         return lambda key: (self.where((*loc, key)), key_path((*loc, key)))
+
+    def check_place(self, check: Check) -> tuple[str, str] | None:
+        """Where a check's ``other`` is written (a profile's check: once for all its spreadsheets)."""
+        loc = self.check_places.get(id(check))
+        return None if loc is None else (self.where((*loc, "other")), key_path((*loc, "other")))
 
     def validate(self, model: type[BaseModel], data: Any, loc: Loc) -> Any:
         """model.model_validate(data) or None, with every pydantic error turned into an issue."""
@@ -124,10 +132,7 @@ class _Builder:
     # -- the whole file
 
     def build(self, data: dict[str, Any]) -> Config:
-        for key in data:
-            if key not in TOP_KEYS:
-                self.add((key,), f"unknown top-level key or section {key!r}",
-                         choices_fix(key, TOP_KEYS))
+        misspelt = self.top_keys(data)
         sections = {name: self.section(name, data.get(name, {})) for name in SECTIONS}
         profiles = self.profiles(data.get("profiles", {}))
         reported = len(self.issues)
@@ -135,9 +140,15 @@ class _Builder:
         if "sheets_file" in data:
             entries += read_sheets_csv(data["sheets_file"], self.base_dir, self.shown, self.add,
                                        self.issues)
-        if not entries and len(self.issues) == reported:
+        if not entries and len(self.issues) == reported and not self.lists_elsewhere(misspelt):
             self.no_spreadsheets(data)
-        sheets = link_cross_sheets(resolve_sheets(entries, profiles, self.issues), self.issues)
+        # What a misspelt [profile.NAME] or [[sheet]] holds is told there, once: the spreadsheets that
+        # name those profiles, and the cross-sheet checks naming those spreadsheets, are not told again.
+        written_there = [data[key] for key, meant in misspelt.items() if meant == "profiles"]
+        resolved, unloaded = resolve_sheets(entries, profiles, self.issues, _names_in(written_there))
+        unloaded |= self.unloaded | _sheet_names(data[key] for key, meant in misspelt.items()
+                                                 if meant in ("sheets", "sheets_file"))
+        sheets = link_cross_sheets(resolved, self.issues, unloaded=unloaded, locate=self.check_place)
         if sections["telegram"] is not None:
             self.route_profiles(sections["telegram"], profiles)
         if sections["metrics"] is not None:
@@ -149,7 +160,8 @@ class _Builder:
             projects = check_credentials(sections["google"], self.add)
             sections["google"] = sections["google"].model_copy(update={"credential_projects": projects})
         if self.issues:
-            raise ConfigError(sorted(self.issues, key=reading_order))
+            # One mistake found twice (the same check of a profile, say) is one problem to fix.
+            raise ConfigError(sorted(dict.fromkeys(self.issues), key=reading_order))
         # Everything below was validated above: constructed, not validated again.
         return Config.model_construct(
             path=self.path.resolve(),
@@ -159,6 +171,24 @@ class _Builder:
             warnings=warnings_for(sections, sheets, tuple(profiles)),
             **sections,
         )
+
+    def top_keys(self, data: dict[str, Any]) -> dict[str, str]:
+        """Reports each unknown top-level key; returns those that look like a misspelt known one
+        (``[[sheet]]`` for ``[[sheets]]``), with the key meant."""
+        misspelt = {}
+        for key in data:
+            if key not in TOP_KEYS:
+                self.add((key,), f"unknown top-level key or section {key!r}", choices_fix(key, TOP_KEYS))
+                meant = difflib.get_close_matches(key, TOP_KEYS, n=1)
+                if meant:
+                    misspelt[key] = meant[0]
+        return misspelt
+
+    def lists_elsewhere(self, misspelt: Mapping[str, str]) -> bool:
+        """Were spreadsheets written where they are not read, and told there: under a misspelt
+        ``[[sheet]]``, or a ``sheets``/``sheets_file`` key inside a section?"""
+        return (any(meant in ("sheets", "sheets_file") for meant in misspelt.values())
+                or any(len(loc) > 1 and loc[-1] in ("sheets", "sheets_file") for loc in self.reported))
 
     def section(self, name: str, raw: Any) -> Any:
         if not isinstance(raw, dict):
@@ -238,7 +268,10 @@ class _Builder:
             self.add((*loc, "kind"), f"unknown check kind {kind!r}",
                      choices_fix(str(kind), tuple(CHECK_KINDS), what="kind"))
             return None
-        return self.validate(model, raw, loc)
+        check = self.validate(model, raw, loc)
+        if isinstance(check, CrossSheetCheck):  # its other spreadsheet is looked up once all are known
+            self.check_places[id(check)] = loc
+        return check
 
     def profiles(self, raw: Any) -> dict[str, Profile | None]:
         """name -> profile; None marks a profile that exists but has errors (already reported)."""
@@ -284,4 +317,18 @@ class _Builder:
             if entry is not None and checks is not None:
                 entries.append(Entry(entry.id, entry.name, entry.profile, entry.tags, checks,
                                      self.locator(loc), entry.owner))
+            else:
+                self.unloaded |= _sheet_names([[table]])
         return entries
+
+
+def _sheet_names(lists: Iterable[Any]) -> set[str]:
+    """The ids and names written in lists of spreadsheet tables (whatever else is wrong with them)."""
+    return {value.strip() for tables in lists if isinstance(tables, list) for table in tables
+            if isinstance(table, dict) for key in ("id", "name")
+            if isinstance(value := table.get(key), str)}
+
+
+def _names_in(tables: Iterable[Any]) -> set[str]:
+    """The keys of tables (the profile names under a misspelt [profile.NAME])."""
+    return {name for table in tables if isinstance(table, dict) for name in table}

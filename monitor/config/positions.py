@@ -2,6 +2,11 @@
 
 tomllib gives no positions, so this scans the raw text: good enough to point an admin at the right
 line (table header, then key, then the N-th element of an array, then a key of an inline table).
+Each header is known by its place in the parsed document (``[[sheets]]`` the second time is
+``("sheets", 1)``, a ``[[sheets.checks]]`` under it ``("sheets", 1, "checks", 0)``), so an array of
+tables is found at any depth; a table written only through its sub-tables (``[profile.sales]``, a
+misspelt ``[profiles.sales]``) is placed at the first of them; and a line inside a multi-line string
+is never taken for a header or a key.
 """
 
 from __future__ import annotations
@@ -15,24 +20,30 @@ from .issues import Loc
 
 _HEADER_RE = re.compile(r"^[ \t]*(\[\[?)([^\[\]]+?)\]\]?[ \t]*(?:#.*)?$", re.MULTILINE)
 _HEADER_PART_RE = re.compile(r"""\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*(?:\.|$)""")
+# What may hold a triple quote without starting a multi-line string: a one-line string, a comment.
+_QUOTES_RE = re.compile(r"""\"\"\"|'''|"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|#[^\n]*""")
 
 
 class TomlPositions:
     def __init__(self, text: str) -> None:
         self.text = text
-        # (start offset of the header line, end offset, is array-of-tables, dotted name parts)
-        self.headers: list[tuple[int, int, bool, tuple[str, ...]]] = []
-        # Indexes precomputed so that locating each of 5,000 [[sheets]] stays linear overall.
-        self.arrays: dict[tuple[str, ...], list[int]] = {}
-        self.tables: dict[tuple[str, ...], int] = {}
+        self.strings = _multiline_strings(text)
+        # (start offset of the header line, end offset) of each header, in the file's order.
+        self.headers: list[tuple[int, int]] = []
+        # Indexes precomputed so that locating each of 5,000 [[sheets]] stays linear overall: each
+        # header by its place in the document, and the first header under each place.
+        self.places: dict[Loc, int] = {}
+        self.first_under: dict[Loc, int] = {}
+        tables_in: dict[Loc, int] = {}  # how many tables each array of tables has so far
         for match in _HEADER_RE.finditer(text):
-            parts = _header_parts(match.group(2))
-            is_array = match.group(1) == "[["
-            if is_array:
-                self.arrays.setdefault(parts, []).append(len(self.headers))
-            else:
-                self.tables.setdefault(parts, len(self.headers))
-            self.headers.append((match.start(), match.end(), is_array, parts))
+            if self._in_string(match.start()):
+                continue
+            place = _place(_header_parts(match.group(2)), match.group(1) == "[[", tables_in)
+            index = len(self.headers)
+            self.places.setdefault(place, index)
+            for depth in range(1, len(place)):
+                self.first_under.setdefault(place[:depth], index)
+            self.headers.append((match.start(), match.end()))
         # Offsets where each line starts: 0, then one past every newline.
         self.line_starts = [0, *accumulate(len(line) + 1 for line in text.split("\n"))][:-1]
 
@@ -40,6 +51,11 @@ class TomlPositions:
     def last_line(self) -> int:
         """The file's last line that holds something (1 for an empty file)."""
         return self.line(len(self.text.rstrip())) if self.text.strip() else 1
+
+    def where(self, shown: str, loc: Loc) -> str:
+        """"file:line" of the key at ``loc``, else of its table; a key of a table the file lacks is
+        placed at the file's last line, where it would be added."""
+        return f"{shown}:{self.line_of(loc) or self.last_line}"
 
     def line(self, offset: int) -> int:
         return bisect.bisect_right(self.line_starts, offset)
@@ -67,27 +83,31 @@ class TomlPositions:
         return self.line(pos)
 
     def _region(self, loc: Loc) -> tuple[int, int, Loc, int | None] | None:
-        # The N-th [[a]] or [[a.b]] table (``[[telegram.routes]]``): a name, then the index.
-        for n in (1, 2):
-            if len(loc) > n and isinstance(loc[n], int) and all(isinstance(p, str) for p in loc[:n]):
-                arrays = self.arrays.get(loc[:n], [])  # type: ignore[arg-type]
-                if loc[n] < len(arrays):
-                    return self._header_region(arrays[loc[n]], loc[n + 1:])
-        for n in range(len(loc), 0, -1):  # the longest [a.b] header that loc starts with
-            prefix = loc[:n]
-            if all(isinstance(p, str) for p in prefix) and prefix in self.tables:
-                return self._header_region(self.tables[prefix], loc[n:])  # type: ignore[index]
+        for n in range(len(loc), 0, -1):  # the header whose place is the longest start of loc
+            index = self.places.get(loc[:n])
+            if index is not None:
+                return self._header_region(index, loc[n:])
+        index = self.first_under.get(loc)
+        if index is not None:  # a table or an array written only through its sub-tables
+            return self._header_region(index, ())
         end = self.headers[0][0] if self.headers else len(self.text)
         return 0, end, loc, None
 
     def _header_region(self, index: int, rest: Loc) -> tuple[int, int, Loc, int]:
-        start, header_end, _, _ = self.headers[index]
+        start, header_end = self.headers[index]
         end = self.headers[index + 1][0] if index + 1 < len(self.headers) else len(self.text)
         return header_end, end, rest, self.line(start)
 
     def _find_key(self, start: int, end: int, key: str, inline: bool = False) -> int | None:
-        match = _key_pattern(key, inline).search(self.text, start, end)
-        return match.start(1) if match else None
+        for match in _key_pattern(key, inline).finditer(self.text, start, end):
+            if not self._in_string(match.start(1)):
+                return match.start(1)
+        return None
+
+    def _in_string(self, offset: int) -> bool:
+        """Is ``offset`` inside a multi-line string, whose lines may look like headers or keys?"""
+        at = bisect.bisect_right(self.strings, (offset, len(self.text) + 1)) - 1
+        return at >= 0 and offset < self.strings[at][1]
 
     def _array_element(self, key_pos: int, end: int, index: int) -> tuple[int, int] | None:
         """Offsets of the ``index``-th element of the array written after the key at key_pos."""
@@ -125,6 +145,38 @@ class TomlPositions:
                 element_start = None
             pos += 1
         return None
+
+
+def _place(parts: tuple[str, ...], is_array: bool, tables_in: dict[Loc, int]) -> Loc:
+    """A header's place in the parsed document. An array of tables on its way stands for its latest
+    table (TOML's rule); an array's own header adds the next table to it (counted in ``tables_in``)."""
+    place: Loc = ()
+    for part in parts[:-1]:
+        place = (*place, part)
+        if place in tables_in:
+            place = (*place, tables_in[place] - 1)
+    place = (*place, *parts[-1:])
+    if not is_array:
+        return place
+    count = tables_in.get(place, 0)
+    tables_in[place] = count + 1
+    return (*place, count)
+
+
+def _multiline_strings(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of each multi-line string, in order; a config without a triple quote
+    (most of them) is not scanned."""
+    if '"""' not in text and "'''" not in text:
+        return []
+    spans = []
+    pos = 0
+    while (match := _QUOTES_RE.search(text, pos)) is not None:
+        if match.group() in ('"""', "'''"):
+            pos = _skip_string(text, match.start())
+            spans.append((match.start(), pos))
+        else:
+            pos = match.end()
+    return spans
 
 
 @lru_cache(maxsize=64)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import socket
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
@@ -124,13 +125,17 @@ class BreakerConfig(_Section):
     max_cooldown: Duration = default("breaker.max_cooldown")
     unreadable_after: Duration = default("breaker.unreadable_after")
 
-    @model_validator(mode="after")
-    def _cap_not_below_cooldown(self) -> BreakerConfig:
-        if self.max_cooldown < self.cooldown:
+    @field_validator("max_cooldown")
+    @classmethod
+    def _cap_not_below_cooldown(cls, value: timedelta, info: ValidationInfo) -> timedelta:
+        # A field's check rather than the model's, so the error is told at max_cooldown's line;
+        # cooldown comes first, and is missing here only when it is wrong itself (told at its line).
+        cooldown = info.data.get("cooldown")
+        if cooldown is not None and value < cooldown:
             raise InvalidValue(
-                f"max_cooldown ({format_duration(self.max_cooldown)}) is shorter than cooldown "
-                f"({format_duration(self.cooldown)})", "make max_cooldown at least cooldown")
-        return self
+                f"max_cooldown ({format_duration(value)}) is shorter than cooldown "
+                f"({format_duration(cooldown)})", "make max_cooldown at least cooldown")
+        return value
 
 
 def _names(value: object, what: str) -> tuple[str, ...]:

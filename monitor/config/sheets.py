@@ -1,13 +1,14 @@
 """Spreadsheets as written ([[sheets]] tables and CSV rows) -> resolved ``Sheet``s.
 
 A sheet's checks are its profile's, then its own. Resolving reports a repeated id (naming both
-places), an unknown profile, a sheet without checks and two checks sharing a name. What follows from
+places), an unknown profile (once, however many sheets name it), a sheet without checks and two
+checks sharing a name. What follows from
 a tuple of checks is computed once per profile (``CheckSet``), not once per spreadsheet.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, StrictBool, field_validator
 
 from monitor.checks import Check
 from monitor.core.invalid import InvalidValue
+from monitor.core.wording import counted
 
 from .explain import choices_fix
 from .fields import Duration, Owner, SpreadsheetId
@@ -69,15 +71,21 @@ class SheetTable(BaseModel):
 
 
 def resolve_sheets(entries: list[Entry], profiles: Mapping[str, Profile | None],
-                   issues: list[ConfigIssue]) -> tuple[Sheet, ...]:
-    """The sheets of ``entries`` that resolve; the problems of the others go to ``issues``.
+                   issues: list[ConfigIssue], misplaced_profiles: Collection[str] = ()
+                   ) -> tuple[tuple[Sheet, ...], set[str]]:
+    """The sheets of ``entries`` that resolve, and the ids and names of those that do not (their
+    problems go to ``issues``): a cross-sheet check naming one of them is not told again.
 
     ``profiles`` maps each defined profile to itself, or to None when the profile has errors of its
-    own (already reported: its sheets are skipped silently).
+    own (already reported: its sheets are skipped silently), as are the sheets of a profile written
+    under a misspelt table (``misplaced_profiles``, reported there). An unknown profile is one issue
+    however many spreadsheets name it, at the first of them: it has one fix.
     """
     shared = {name: CheckSet.of(profile.checks) for name, profile in profiles.items()
               if profile is not None}
     sheets: list[Sheet] = []
+    dropped: set[str] = set()
+    unknown: dict[str, list[Entry]] = {}
     first_seen: dict[str, Entry] = {}
     for entry in entries:
         where, key = entry.locate("id")
@@ -92,15 +100,11 @@ def resolve_sheets(entries: list[Entry], profiles: Mapping[str, Profile | None],
             continue
         checks: CheckSet | None = None
         if entry.profile is not None:
-            if entry.profile not in profiles:
-                issues.append(ConfigIssue(
-                    *entry.locate("profile"),
-                    f"unknown profile {entry.profile!r}",
-                    choices_fix(entry.profile, tuple(profiles), what="profile") +
-                    f" (or define [profiles.{entry.profile}])"))
+            if profiles.get(entry.profile) is None:  # unknown, or with errors of its own
+                dropped.update((entry.id, entry.name or entry.id))
+                if entry.profile not in profiles and entry.profile not in misplaced_profiles:
+                    unknown.setdefault(entry.profile, []).append(entry)
                 continue
-            if profiles[entry.profile] is None:
-                continue  # the profile's own errors are reported already
             checks = shared[entry.profile]
         if entry.checks:  # inline checks: this spreadsheet's own tuple
             checks = CheckSet.of((checks.checks if checks else ()) + entry.checks)
@@ -108,14 +112,21 @@ def resolve_sheets(entries: list[Entry], profiles: Mapping[str, Profile | None],
             issues.append(ConfigIssue(
                 where, key, f"spreadsheet {entry.id!r} has no checks",
                 'add profile = "NAME" or checks = [{ kind = ..., range = ... }]'))
+            dropped.update((entry.id, entry.name or entry.id))
             continue
         if checks.duplicate_name:
             issues.append(ConfigIssue(
                 where, key,
                 f"two checks of spreadsheet {entry.id!r} are both named {checks.duplicate_name!r}",
                 "give each check a distinct name = \"...\" (results are kept per name)"))
+            dropped.update((entry.id, entry.name or entry.id))
             continue
         profile = profiles[entry.profile] if entry.profile is not None else None
         sheets.append(Sheet.of(entry.id, entry.name or entry.id, profile, entry.tags, checks, where,
                                entry.owner))
-    return tuple(sheets)
+    for name, naming in unknown.items():
+        also = f", named by {counted(len(naming), 'spreadsheet')} (the first here)" if len(naming) > 1 else ""
+        issues.append(ConfigIssue(*naming[0].locate("profile"), f"unknown profile {name!r}{also}",
+                                  choices_fix(name, tuple(profiles), what="profile") +
+                                  f" (or define [profiles.{name}])"))
+    return tuple(sheets), dropped

@@ -39,7 +39,7 @@ def read_sheets_csv(raw: object, base_dir: Path, config_shown: str,
     shown = os.path.normpath(os.path.join(os.path.dirname(config_shown), raw))
     try:
         text = csv_path.read_text(encoding="utf-8-sig")  # Excel writes a BOM
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8, or a NUL in the path
         reason = "not found" if isinstance(exc, FileNotFoundError) else f"unreadable ({exc})"
         add(loc, f"sheets file {str(csv_path)!r} is {reason}",
             "check the path (relative to the config file's folder) and that it is UTF-8")

@@ -31,9 +31,8 @@ from .dataset_generate import (
 SHEETS_CSV = "sheets.csv"
 PROFILE = "stock"
 CATALOGUE_PROFILE = "catalogue"
-# A run's time box, under the 5-minute cron interval (the default round_interval): with the default
-# budget (6m, sized for Apps Script) a tick would find the previous run still working and lose its
-# turn, and check-config would warn about the config it was just given.
+# A run's time box, under the 5-minute cron interval (the default round_interval), written out (it is
+# also the default) so that the config it writes shows what its runs' cron line needs.
 BUDGET = "4m30s"
 
 

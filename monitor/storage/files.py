@@ -16,6 +16,7 @@ from pathlib import Path
 
 from monitor.storage.errors import StateError
 from monitor.storage.paths import aside_name
+from monitor.storage.writability import not_readable_text
 
 PRIVATE_FILE_MODE = 0o600
 PRIVATE_DIR_MODE = 0o700
@@ -125,6 +126,8 @@ def read_file(path: Path) -> tuple[bytes, os.stat_result] | None:
             return stream.read(), identity
     except FileNotFoundError:
         return None
+    except PermissionError as exc:  # who may read it, and how to fix it; nothing was changed
+        raise StateError(not_readable_text(path, path.parent)) from exc
     except OSError as exc:
         raise StateError(
             f"cannot read the state file {path}: {exc.strerror}. Run sheet-monitor as the user that"

@@ -17,6 +17,7 @@ from monitor.storage.file_store import FileStore
 from monitor.storage.lock import FlockLock
 from monitor.storage.memory import MemoryBacking, MemoryLock, MemoryStore
 from monitor.storage.paths import StatePaths
+from monitor.storage.writability import reading
 
 PROPERTIES = "properties"  # the runner's state
 
@@ -50,10 +51,13 @@ class FileLocation(StateLocation):
         return StatePaths(self.state_dir / f"{name}.json")
 
     def exists(self, name: str = PROPERTIES) -> bool:
-        return self.paths(name).exist()
+        # A folder this user may not enter cannot say: the StateError says who may, and the fix.
+        with reading(self.state_dir):
+            return self.paths(name).exist()
 
     def open(self, name: str = PROPERTIES, *, read_only: bool = False) -> FileStore:
-        return FileStore(self.paths(name).snapshot, read_only=read_only)
+        with reading(self.state_dir):
+            return FileStore(self.paths(name).snapshot, read_only=read_only)
 
     def lock(self, name: str = RUN_LOCK) -> FlockLock:
         return FlockLock.in_dir(self.state_dir, name)

@@ -6,8 +6,11 @@ Nothing here does I/O; ``monitor.watchdog.watch`` reads the state and keeps the 
 
 Verdicts, checked in this order (the first that applies wins):
 
-- ``config_broken``: the monitor's config does not load, so every run exits at once (the watchdog
-  read its own parts leniently: ``monitor.config.lenient``);
+- ``config_broken``: the runs refuse the monitor's config, so every run exits at once: it does not
+  load (the watchdog read its own parts leniently: ``monitor.config.lenient``), or a service-account
+  key it names is missing or unusable;
+- ``state_inaccessible``: this user may not read the state folder, or a file of the state (another
+  owner's, of mode 0700): the runs, as this same user, stop there too, and tell no one;
 - ``state_unwritable``: this user cannot save a state in the state folder (another owner, a
   read-only filesystem, a full disk): runs cannot save, so they cannot tell anyone either;
 - ``state_missing``: there is no state file;
@@ -50,11 +53,12 @@ FAILING = "failing"
 STATE_MISSING = "state_missing"
 STATE_UNREADABLE = "state_unreadable"
 STATE_UNWRITABLE = "state_unwritable"
+STATE_INACCESSIBLE = "state_inaccessible"
 CONFIG_BROKEN = "config_broken"
 DELIVERY_HALTED = "delivery_halted"
 RUNNER_STOPPED = "runner_stopped"
 STATUSES = (HEALTHY, SILENT, STUCK, FAILING, STATE_MISSING, STATE_UNREADABLE, STATE_UNWRITABLE,
-            DELIVERY_HALTED, CONFIG_BROKEN, RUNNER_STOPPED)
+            STATE_INACCESSIBLE, DELIVERY_HALTED, CONFIG_BROKEN, RUNNER_STOPPED)
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,7 @@ class RunnerReading:
     # Runners sharing the state: each one's heartbeat and runs (oldest first), by name; empty for one
     # runner, whose are ``heartbeat`` and ``runs``.
     runners: dict[str, tuple[Heartbeat | None, tuple[RunSummary, ...]]] = field(default_factory=dict)
+    inaccessible: str | None = None  # why this user may not read the state folder, with the fix
 
     def together(self) -> RunnerReading:
         """All runners judged as one: the latest run's heartbeat, every runner's runs in the order
@@ -109,9 +114,10 @@ class RunnerReading:
 
 @dataclass(frozen=True)
 class ConfigTrouble:
-    """The monitor's config does not load: since when (the file's last change) and what is wrong."""
+    """The runs refuse the monitor's config: since when (the file's last change; None when the file
+    loads and what changed is a file it names, a service-account key) and what is wrong."""
 
-    since: datetime
+    since: datetime | None
     first: str  # the first problem with its place and fix: "monitor.toml:12: sheets[0].id: ... (fix: ...)"
     more: int = 0  # problems besides it
 
@@ -140,7 +146,10 @@ def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings,
     if now.tzinfo is None:
         raise ValueError("naive datetime: the watchdog compares aware UTC times only")
     if config is not None:
-        return _config_broken(config, now)
+        return _config_broken(config, reading, now)
+    if reading.inaccessible:
+        # Nothing behind it can be seen: not the runs, nor whether the folder could be written.
+        return Verdict(STATE_INACCESSIBLE, reading.inaccessible)
     if reading.unwritable:
         # First: it explains every other symptom (no heartbeat saved, no run finishing).
         return Verdict(STATE_UNWRITABLE, reading.unwritable, last_finished_at=_last_finished(reading))
@@ -167,10 +176,16 @@ def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings,
     )
 
 
-def _config_broken(config: ConfigTrouble, now: datetime) -> Verdict:
+def _config_broken(config: ConfigTrouble, reading: RunnerReading, now: datetime) -> Verdict:
+    count = f" ({config.more + 1} problems; the first)" if config.more else ""
+    if config.since is None:
+        # A key file was removed or spoilt, not the config edited: the last run that finished is the
+        # last good sign (told at once all the same, not after max_silence as "runs stopped").
+        last = _last_finished(reading.together())
+        return Verdict(CONFIG_BROKEN, f"the runs refuse the monitor's config{count}: {config.first}",
+                       began_at=last, last_finished_at=last)
     since = min(config.since, now)
     shown = f"{since:%H:%M} UTC" if since.date() == now.date() else f"{since:%Y-%m-%d %H:%M} UTC"
-    count = f" ({config.more + 1} problems; the first)" if config.more else ""
     return Verdict(CONFIG_BROKEN, f"the monitor's config is broken since {shown}{count}: {config.first}",
                    began_at=since)
 

@@ -23,6 +23,7 @@ from monitor.watchdog.judge import (
     HEALTHY,
     RUNNER_STOPPED,
     SILENT,
+    STATE_INACCESSIBLE,
     STATE_MISSING,
     STATE_UNREADABLE,
     STATE_UNWRITABLE,
@@ -39,6 +40,7 @@ _TITLES = {
     STATE_UNREADABLE: "Monitor state file unreadable",
     CONFIG_BROKEN: "Monitor config broken",
     STATE_UNWRITABLE: "Monitor cannot save its state",
+    STATE_INACCESSIBLE: "Monitor cannot read its state",
     DELIVERY_HALTED: "Alerts cannot reach Telegram",
     RUNNER_STOPPED: "A monitor runner stopped",
 }
@@ -53,10 +55,12 @@ _HINTS = {
     STATE_MISSING: "Check <code>state_dir</code> in the config and that the state folder exists; on "
     "Redis, <code>[state]</code> and that Redis kept its data (<code>appendonly yes</code>).",
     STATE_UNREADABLE: "Runs cannot start either; see the Runbook in docs/operations.md.",
-    CONFIG_BROKEN: "Every run stops at it. Fix the file, then run <code>sheet-monitor check-config</code> "
-    "until it says OK.",
+    CONFIG_BROKEN: "Every run stops at it. Fix it, then run <code>sheet-monitor check-config</code> "
+    "until it says Ready.",
     STATE_UNWRITABLE: "Runs stop at their first save, so they cannot send alerts either (their outbox "
     "is in that folder); nothing is checked until this is fixed.",
+    STATE_INACCESSIBLE: "Runs as this user stop at the same place, so they cannot send alerts either "
+    "(their outbox is in that folder); nothing is checked until this is fixed.",
     DELIVERY_HALTED: "Run <code>sheet-monitor check-config</code> and "
     "<code>sheet-monitor notify test</code>, "
     "fix the bot token, chat_id or api_base; the alerts wait in the outbox and go once Telegram "

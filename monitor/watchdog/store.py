@@ -52,7 +52,7 @@ def load(store: PropertyStore, state_dir: Path, now: datetime) -> WatchdogState:
     """The watchdog's documents (fresh ones when missing or damaged), carrying over a first-release
     ``watchdog.json`` when the store is still empty."""
     legacy = Path(state_dir) / LEGACY_FILE_NAME
-    if not store.get_keys() and legacy.exists():
+    if not store.get_keys() and _there(legacy):
         return _carry_over(store, legacy)
     damaged = []
     memory = _read(store, MEMORY, WatchdogMemory(), damaged)
@@ -64,6 +64,15 @@ def load(store: PropertyStore, state_dir: Path, now: datetime) -> WatchdogState:
             log_event("watchdog_memory_reset", logging.WARNING, key=damage.key, problem=damage.problem,
                       kept_as=DAMAGED_PREFIX + damage.key)
     return WatchdogState(memory, outbox)
+
+
+def _there(path: Path) -> bool:
+    """Is ``path`` there? Not, as far as this user can tell, in a state folder it may not enter (its
+    memory is kept elsewhere meanwhile)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def fallback_dir(state_dir: Path) -> Path:

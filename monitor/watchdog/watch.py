@@ -10,10 +10,11 @@ I/O around the pure ``judge`` and ``memory``. The contract that keeps it out of 
   crash loses nothing; the next pass sends what is left, oldest first;
 - nothing here imports gspread or google-auth: the watchdog must work when the Google stack is what
   broke;
-- a state folder this user cannot write (another owner, a read-only filesystem, a full disk) is
-  judged from a look at the folder, since the runs, which stop at their first save, cannot say it;
-  the watchdog's own memory then lives in a private folder elsewhere (``store.fallback_dir``) until
-  the state folder works again, so the outage is still told once.
+- a state folder this user cannot read (another owner's, of mode 0700) or write (another owner, a
+  read-only filesystem, a full disk) is judged from a look at the folder, since the runs, which stop
+  at their lock or their first save, cannot say it; the watchdog's own memory then lives in a private
+  folder elsewhere (``store.fallback_dir``) until the state folder works again, so the outage is
+  still told once.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from monitor.notify.outbox import DeliveryResult, deliver, enqueue
 from monitor.notify.telegram import Sender
 from monitor.state import read_state
 from monitor.storage import RUN_LOCK, FileLocation, StateError, StateLocation, StateWriteError, location_of
-from monitor.storage.writability import MIN_FREE_BYTES, folder_problem
+from monitor.storage.writability import MIN_FREE_BYTES, folder_problem, read_problem
 from monitor.watchdog import store as watchdog_store
 from monitor.watchdog.judge import (
     ConfigTrouble,
@@ -59,6 +60,7 @@ class PassReport:
     pinged: bool | None = None  # None: no heartbeat_url, or the verdict was not healthy
     failure_pinged: bool | None = None  # the failure endpoint, on an unhealthy verdict; None: not pinged
     messages: tuple[str, ...] = ()  # what this pass decided to tell people (HTML), for printing
+    kept_in: Path | None = None  # the folder of the watchdog's memory and outbox in this pass
 
     @property
     def delivery_failed(self) -> bool:
@@ -75,6 +77,11 @@ def read_runner(state_dir: Path, runner: StateLocation | None = None) -> RunnerR
     Redis that does not answer makes the state unreadable, which is what the runs see too.
     """
     on_disk = runner is None or isinstance(runner, FileLocation)
+    if on_disk:
+        # The runs, as this same user, stop at the same place: nothing else can be known behind it.
+        shut_out = read_problem(Path(state_dir), FileLocation(state_dir).paths().files)
+        if shut_out is not None:
+            return RunnerReading(exists=True, readable=False, error=shut_out, inaccessible=shut_out)
     unwritable = runner_folder_problem(Path(state_dir)) if on_disk else None
     try:
         state = read_state(runner or state_dir,
@@ -105,7 +112,8 @@ def _missing_on_redis(runner: StateLocation | None) -> str | None:
 
 
 def runner_folder_problem(state_dir: Path) -> str | None:
-    """What would stop a run (as this user) from saving in ``state_dir``, or None."""
+    """What would stop a run (as this user) from saving in ``state_dir``, or None (``state_dir``
+    readable: ``read_problem`` says None)."""
     paths = FileLocation(state_dir).paths()
     snapshot = paths.snapshot.stat().st_size if paths.snapshot.exists() else 0
     return folder_problem(state_dir, (*paths.files, paths.lock(RUN_LOCK)),
@@ -136,13 +144,15 @@ def watchdog_pass(
     """
     args = (Path(state_dir), settings, make_sender, now, heartbeat_url, ping, send_budget, config, runner)
     try:
-        return _locked_pass(location_of(state_dir), *args)
+        report = _locked_pass(location_of(state_dir), *args)
+        kept_in = Path(state_dir)
     except StateWriteError as exc:
         # Its own memory cannot be written beside the runner's state either: keep it elsewhere, so
         # the outage is told (once) all the same. Messages are only sent after a save, so none went.
-        elsewhere = watchdog_store.fallback_dir(Path(state_dir))
-        log_event("watchdog_memory_elsewhere", logging.WARNING, folder=str(elsewhere), error=str(exc))
-        return _locked_pass(location_of(elsewhere), *args, carry_over=False)
+        kept_in = watchdog_store.fallback_dir(Path(state_dir))
+        log_event("watchdog_memory_elsewhere", logging.WARNING, folder=str(kept_in), error=str(exc))
+        report = _locked_pass(location_of(kept_in), *args, carry_over=False)
+    return replace(report, kept_in=kept_in)
 
 
 def _locked_pass(location, state_dir: Path, *args, carry_over: bool = True) -> PassReport:
