@@ -138,4 +138,5 @@ request_timeout = "5s"
 [telegram]
 chat_id = "{chat}"
 api_base = "{sandbox.telegram_url}"
+listen = false  # the runs do not stay to answer the chat (tests/test_chat_*.py do)
 """

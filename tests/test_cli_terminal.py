@@ -64,7 +64,8 @@ def test_a_run_whose_messages_telegram_refuses_says_they_wait_and_exits_1(tmp_pa
         for sid in (A, B, C):
             sandbox.google.store.put_control(sid, stock(quantity=-3 if sid == B else 10))
         path = write_config(tmp_path / "site", credentials=credentials, endpoint=sandbox.base_url,
-                            extra=f'\n[telegram]\nchat_id = "{CHAT}"\napi_base = "{sandbox.telegram_url}"\n')
+                            extra=f'\n[telegram]\nchat_id = "{CHAT}"\napi_base = "{sandbox.telegram_url}"\n'
+                                  'listen = false\n')
         monkeypatch.setenv("TELEGRAM_BOT_TOKEN", WRONG_TOKEN)
         result = invoke(path, "run", "--progress", "--budget", "20")
     assert result.exit_code == 1, result.stderr

@@ -261,7 +261,8 @@ def test_a_run_whose_redis_dies_while_it_sends_ends_at_the_notifiers_save_with_o
     ):
         config = configured(tmp_path, sandbox, private_redis.url)
         with config.open("a", encoding="utf-8") as text:
-            text.write(f'\n[telegram]\nchat_id = "{TELEGRAM_CHAT}"\napi_base = "{server.base_url}"\n')
+            text.write(f'\n[telegram]\nchat_id = "{TELEGRAM_CHAT}"\napi_base = "{server.base_url}"\n'
+                       'listen = false\n')
         process = subprocess.Popen(
             [sys.executable, "-m", "monitor.cli", "run", "--config", str(config), "--budget", str(BUDGET),
              "--no-progress"], cwd=config.parent, env={**clean_env(), "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN},

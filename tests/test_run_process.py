@@ -266,7 +266,8 @@ def test_a_troubled_telegram_with_a_backlog_does_not_hold_the_run_past_its_budge
         served_dataset(tmp_path, 5, faults=False) as served,
     ):
         with served.config_path.open("a", encoding="utf-8") as config:
-            config.write(f'\n[telegram]\nchat_id = "{TELEGRAM_CHAT}"\napi_base = "{server.base_url}"\n')
+            config.write(f'\n[telegram]\nchat_id = "{TELEGRAM_CHAT}"\napi_base = "{server.base_url}"\n'
+                         'listen = false\n')
         waiting_in_the_outbox(served, {f"backlog:{n}": f"backlog {n}" for n in range(8)})
         env = {**clean_env(), "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN}
         started = time.monotonic()
@@ -372,7 +373,8 @@ def test_a_blocked_bot_is_recorded_once_as_an_event_and_explained_when_delivery_
     telegram.block_chat(TELEGRAM_CHAT)
     with HTTPServerThread(telegram) as server, served_dataset(tmp_path, 3, faults=False) as served:
         with served.config_path.open("a", encoding="utf-8") as config:
-            config.write(f'\n[telegram]\nchat_id = "{TELEGRAM_CHAT}"\napi_base = "{server.base_url}"\n')
+            config.write(f'\n[telegram]\nchat_id = "{TELEGRAM_CHAT}"\napi_base = "{server.base_url}"\n'
+                         'listen = false\n')
         waiting_in_the_outbox(served, {"held": "held message"})
         env = {**clean_env(), "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN}
         subprocess.run(served.run_argv("--budget", "6"), cwd=served.folder, env=env, check=True,

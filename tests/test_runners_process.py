@@ -111,6 +111,7 @@ def runner_configs(config_path: Path, prefix: str, telegram_url: str) -> dict[st
     for runner in RUNNERS:
         path = config_path.with_name(f"{runner}.toml")
         path.write_text(base + f'\n[telegram]\nchat_id = "{TELEGRAM_CHAT}"\napi_base = "{telegram_url}"\n'
+                        'listen = false\n'
                         f'\n[state]\nbackend = "redis"\nurl = "{REDIS_URL}"\nprefix = "{prefix}"\n'
                         f'runner = "{runner}"\nlease = "3s"\n', encoding="utf-8")
         configs[runner] = path

@@ -45,27 +45,35 @@ def dlq_retry(
     removed = [sid for sid in ids if configured is not None and sid not in configured]
     if removed:
         raise AdminError(no_longer_configured_message(removed[0], state.dlq[removed[0]].name), usage=True)
-    rnd = state.round
-    # A finished round whose interval has passed is about to be replaced by a new one: requeueing
-    # into it would only reopen an old round (and could raise a false "falling behind").
-    continues = rnd is not None and rnd.continues(now, round_interval)
     mutes = state.active_mutes(now)
     results = []
     for sid in ids:
-        if continues and rnd.requeue_now(sid):
-            due = "current_round"
-        else:
-            first = state.retry_first.spreadsheet_ids
-            if sid not in first:
-                state.retry_first = RetryFirst((*first, sid))
-            due = "next_round"
-        breaker = state.breakers.get(sid)
-        breaker_was = None
-        if breaker is not None and not breaker.is_closed:
-            breaker_was = breaker_reset(state, sid, None)["was"]
+        due, breaker_was = read_now(state, sid, now, round_interval)
         results.append({"id": sid, "due": due, "breaker_was": breaker_was,
                         "muted_until": format_utc(mutes[sid].until) if sid in mutes else None})
     return results
+
+
+def read_now(state: State, spreadsheet_id: str, now: datetime, round_interval: timedelta
+             ) -> tuple[str, str | None]:
+    """Make a spreadsheet due at once, as `dlq retry` and the chat's *Check again* do: requeued in
+    the round the next run continues (``"current_round"``), else first in the next round
+    (``"next_round"``); an open breaker, which would skip it again, is closed (what it was is the
+    second value, None when it was closed)."""
+    rnd = state.round
+    # A finished round whose interval has passed is about to be replaced by a new one: requeueing
+    # into it would only reopen an old round (and could raise a false "falling behind").
+    if rnd is not None and rnd.continues(now, round_interval) and rnd.requeue_now(spreadsheet_id):
+        due = "current_round"
+    else:
+        first = state.retry_first.spreadsheet_ids
+        if spreadsheet_id not in first:
+            state.retry_first = RetryFirst((*first, spreadsheet_id))
+        due = "next_round"
+    breaker = state.breakers.get(spreadsheet_id)
+    if breaker is None or breaker.is_closed:
+        return due, None
+    return due, breaker_reset(state, spreadsheet_id, None)["was"]
 
 
 def dlq_purge(state: State, spreadsheet_id: str | None = None) -> list[str]:

@@ -60,6 +60,7 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str], rep
             endpoint=sandbox.base_url,
             telegram_api_base=sandbox.telegram_url,
             telegram_chat_id=str(DEMO_CHAT_ID),
+            telegram_listen=False,  # the round's runs end with their work; one press is shown after
             read_per_user=DEMO_READS_PER_MINUTE,
             read_per_project=project_quota,
             request_timeout=DEMO_REQUEST_TIMEOUT,

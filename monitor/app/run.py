@@ -10,6 +10,7 @@ import os
 import secrets
 import sys
 from collections.abc import Callable
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import IO, TYPE_CHECKING
@@ -29,6 +30,7 @@ from monitor.engine.settings import RunSettings
 from monitor.google.client import CredentialCache
 from monitor.google.reader import GspreadReader
 from monitor.state import changing_state, own_lock, shares_state
+from monitor.state.access import ROUND_LOCK
 from monitor.storage import RUN_LOCK
 from monitor.storage.configured import configured_location, describe_location
 
@@ -75,40 +77,47 @@ def run_once(
         from monitor.state.shared import SharedState, prepare
 
         prepare(location, runner, config.state.lease.total_seconds())
-    with changing_state(location, actor=run_id, now=clock.now(), runner=runner,
-                        lock=own_lock(runner) if runner else RUN_LOCK) as session:
-        if session is None:
-            log_event("run_skipped", reason="another run holds the lock",
-                      state_dir=describe_location(location), **({"runner": runner} if runner else {}))
-            return RunResult(report=None, lock_held_elsewhere=True)
-        sharing = SharedState(session, location, runner, run_id,
-                              config.state.lease.total_seconds()) if runner else None
-        settings = RunSettings.from_config(config, budget)
-        if checkpoint_every is not None:
-            settings = replace(settings, checkpoint_every=checkpoint_every)
-        run, reads = _wired_run(config, settings, session, location, run_id, clock, reader_factory, sharing)
-        try:
-            report = run.execute()
-        finally:
-            reads.close()
-        new_events = tuple(event for event in session.state.events if event.run_id == run_id)
-        # The notifier (httpx and its TLS stack) loads only now that the reads are done: it is a
-        # tenth of a second of start-up, before the first read, that a run need not wait for.
-        from monitor.app.notify_step import Delivered, notify_after_run
+    with ExitStack() as listening_until_the_end:
+        with changing_state(location, actor=run_id, now=clock.now(), runner=runner,
+                            lock=own_lock(runner) if runner else RUN_LOCK) as session:
+            if session is None:
+                log_event("run_skipped", reason="another run holds the lock",
+                          state_dir=describe_location(location), **({"runner": runner} if runner else {}))
+                return RunResult(report=None, lock_held_elsewhere=True)
+            sharing = SharedState(session, location, runner, run_id,
+                                  config.state.lease.total_seconds()) if runner else None
+            settings = RunSettings.from_config(config, budget)
+            if checkpoint_every is not None:
+                settings = replace(settings, checkpoint_every=checkpoint_every)
+            chat = listening_until_the_end.enter_context(
+                _listening(config, location, session, clock, settings))
+            run, reads = _wired_run(config, settings, session, location, run_id, clock, reader_factory,
+                                    sharing, chat)
+            try:
+                report = run.execute()
+            finally:
+                reads.close()
+            new_events = tuple(event for event in session.state.events if event.run_id == run_id)
+            # The notifier (httpx and its TLS stack) loads only now that the reads are done: it is a
+            # tenth of a second of start-up, before the first read, that a run need not wait for.
+            from monitor.app.notify_step import Delivered, notify_after_run
 
-        stream = messages_to or sys.stdout
-        if sharing is None:
-            told = notify_after_run(config, session, run_id, run.deadline, clock, stream)
-        else:
-            told = _notify_shared(config, session, sharing, run, clock, stream)
-        delivery = Delivered.of(told, session.state.outbox)
-    _publish_report(config, session.state, clock)
-    _publish_metrics(config, session.state, clock, run.deadline)
-    # Alerts nobody receives are no good run: the external switch must not hear "all is well".
-    if report.outcome in GOOD_OUTCOMES and not delivery.halts:
-        _ping_heartbeat(config)
+            stream = messages_to or sys.stdout
+            if sharing is None:
+                told = notify_after_run(config, session, run_id, run.deadline, clock, stream)
+            else:
+                told = _notify_shared(config, session, sharing, run, clock, stream)
+            delivery = Delivered.of(told, session.state.outbox)
+        _publish_report(config, session.state, clock)
+        _publish_metrics(config, session.state, clock, run.deadline)
+        # Alerts nobody receives are no good run: the external switch must not hear "all is well".
+        if report.outcome in GOOD_OUTCOMES and not delivery.halts:
+            _ping_heartbeat(config)
+        if chat is not None:  # the run's lock is released: the chat is answered until the budget ends
+            from monitor.app.listen import linger
+
+            linger(chat.conversation, location, ROUND_LOCK if runner else RUN_LOCK, clock)
     return RunResult(report=report, new_events=new_events, delivery=delivery)
-
 
 
 def _ping_heartbeat(config: Config) -> None:
@@ -120,9 +129,23 @@ def _ping_heartbeat(config: Config) -> None:
         ping_heartbeat(config.watchdog.heartbeat_url, timeout=RUN_PING_TIMEOUT_SECONDS)
 
 
+@contextmanager
+def _listening(config: Config, location, session, clock, settings: RunSettings):
+    """The chat's listener for the run (``monitor.app.listen``), or None: the config does not
+    listen, or another process reads the chat. Its module (and httpx) loads only when it does."""
+    if not (config.telegram.listen and config.telegram.enabled):
+        yield None
+        return
+    from monitor.app.listen import RunListener, listening
+
+    deadline = clock.monotonic() + settings.budget.total_seconds()
+    with listening(config, location, session.state, clock, deadline) as conversation:
+        yield None if conversation is None else RunListener(conversation, session, clock)
+
+
 def _wired_run(config: Config, settings: RunSettings, session, location, run_id: str, clock,
                reader_factory: Callable[[Config, float], SheetReader] | None,
-               sharing) -> tuple[Run, ThreadedReads]:
+               sharing, listener=None) -> tuple[Run, ThreadedReads]:
     """The run and its read workers: the pacer (shared through Redis beside other runners), one
     reader per worker sharing the credentials, and Drive's change feed when the config asks for it."""
     pacer = quota_pacer(config, location)
@@ -134,7 +157,8 @@ def _wired_run(config: Config, settings: RunSettings, session, location, run_id:
     if config.run.change_detection and reader_factory is None:
         changes = _change_feed(config, settings.request_timeout, credentials)
     run = Run(run_id=run_id, settings=settings, plans=plans_of(config), state=session.state,
-              reads=reads, pacer=pacer, clock=clock, save=session.save, changes=changes, sharing=sharing)
+              reads=reads, pacer=pacer, clock=clock, save=session.save, changes=changes, sharing=sharing,
+              listener=listener)
     return run, reads
 
 

@@ -79,13 +79,17 @@ class BotApi:
         description = str(answer.get("description") if isinstance(answer, dict) else f"HTTP {status}")
         description = description.replace(self._token, "[token]")
         if status == 409 and _WEBHOOK in description:
-            raise Refused(f"{description} (409). The bot is set to send its updates to a webhook, so it "
-                          "cannot read them: if nothing else uses that webhook, remove it with `curl "
-                          f"{self._api_base}/bot<token>/deleteWebhook`; the buttons and commands then work")
+            raise Refused(
+                f"{description} (409). The bot is set to send its updates to a webhook, so it "
+                "cannot read them: if nothing else uses that webhook, remove it with `curl "
+                f"{self._api_base}/bot<token>/deleteWebhook`; the buttons and commands then work"
+            )
         if status == 409:
-            raise Refused(f"{description} (409). Another program reads this bot's updates: the "
-                          "buttons and commands need the bot to themselves. Stop the other program, or "
-                          "give the monitor a bot of its own ([telegram] and TELEGRAM_BOT_TOKEN)")
+            raise Refused(
+                f"{description} (409). Another program reads this bot's updates: the "
+                "buttons and commands need the bot to themselves. Stop the other program, or "
+                "give the monitor a bot of its own ([telegram] and TELEGRAM_BOT_TOKEN)"
+            )
         if status == 401:
             raise Refused("Telegram does not know the bot token (401 Unauthorized): fix TELEGRAM_BOT_TOKEN")
         raise Unreachable(f"{status}: {description}")

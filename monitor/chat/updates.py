@@ -51,6 +51,7 @@ class Command:
     name: str  # lower case, without "/" and "@bot"
     arguments: str
     addressed_to: str | None  # the bot named in "/cmd@bot", if any
+    sent_at: int | None = None  # Unix time Telegram dated it: a command that waited hours is not obeyed
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,11 @@ def _person(value: Any) -> Person | None:
     if not isinstance(value, dict) or not isinstance(value.get("id"), int) or value.get("is_bot") is True:
         return None
     username = value.get("username")
-    return Person(value["id"], username if isinstance(username, str) and username else None,
-                  str(value.get("first_name") or "")[:64])
+    return Person(
+        value["id"],
+        username if isinstance(username, str) and username else None,
+        str(value.get("first_name") or "")[:64],
+    )
 
 
 def _chat_of(message: Any) -> tuple[str, int, int | None] | None:
@@ -120,5 +124,15 @@ def _command(update_id: int, message: dict) -> Update:
     if not name:
         return Ignored(update_id, "a lone slash")
     chat_id, message_id, thread_id = where
-    return Command(update_id, person, chat_id, thread_id, message_id, name.lower(),
-                   arguments.strip()[:MAX_ARGUMENTS], bot or None)
+    date = message.get("date")
+    return Command(
+        update_id,
+        person,
+        chat_id,
+        thread_id,
+        message_id,
+        name.lower(),
+        arguments.strip()[:MAX_ARGUMENTS],
+        bot or None,
+        date if isinstance(date, int) else None,
+    )

@@ -72,6 +72,10 @@ DEFAULTS: Mapping[str, Default] = {
     "telegram.message_thread_id": Default(None, "post to the chat itself, not a forum topic"),
     "telegram.api_base": Default("https://api.telegram.org", "Telegram's public Bot API"),
     "telegram.routes": Default((), "every alert goes to the default chat"),
+    "telegram.listen": Default(True, "the team answers where it is told: buttons under alerts and "
+                               "commands in the chat, read by the runs (the bot must be theirs alone)"),
+    "telegram.operators": Default((), "anyone in the configured chats may press and command: they are "
+                                  "the team's chats"),
     "alerts.summary": Default("on_change", "a summary only after a round that changed something"),
     "alerts.digest_at": Default("09:00", "the start of a working day"),
     "alerts.timezone": Default("UTC", "stored times are UTC; set your team's zone for the digest"),

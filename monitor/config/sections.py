@@ -171,6 +171,9 @@ class Route(_Section):
         return bool(set(tags) & set(self.tags)) or (profile is not None and profile in self.profiles)
 
 
+_USERNAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,31}")  # Telegram's: 5-32 characters (4+ seen on old ones)
+
+
 class TelegramConfig(_Section):
     """``enabled`` when both a chat and a token are known; otherwise messages are printed."""
 
@@ -180,8 +183,30 @@ class TelegramConfig(_Section):
     # The first route that takes a spreadsheet decides where its alerts go; the default chat gets
     # the others' and the monitor's own messages (summaries, digests, the state's events).
     routes: tuple[Route, ...] = default("telegram.routes")
+    # The team answers from the chat: buttons under alerts and commands, read by the runs.
+    listen: bool = default("telegram.listen")
+    operators: tuple[str, ...] = default("telegram.operators")
     # From the environment only (never the TOML); SecretStr and repr=False keep it out of reprs.
     bot_token: SecretStr | None = Field(default=None, repr=False, exclude=True)
+
+    @field_validator("operators", mode="before")
+    @classmethod
+    def _people(cls, value: object) -> tuple[str, ...]:
+        """User ids (numbers) and usernames ("@ivan" or "ivan"), kept as "123456" and "@ivan"."""
+        if not isinstance(value, list | tuple):
+            raise InvalidValue(f"expected a list of Telegram user ids and usernames, got {value!r}",
+                               'write e.g. operators = ["@ivan", 123456789]')
+        people = []
+        for person in value:
+            if isinstance(person, int) and not isinstance(person, bool) and person > 0:
+                people.append(str(person))
+            elif isinstance(person, str) and _USERNAME.fullmatch(person.removeprefix("@")):
+                people.append("@" + person.removeprefix("@").lower())
+            else:
+                raise InvalidValue(f"{person!r} is neither a Telegram user id nor a username",
+                                   "a user id is a number (the bot's /help shows yours), a username "
+                                   "5-32 letters, digits or _ (\"@ivan\")")
+        return tuple(people)
 
     @model_validator(mode="after")
     def _routes_need_a_default_chat(self) -> TelegramConfig:

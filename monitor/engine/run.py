@@ -30,6 +30,7 @@ from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats, RunSummary
 from monitor.engine.incidents import incident_id, settle_incidents
 from monitor.engine.inflight import InFlight, ReadDone, ReadJob, Reads
 from monitor.engine.inspect import SheetData, SheetPlan, judge, zone_of
+from monitor.engine.listening import LISTEN_SLICE_SECONDS, Listener
 from monitor.engine.outcomes import Fate, Outcomes, RunReport
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.retry import is_last_try
@@ -63,8 +64,10 @@ class Run:
         rng: random.Random | None = None,
         changes: ChangeFeed | None = None,
         sharing: Sharing | None = None,
+        listener: Listener | None = None,
     ) -> None:
         self.run_id = run_id
+        self.listener = listener  # the chat, answered between steps (monitor.engine.listening)
         self.rng = rng or random.Random()
         self.sharing = sharing or Alone()
         self.stale = False  # a claim found the round replaced: the next step takes a turn
@@ -181,6 +184,8 @@ class Run:
         """Apply finished reads, then start one read, skip one task, or wait; False when the run should
         stop starting reads (:meth:`drain` then collects those still in flight)."""
         self._apply(self.reads.collect(0))
+        if self.listener is not None and self.listener.waiting():
+            self.listener.answer()
         if self.report.stop_reason:
             return False
         now = self.clock.now()
@@ -499,11 +504,16 @@ class Run:
         """Wait until work may be due (``seconds``; None: until a read finishes), never past the usable
         budget. With reads in flight, a read that finishes ends the wait early."""
         limit = usable if seconds is None else min(max(seconds, 0.0), usable)
+        if self.listener is not None:
+            limit = min(limit, LISTEN_SLICE_SECONDS)  # a press is answered between two such waits
         if self.in_flight:
             self.checkpoints.save_owed()
             self._apply(self.reads.collect(min(limit, self.checkpoints.owed_in())))
             return True
         self.checkpoints.save(force=True)  # nothing happens while asleep: make the progress durable first
+        if self.listener is not None:
+            self.listener.wait(limit)  # wakes for the chat; the next step looks at the budget again
+            return True
         if seconds is None or seconds >= usable:
             self.clock.sleep(max(usable, 0))
             return self._stop("budget")

@@ -82,6 +82,7 @@ def write_config(
     endpoint: str,
     telegram_api_base: str | None = None,
     telegram_chat_id: str | None = None,
+    telegram_listen: bool = True,
     read_per_user: int = 60,
     read_per_project: int = 300,
     request_timeout: str | None = None,
@@ -123,7 +124,7 @@ def write_config(
     if request_timeout:
         lines.append(f"request_timeout = {_toml(request_timeout)}")
     lines += [f"api_endpoint = {_toml(endpoint)}", ""]
-    lines += _telegram_table(telegram_chat_id, telegram_api_base)
+    lines += _telegram_table(telegram_chat_id, telegram_api_base, telegram_listen)
     for name, profile in ((PROFILE, stock_profile()), (CATALOGUE_PROFILE, catalogue_profile())):
         lines += [f"[profiles.{name}]", "checks = ["]
         lines += [f"  {_toml_inline(check.as_written())}," for check in profile]
@@ -134,13 +135,16 @@ def write_config(
     return config_path
 
 
-def _telegram_table(chat_id: str | None, api_base: str | None) -> list[str]:
-    """The ``[telegram]`` table's lines ([] without a chat: messages then go to stdout)."""
+def _telegram_table(chat_id: str | None, api_base: str | None, listen: bool = True) -> list[str]:
+    """The ``[telegram]`` table's lines ([] without a chat: messages then go to stdout); ``listen``
+    False: the runs only send (they do not stay to answer the chat)."""
     if chat_id is None:
         return []
     lines = ["[telegram]", f"chat_id = {_toml(str(chat_id))}"]
     if api_base:
         lines.append(f"api_base = {_toml(api_base)}")
+    if not listen:
+        lines.append("listen = false")
     return [*lines, ""]
 
 
