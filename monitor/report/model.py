@@ -156,9 +156,13 @@ def _monitor(config: Config, state: State, now: datetime, fleet: Fleet) -> dict[
                       for run in reversed(state.runs.runs)],
         "watchdog": {"status": verdict.status, "reason": verdict.reason},
         "api_degraded": state.api.degraded,
+        # What the state knows of delivery, never the renderer's environment: a page rendered by
+        # `report --html` from a shell without the bot token says what the runs' deliveries did.
         "telegram": {
-            "configured": config.telegram.enabled,
+            "configured": config.telegram.chat_id is not None,  # in the file, whatever the environment
             "outbox": len(outbox.pending),
+            "delivered": outbox.delivered,
+            "last_delivered_at": format_utc(outbox.last_delivered_at) if outbox.last_delivered_at else None,
             "halted": None if outbox.halted is None else {
                 "at": format_utc(outbox.halted.at), "status": outbox.halted.status,
                 "description": outbox.halted.description},

@@ -154,12 +154,7 @@ def _timelines(timelines: dict[str, Any]) -> str:
 
 def _monitor(monitor: dict[str, Any]) -> str:
     telegram = monitor["telegram"]
-    halted = telegram["halted"]
-    delivery = "delivering"
-    if not telegram["configured"]:
-        delivery = "not configured (messages are printed)"
-    elif halted:
-        delivery = f'halted since {_when(halted["at"])}: {escape(halted["description"])}'
+    delivery = _delivery(telegram)
     halts = "".join(f"<li>chat {escape(chat)} halted since {_when(h['at'])}: {escape(h['description'])}</li>"
                     for chat, h in telegram["route_halts"].items())
     runs = _table("Last runs", ("started", "finished", "outcome"), [
@@ -172,6 +167,20 @@ def _monitor(monitor: dict[str, Any]) -> str:
             f'{escape(monitor["watchdog"]["reason"])}</li>'
             f"<li>Google: {google}</li><li>Telegram: {delivery}; outbox: "
             f'{counted(telegram["outbox"], "message")} waiting</li>{halts}</ul>{runs}</section>')
+
+
+def _delivery(telegram: dict[str, Any]) -> str:
+    """Telegram's delivery as the state records it: a halt, else the last message Telegram took."""
+    halted, last = telegram["halted"], telegram["last_delivered_at"]
+    delivered = f"last message delivered {_when(last)}" if last else ""
+    if halted:
+        before = f"; {delivered}" if delivered else ""
+        return f'halted since {_when(halted["at"])}: {escape(halted["description"])}{before}'
+    if delivered:
+        return delivered
+    if not telegram["configured"]:
+        return "no chat in the config (messages are printed)"
+    return "no message delivered yet"
 
 
 def _table(title: str, headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
