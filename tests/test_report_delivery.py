@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import io
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
-from cli_fixtures import A, B, invoke, json_of, sandbox_config_head, saved_state
+from cli_fixtures import A, B, invoke, json_of, saved_state
+from report_fixtures import CHAT, NEXT_ROUND, page_of, run_on, sandbox_site, stock
 
 from monitor.app.run import run_once
 from monitor.config import load_config
@@ -17,47 +17,14 @@ from monitor.core.clock import ManualClock
 from monitor.core.timefmt import format_utc
 from monitor.sandbox.server import running_sandbox
 
-TOKEN = "123456:SECRET-report-token-0123456789"
-CHAT = -1001000000003
-NEXT_ROUND = 6 * 60  # past round_interval (5m): the next run starts a new round
-
-
-def stock(quantity: int) -> dict:
-    return {"title": "Store", "tabs": {"Stock": [["SKU", "Product", "Quantity"], ["A-1", "Tea", quantity]]}}
-
 
 @pytest.fixture
 def site(tmp_path, monkeypatch):
     # Whoever renders the page later has no token in their environment.
     monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
     monkeypatch.delenv("TELEGRAM_BOT_TOKEN_FILE", raising=False)
-    clock = ManualClock(start=datetime.now(UTC).replace(microsecond=0))  # google-auth's JWTs: real time
-    with running_sandbox(clock=clock, latency="off") as sandbox:
-        for sid, quantity in ((A, 10), (B, 3)):  # B warns: 3 < 5, which is told
-            sandbox.google.store.put_control(sid, stock(quantity))
-        sandbox.telegram.add_token(TOKEN)
-        sandbox.telegram.add_chat(CHAT, title="Ops")
-        path = tmp_path / "monitor.toml"
-        sheets = "".join(f'\n[[sheets]]\nid = "{sid}"\nname = "Store {n}"\nprofile = "stock"\n'
-                         for n, sid in enumerate((A, B), start=1))
-        path.write_text(sandbox_config_head(sandbox, tmp_path, CHAT) + """
-[profiles.stock]
-checks = [
-  { kind = "threshold", range = "Stock!C2:C20", aggregate = "min", warn = "< 5", fail = "< 0" },
-]
-""" + sheets)
-        yield sandbox, clock, path
-
-
-def run(path: Path, clock: ManualClock, token: str = TOKEN) -> None:
-    run_once(load_config(path, {"TELEGRAM_BOT_TOKEN": token}), clock=clock, messages_to=io.StringIO())
-
-
-def page_of(path: Path) -> str:
-    target = path.parent / "page.html"
-    result = invoke(path, "report", "--html", str(target))
-    assert result.exit_code == 0, result.output
-    return target.read_text()
+    with sandbox_site(tmp_path, {A: 10, B: 3}) as site:  # B warns: 3 < 5, which is told
+        yield site
 
 
 def telegram_line(page: str) -> str:
@@ -67,7 +34,7 @@ def telegram_line(page: str) -> str:
 def test_a_page_rendered_without_the_token_shows_the_last_delivery_the_runs_made(site):
     sandbox, clock, path = site
     started = clock.now()
-    run(path, clock)
+    run_on(path, clock)
     assert len(sandbox.telegram.messages(CHAT)) == 1  # B's warning
     outbox = saved_state(path).outbox
     assert started <= outbox.last_delivered_at <= clock.now() and outbox.delivered == 1
@@ -83,11 +50,11 @@ def test_a_page_rendered_without_the_token_shows_the_last_delivery_the_runs_made
 
 def test_a_page_rendered_without_the_token_shows_a_halt_and_the_delivery_before_it(site):
     sandbox, clock, path = site
-    run(path, clock)
+    run_on(path, clock)
     delivered_at = format_utc(saved_state(path).outbox.last_delivered_at)
     clock.advance(NEXT_ROUND)
     sandbox.google.store.put_control(B, stock(-1))  # B fails now: told, but the token is wrong
-    run(path, clock, token="123456:WRONG-token-000000000000000000")
+    run_on(path, clock, token="123456:WRONG-token-000000000000000000")
     assert len(sandbox.telegram.messages(CHAT)) == 1  # the failure was not delivered
     outbox = saved_state(path).outbox
     assert outbox.halted is not None and format_utc(outbox.last_delivered_at) == delivered_at

@@ -26,10 +26,11 @@ from monitor.watchdog.judge import RunnerReading, WatchdogSettings, evaluate
 # reads; the counts say how many more, and `sheet-monitor sheets --status fail` lists them all.
 PROBLEMS_SHOWN = 200
 FINDINGS_SHOWN = 5  # per spreadsheet; the rest are counted
-# Timeline strips drawn, at most: only spreadsheets that were not ok all the time get one (for 750
+# Timeline strips drawn, at most: only spreadsheets that warned or failed get one (for 750
 # sheets a strip each is a wall of green), the rest are counted.
 STRIPS_SHOWN = 150
 STRIP_HEALTH = {OK: "ok", WARN: "warn", FAIL: "fail", ERROR: "fail", UNKNOWN: "unknown"}  # error: failing
+NOT_OK = frozenset({"warn", "fail"})  # a strip's healths that earn it a place (unknown is not known, not bad)
 
 
 def build_report(config: Config, state: State, now: datetime) -> dict[str, Any]:
@@ -38,6 +39,8 @@ def build_report(config: Config, state: State, now: datetime) -> dict[str, Any]:
     mutes = state.active_mutes(now)
     names = {sheet.id: sheet.name for sheet in config.sheets}
     fleet = Fleet.of(state, names, now)
+    runs = list(runs_since(state.runlog, now - keep))
+    start = _history_start(config, state, runs, now)
     return {
         "generated_at": format_utc(now),
         "keep_seconds": keep.total_seconds(),
@@ -48,10 +51,10 @@ def build_report(config: Config, state: State, now: datetime) -> dict[str, Any]:
                   for sid in sorted(fleet.muted, key=lambda sid: mutes[sid].until)],
         "breakers": [row for row in breakers_list(state, names, now, names) if row["state"] != "closed"],
         "dlq": dlq_list(state, now, names),
-        "runs": _runs(config, runs_since(state.runlog, now - keep)),
+        "runs": _runs(config, runs),
         "quota_per_minute": project_quotas(config),
         "round_interval_seconds": config.run.round_interval.total_seconds(),
-        "timelines": _timelines(config.sheets, state, now - keep, now),
+        "timelines": _timelines(config.sheets, state, start, now),
         "monitor": _monitor(config, state, now, fleet),
     }
 
@@ -92,6 +95,23 @@ def project_quotas(config: Config) -> dict[str, int]:
             for project, members in google.projects.items()}
 
 
+def _history_start(config: Config, state: State, runs: Iterable[RunRecord], now: datetime) -> datetime:
+    """Where the page's time axes begin: ``[report] keep`` ago, or later when the state's history
+    begins later (a fresh install: its first run), so that a day of runs is not drawn as a dot at
+    the end of a week. At least one round interval before ``now``: a first run's page is not an axis
+    of seconds."""
+    oldest = now - config.report.keep
+    moments = [run.started_at for run in runs]
+    for record in filter(None, (state.health.get(sheet.id) for sheet in config.sheets)):
+        if record.changes:
+            moments.append(record.changes[0].at)
+        elif record.since is not None:  # a record written before changes were kept
+            moments.append(record.since)
+    if not moments:
+        return oldest
+    return max(oldest, min(min(moments), now - config.run.round_interval))
+
+
 def _runs(config: Config, records: Iterable[RunRecord]) -> list[dict[str, Any]]:
     runs = []
     for record in records:
@@ -111,19 +131,26 @@ def _runs(config: Config, records: Iterable[RunRecord]) -> list[dict[str, Any]]:
 
 
 def _timelines(sheets: Iterable[Sheet], state: State, start: datetime, now: datetime) -> dict[str, Any]:
-    """A strip of (from, to, health) per spreadsheet that was not ok all the time since ``start``."""
-    strips, steady = [], 0
+    """A strip of (from, to, health) per spreadsheet that warned or failed since ``start``. Not known
+    yet (before its first check, or before the oldest change it kept) is not "not ok": a
+    spreadsheet ok at every check since is ok all the time, and one never checked is counted apart."""
+    strips, steady, unchecked = [], 0, 0
     for sheet in sheets:
         record = state.health.get(sheet.id)
         segments = _segments(record, start, now)
-        if all(segment["health"] == "ok" for segment in segments):
+        bad = sum(s["seconds"] for s in segments if s["health"] in NOT_OK)
+        # Warning or failing now counts even when it became so this very instant (no stretch yet).
+        if bad or (record is not None and STRIP_HEALTH[record.health] in NOT_OK):
+            strips.append({"id": sheet.id, "name": sheet.name, "url": sheet_url(sheet.id),
+                           "segments": segments, "bad_seconds": bad})
+        elif record is None or record.health == UNKNOWN:
+            unchecked += 1
+        else:
             steady += 1
-            continue
-        strips.append({"id": sheet.id, "name": sheet.name, "url": sheet_url(sheet.id), "segments": segments,
-                       "bad_seconds": sum(s["seconds"] for s in segments if s["health"] != "ok")})
     strips.sort(key=lambda strip: (-strip["bad_seconds"], strip["name"].lower()))
     return {"start": format_utc(start), "end": format_utc(now), "strips": strips[:STRIPS_SHOWN],
-            "more": max(0, len(strips) - STRIPS_SHOWN), "ok_all_the_time": steady}
+            "more": max(0, len(strips) - STRIPS_SHOWN), "ok_all_the_time": steady,
+            "not_checked_yet": unchecked}
 
 
 def _segments(record: SheetHealth | None, start: datetime, now: datetime) -> list[dict[str, Any]]:

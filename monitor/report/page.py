@@ -37,8 +37,12 @@ def render_page(data: dict[str, Any]) -> str:
 def _header(data: dict[str, Any]) -> str:
     watchdog = data["monitor"]["watchdog"]
     css = "healthy" if watchdog["status"] == "healthy" else "bad"
+    keep = human_duration(data["keep_seconds"])
+    start, end = (parse_utc(data["timelines"][side]) for side in ("start", "end"))
+    history = (f"history of the last {keep}" if (end - start).total_seconds() >= data["keep_seconds"]
+               else f'history since {_when(data["timelines"]["start"])} (up to {keep} are kept)')
     return (f'<header><h1>sheet-monitor status</h1><div class="soft">generated {_when(data["generated_at"])}'
-            f' &middot; history of the last {human_duration(data["keep_seconds"])}</div>'
+            f" &middot; {history}</div>"
             f'<div id="verdict">monitor: <span class="verdict {css}">{escape(watchdog["status"])}</span> '
             f'<span class="soft">{escape(watchdog["reason"])}</span></div></header>')
 
@@ -144,9 +148,11 @@ def _timelines(timelines: dict[str, Any]) -> str:
         rows.append(f'<tr><td class="name">{_link(row["url"], row["name"])}</td>'
                     f'<td>{strip(segments, start=start, end=end, label=row["name"])}</td></tr>')
     rest = f'{counted(timelines["ok_all_the_time"], "spreadsheet")} ok all the time'
+    if timelines["not_checked_yet"]:
+        rest += f', {timelines["not_checked_yet"]} not checked yet'
     if timelines["more"]:
         rest += f', {counted(timelines["more"], "more strip")} not drawn'
-    return (f'<section id="timelines"><h2>Spreadsheets not ok all the time</h2>'
+    return (f'<section id="timelines"><h2>Spreadsheets that warned or failed</h2>'
             f'<div class="soft">{_when(timelines["start"])} to {_when(timelines["end"])}: green ok, orange '
             f'warning, red failing, grey not known</div><table class="strips">{"".join(rows)}</table>'
             f'<p class="soft">{rest}</p></section>')
