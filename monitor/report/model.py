@@ -7,18 +7,21 @@ is documented in docs/operations.md ("The status page").
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from monitor.admin.reports import breakers_list, dlq_list
 from monitor.config import Config, Sheet
+from monitor.core.errors import ErrorInfo
+from monitor.core.remedies import problem, remedy
 from monitor.core.timefmt import format_utc
 from monitor.engine.fleet import Fleet
 from monitor.engine.health import ERROR, FAIL, OK, UNKNOWN, WARN, Finding, SheetHealth, VerdictChange
 from monitor.engine.runlog import RunRecord, runs_since
 from monitor.notify.destinations import all_halts
-from monitor.notify.messages import sheet_url, tab_url
+from monitor.notify.messages import error_text, sheet_url, tab_url
 from monitor.state import State
 from monitor.watchdog.judge import RunnerReading, WatchdogSettings, evaluate
 
@@ -50,7 +53,8 @@ def build_report(config: Config, state: State, now: datetime) -> dict[str, Any]:
                    "until": format_utc(mutes[sid].until), "reason": mutes[sid].reason}
                   for sid in sorted(fleet.muted, key=lambda sid: mutes[sid].until)],
         "breakers": [row for row in breakers_list(state, names, now, names) if row["state"] != "closed"],
-        "dlq": dlq_list(state, now, names),
+        "dlq": [{**row, "unreadable": _unreadable(state.dlq[row["id"]].last_error)}
+                for row in dlq_list(state, now, names)],
         "runs": _runs(config, runs),
         "quota_per_minute": project_quotas(config),
         "round_interval_seconds": config.run.round_interval.total_seconds(),
@@ -74,9 +78,17 @@ def _problems(sheets: Iterable[Sheet], state: State, shown: Mapping[str, str]) -
             "findings": [_finding(sheet.id, finding) for finding in record.findings[:FINDINGS_SHOWN]],
             "more_findings": max(0, len(record.findings) - FINDINGS_SHOWN),
             "error": error.last_error.message if error else None,
+            "unreadable": _unreadable(error.last_error) if error else None,
             "tags": list(sheet.tags), "owner": sheet.owner,
         })
     return {"listed": listed, "more": max(0, len(bad) - PROBLEMS_SHOWN)}
+
+
+def _unreadable(error: ErrorInfo) -> dict[str, str | None]:
+    """A read refused for good, in the alert's words: what is wrong and what to do (None when
+    Google's words are all there is to say), then Google's words as the alert quotes them."""
+    # error_text escapes for Telegram and adds no tag: unescaped, it is the text the chat shows.
+    return {"problem": problem(error), "fix": remedy(error), "google": html.unescape(error_text(error))}
 
 
 def _finding(spreadsheet_id: str, finding: Finding) -> dict[str, Any]:

@@ -72,8 +72,8 @@ def _problem(problem: dict[str, Any]) -> str:
                 for finding in problem["findings"]]
     if problem["more_findings"]:
         findings.append(f'<li class="soft">and {counted(problem["more_findings"], "more finding")}</li>')
-    if problem["error"]:
-        findings.append(f"<li>could not be read: {escape(problem['error'])}</li>")
+    if problem["unreadable"]:
+        findings.append(f"<li>{_unreadable(problem['unreadable'])}</li>")
     since = f' &middot; since {_when(problem["since"])}' if problem["since"] else ""
     tags = "".join(f' <span class="tag">#{escape(tag)}</span>' for tag in problem["tags"])
     owner = f' &middot; {escape(problem["owner"])}' if problem["owner"] else ""
@@ -97,9 +97,19 @@ def _attention(data: dict[str, Any]) -> str:
     if data["dlq"]:
         headers = ("spreadsheet", "error", "since", "times")
         parts.append(_table("Could not be read (dead-letter queue)", headers, [
-            (escape(row["name"] or row["id"]), escape(row["message"]), _when(row["first_failed_at"]),
+            (escape(row["name"] or row["id"]), _unreadable(row["unreadable"]), _when(row["first_failed_at"]),
              str(row["occurrences"])) for row in data["dlq"]]))
     return f'<section id="attention">{"".join(parts)}</section>' if parts else ""
+
+
+def _unreadable(error: dict[str, Any]) -> str:
+    """A read refused for good, as its alert says it (monitor.notify.render): what is wrong and what
+    to do lead, Google's own words follow for whoever digs."""
+    fix = escape(error["fix"]) if error["fix"] else None
+    if error["problem"] is None:
+        return f"could not be read: {escape(error['google'])}" + (f". To fix: {fix}" if fix else "")
+    to_fix = f" To fix: {fix}." if fix else ""
+    return f"cannot be read: {escape(error['problem'])}.{to_fix} (Google: {escape(error['google'])})"
 
 
 def _charts(data: dict[str, Any]) -> str:
