@@ -196,3 +196,50 @@ def test_ctrl_c_right_after_the_url_line_still_stops_cleanly(tmp_path):
             process.kill()
     assert process.returncode == 0, errors
     assert "Traceback" not in errors and "Aborted" not in errors
+
+
+# ---- keys are private, and never committed ------------------------------------------------------
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+def test_written_keys_are_private_and_git_add_all_commits_none_of_them(tmp_path):
+    """The project's .gitignore, in a repository where the docs' commands write keys: `git add -A`
+    stages the config and nothing secret; the keys' folder is 0700 whatever the umask allowed."""
+    repo = tmp_path / "site"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / ".gitignore").write_text((ROOT / ".gitignore").read_text())
+    with served("--generate", "5", "--no-telegram", "--write-credentials", str(repo / "secrets"),
+                "--write-config", str(repo / "monitor.toml")):
+        pass
+    with served("--no-telegram", "--write-credentials", str(repo / "demo" / "creds")):  # docs/sandbox.md's
+        pass
+    keys = sorted((repo / "secrets").glob("*.json")) + sorted((repo / "demo" / "creds").glob("*.json"))
+    assert [key.name for key in keys] == ["sa-1.json", "sa-1.json"]
+    assert {oct(key.parent.stat().st_mode & 0o777) for key in keys} == {"0o700"}
+    assert {oct(key.stat().st_mode & 0o777) for key in keys} == {"0o600"}
+    # Keys as people keep them beside those: Google's download, renamed ones, the bot token.
+    for name in ("my-project-1a2b3c4d5e6f.json", "ops/service-account.json", "ops/telegram-token"):
+        (repo / name).parent.mkdir(exist_ok=True)
+        (repo / name).write_text("secret")
+    git(repo, "add", "-A")
+    assert git(repo, "diff", "--cached", "--name-only").split() == [".gitignore", "monitor.toml"]
+
+
+def test_a_keys_folder_made_by_mkdir_is_made_private_and_one_shared_with_other_files_is_told(tmp_path):
+    made, shared = tmp_path / "made", tmp_path / "shared"
+    for folder in (made, shared):
+        folder.mkdir(mode=0o755)
+        folder.chmod(0o755)
+    (shared / "notes.txt").write_text("not a key")
+    with served("--no-telegram", "--write-credentials", str(made)) as (process, _):
+        pass
+    assert made.stat().st_mode & 0o777 == 0o700 and "warning" not in process.stderr.read()
+    with served("--no-telegram", "--write-credentials", str(shared)) as (process, _):
+        pass
+    assert shared.stat().st_mode & 0o777 == 0o755
+    assert (f"warning: the credentials folder {shared} can be entered by others (mode 0755) and holds "
+            "files that are not the monitor's (notes.txt)") in process.stderr.read()
