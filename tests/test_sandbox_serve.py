@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import queue
 import signal
 import socket
@@ -11,6 +13,7 @@ import sys
 import threading
 import tomllib
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import gspread
@@ -18,9 +21,14 @@ import pytest
 import requests
 from click.testing import CliRunner
 
+from monitor.app.run import run_once
 from monitor.cli.main import cli
+from monitor.config import load_config
+from monitor.core.clock import ManualClock
+from monitor.engine.heartbeat import Outcome
 from monitor.google.client import build_gspread_client
 from monitor.sandbox import dataset as ds
+from monitor.state import read_state
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTUP_SECONDS = 20  # importing and generating take about a second; a slow CI box gets slack
@@ -243,3 +251,42 @@ def test_a_keys_folder_made_by_mkdir_is_made_private_and_one_shared_with_other_f
     assert shared.stat().st_mode & 0o777 == 0o755
     assert (f"warning: the credentials folder {shared} can be entered by others (mode 0755) and holds "
             "files that are not the monitor's (notes.txt)") in process.stderr.read()
+
+
+# ---- the docs' own dataset folder ------------------------------------------------------------
+
+
+def docs_dataset_example() -> dict[str, str]:
+    """docs/sandbox.md's hand-written dataset folder, file by file, as the docs print it."""
+    text = (ROOT / "docs" / "sandbox.md").read_text(encoding="utf-8")
+    block = text[text.index("A hand-written folder is just:"):]
+    block = block[block.index("```") + 3:]
+    block = block[:block.index("```")]
+    files = dict(line.split(maxsplit=1) for line in block.strip().splitlines())
+    assert files, "docs/sandbox.md lost its hand-written dataset example"
+    return files
+
+
+def test_the_docs_dataset_example_gives_a_config_that_checks_and_runs(tmp_path, monkeypatch):
+    """Written as the docs print it, served with --write-config: check-config passes, a run judges
+    every spreadsheet of it (after the two 503s its faults.json asks for)."""
+    example = docs_dataset_example()
+    for name, content in example.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(content)
+    folder = tmp_path / next(iter(example)).split("/")[0]
+    spreadsheets = [Path(name).stem for name in example if Path(name).name != ds.FAULTS_FILE]
+    config_file = tmp_path / "monitor.toml"
+    with served("--dataset", str(folder), "--write-credentials", str(tmp_path / "secrets"),
+                "--write-config", str(config_file)) as (_, lines):
+        assert "0 broken on purpose" in next(line for line in lines if line.startswith("spreadsheets: "))
+        token = next(line for line in lines if line.startswith("export ")).split("=", 1)[1]
+        monkeypatch.setenv("TELEGRAM_BOT_TOKEN", token)
+        checked = CliRunner().invoke(cli, ["check-config", "--config", str(config_file)])
+        assert checked.exit_code == 0, checked.output
+        clock = ManualClock(start=datetime.now(UTC))  # google-auth signs with the real clock
+        report = run_once(load_config(config_file, os.environ), clock=clock, messages_to=io.StringIO()).report
+    assert report.outcome is Outcome.OK
+    state = read_state(tmp_path / "state")
+    assert [sheet["id"] for sheet in tomllib.loads(config_file.read_text())["sheets"]] == spreadsheets
+    assert {state.health[sid].health for sid in spreadsheets} == {"ok"}  # no formula error, a row of data

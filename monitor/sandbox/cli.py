@@ -194,12 +194,15 @@ def _write_files(handle: SandboxHandle, data: datasets.Dataset | None,
             click.echo("projects: " + ", ".join(
                 f"{name} ({owners.count(name)})" for name in project_ids(project_count)))
     if config_path is not None:
-        datasets.write_config(
-            data, config_path, credentials=credentials, endpoint=handle.base_url,
-            telegram_api_base=handle.telegram_url,
-            telegram_chat_id=str(SANDBOX_CHAT_ID) if handle.telegram_url else None,
-            **quotas,
-        )
+        try:
+            datasets.write_config(
+                data, config_path, credentials=credentials, endpoint=handle.base_url,
+                telegram_api_base=handle.telegram_url,
+                telegram_chat_id=str(SANDBOX_CHAT_ID) if handle.telegram_url else None,
+                **quotas,
+            )
+        except ValueError as exc:  # a hand-written manifest naming a profile no dataset has
+            raise click.UsageError(f"--write-config: {exc}") from None
         click.echo(f"config: {config_path}")
 
 
