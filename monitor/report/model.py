@@ -87,8 +87,11 @@ def _problems(sheets: Iterable[Sheet], state: State, shown: Mapping[str, str]) -
 def _unreadable(error: ErrorInfo) -> dict[str, str | None]:
     """A read refused for good, in the alert's words: what is wrong and what to do (None when
     Google's words are all there is to say), then Google's words as the alert quotes them."""
-    # error_text escapes for Telegram and adds no tag: unescaped, it is the text the chat shows.
-    return {"problem": problem(error), "fix": remedy(error), "google": html.unescape(error_text(error))}
+    # As the alert's (monitor.notify.render): the fix follows the problem's sentence, so it need not
+    # repeat what that names. error_text escapes for Telegram and adds no tag: unescaped, it is the
+    # text the chat shows.
+    return {"problem": problem(error), "fix": remedy(error, after_problem=True),
+            "google": html.unescape(error_text(error))}
 
 
 def _finding(spreadsheet_id: str, finding: Finding) -> dict[str, Any]:
