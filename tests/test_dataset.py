@@ -208,6 +208,42 @@ def test_a_hand_written_dataset_folder_needs_no_manifest(tmp_path):
     assert loaded.faults == [{"spreadsheet": "abc", "statuses": [500]}]
 
 
+def _loadable_config(tmp_path, data) -> object:
+    """The config ``write_config`` writes for ``data``, loaded as the monitor loads it."""
+    creds = TokenAuthority(SystemClock()).write_credentials(tmp_path / "creds", 1, "http://127.0.0.1:1/token")
+    path = ds.write_config(data, tmp_path / "monitor.toml", credentials=creds, endpoint="http://127.0.0.1:1")
+    return load_config(path, {})
+
+
+def test_a_hand_written_folder_is_configured_with_checks_that_fit_any_table_of_its_first_tab(tmp_path):
+    (tmp_path / "set").mkdir()
+    for name, first in (("a", "Stock"), ("b", "Stock"), ("c", "Q1 '26")):
+        tabs = {first: [["SKU"], ["A-1"]], "Other": [["x"]]}
+        (tmp_path / "set" / f"{name}.json").write_text(json.dumps({"title": name.upper(), "tabs": tabs}))
+    data = ds.load(tmp_path / "set")
+    assert [(e.kind, e.profile, e.broken) for e in data.sheets] == [
+        ("given", "basic-1", False), ("given", "basic-1", False), ("given", "basic-2", False)]
+    config = _loadable_config(tmp_path, data)
+    ranges = {sheet.id: [check.range for check in sheet.checks] for sheet in config.sheets}
+    assert ranges == {"a": ["Stock!A1:Z", "Stock!A2:A"], "b": ["Stock!A1:Z", "Stock!A2:A"],
+                      "c": ["'Q1 ''26'!A1:Z", "'Q1 ''26'!A2:A"]}
+    kinds = {check.kind for sheet in config.sheets for check in sheet.checks}
+    assert kinds == {"formula_errors", "not_empty"}
+
+
+def test_one_first_tab_is_one_basic_profile_and_a_store_without_its_catalogue_compares_with_none(tmp_path):
+    (tmp_path / "set").mkdir()
+    (tmp_path / "set" / "a.json").write_text(json.dumps({"title": "A", "tabs": {"Stock": [["SKU"]]}}))
+    assert [e.profile for e in ds.load(tmp_path / "set").sheets] == ["basic"]
+    # A generated dataset of one spreadsheet has no catalogue: its store's checks name no other.
+    alone = ds.generate(1, 7, NOW)
+    assert [e.profile for e in alone.sheets] == ["stock"]
+    config = _loadable_config(tmp_path / "alone", alone)
+    [sheet] = config.sheets
+    assert "cross_sheet" not in {check.kind for check in sheet.checks}
+    assert list(sheet.checks) == ds.stock_profile(catalogue=False)
+
+
 def test_a_malformed_dataset_file_is_named_in_the_error(tmp_path):
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ValueError, match="bad.json"):

@@ -6,9 +6,19 @@ and give a screenshot. Without Chromium the tests skip here and fail under CI (.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 
 import pytest
-from report_fixtures import HOSTILE_FINDING, HOSTILE_NAME, NOW, report_config, seed_with_history
+from cli_fixtures import A, B
+from report_fixtures import (
+    HOSTILE_FINDING,
+    HOSTILE_NAME,
+    NOW,
+    report_config,
+    run_on,
+    sandbox_site,
+    seed_with_history,
+)
 
 from monitor.config import load_config
 from monitor.report.browser import Browser, chromium_path
@@ -68,6 +78,23 @@ def test_on_a_phone_nothing_is_wider_than_the_screen(page):
         assert browser.console_errors == []
         assert browser.evaluate("document.documentElement.scrollWidth") <= 390
         assert visible(browser, "#fleet .card") >= 3 and visible(browser, "#charts svg.chart") == 3
+
+
+def test_a_fresh_install_draws_its_one_run_as_a_visible_dot_in_every_chart(tmp_path):
+    with sandbox_site(tmp_path, {A: 10, B: 3}) as (_, clock, path):
+        run_on(path, clock)
+        config = load_config(path, {}, require_secrets=False)
+        target = tmp_path / "index.html"
+        write_page(config, read_state(config.run.state_dir), clock.now() + timedelta(minutes=1), target)
+    with Browser(width=1280, height=900) as browser:
+        browser.open(target.as_uri())
+        assert browser.console_errors == []
+        # duration, reads of the one project, failing, warning: one dot each, filled with its colour
+        assert visible(browser, "#charts svg.chart circle") == 4
+        fills = browser.evaluate(
+            "[...document.querySelectorAll('#charts circle')].map(dot => getComputedStyle(dot).fill)")
+        assert "none" not in fills and len(set(fills)) >= 3  # lines' colours, not one default black
+        assert visible(browser, "#timelines svg.strip") == 1  # B alone: A was ok at its every check
 
 
 def test_console_errors_are_caught(tmp_path):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import queue
 import signal
 import socket
@@ -11,6 +13,7 @@ import sys
 import threading
 import tomllib
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import gspread
@@ -18,9 +21,14 @@ import pytest
 import requests
 from click.testing import CliRunner
 
+from monitor.app.run import run_once
 from monitor.cli.main import cli
+from monitor.config import load_config
+from monitor.core.clock import ManualClock
+from monitor.engine.heartbeat import Outcome
 from monitor.google.client import build_gspread_client
 from monitor.sandbox import dataset as ds
+from monitor.state import read_state
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTUP_SECONDS = 20  # importing and generating take about a second; a slow CI box gets slack
@@ -196,3 +204,89 @@ def test_ctrl_c_right_after_the_url_line_still_stops_cleanly(tmp_path):
             process.kill()
     assert process.returncode == 0, errors
     assert "Traceback" not in errors and "Aborted" not in errors
+
+
+# ---- keys are private, and never committed ------------------------------------------------------
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+def test_written_keys_are_private_and_git_add_all_commits_none_of_them(tmp_path):
+    """The project's .gitignore, in a repository where the docs' commands write keys: `git add -A`
+    stages the config and nothing secret; the keys' folder is 0700 whatever the umask allowed."""
+    repo = tmp_path / "site"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / ".gitignore").write_text((ROOT / ".gitignore").read_text())
+    with served("--generate", "5", "--no-telegram", "--write-credentials", str(repo / "secrets"),
+                "--write-config", str(repo / "monitor.toml")):
+        pass
+    with served("--no-telegram", "--write-credentials", str(repo / "demo" / "creds")):  # docs/sandbox.md's
+        pass
+    keys = sorted((repo / "secrets").glob("*.json")) + sorted((repo / "demo" / "creds").glob("*.json"))
+    assert [key.name for key in keys] == ["sa-1.json", "sa-1.json"]
+    assert {oct(key.parent.stat().st_mode & 0o777) for key in keys} == {"0o700"}
+    assert {oct(key.stat().st_mode & 0o777) for key in keys} == {"0o600"}
+    # Keys as people keep them beside those: Google's download, renamed ones, the bot token.
+    for name in ("my-project-1a2b3c4d5e6f.json", "ops/service-account.json", "ops/telegram-token"):
+        (repo / name).parent.mkdir(exist_ok=True)
+        (repo / name).write_text("secret")
+    git(repo, "add", "-A")
+    assert git(repo, "diff", "--cached", "--name-only").split() == [".gitignore", "monitor.toml"]
+
+
+def test_a_keys_folder_made_by_mkdir_is_made_private_and_one_shared_with_other_files_is_told(tmp_path):
+    made, shared = tmp_path / "made", tmp_path / "shared"
+    for folder in (made, shared):
+        folder.mkdir(mode=0o755)
+        folder.chmod(0o755)
+    (shared / "notes.txt").write_text("not a key")
+    with served("--no-telegram", "--write-credentials", str(made)) as (process, _):
+        pass
+    assert made.stat().st_mode & 0o777 == 0o700 and "warning" not in process.stderr.read()
+    with served("--no-telegram", "--write-credentials", str(shared)) as (process, _):
+        pass
+    assert shared.stat().st_mode & 0o777 == 0o755
+    assert (f"warning: the credentials folder {shared} can be entered by others (mode 0755) and holds "
+            "files that are not the monitor's (notes.txt)") in process.stderr.read()
+
+
+# ---- the docs' own dataset folder ------------------------------------------------------------
+
+
+def docs_dataset_example() -> dict[str, str]:
+    """docs/sandbox.md's hand-written dataset folder, file by file, as the docs print it."""
+    text = (ROOT / "docs" / "sandbox.md").read_text(encoding="utf-8")
+    block = text[text.index("A hand-written folder is just:"):]
+    block = block[block.index("```") + 3:]
+    block = block[:block.index("```")]
+    files = dict(line.split(maxsplit=1) for line in block.strip().splitlines())
+    assert files, "docs/sandbox.md lost its hand-written dataset example"
+    return files
+
+
+def test_the_docs_dataset_example_gives_a_config_that_checks_and_runs(tmp_path, monkeypatch):
+    """Written as the docs print it, served with --write-config: check-config passes, a run judges
+    every spreadsheet of it (after the two 503s its faults.json asks for)."""
+    example = docs_dataset_example()
+    for name, content in example.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(content)
+    folder = tmp_path / next(iter(example)).split("/")[0]
+    spreadsheets = [Path(name).stem for name in example if Path(name).name != ds.FAULTS_FILE]
+    config_file = tmp_path / "monitor.toml"
+    with served("--dataset", str(folder), "--write-credentials", str(tmp_path / "secrets"),
+                "--write-config", str(config_file)) as (_, lines):
+        assert "0 broken on purpose" in next(line for line in lines if line.startswith("spreadsheets: "))
+        token = next(line for line in lines if line.startswith("export ")).split("=", 1)[1]
+        monkeypatch.setenv("TELEGRAM_BOT_TOKEN", token)
+        checked = CliRunner().invoke(cli, ["check-config", "--config", str(config_file)])
+        assert checked.exit_code == 0, checked.output
+        clock = ManualClock(start=datetime.now(UTC))  # google-auth signs with the real clock
+        report = run_once(load_config(config_file, os.environ), clock=clock, messages_to=io.StringIO()).report
+    assert report.outcome is Outcome.OK
+    state = read_state(tmp_path / "state")
+    assert [sheet["id"] for sheet in tomllib.loads(config_file.read_text())["sheets"]] == spreadsheets
+    assert {state.health[sid].health for sid in spreadsheets} == {"ok"}  # no formula error, a row of data

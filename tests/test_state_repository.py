@@ -7,6 +7,7 @@ a stateful hypothesis test drives random sequences of changes, saves and reloads
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -346,3 +347,17 @@ def test_a_document_already_in_the_newer_shape_under_an_older_schema_reads_the_s
     MemoryStore(backing).update({"quota": json.dumps({"window_seconds": 61.0, "sent": {}, "projects":
                                                       {"east": [9.0]}, "paused_until": {}})}, [])
     assert reload(backing)[1].quota.projects == {"east": (9.0,)}
+
+
+def test_an_outbox_saved_before_deliveries_were_timed_reads_with_none_and_keeps_the_time_after():
+    backing = MemoryBacking({
+        SCHEMA_KEY: json.dumps({"layout": 2, "documents": {"outbox": 4}}),
+        "outbox": json.dumps({"pending": [], "sent_keys": ["k1"], "dropped": [], "halted": None, "halts": {},
+                              "migrations": {}, "overflowed": 0, "delivered": 3, "sending": None}),
+    })
+    repository, state = reload(backing)
+    assert state.damaged == [] and (state.outbox.delivered, state.outbox.last_delivered_at) == (3, None)
+    state.outbox = replace(state.outbox, last_delivered_at=T0)
+    repository.save(state)
+    assert json.loads(backing.copy()[SCHEMA_KEY])["documents"]["outbox"] == 5
+    assert reload(backing)[1].outbox.last_delivered_at == T0

@@ -8,6 +8,7 @@ writer process in tests/test_storage_crash.py.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from storage_fixtures import (
+    REPO,
     STAMP,
     disk_full,
     files,
@@ -52,11 +54,57 @@ def test_state_files_are_private_whatever_the_umask(state_dir, paths):
         assert mode(path) == 0o600, path
 
 
-def test_an_existing_folder_keeps_its_mode(state_dir):
-    state_dir.mkdir(mode=0o750)
-    os.chmod(state_dir, 0o750)
+def shipped_state_folder(state_dir: Path, folder_mode: int = 0o755) -> None:
+    """The state folder as a clone or an archive leaves it: its README, the folder 0755."""
+    state_dir.mkdir()
+    (state_dir / "README.md").write_text((REPO / "state" / "README.md").read_text())
+    os.chmod(state_dir, folder_mode)
+
+
+@pytest.mark.parametrize("first", ["store", "lock"])
+def test_a_shipped_state_folder_left_0755_is_made_0700_by_its_first_writer(state_dir, first, caplog):
+    caplog.set_level(logging.INFO)
+    shipped_state_folder(state_dir)
+    if first == "store":
+        open_store(state_dir).set_property("a", "1")
+    else:
+        lock = FlockLock.in_dir(state_dir)
+        assert lock.try_acquire()
+        lock.release()
+    assert mode(state_dir) == 0o700
+    [made] = [r for r in caplog.records if r.getMessage() == "state_dir_made_private"]
+    assert (made.fields["mode_before"], made.fields["mode"]) == ("0755", "0700")
+    open_store(state_dir).set_property("a", "2")  # said once: it is private now
+    assert [r.getMessage() for r in caplog.records].count("state_dir_made_private") == 1
+
+
+def test_a_state_folder_left_by_earlier_runs_is_made_0700_by_a_writer_with_all_it_holds(state_dir):
+    for n in "12":
+        with open_store(state_dir) as store:
+            store.set_property("a", n)
+    (state_dir / "watchdog.lock").write_text("")
+    (state_dir / "watchdog-state.json").write_text("{}")
+    (state_dir / f"properties.json.corrupt-{STAMP}").write_text("x")
+    (state_dir / "redis-generations.json").write_text("{}")
+    os.chmod(state_dir, 0o755)
+    assert open_store(state_dir, read_only=True).get_property("a") == "2"
+    assert mode(state_dir) == 0o755  # a reader changes nothing
+    open_store(state_dir).set_property("a", "3")
+    assert mode(state_dir) == 0o700
+
+
+def test_a_folder_that_holds_others_files_keeps_its_mode_and_each_writer_says_so(state_dir, caplog):
+    shipped_state_folder(state_dir, 0o750)
+    (state_dir / "index.html").write_text("<p>a page a web server reads</p>")
     open_store(state_dir).set_property("a", "1")
     assert mode(state_dir) == 0o750
+    [warning] = [r for r in caplog.records if r.getMessage() == "state_dir_not_private"]
+    assert warning.levelname == "WARNING"
+    assert warning.fields["problem"] == (
+        f"the state folder {state_dir} can be entered by others (mode 0750) and holds files that are "
+        "not the monitor's (index.html), so its mode was left as it is: the monitor's files in it are "
+        "0600, but anyone who may enter it sees their names. Give the monitor a folder of its own, or "
+        f"run chmod 700 {state_dir}")
 
 
 def test_the_snapshot_is_a_plain_tinydb_database(state_dir, paths):

@@ -22,7 +22,7 @@ from monitor.state import State
 def report(config_path: Path | None, html_path: Path | None, as_json: bool) -> None:
     """The status page: counts by health, failing and warning spreadsheets with their findings, muted
     ones, open breakers, the DLQ, charts of the runs of the last [report] keep, a timeline of each
-    spreadsheet that was not ok all the time, and the monitor's own health."""
+    spreadsheet that warned or failed, and the monitor's own health."""
     if (html_path is None) == (not as_json):
         fail("say what to make: --html FILE (the page) or --json (its data), one of them", EXIT_USAGE)
     quiet_logs()

@@ -82,6 +82,9 @@ class Outbox:
     migrations: dict[str, str] = field(default_factory=dict)  # old chat id -> new (group -> supergroup)
     overflowed: int = 0  # messages dropped because the outbox was full
     delivered: int = 0  # messages Telegram accepted, since the state was created (never reset)
+    # When Telegram last accepted one (a message printed for want of [telegram] is no delivery): what
+    # the status page says of delivery, whoever renders it and whatever their environment holds.
+    last_delivered_at: UtcTime | None = None
     # The key of the message whose request is out, saved before the request: found here by the next
     # process, that message may have reached the chat, and is sent again marked as possibly repeated.
     sending: str | None = None

@@ -244,7 +244,7 @@ def _attempt(outbox: Outbox, entry: PendingMessage, sender: Sender, now: datetim
     progress.results.append(DeliveryResult(entry.key, "sent", None, sent.message_id))
     if on_sent is not None:
         on_sent(entry, sent)
-    return _sent(outbox, entry, sent, chat, chat_before)
+    return _sent(outbox, entry, sent, chat, chat_before, now)
 
 
 def with_notes(text: str, resend: bool, halt: Halt | None) -> str:
@@ -336,10 +336,13 @@ def _dropped(outbox: Outbox, entry: PendingMessage, error: DeliveryError, now: d
                    dropped=(*outbox.dropped, dropped)[-DROPPED_KEPT:])
 
 
-def _sent(outbox: Outbox, entry: PendingMessage, sent: Sent, chat: str, chat_before: object) -> Outbox:
+def _sent(outbox: Outbox, entry: PendingMessage, sent: Sent, chat: str, chat_before: object,
+          now: datetime) -> Outbox:
     sent_keys = (*outbox.sent_keys, entry.key)[-SENT_KEYS_KEPT:]
+    # Telegram's answer always carries the message's id (Bot API: Message.message_id); a printer's has none.
+    delivered_at = now if sent.message_id is not None else outbox.last_delivered_at
     outbox = replace(outbox, pending=_without(outbox, entry.key), sent_keys=sent_keys,
-                     delivered=outbox.delivered + 1)
+                     delivered=outbox.delivered + 1, last_delivered_at=delivered_at)
     halt = halt_of(outbox, chat)
     if halt is not None:
         log_event("telegram_delivery_resumed", halted_since=format_utc(halt.at), chat_id=halt.chat_id)

@@ -47,7 +47,11 @@ def line_chart(title: str, series: Sequence[Series], guides: Sequence[Guide] = (
         parts.append(f'<text class="glabel" x="{WIDTH - RIGHT - 2}" y="{at - 3:.1f}" text-anchor="end">'
                      f'{escape(guide.label)}</text>')
     for line in series:
-        if line.points:
+        if len(line.points) == 1:  # a line through one point has no length: the first run is a dot
+            [(t, v)] = line.points
+            parts.append(f'<circle class="{line.css}" cx="{x(t):.1f}" cy="{y(v):.1f}" r="3">'
+                         f"<title>{escape(line.name)}</title></circle>")
+        elif line.points:
             path = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in line.points)
             parts.append(f'<polyline class="{line.css}" points="{path}"><title>{escape(line.name)}</title>'
                          "</polyline>")

@@ -7,18 +7,21 @@ is documented in docs/operations.md ("The status page").
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from monitor.admin.reports import breakers_list, dlq_list
 from monitor.config import Config, Sheet
+from monitor.core.errors import ErrorInfo
+from monitor.core.remedies import problem, remedy
 from monitor.core.timefmt import format_utc
 from monitor.engine.fleet import Fleet
 from monitor.engine.health import ERROR, FAIL, OK, UNKNOWN, WARN, Finding, SheetHealth, VerdictChange
 from monitor.engine.runlog import RunRecord, runs_since
 from monitor.notify.destinations import all_halts
-from monitor.notify.messages import sheet_url, tab_url
+from monitor.notify.messages import error_text, sheet_url, tab_url
 from monitor.state import State
 from monitor.watchdog.judge import RunnerReading, WatchdogSettings, evaluate
 
@@ -26,10 +29,11 @@ from monitor.watchdog.judge import RunnerReading, WatchdogSettings, evaluate
 # reads; the counts say how many more, and `sheet-monitor sheets --status fail` lists them all.
 PROBLEMS_SHOWN = 200
 FINDINGS_SHOWN = 5  # per spreadsheet; the rest are counted
-# Timeline strips drawn, at most: only spreadsheets that were not ok all the time get one (for 750
+# Timeline strips drawn, at most: only spreadsheets that warned or failed get one (for 750
 # sheets a strip each is a wall of green), the rest are counted.
 STRIPS_SHOWN = 150
 STRIP_HEALTH = {OK: "ok", WARN: "warn", FAIL: "fail", ERROR: "fail", UNKNOWN: "unknown"}  # error: failing
+NOT_OK = frozenset({"warn", "fail"})  # a strip's healths that earn it a place (unknown is not known, not bad)
 
 
 def build_report(config: Config, state: State, now: datetime) -> dict[str, Any]:
@@ -38,6 +42,8 @@ def build_report(config: Config, state: State, now: datetime) -> dict[str, Any]:
     mutes = state.active_mutes(now)
     names = {sheet.id: sheet.name for sheet in config.sheets}
     fleet = Fleet.of(state, names, now)
+    runs = list(runs_since(state.runlog, now - keep))
+    start = _history_start(config, state, runs, now)
     return {
         "generated_at": format_utc(now),
         "keep_seconds": keep.total_seconds(),
@@ -47,11 +53,12 @@ def build_report(config: Config, state: State, now: datetime) -> dict[str, Any]:
                    "until": format_utc(mutes[sid].until), "reason": mutes[sid].reason}
                   for sid in sorted(fleet.muted, key=lambda sid: mutes[sid].until)],
         "breakers": [row for row in breakers_list(state, names, now, names) if row["state"] != "closed"],
-        "dlq": dlq_list(state, now, names),
-        "runs": _runs(config, runs_since(state.runlog, now - keep)),
+        "dlq": [{**row, "unreadable": _unreadable(state.dlq[row["id"]].last_error)}
+                for row in dlq_list(state, now, names)],
+        "runs": _runs(config, runs),
         "quota_per_minute": project_quotas(config),
         "round_interval_seconds": config.run.round_interval.total_seconds(),
-        "timelines": _timelines(config.sheets, state, now - keep, now),
+        "timelines": _timelines(config.sheets, state, start, now),
         "monitor": _monitor(config, state, now, fleet),
     }
 
@@ -71,9 +78,20 @@ def _problems(sheets: Iterable[Sheet], state: State, shown: Mapping[str, str]) -
             "findings": [_finding(sheet.id, finding) for finding in record.findings[:FINDINGS_SHOWN]],
             "more_findings": max(0, len(record.findings) - FINDINGS_SHOWN),
             "error": error.last_error.message if error else None,
+            "unreadable": _unreadable(error.last_error) if error else None,
             "tags": list(sheet.tags), "owner": sheet.owner,
         })
     return {"listed": listed, "more": max(0, len(bad) - PROBLEMS_SHOWN)}
+
+
+def _unreadable(error: ErrorInfo) -> dict[str, str | None]:
+    """A read refused for good, in the alert's words: what is wrong and what to do (None when
+    Google's words are all there is to say), then Google's words as the alert quotes them."""
+    # As the alert's (monitor.notify.render): the fix follows the problem's sentence, so it need not
+    # repeat what that names. error_text escapes for Telegram and adds no tag: unescaped, it is the
+    # text the chat shows.
+    return {"problem": problem(error), "fix": remedy(error, after_problem=True),
+            "google": html.unescape(error_text(error))}
 
 
 def _finding(spreadsheet_id: str, finding: Finding) -> dict[str, Any]:
@@ -90,6 +108,23 @@ def project_quotas(config: Config) -> dict[str, int]:
     per_user, per_project = google.read_requests_per_minute, google.project_read_requests_per_minute
     return {project: min(len(members) * per_user, per_project)
             for project, members in google.projects.items()}
+
+
+def _history_start(config: Config, state: State, runs: Iterable[RunRecord], now: datetime) -> datetime:
+    """Where the page's time axes begin: ``[report] keep`` ago, or later when the state's history
+    begins later (a fresh install: its first run), so that a day of runs is not drawn as a dot at
+    the end of a week. At least one round interval before ``now``: a first run's page is not an axis
+    of seconds."""
+    oldest = now - config.report.keep
+    moments = [run.started_at for run in runs]
+    for record in filter(None, (state.health.get(sheet.id) for sheet in config.sheets)):
+        if record.changes:
+            moments.append(record.changes[0].at)
+        elif record.since is not None:  # a record written before changes were kept
+            moments.append(record.since)
+    if not moments:
+        return oldest
+    return max(oldest, min(min(moments), now - config.run.round_interval))
 
 
 def _runs(config: Config, records: Iterable[RunRecord]) -> list[dict[str, Any]]:
@@ -111,19 +146,26 @@ def _runs(config: Config, records: Iterable[RunRecord]) -> list[dict[str, Any]]:
 
 
 def _timelines(sheets: Iterable[Sheet], state: State, start: datetime, now: datetime) -> dict[str, Any]:
-    """A strip of (from, to, health) per spreadsheet that was not ok all the time since ``start``."""
-    strips, steady = [], 0
+    """A strip of (from, to, health) per spreadsheet that warned or failed since ``start``. Not known
+    yet (before its first check, or before the oldest change it kept) is not "not ok": a
+    spreadsheet ok at every check since is ok all the time, and one never checked is counted apart."""
+    strips, steady, unchecked = [], 0, 0
     for sheet in sheets:
         record = state.health.get(sheet.id)
         segments = _segments(record, start, now)
-        if all(segment["health"] == "ok" for segment in segments):
+        bad = sum(s["seconds"] for s in segments if s["health"] in NOT_OK)
+        # Warning or failing now counts even when it became so this very instant (no stretch yet).
+        if bad or (record is not None and STRIP_HEALTH[record.health] in NOT_OK):
+            strips.append({"id": sheet.id, "name": sheet.name, "url": sheet_url(sheet.id),
+                           "segments": segments, "bad_seconds": bad})
+        elif record is None or record.health == UNKNOWN:
+            unchecked += 1
+        else:
             steady += 1
-            continue
-        strips.append({"id": sheet.id, "name": sheet.name, "url": sheet_url(sheet.id), "segments": segments,
-                       "bad_seconds": sum(s["seconds"] for s in segments if s["health"] != "ok")})
     strips.sort(key=lambda strip: (-strip["bad_seconds"], strip["name"].lower()))
     return {"start": format_utc(start), "end": format_utc(now), "strips": strips[:STRIPS_SHOWN],
-            "more": max(0, len(strips) - STRIPS_SHOWN), "ok_all_the_time": steady}
+            "more": max(0, len(strips) - STRIPS_SHOWN), "ok_all_the_time": steady,
+            "not_checked_yet": unchecked}
 
 
 def _segments(record: SheetHealth | None, start: datetime, now: datetime) -> list[dict[str, Any]]:
@@ -156,9 +198,13 @@ def _monitor(config: Config, state: State, now: datetime, fleet: Fleet) -> dict[
                       for run in reversed(state.runs.runs)],
         "watchdog": {"status": verdict.status, "reason": verdict.reason},
         "api_degraded": state.api.degraded,
+        # What the state knows of delivery, never the renderer's environment: a page rendered by
+        # `report --html` from a shell without the bot token says what the runs' deliveries did.
         "telegram": {
-            "configured": config.telegram.enabled,
+            "configured": config.telegram.chat_id is not None,  # in the file, whatever the environment
             "outbox": len(outbox.pending),
+            "delivered": outbox.delivered,
+            "last_delivered_at": format_utc(outbox.last_delivered_at) if outbox.last_delivered_at else None,
             "halted": None if outbox.halted is None else {
                 "at": format_utc(outbox.halted.at), "status": outbox.halted.status,
                 "description": outbox.halted.description},

@@ -37,8 +37,12 @@ def render_page(data: dict[str, Any]) -> str:
 def _header(data: dict[str, Any]) -> str:
     watchdog = data["monitor"]["watchdog"]
     css = "healthy" if watchdog["status"] == "healthy" else "bad"
+    keep = human_duration(data["keep_seconds"])
+    start, end = (parse_utc(data["timelines"][side]) for side in ("start", "end"))
+    history = (f"history of the last {keep}" if (end - start).total_seconds() >= data["keep_seconds"]
+               else f'history since {_when(data["timelines"]["start"])} (up to {keep} are kept)')
     return (f'<header><h1>sheet-monitor status</h1><div class="soft">generated {_when(data["generated_at"])}'
-            f' &middot; history of the last {human_duration(data["keep_seconds"])}</div>'
+            f" &middot; {history}</div>"
             f'<div id="verdict">monitor: <span class="verdict {css}">{escape(watchdog["status"])}</span> '
             f'<span class="soft">{escape(watchdog["reason"])}</span></div></header>')
 
@@ -68,8 +72,8 @@ def _problem(problem: dict[str, Any]) -> str:
                 for finding in problem["findings"]]
     if problem["more_findings"]:
         findings.append(f'<li class="soft">and {counted(problem["more_findings"], "more finding")}</li>')
-    if problem["error"]:
-        findings.append(f"<li>could not be read: {escape(problem['error'])}</li>")
+    if problem["unreadable"]:
+        findings.append(f"<li>{_unreadable(problem['unreadable'])}</li>")
     since = f' &middot; since {_when(problem["since"])}' if problem["since"] else ""
     tags = "".join(f' <span class="tag">#{escape(tag)}</span>' for tag in problem["tags"])
     owner = f' &middot; {escape(problem["owner"])}' if problem["owner"] else ""
@@ -93,9 +97,19 @@ def _attention(data: dict[str, Any]) -> str:
     if data["dlq"]:
         headers = ("spreadsheet", "error", "since", "times")
         parts.append(_table("Could not be read (dead-letter queue)", headers, [
-            (escape(row["name"] or row["id"]), escape(row["message"]), _when(row["first_failed_at"]),
+            (escape(row["name"] or row["id"]), _unreadable(row["unreadable"]), _when(row["first_failed_at"]),
              str(row["occurrences"])) for row in data["dlq"]]))
     return f'<section id="attention">{"".join(parts)}</section>' if parts else ""
+
+
+def _unreadable(error: dict[str, Any]) -> str:
+    """A read refused for good, as its alert says it (monitor.notify.render): what is wrong and what
+    to do lead, Google's own words follow for whoever digs."""
+    fix = escape(error["fix"]) if error["fix"] else None
+    if error["problem"] is None:
+        return f"could not be read: {escape(error['google'])}" + (f". To fix: {fix}" if fix else "")
+    to_fix = f" To fix: {fix}." if fix else ""
+    return f"cannot be read: {escape(error['problem'])}.{to_fix} (Google: {escape(error['google'])})"
 
 
 def _charts(data: dict[str, Any]) -> str:
@@ -144,9 +158,11 @@ def _timelines(timelines: dict[str, Any]) -> str:
         rows.append(f'<tr><td class="name">{_link(row["url"], row["name"])}</td>'
                     f'<td>{strip(segments, start=start, end=end, label=row["name"])}</td></tr>')
     rest = f'{counted(timelines["ok_all_the_time"], "spreadsheet")} ok all the time'
+    if timelines["not_checked_yet"]:
+        rest += f', {timelines["not_checked_yet"]} not checked yet'
     if timelines["more"]:
         rest += f', {counted(timelines["more"], "more strip")} not drawn'
-    return (f'<section id="timelines"><h2>Spreadsheets not ok all the time</h2>'
+    return (f'<section id="timelines"><h2>Spreadsheets that warned or failed</h2>'
             f'<div class="soft">{_when(timelines["start"])} to {_when(timelines["end"])}: green ok, orange '
             f'warning, red failing, grey not known</div><table class="strips">{"".join(rows)}</table>'
             f'<p class="soft">{rest}</p></section>')
@@ -154,12 +170,7 @@ def _timelines(timelines: dict[str, Any]) -> str:
 
 def _monitor(monitor: dict[str, Any]) -> str:
     telegram = monitor["telegram"]
-    halted = telegram["halted"]
-    delivery = "delivering"
-    if not telegram["configured"]:
-        delivery = "not configured (messages are printed)"
-    elif halted:
-        delivery = f'halted since {_when(halted["at"])}: {escape(halted["description"])}'
+    delivery = _delivery(telegram)
     halts = "".join(f"<li>chat {escape(chat)} halted since {_when(h['at'])}: {escape(h['description'])}</li>"
                     for chat, h in telegram["route_halts"].items())
     runs = _table("Last runs", ("started", "finished", "outcome"), [
@@ -172,6 +183,20 @@ def _monitor(monitor: dict[str, Any]) -> str:
             f'{escape(monitor["watchdog"]["reason"])}</li>'
             f"<li>Google: {google}</li><li>Telegram: {delivery}; outbox: "
             f'{counted(telegram["outbox"], "message")} waiting</li>{halts}</ul>{runs}</section>')
+
+
+def _delivery(telegram: dict[str, Any]) -> str:
+    """Telegram's delivery as the state records it: a halt, else the last message Telegram took."""
+    halted, last = telegram["halted"], telegram["last_delivered_at"]
+    delivered = f"last message delivered {_when(last)}" if last else ""
+    if halted:
+        before = f"; {delivered}" if delivered else ""
+        return f'halted since {_when(halted["at"])}: {escape(halted["description"])}{before}'
+    if delivered:
+        return delivered
+    if not telegram["configured"]:
+        return "no chat in the config (messages are printed)"
+    return "no message delivered yet"
 
 
 def _table(title: str, headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:

@@ -33,7 +33,7 @@ svg .axis, svg .glabel, svg .legend { font-size: 13px; fill: var(--soft); }
 /* A series' class sets its colour only: the line is stroked, never filled; its legend is filled. */
 svg .s0 { --c: #1565c0; } svg .s1 { --c: #6a1b9a; } svg .s2 { --c: #00838f; } svg .s3 { --c: #5d4037; }
 svg .lfail { --c: var(--fail); } svg .lwarn { --c: var(--warn); }
-svg polyline { fill: none; stroke: var(--c); stroke-width: 1.6; }
+svg polyline { fill: none; stroke: var(--c); stroke-width: 1.6; } svg circle { fill: var(--c); }
 svg text.legend { fill: var(--c, var(--soft)); }
 svg.strip { width: 100%; height: 12px; display: block; }
 svg.strip .ok { fill: var(--ok); } svg.strip .warn { fill: var(--warn); }

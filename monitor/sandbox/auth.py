@@ -21,6 +21,7 @@ import base64
 import binascii
 import json
 import os
+import re
 import secrets
 import threading
 from dataclasses import dataclass
@@ -31,11 +32,16 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
+from monitor.core.folders import ensure_private_dir
+
 from . import errors
 from .http import Request, Response
 from .projects import DEFAULT_PROJECT_ID, spread
 from .scopes import ALL_SCOPES
 
+# What a keys folder holds: JSON key files (ours are sa-N.json, Google's downloads <project>-<hex>.json)
+# and the bot token file the docs keep beside them.
+_KEY_FILE = re.compile(r"[\w.-]+\.json|telegram-token")
 JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 ACCESS_TOKEN_SECONDS = 3599  # what Google answers in expires_in
 MAX_JWT_LIFETIME_SECONDS = 3600  # Google refuses assertions valid for longer than an hour
@@ -61,6 +67,11 @@ TOKEN_FAULT_STATUSES = frozenset({200, 400, 500, 502})
 
 # Why an API request has no caller (``Caller.problem``).
 MISSING, UNKNOWN, EXPIRED = "missing", "unknown", "expired"
+
+
+def is_key_file(name: str) -> bool:
+    """Is ``name``, in a keys folder, a key (or the bot token beside them)?"""
+    return _KEY_FILE.fullmatch(name) is not None
 
 
 @dataclass(frozen=True)
@@ -127,7 +138,8 @@ class TokenAuthority:
 
     def write_credentials(self, directory: str | os.PathLike, count: int, token_uri: str,
                           projects: int = 1) -> list[Path]:
-        """Write ``count`` new service-account files ``sa-1.json``... (mode 0600) into ``directory``.
+        """Write ``count`` new service-account files ``sa-1.json``... (mode 0600) into ``directory``
+        (0700; see :func:`monitor.core.folders.ensure_private_dir`).
 
         The accounts are spread over ``projects`` projects in contiguous blocks (see
         ``projects.spread``). Numbering continues after files already there, so a second call never
@@ -137,7 +149,9 @@ class TokenAuthority:
             raise ValueError(f"credential count must be at least 1, got {count}")
         owners = spread(count, projects)
         folder = Path(directory)
-        folder.mkdir(parents=True, exist_ok=True)
+        # The owner's alone (0700), as the docs keep secrets/: a folder made by mkdir is made so too
+        # when it holds only keys; one that holds other files keeps its mode (the CLI says so).
+        ensure_private_dir(folder, is_key_file)
         paths = []
         number = 1
         for project_id in owners:

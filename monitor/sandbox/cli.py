@@ -21,8 +21,10 @@ from pathlib import Path
 import click
 
 from monitor.core.clock import SystemClock
+from monitor.core.folders import shared_folder_problem
 
 from . import dataset as datasets
+from .auth import is_key_file
 from .google import GoogleSandbox
 from .http import HTTPServerThread
 from .latency import GOOGLE, MAX_SCALE, MODELS, OFF
@@ -185,17 +187,22 @@ def _write_files(handle: SandboxHandle, data: datasets.Dataset | None,
         credential_count, project_count = counts
         credentials = handle.write_credentials(credentials_dir, credential_count, project_count)
         click.echo(f"credentials: {', '.join(str(p) for p in credentials)}")
+        if problem := shared_folder_problem(credentials_dir, is_key_file, "the credentials folder"):
+            click.echo(f"warning: {problem}", err=True)
         if project_count > 1:
             owners = spread(credential_count, project_count)
             click.echo("projects: " + ", ".join(
                 f"{name} ({owners.count(name)})" for name in project_ids(project_count)))
     if config_path is not None:
-        datasets.write_config(
-            data, config_path, credentials=credentials, endpoint=handle.base_url,
-            telegram_api_base=handle.telegram_url,
-            telegram_chat_id=str(SANDBOX_CHAT_ID) if handle.telegram_url else None,
-            **quotas,
-        )
+        try:
+            datasets.write_config(
+                data, config_path, credentials=credentials, endpoint=handle.base_url,
+                telegram_api_base=handle.telegram_url,
+                telegram_chat_id=str(SANDBOX_CHAT_ID) if handle.telegram_url else None,
+                **quotas,
+            )
+        except ValueError as exc:  # a hand-written manifest naming a profile no dataset has
+            raise click.UsageError(f"--write-config: {exc}") from None
         click.echo(f"config: {config_path}")
 
 

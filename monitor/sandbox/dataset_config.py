@@ -14,11 +14,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from monitor import checks
+from monitor.core.a1 import quote_sheet_name
+from monitor.core.wording import counted
 
+from .dataset_files import first_tab
 from .dataset_generate import (
     CATALOGUE_TAB,
     CATALOGUE_TITLE,
     CHECKED_LAST_ROW,
+    GIVEN_PROFILE,
     PRICE_CEILING,
     QUANTITY_CEILING,
     REORDER_LEVELS,
@@ -36,11 +40,13 @@ CATALOGUE_PROFILE = "catalogue"
 BUDGET = "4m30s"
 
 
-def stock_profile() -> list[checks.Check]:
-    """The checks every generated spreadsheet is configured with."""
+def stock_profile(catalogue: bool = True) -> list[checks.Check]:
+    """The checks every generated store is configured with; ``catalogue``: the dataset holds the head
+    office's catalogue, which the last check compares each store's SKUs with (a config may name
+    only spreadsheets it monitors, and a dataset of one spreadsheet has none)."""
     last = CHECKED_LAST_ROW
     table = f"{STOCK_TAB}!A1:H{last}"
-    return [
+    profile = [
         checks.FormulaErrorsCheck(range=table),
         checks.NotEmptyCheck(range=f"{STOCK_TAB}!A2:A{last}", min_rows=1),
         checks.ThresholdCheck(range=f"{STOCK_TAB}!F2:F{last}", aggregate="min", warn="< 5", fail="< 0"),
@@ -63,15 +69,47 @@ def stock_profile() -> list[checks.Check]:
         # Half the rows gone since the previous read: a filter, a sort or a paste gone wrong.
         checks.ChangeCheck(range=f"{STOCK_TAB}!A2:A", fail="< -40"),
         checks.HeadersChangedCheck(range=f"{STOCK_TAB}!1:1"),
-        # Every SKU a store holds is one the head office sells.
-        checks.CrossSheetCheck(range=f"{STOCK_TAB}!A2:A", other=CATALOGUE_TITLE,
-                               other_range=f"{CATALOGUE_TAB}!A2:A", match="keys"),
     ]
+    if catalogue:  # every SKU a store holds is one the head office sells
+        profile.append(checks.CrossSheetCheck(range=f"{STOCK_TAB}!A2:A", other=CATALOGUE_TITLE,
+                                              other_range=f"{CATALOGUE_TAB}!A2:A", match="keys"))
+    return profile
 
 
 def catalogue_profile() -> list[checks.Check]:
     """The checks of the head office's catalogue, the stores' cross-sheet check's other side."""
     return [checks.NotEmptyCheck(range=f"{CATALOGUE_TAB}!A2:A", min_rows=1)]
+
+
+def basic_profile(tab: str) -> list[checks.Check]:
+    """The checks of a hand-written spreadsheet, whose layout only its author knows: ones that fit
+    any table, on its first tab ``tab``: no formula errors, and a row below the header."""
+    quoted = quote_sheet_name(tab)
+    return [checks.FormulaErrorsCheck(range=f"{quoted}!A1:Z"),
+            checks.NotEmptyCheck(range=f"{quoted}!A2:A", min_rows=1)]
+
+
+def profiles_for(dataset: Dataset) -> dict[str, list[checks.Check]]:
+    """The profiles the dataset's spreadsheets name, each with its checks: the stores' and the
+    catalogue's, and a basic profile per first tab of hand-written spreadsheets (``dataset_files``).
+    Raises ValueError for a profile no spreadsheet of a dataset can have."""
+    used = dict.fromkeys(entry.profile for entry in dataset.sheets)
+    profiles = {}
+    for name in used:
+        if name == PROFILE:
+            profiles[name] = stock_profile(catalogue=CATALOGUE_PROFILE in used)
+        elif name == CATALOGUE_PROFILE:
+            profiles[name] = catalogue_profile()
+        elif name == GIVEN_PROFILE or name.startswith(f"{GIVEN_PROFILE}-"):
+            entry = next(entry for entry in dataset.sheets if entry.profile == name)
+            tab = first_tab(dataset.payloads.get(entry.id, {}))
+            if tab is None:
+                raise ValueError(f"spreadsheet {entry.id} has no tab to check")
+            profiles[name] = basic_profile(tab)
+        else:
+            raise ValueError(f"spreadsheet profile {name!r} is not one a dataset has: {PROFILE}, "
+                             f"{CATALOGUE_PROFILE} or {GIVEN_PROFILE}")
+    return profiles
 
 
 def write_config(
@@ -102,11 +140,9 @@ def write_config(
     folder = config_path.parent.resolve()
     folder.mkdir(parents=True, exist_ok=True)
     use_csv = len(dataset.sheets) > sheets_file_over
-    lines = [
-        "# A monitor config for a generated sandbox dataset "
-        f"({len(dataset.sheets)} spreadsheets, seed {dataset.seed}).",
-        "",
-    ]
+    origin = "a hand-written dataset" if dataset.seed is None else f"a generated dataset, seed {dataset.seed}"
+    count = counted(len(dataset.sheets), "spreadsheet")
+    lines = [f"# A monitor config for the sandbox: {count} of {origin}.", ""]
     if use_csv:  # a top-level key: it must come before the first table
         _write_sheets_csv(folder / SHEETS_CSV, dataset.sheets)
         lines += [f"sheets_file = {_toml(SHEETS_CSV)}", ""]
@@ -125,7 +161,7 @@ def write_config(
         lines.append(f"request_timeout = {_toml(request_timeout)}")
     lines += [f"api_endpoint = {_toml(endpoint)}", ""]
     lines += _telegram_table(telegram_chat_id, telegram_api_base, telegram_listen)
-    for name, profile in ((PROFILE, stock_profile()), (CATALOGUE_PROFILE, catalogue_profile())):
+    for name, profile in profiles_for(dataset).items():
         lines += [f"[profiles.{name}]", "checks = ["]
         lines += [f"  {_toml_inline(check.as_written())}," for check in profile]
         lines += ["]", ""]

@@ -13,7 +13,7 @@ from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 
-from .dataset_generate import Dataset, SheetEntry, rfc3339
+from .dataset_generate import GIVEN, GIVEN_PROFILE, Dataset, SheetEntry, rfc3339
 
 FAULTS_FILE = "faults.json"
 MANIFEST_FILE = "manifest.json"
@@ -73,7 +73,8 @@ def load(directory: str | os.PathLike) -> Dataset:
     with an optional ``"id"`` key (default: the file name without ``.json``). ``faults.json``
     (optional) is a list of fault specs. ``manifest.json`` (optional) lists the spreadsheets to
     configure and how each is broken; without it every payload is listed, in file-name order, as
-    kind "given". Raises ValueError naming the file for anything malformed.
+    kind "given", checked by the profile that fits any spreadsheet (``GIVEN_PROFILE``). Raises
+    ValueError naming the file for anything malformed.
     """
     folder = Path(directory)
     if not folder.is_dir():
@@ -114,12 +115,30 @@ def load(directory: str | os.PathLike) -> Dataset:
             raise ValueError(f"{manifest_path}: not a dataset manifest ({exc})") from exc
         now = datetime.fromisoformat(now.replace("Z", "+00:00")) if now else None
     else:
+        profiles = given_profiles(payloads)
         sheets = [
-            SheetEntry(sheet_id, str(payload.get("title") or sheet_id), (), "given", "unknown")
+            SheetEntry(sheet_id, str(payload.get("title") or sheet_id), (), GIVEN.kind, GIVEN.expect,
+                       GIVEN.description, profile=profiles[sheet_id])
             for sheet_id, payload in payloads.items()
         ]
         seed, now = None, None
     return Dataset(seed=seed, now=now, sheets=sheets, payloads=payloads, faults=faults, edits=edits)
+
+
+def given_profiles(payloads: dict[str, dict]) -> dict[str, str]:
+    """The profile of each hand-written spreadsheet: one per name of a first tab, which its checks
+    read ("basic", or "basic-1", "basic-2"... when the first tabs are named differently)."""
+    firsts = {sheet_id: first_tab(payload) for sheet_id, payload in payloads.items()}
+    tabs = list(dict.fromkeys(firsts.values()))
+    names = {tab: GIVEN_PROFILE if len(tabs) == 1 else f"{GIVEN_PROFILE}-{n}"
+             for n, tab in enumerate(tabs, start=1)}
+    return {sheet_id: names[tab] for sheet_id, tab in firsts.items()}
+
+
+def first_tab(payload: dict) -> str | None:
+    """The name of a control payload's first tab (None when it has none: the sandbox refuses it)."""
+    tabs = payload.get("tabs")
+    return next(iter(tabs), None) if isinstance(tabs, dict) else None
 
 
 def _write_json(path: Path, data: object) -> None:

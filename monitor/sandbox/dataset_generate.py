@@ -126,6 +126,10 @@ _BY_KIND = {b.kind: b for b in BREAKAGES}
 _AT_MOST_ONE = frozenset({"hang"})  # one held request is enough to prove timeouts work
 HEALTHY = Breakage("healthy", "ok", "")
 CATALOGUE = Breakage("catalogue", "ok", "the head office's catalogue: every SKU a store may hold")
+# A spreadsheet of a hand-written folder without a manifest: nothing was done to it on purpose, and
+# what its checks will say is not known beforehand.
+GIVEN = Breakage("given", "unknown", "a spreadsheet of a hand-written dataset folder")
+GIVEN_PROFILE = "basic"  # the checks that fit any spreadsheet (dataset_config.basic_profile)
 CATALOGUE_TITLE = "Catalogue — head office"
 CATALOGUE_TAB = "Catalogue"
 UNKNOWN_SKU = "SKU-99999"  # never in the catalogue (its SKUs are SKU-10000 to SKU-14473)
@@ -147,7 +151,7 @@ class SheetEntry:
 
     @property
     def broken(self) -> bool:
-        return self.kind not in (HEALTHY.kind, CATALOGUE.kind)
+        return self.kind not in (HEALTHY.kind, CATALOGUE.kind, GIVEN.kind)
 
 
 @dataclass

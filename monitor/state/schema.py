@@ -161,9 +161,10 @@ FEED = Kind("feed", FeedState, version=2)
 CREDENTIALS = Kind("credentials", CredentialsState)
 # Version 2 added ``sending`` (the message whose request may have reached Telegram); version 3 each
 # message's destination (``chat_id``, ``thread_id``: routes) and the routed chats' halts (``halts``).
-# version 4 ``delivered`` (messages Telegram accepted, all told: the metrics' counter); version 5 each
-# message's ``keyboard`` (the buttons under it).
-OUTBOX = Kind("outbox", Outbox, version=5)
+# version 4 ``delivered`` (messages Telegram accepted, all told: the metrics' counter); version 5
+# ``last_delivered_at`` (when Telegram last accepted one: the status page's delivery line); version 6
+# each message's ``keyboard`` (the buttons under it).
+OUTBOX = Kind("outbox", Outbox, version=6)
 # Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded);
 # version 3 ``relearning`` (the first round after the state was lost); version 4 dropped the Google
 # reads counted for the digest (``reads_since_digest``, ``counted_run``: the metrics count them).
@@ -331,6 +332,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("outbox", 2): _outbox_destinations,
     ("outbox", 3): _optional_fields_added,
     ("outbox", 4): _optional_fields_added,
+    ("outbox", 5): _optional_fields_added,
     ("alerts", 1): _alerts_warned,
     ("alerts", 2): _optional_fields_added,
     ("alerts", 3): _alerts_without_reads,

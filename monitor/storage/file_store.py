@@ -19,8 +19,10 @@ Files in the state folder (names in ``paths``): the snapshot ``properties.json``
 - ``kill -9`` at any instant leaves a state that opens to the one after the last ``update()`` that
   returned, or after the one in flight; readers without any lock see a state that existed after
   some complete update, even during a compaction (see ``recovery`` for why).
-- Every file is 0600; a folder the store creates is 0700. Only a writer cleans up: stale temp files,
-  unusable files set aside. A read-only store never writes, restores, cleans up or compacts.
+- Every file is 0600; the folder is 0700 (made so when it holds only the monitor's files; one that
+  holds others' keeps its mode, and a writer logs ``state_dir_not_private``). Only a writer cleans
+  up: stale temp files, unusable files set aside. A read-only store never writes, restores, cleans up
+  or compacts.
 
 One process writes (the holder of the run lock); one thread uses a store at a time.
 """
@@ -28,6 +30,7 @@ One process writes (the holder of the run lock); one thread uses a store at a ti
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import Mapping
 from datetime import datetime
@@ -35,9 +38,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from monitor.core.clock import SystemClock
+from monitor.core.logs import log_event
 from monitor.storage.contract import PropertyStore
 from monitor.storage.errors import StateError
-from monitor.storage.files import ensure_private_dir, remove_stale_temp_files
+from monitor.storage.files import ensure_private_dir, folder_not_private, remove_stale_temp_files
 from monitor.storage.format import MIGRATIONS, SCHEMA_VERSION, Migration, snapshot_chunks
 from monitor.storage.journal import JournalWriter, record
 from monitor.storage.lock import FlockLock
@@ -86,6 +90,9 @@ class FileStore(PropertyStore):
         with writing(self.paths.directory) if not read_only else contextlib.nullcontext():
             if not read_only:
                 ensure_private_dir(self.paths.directory)
+                if problem := folder_not_private(self.paths.directory):
+                    log_event("state_dir_not_private", logging.WARNING, path=str(self.paths.directory),
+                              problem=problem)
                 # Only the writer may clean up: a reader could delete a temp file a live writer is filling.
                 for target in self.paths.files:
                     remove_stale_temp_files(target)

@@ -3,6 +3,7 @@
 Contract: every file written here is replaced atomically (a crash or ``kill -9`` at any instant leaves the
 old or the new content, never a mix), is created with mode 0600 before any byte is written, and the
 directory entry change is fsynced so a power cut cannot roll the rename back after we reported success.
+The folder is the owner's alone (0700) whenever it holds only the monitor's files.
 """
 
 from __future__ import annotations
@@ -14,25 +15,31 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
+from monitor.core import folders
+from monitor.core.folders import PRIVATE_DIR_MODE
+from monitor.core.logs import log_event
 from monitor.storage.errors import StateError
-from monitor.storage.paths import aside_name
+from monitor.storage.paths import aside_name, is_own_file
 from monitor.storage.writability import not_readable_text
 
 PRIVATE_FILE_MODE = 0o600
-PRIVATE_DIR_MODE = 0o700
 _TEMP_SUFFIX = ".tmp"
 
 
 def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` (with parents) if it is missing; the directory we create gets mode 0700.
+    """Create the state folder ``path`` (with parents) 0700 if it is missing. One that others may
+    enter is made 0700 when it holds only the monitor's files (the shipped ``state/``, 0755 as git
+    left it), and logged once so; one that holds other files keeps its mode (see
+    :func:`monitor.core.folders.ensure_private_dir`, and :func:`folder_not_private`)."""
+    was = folders.ensure_private_dir(path, is_own_file)
+    if was is not None:
+        log_event("state_dir_made_private", path=str(path), mode_before=f"{was:04o}",
+                  mode=f"{PRIVATE_DIR_MODE:04o}")
 
-    An existing directory keeps its mode: the admin may have chosen it on purpose.
-    """
-    if path.is_dir():
-        return
-    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
-    # mkdir's mode is filtered through the umask; say what we mean.
-    os.chmod(path, PRIVATE_DIR_MODE)
+
+def folder_not_private(path: Path) -> str | None:
+    """Why the state folder ``path`` is not the owner's alone, with the fix; None when it is."""
+    return folders.shared_folder_problem(path, is_own_file, "the state folder")
 
 
 def fsync_dir(path: Path) -> None:
