@@ -104,12 +104,20 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] | Non
             for chat, halt in state.outbox.halts.items()
         },
         "muted": sorted(fleet.muted),
+        "chat": _chat(state),
         "api_degraded": state.api.degraded,
         "quota_last_run": _quota_last_run(stats),
         "change_feed": _change_feed(state.feed, change_detection),
         "health": fleet.counts() if sheets is not None else None,
         "set_aside": list(state.set_aside),
     }
+
+
+def _chat(state: State) -> dict[str, Any]:
+    """How far the chat's updates were read (buttons and commands), and whether Telegram refuses."""
+    conversation = state.conversation
+    return {"read_at": _iso(conversation.polled_at), "refused": conversation.refused,
+            "refused_since": _iso(conversation.refused_since), "checks_asked": len(conversation.asked)}
 
 
 def _quota_last_run(stats: RunStats | None) -> dict[str, Any]:

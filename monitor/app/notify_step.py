@@ -15,6 +15,7 @@ import httpx
 
 from monitor.config import Config
 from monitor.core.logs import log_event
+from monitor.notify.buttons import Signer
 from monitor.notify.deadline import DeadlineClock, WithinDeadline, request_timeout
 from monitor.notify.destinations import all_halts
 from monitor.notify.documents import Halt, Outbox
@@ -42,6 +43,15 @@ class Delivered:
         return cls(sent, len(outbox.pending), all_halts(outbox), told is not None)
 
 
+def buttons_signer(config: Config) -> Signer | None:
+    """What signs the buttons under alerts when the runs listen to the chat (None: no buttons: nobody
+    would answer a press)."""
+    telegram = config.telegram
+    if not (telegram.listen and telegram.enabled):
+        return None
+    return Signer(telegram.bot_token.get_secret_value())
+
+
 def notify_after_run(
     config: Config, session: StateSession, run_id: str, deadline: float, clock, stream: IO[str]
 ) -> NotifyReport | None:
@@ -65,7 +75,7 @@ def notify_after_run(
         report = notify(
             state, state.outbox, state.alerts, settings, sender, clock.now(),
             names={sheet.id: sheet.name for sheet in config.sheets}, checkpoint=checkpoint,
-            budget=send_budget, routing=Routing.from_config(config),
+            budget=send_budget, routing=Routing.from_config(config), signer=buttons_signer(config),
         )
         checkpoint(report.outbox, report.memory)
         return report

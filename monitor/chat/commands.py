@@ -137,6 +137,7 @@ def _ack(command: Command, context: Context) -> str:
     if incident is None or not incident.is_open:
         return f"{sheet_link(sheet.id, sheet.name)} has no trouble to acknowledge: it is fine."
     state.incidents[sheet.id] = incident.acknowledge(command.person.shown, now)
+    _record(state, sheet.id, command, "acknowledged", now)
     return (
         f"✔ Acknowledged by {esc(command.person.shown)}: {sheet_link(sheet.id, sheet.name)}. No more "
         "reminders of it until it is fixed."

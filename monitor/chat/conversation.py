@@ -90,9 +90,9 @@ class Conversation:
     # -- the reader thread ---------------------------------------------------------------------
 
     def start(self, position: Position) -> None:
-        """Read from where ``position`` (the saved conversation) left off, on a thread of its own."""
-        if position.refused is not None:
-            return  # stays refused until someone fixes it (`notify test` or the next config)
+        """Read from where ``position`` (the saved conversation) left off, on a thread of its own. A
+        chat Telegram refused to hand over is asked again all the same (one request, when it still
+        refuses): the webhook may be gone since."""
         self._offset = position.offset
         self._thread = threading.Thread(target=self._read, name="chat-reader", daemon=True)
         self._thread.start()
@@ -118,9 +118,12 @@ class Conversation:
             try:
                 updates = self.bot.updates(self._offset, min(POLL_SECONDS, self.left() - 1))
             except Refused as exc:
-                self._hand_over(Batch([], str(exc)))
+                if not self._stopped.is_set():  # a poll cut off by this process's own end says nothing
+                    self._hand_over(Batch([], str(exc)))
                 return
             except Unreachable as exc:
+                if self._stopped.is_set():
+                    return
                 log_event("chat_poll_failed", logging.WARNING, error=str(exc))
                 self._stopped.wait(UNREACHABLE_PAUSE)
                 continue
@@ -163,7 +166,7 @@ class Conversation:
                 self._wake.notify_all()
         for press, reply in said:
             self._answer_press(press, reply, state)
-        if said or owed:
+        if state.outbox.pending:  # the replies just composed, and whatever else waits
             self._deliver(state, save, now)
 
     def _apply(self, batch: Batch, state: State, now: datetime) -> list[tuple[Press, Said]]:
@@ -190,6 +193,9 @@ class Conversation:
                 "keeps messages a day and presses 150 seconds, so what was asked before "
                 f"{utc_text(now - KEPT_BY_TELEGRAM)} is lost. Ask again if it still matters.",
             )
+        if position.refused is not None:
+            self._reply(state, DEFAULT, f"works:{now.isoformat()}", "📱 The buttons and commands here work "
+                        f"again (refused since {utc_text(position.refused_since)}).")
         offset = position.offset
         for raw in batch.updates:
             try:

@@ -111,12 +111,23 @@ def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
         ("Google API", "degraded (the next run starts with one probe)" if report["api_degraded"] else "ok"),
         ("Drive change feed", _feed_text(report["change_feed"], now)),
         ("outbox", outbox),
+        ("chat", _chat_text(report["chat"], now)),
         *_quota_fields(report["quota_last_run"]),
     ]
     if report["set_aside"]:
         # Entries a run could not read and kept aside for inspection (docs/operations.md, Runbook).
         fields.append(("set aside", ", ".join(f"damaged/{key}" for key in report["set_aside"])))
     return fields
+
+
+def _chat_text(chat: dict, now) -> str:
+    """Whether the buttons and commands are read (``admin.status_report``'s "chat")."""
+    if chat["refused"]:
+        return f"NOT READ since {short_time(chat['refused_since'])}: {chat['refused']}"
+    if chat["read_at"] is None:
+        return "not read yet"
+    asked = f"; {chat['checks_asked']} checks asked, answered once read" if chat["checks_asked"] else ""
+    return f"read {when(chat['read_at'], now)}{asked}"
 
 
 def _last_run_text(run: dict | None, now) -> str:

@@ -84,9 +84,9 @@ class Incident:
         return replace(self, actions=(*self.actions, action)[-ACTIONS_KEPT:])
 
     def acknowledge(self, by: str, now: datetime) -> Incident:
-        """Acknowledged by ``by`` (a second acknowledgement keeps the first one's name)."""
-        acked = self if self.acknowledged else replace(self, acked_by=by, acked_at=now)
-        return acked.with_action(Action(now, by, "acknowledged"))
+        """Acknowledged by ``by`` (a second acknowledgement keeps the first one's name). The action is
+        the caller's to record, as every action is (``with_action``)."""
+        return self if self.acknowledged else replace(self, acked_by=by, acked_at=now)
 
 
 def trouble_of(record: SheetHealth | None, entry: DeadLetter | None, paused: bool) -> IncidentKind | None:
