@@ -24,9 +24,11 @@ from monitor.engine.dlq import DeadLetter
 from monitor.engine.fleet import Fleet
 from monitor.engine.health import ERROR, FAIL, OK, UNKNOWN, WARN, Finding, SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunSummary
+from monitor.engine.incidents import Incident
 from monitor.engine.state import RunnerState
 from monitor.engine.tasks import Round, Task
-from monitor.notify.alerts import compose_alert
+from monitor.notify.alerts import compose_alert, no_buttons
+from monitor.notify.buttons import Offer, Signer, keyboard
 from monitor.notify.digest import (
     Overview,
     compose_digest,
@@ -70,9 +72,20 @@ def fleet(failing: int = 0, total: int = 49) -> Fleet:
     return Fleet.of(RunnerState(health=health), health, NOW)
 
 
+SIGNER = Signer("0000000000:example-token-for-the-catalogue")
+
+
+def buttons(spreadsheet_ids: list[str]) -> tuple:
+    """The rows a run would put under the message: an open incident for each spreadsheet named."""
+    names = {SID: "Store 014 — Kazan", "1other": "Store 082 — Tver"}
+    return keyboard([Offer(Incident(f"k3v9q2m{n}", sid, names.get(sid, sid), "failing", NOW))
+                     for n, sid in enumerate(spreadsheet_ids)], SIGNER)
+
+
 def alert(event: ev.Event) -> Message:
-    bad = isinstance(event, ev.DeadLettered) or getattr(event, "current", None) in (FAIL, ERROR)
-    [message] = compose_alert([event], fleet(failing=3 if bad else 2), SETTINGS)
+    bad = isinstance(event, ev.DeadLettered) or getattr(event, "current", None) in (FAIL, ERROR, WARN)
+    [message] = compose_alert([event], fleet(failing=3 if bad else 2), SETTINGS,
+                              buttons=buttons if bad else no_buttons)
     return message
 
 
@@ -157,7 +170,7 @@ def state_examples() -> list[tuple[str, Message]]:
     """The messages about how things stand: reminder, round summary, daily digest."""
     view = overview()
     rnd = Round.build(list(view.health), NOW - timedelta(minutes=25))
-    [reminder] = compose_reminder([SID, "1other"], view, NOW, SETTINGS)
+    [reminder] = compose_reminder([SID, "1other"], view, NOW, SETTINGS, buttons)
     [summary] = compose_summary(rnd, view, NOW, SETTINGS)
     [digest] = compose_digest(view, NOW, SETTINGS)
     [relearned] = compose_relearned(view, NOW - timedelta(minutes=50), NOW, SETTINGS)
@@ -186,7 +199,14 @@ def first_round() -> Message:
     health.update({sheet["spreadsheet_id"]: SheetHealth(WARN if n >= 10 else FAIL if n >= 2 else ERROR)
                    for n, sheet in enumerate(sheets)})
     settings = replace(SETTINGS, report_url="https://ops.example.org/sheet-monitor/")
-    [message] = compose_alert(events, Fleet.of(RunnerState(health=health), health, NOW), settings)
+    stores = {sheet["spreadsheet_id"]: sheet["name"] for sheet in sheets}
+
+    def rows(ids: list[str]) -> tuple:
+        return keyboard([Offer(Incident(f"k3v9q{n:03d}", sid, stores[sid], "failing", NOW))
+                         for n, sid in enumerate(ids)], SIGNER)
+
+    fleet_now = Fleet.of(RunnerState(health=health), health, NOW)
+    [message] = compose_alert(events, fleet_now, settings, buttons=rows)
     return message
 
 
@@ -279,6 +299,9 @@ def as_telegram_shows(message: Message) -> list[str]:
     links = [f"“{span(e)}” → {e['url']}" for e in parsed.entities if e["type"] == "text_link"]
     if bold:
         lines.append("Bold: " + "; ".join(f"“{text}”" for text in bold) + ".")
+    if message.keyboard:
+        lines.append("Buttons: " + " / ".join(" ".join(f"[{button.text}]" for button in row)
+                                              for row in message.keyboard) + ".")
     if links:
         lines.append("Links: " + "; ".join(links) + ".")
     return lines

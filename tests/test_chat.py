@@ -72,8 +72,9 @@ class Chat:
         """The notifier's message about ``events`` (with buttons), as Telegram took it: its id."""
         for event in events:
             self.state.events.add(event)
-        report = notify(self.state, self.state.outbox, self.state.alerts, AlertSettings(summary="off", digest_at=None),
-                        self.sender(), self.clock.now(), names=NAMES, signer=Signer(TOKEN))
+        quiet = AlertSettings(summary="off", digest_at=None)
+        report = notify(self.state, self.state.outbox, self.state.alerts, quiet, self.sender(),
+                        self.clock.now(), names=NAMES, signer=Signer(TOKEN))
         self.state.outbox, self.state.alerts = report.outbox, report.memory
         [sent] = [result for result in report.results if result.outcome == "sent"]
         return sent.message_id

@@ -86,6 +86,7 @@ def listening(config: Config, location, state, clock, deadline: float) -> Iterat
             config.sheets, config.report.url, clock, deadline, senders,
             (str(telegram.chat_id), telegram.message_thread_id))
         conversation.start(state.conversation)
+        log_event("chat_listening", until_s=round(deadline - clock.monotonic(), 1))
         try:
             yield conversation
         finally:
@@ -95,10 +96,17 @@ def listening(config: Config, location, state, clock, deadline: float) -> Iterat
         lock.release()
 
 
-def linger(conversation: Conversation | None, location, lock: str, clock) -> None:
-    """After the run: answer the chat until the budget is spent, taking the state's ``lock`` for each
-    batch; stops early when the lock stays taken (the next run has begun: it reads the chat now)."""
-    if conversation is None:
+def presses_possible(state) -> bool:
+    """Is a button out there that someone may press (an open incident told with buttons)? A press is
+    Telegram's for 150 seconds only; a command for a day, which the next run reads in time."""
+    return any(incident.is_open and incident.told for incident in state.incidents.values())
+
+
+def linger(conversation: Conversation | None, state, location, lock: str, clock) -> None:
+    """After the run: while buttons may be pressed (``state``, as the run saved it), answer the chat
+    until the budget is spent, taking the state's ``lock`` for each batch; stops early when the lock
+    stays taken (the next run has begun: it reads the chat now)."""
+    if conversation is None or not presses_possible(state):
         return
     # Bounded on the real clock as well: a run driven by an injected clock that does not move (tests)
     # must still end; the conversation's own deadline is on that clock.

@@ -116,7 +116,7 @@ def run_once(
         if chat is not None:  # the run's lock is released: the chat is answered until the budget ends
             from monitor.app.listen import linger
 
-            linger(chat.conversation, location, ROUND_LOCK if runner else RUN_LOCK, clock)
+            linger(chat.conversation, session.state, location, ROUND_LOCK if runner else RUN_LOCK, clock)
     return RunResult(report=report, new_events=new_events, delivery=delivery)
 
 

@@ -157,7 +157,7 @@ class Conversation:
         batch, said = self._ready, []
         if batch is not None:
             said = self._apply(batch, state, now)
-        owed = self._owed_answers(state, now)
+        self._owed_answers(state, now)
         save()  # what the updates did, the offset past them and the replies: one save
         with self._wake:
             if batch is not None:
@@ -257,7 +257,7 @@ class Conversation:
             )
             self._reply(state, where, f"command:{command.update_id}", said.line)
 
-    def _owed_answers(self, state: State, now: datetime) -> int:
+    def _owed_answers(self, state: State, now: datetime) -> None:
         """Answer every check asked for whose read is done (or that waited too long)."""
         position, answered, kept = state.conversation, 0, []
         for asked in position.asked:
@@ -285,7 +285,6 @@ class Conversation:
             answered += 1
         if answered:
             state.conversation = replace(state.conversation, asked=tuple(kept))
-        return answered
 
     def _answerable(self, asked, state: State, now: datetime) -> bool:
         if asked.spreadsheet_id not in self.place.names or now - asked.at > ASKED_FOR_AT_MOST:
