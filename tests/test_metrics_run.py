@@ -39,7 +39,8 @@ FAMILIES = {
     "google_project_last_minute_reads", "google_quota_reads_per_minute",
     "google_project_quota_reads_per_minute", "google_quota_refusals", "google_retries",
     "google_read_duration_seconds", "google_api_degraded",
-    "spreadsheets", "spreadsheets_muted", "breakers_open", "dlq_entries",
+    "spreadsheets", "spreadsheets_muted", "breakers_open", "dlq_entries", "incidents_open",
+    "incidents_acknowledged",
     "outbox_messages", "telegram_messages_sent", "delivery_halted", "delivery_halted_chats",
     "seconds_since_last_finished_run", "metrics_written_timestamp_seconds",
 }

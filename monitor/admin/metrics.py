@@ -15,6 +15,7 @@ spreadsheet only with ``[metrics] per_sheet`` (at most ``config.PER_SHEET_MAX`` 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 
@@ -30,6 +31,7 @@ from prometheus_client.utils import floatToGoString
 from monitor.config import UNREAD_PROJECT, Config
 from monitor.engine.fleet import SHOWN_ORDER, Fleet
 from monitor.engine.heartbeat import Heartbeat, Outcome
+from monitor.engine.incidents import INCIDENT_KINDS
 from monitor.engine.quota import QuotaLog
 from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round
 from monitor.engine.totals import READ_SECONDS_BUCKETS, RunTotals
@@ -232,6 +234,12 @@ def fleet_families(state: State, config: Config, now: datetime) -> Iterable[Metr
     yield _gauge("breakers_open", "Configured spreadsheets whose breaker is open or half-open.",
                  len(fleet.paused))
     yield _gauge("dlq_entries", "Configured spreadsheets in the dead-letter queue.", len(fleet.dead_lettered))
+    kinds = Counter(incident.kind for sid, incident in state.incidents.items()
+                    if sid in fleet and incident.is_open)
+    yield _labelled(_gauge("incidents_open", "Configured spreadsheets in trouble now, by its kind.",
+                           labels=["kind"]), {kind: kinds.get(kind, 0) for kind in INCIDENT_KINDS})
+    yield _gauge("incidents_acknowledged", "Open incidents someone acknowledged (no reminders for them).",
+                 len(fleet.acknowledged))
 
 
 # -- notification -----------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from monitor.engine.dlq import DeadLetter
 from monitor.engine.fleet import SHOWN_ORDER, Fleet, standing
 from monitor.engine.health import UNKNOWN, SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunStats
+from monitor.engine.incidents import Incident
 from monitor.engine.retry import DEFAULT_POLICIES
 from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round
 from monitor.state import State
@@ -104,6 +105,7 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] | Non
             for chat, halt in state.outbox.halts.items()
         },
         "muted": sorted(fleet.muted),
+        "acknowledged": sorted(fleet.acknowledged),  # failing or warning, and someone is on it
         "chat": _chat(state),
         "api_degraded": state.api.degraded,
         "quota_last_run": _quota_last_run(stats),
@@ -214,10 +216,22 @@ def sheets_report(
             "tags": list(sheet.tags),
             "in_dlq": sheet.id in state.dlq,
             "time_zone": record.time_zone if record else None,  # its dates are read in it
+            "incident": incident_row(state.incidents.get(sheet.id)),
         })
     rank = {shown: n for n, shown in enumerate(SHOWN_ORDER)}
     rows.sort(key=lambda row: (rank[row["shown"]], row["name"], row["id"]))
     return rows
+
+
+def incident_row(incident: Incident | None) -> dict[str, Any] | None:
+    """A spreadsheet's open incident as the reports show it (None: no trouble now)."""
+    if incident is None or not incident.is_open:
+        return None
+    return {"id": incident.id, "kind": incident.kind, "opened_at": _iso(incident.opened_at),
+            "acknowledged_by": incident.acked_by, "acknowledged_at": _iso(incident.acked_at),
+            "escalated_at": _iso(incident.escalated_at),
+            "actions": [{"at": _iso(action.at), "by": action.by, "what": action.what}
+                        for action in incident.actions[-5:]]}
 
 
 def _round_reads(rnd: Round | None) -> frozenset[str | None]:

@@ -9,6 +9,7 @@ monitor's verdicts with what the dataset is known to contain.
 from __future__ import annotations
 
 import tempfile
+import threading
 import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
@@ -90,12 +91,53 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str], rep
         say()
         _print_telegram(sandbox.telegram.messages(DEMO_CHAT_ID), say)
         _print_status(read_state(config.run.state_dir), dataset, say)
+        listening = datasets.write_config(
+            dataset, folder / "listening.toml", credentials=credentials, endpoint=sandbox.base_url,
+            telegram_api_base=sandbox.telegram_url, telegram_chat_id=str(DEMO_CHAT_ID),
+            read_per_user=DEMO_READS_PER_MINUTE, read_per_project=project_quota,
+            request_timeout=DEMO_REQUEST_TIMEOUT)
+        _show_a_press(load_config(listening, {"TELEGRAM_BOT_TOKEN": DEMO_TOKEN}), sandbox.telegram, say)
         if report_to is not None:
             from monitor.app.demo_report import save_demo_report
 
             save_demo_report(config, first_run_at, RUN_BUDGET, report_to, seed, say)
         say(f"\nDone in {time.monotonic() - started:.0f} s. Config and state were in {folder} (now removed).")
     _print_next_steps(say)
+
+
+PRESS_BUDGET = timedelta(seconds=10)  # a run that listens to the chat while it may be pressed
+DEMO_PERSON = {"id": 70001, "first_name": "Olga", "username": "olga"}
+
+
+def _show_a_press(config, telegram, say) -> None:
+    """Someone answers from the chat: a run listens, Olga presses *Mute 1 day* under the first
+    spreadsheet of the message with buttons, and the run mutes it, says so and changes the buttons."""
+    alerts = [message for message in telegram.messages(DEMO_CHAT_ID) if message.reply_markup]
+    if not alerts:
+        return
+    alert = alerts[0]
+    rows = alert.reply_markup["inline_keyboard"]
+    listening = threading.Thread(target=run_once, args=(config,), kwargs={"budget": PRESS_BUDGET},
+                                 daemon=True)
+    before = len(telegram.messages(DEMO_CHAT_ID))
+    listening.start()
+    ends = time.monotonic() + PRESS_BUDGET.total_seconds()
+    while telegram.waiting_polls() == 0 and time.monotonic() < ends:
+        time.sleep(0.05)
+    pressed = next(button for button in rows[0] if button["callback_data"].startswith("d:"))
+    telegram.press(DEMO_CHAT_ID, alert.message_id, callback_data=pressed["callback_data"], user=DEMO_PERSON)
+    say(f"A press in the chat: @{DEMO_PERSON['username']} presses [{pressed['text']}] on the row of "
+        f"[{rows[0][0]['text']}] under the message above. The run listening to the chat:")
+    listening.join(PRESS_BUDGET.total_seconds() + 10)
+    for message in telegram.messages(DEMO_CHAT_ID)[before:]:
+        say(f"  {message.plain_text}")
+    for answer in telegram.callback_answers():
+        say(f"  (Olga's phone shows: {answer['text']})")
+    edited = [edit for edit in telegram.edits(DEMO_CHAT_ID) if edit.message_id == alert.message_id]
+    if edited:
+        row = edited[-1].after.reply_markup["inline_keyboard"][0]
+        say("  The row's buttons are now: " + " ".join(f"[{button['text']}]" for button in row))
+    say()
 
 
 # What a person who liked the demo does next; README.md's "Using it on your spreadsheets" in short.

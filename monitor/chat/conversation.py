@@ -135,6 +135,7 @@ class Conversation:
         (the next poll must ask from past it, or it would get the same updates again)."""
         with self._wake:
             self._ready = batch
+            self._wake.notify_all()  # a thread waiting in ``wait`` answers now
             while self._ready is not None and not self._stopped.is_set():
                 self._wake.wait(1.0)
 

@@ -108,6 +108,7 @@ def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
         ("dead letters", f"{report['dlq_size']}" + (" (dlq list)" if report["dlq_size"] else "")),
         ("open breakers", f"{len(breakers)}" + (" (breakers list)" if breakers else "")),
         ("muted", len(report["muted"])),
+        ("acknowledged", len(report["acknowledged"])),
         ("Google API", "degraded (the next run starts with one probe)" if report["api_degraded"] else "ok"),
         ("Drive change feed", _feed_text(report["change_feed"], now)),
         ("outbox", outbox),
@@ -251,6 +252,8 @@ def _shown(row: dict) -> str:
         return f"muted until {short_time(row['muted_until'])} ({row['mute_reason']})"
     if row["shown"] == "skipped":
         return f"skipped ({row['skipped']}; was {row['health']})"
+    by = (row["incident"] or {}).get("acknowledged_by")
+    acked = f", acknowledged by {by}" if by else ""
     if row["unchanged"]:  # Drive reported no change: judged again from that read
-        return f"{row['shown']} (unchanged since {short_time(row['read_at'])})"
-    return row["shown"] + (" (DLQ)" if row["in_dlq"] else "")
+        return f"{row['shown']} (unchanged since {short_time(row['read_at'])}{acked})"
+    return row["shown"] + (" (DLQ)" if row["in_dlq"] else "") + (f" ({acked[2:]})" if acked else "")

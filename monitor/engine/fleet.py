@@ -39,6 +39,7 @@ class Fleet:
     standings: Mapping[str, str]
     dead_lettered: frozenset[str] = frozenset()
     paused: frozenset[str] = frozenset()
+    acknowledged: frozenset[str] = frozenset()  # with an open incident someone acknowledged
 
     @classmethod
     def of(cls, state: RunnerState, configured: Iterable[str], now: datetime) -> Fleet:
@@ -46,7 +47,9 @@ class Fleet:
         standings = {sid: standing(state.health.get(sid), mutes.get(sid)) for sid in configured}
         return cls(standings,
                    frozenset(sid for sid in state.dlq if sid in standings),
-                   frozenset(sid for sid in state.open_breakers() if sid in standings))
+                   frozenset(sid for sid in state.open_breakers() if sid in standings),
+                   frozenset(sid for sid, incident in state.incidents.items()
+                             if sid in standings and incident.is_open and incident.acknowledged))
 
     def __len__(self) -> int:
         return len(self.standings)
@@ -56,8 +59,9 @@ class Fleet:
 
     def part(self, spreadsheet_ids: Collection[str]) -> Fleet:
         """The fleet of only these spreadsheets (a route's chat counts its own)."""
-        return Fleet({sid: shown for sid, shown in self.standings.items() if sid in spreadsheet_ids},
-                     self.dead_lettered & set(spreadsheet_ids), self.paused & set(spreadsheet_ids))
+        ids = set(spreadsheet_ids)
+        return Fleet({sid: shown for sid, shown in self.standings.items() if sid in ids},
+                     self.dead_lettered & ids, self.paused & ids, self.acknowledged & ids)
 
     def counts(self) -> dict[str, int]:
         """How many spreadsheets have each standing, every standing present, in SHOWN_ORDER."""

@@ -33,6 +33,7 @@ from monitor.engine.dlq import DeadLetter
 from monitor.engine.health import ERROR, FAIL, WARN, SheetHealth
 
 IncidentKind = Literal["failing", "warning", "unreadable", "dead_lettered", "access_lost"]
+INCIDENT_KINDS: tuple[str, ...] = ("failing", "warning", "unreadable", "dead_lettered", "access_lost")
 TOLD_KEPT = 10  # the latest messages that told an incident: their buttons are the ones still pressed
 ACTIONS_KEPT = 20  # the latest actions people took on it, for `sheets` and the page
 

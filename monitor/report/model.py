@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from monitor.admin.reports import breakers_list, dlq_list
+from monitor.admin.reports import breakers_list, dlq_list, incident_row
 from monitor.config import Config, Sheet
 from monitor.core.errors import ErrorInfo
 from monitor.core.remedies import problem, remedy
@@ -80,6 +80,7 @@ def _problems(sheets: Iterable[Sheet], state: State, shown: Mapping[str, str]) -
             "error": error.last_error.message if error else None,
             "unreadable": _unreadable(error.last_error) if error else None,
             "tags": list(sheet.tags), "owner": sheet.owner,
+            "incident": incident_row(state.incidents.get(sheet.id)),
         })
     return {"listed": listed, "more": max(0, len(bad) - PROBLEMS_SHOWN)}
 
