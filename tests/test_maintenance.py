@@ -120,6 +120,8 @@ def test_starting_again_over_the_same_spreadsheets_moves_the_end_and_keeps_the_w
     assert again.key != first.key and len(state.maintenance.windows) == 2
     with pytest.raises(ValueError, match="end after it starts"):
         start_maintenance(state, SUNDAY, SUNDAY, "@ivan", "no time")
+    with pytest.raises(ValueError, match="must cover a spreadsheet"):
+        start_maintenance(state, SUNDAY, SUNDAY + timedelta(hours=1), "@ivan", "no name matched", [])
 
 
 def test_ending_from_the_chat_ends_the_chats_windows_and_the_configs_occurrence_until_its_next():

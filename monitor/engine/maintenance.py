@@ -16,11 +16,15 @@ import hashlib
 from collections.abc import Collection, Iterable
 from dataclasses import replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from monitor.config import MaintenanceWindow
 from monitor.core.logs import log_event
 from monitor.core.timefmt import UtcTime, format_utc
 from monitor.core.tracking import document
+
+if TYPE_CHECKING:  # the state holds this module's document: imported for the annotations only
+    from monitor.engine.state import RunnerState
 
 WINDOWS_KEPT = 50  # windows started from the chat at once, at most: the oldest end first beyond it
 
@@ -83,7 +87,7 @@ def covering(windows: Iterable[Window], spreadsheet_ids: Iterable[str]) -> dict[
     return {sid: found[sid] for sid in ids if sid in found}
 
 
-def start_maintenance(state, now: datetime, until: datetime, by: str, reason: str,
+def start_maintenance(state: RunnerState, now: datetime, until: datetime, by: str, reason: str,
                       spreadsheet_ids: Collection[str] | None = None, tags: tuple[str, ...] = ()) -> Window:
     """Start a window from the chat (``/maintenance 2h [#tag|name] [reason]``): from ``now`` until
     ``until``, over ``spreadsheet_ids`` (None: every configured spreadsheet), chosen by ``tags`` (for
@@ -92,6 +96,8 @@ def start_maintenance(state, now: datetime, until: datetime, by: str, reason: st
     if until <= now:
         raise ValueError("a maintenance window must end after it starts")
     ids = None if spreadsheet_ids is None else tuple(dict.fromkeys(spreadsheet_ids))
+    if ids == ():
+        raise ValueError("a maintenance window must cover a spreadsheet (None: every one)")
     kept = [window for window in state.maintenance.windows if window.in_force(now)]
     same = next((window for window in kept if window.spreadsheet_ids == ids), None)
     if same is not None:
@@ -110,7 +116,7 @@ def start_maintenance(state, now: datetime, until: datetime, by: str, reason: st
     return window
 
 
-def end_maintenance(state, now: datetime, by: str, scheduled: Iterable[MaintenanceWindow] = (),
+def end_maintenance(state: RunnerState, now: datetime, by: str, scheduled: Iterable[MaintenanceWindow] = (),
                     spreadsheet_ids: Collection[str] | None = None) -> list[Window]:
     """End now the windows in force that cover any of ``spreadsheet_ids`` (None: every window in
     force), the chat's and the config's (``scheduled``) alike; a config window's next occurrence

@@ -6,7 +6,9 @@ message is tagged with its destination for the outbox.
 A spreadsheet goes where the first ``[[telegram.routes]]`` that takes it says (by tag or profile),
 else to the default chat; an event about no spreadsheet (Google degraded, the state repaired) goes to
 the default chat. The round summary and the daily digest go to every chat, each about its own
-spreadsheets (Google's read count in the default chat only).
+spreadsheets (Google's read count in the default chat only). An escalation goes to the chat
+``[alerts] escalate_to_chat`` names, else to its spreadsheet's own. :func:`configured_chats` is the
+one list of every chat the config names: where the monitor may write, and whose people may answer.
 """
 
 from __future__ import annotations
