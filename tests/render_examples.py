@@ -37,6 +37,7 @@ from monitor.notify.digest import (
     compose_summary,
 )
 from monitor.notify.documents import Halt
+from monitor.notify.escalation import compose_escalation
 from monitor.notify.messages import Message
 from monitor.notify.outbox import with_notes
 from monitor.notify.settings import AlertSettings
@@ -149,6 +150,16 @@ def event_examples() -> list[tuple[str, type[ev.Event], Message]]:
         ("A spreadsheet was removed from the config", ev.NoLongerMonitored(**SHEET, was="fail")),
         ("Telegram refused messages", ev.DeliveryHalted(
             **RUN, since=hour_ago, status=403, description="Forbidden: bot was kicked from the group chat")),
+        ("A maintenance window begins ([[maintenance]])", ev.MaintenanceBegan(
+            **RUN, window="cfg-4f1c2a9e0b@2026-03-02T09:30:00Z", until=NOW + timedelta(hours=2),
+            reason="moving the servers", covered=2, tags=("moscow",),
+            named=((SID, "Store 014 — Kazan"), ("1other", "Store 015 — Perm")))),
+        ("A maintenance window started from the chat begins (/maintenance 2h)", ev.MaintenanceBegan(
+            **RUN, window="chat-5d0e1f2a3b", until=NOW + timedelta(hours=2), covered=49, everything=True,
+            reason="switching the Google account", by="@ivan")),
+        ("A maintenance window is over", ev.MaintenanceEnded(
+            **RUN, window="cfg-4f1c2a9e0b@2026-03-02T07:30:00Z", reason="moving the servers", covered=2,
+            tags=("moscow",), failing=((SID, "Store 014 — Kazan"),), failing_count=1)),
     ]
     return [(title, type(event), alert(event)) for title, event in examples]
 
@@ -174,9 +185,13 @@ def state_examples() -> list[tuple[str, Message]]:
     [summary] = compose_summary(rnd, view, NOW, SETTINGS)
     [digest] = compose_digest(view, NOW, SETTINGS)
     [relearned] = compose_relearned(view, NOW - timedelta(minutes=50), NOW, SETTINGS)
+    incident = Incident("k3q7m2xa", SID, "Store 014 — Kazan", "failing", NOW - timedelta(hours=2, minutes=3))
+    [escalation] = compose_escalation([SID], {SID: incident}, view.fleet, {SID: "@olga"}, NOW,
+                                      replace(SETTINGS, escalate_after=timedelta(hours=2)))
     return [("Reminder of what is still failing", reminder), ("Round summary", summary),
             ("Daily digest", digest), ("The first round after Redis lost the state", relearned),
-            ("Many new problems at once (a first round)", first_round())]
+            ("Many new problems at once (a first round)", first_round()),
+            ("Escalation: failing for [alerts] escalate_after and nobody acknowledged it", escalation)]
 
 
 def first_round() -> Message:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime, time, timedelta
 
 import pytest
 from config_fixtures import FULL, load
@@ -18,9 +18,11 @@ from run_fixtures import Bench, Killed
 from telegram_fixtures import PRIVATE, TOKEN, fake_telegram
 
 from monitor.checks import ThresholdCheck
+from monitor.config import MaintenanceWindow
 from monitor.core.clock import ManualClock
 from monitor.engine.inspect import SheetPlan
 from monitor.notify.notifier import notify
+from monitor.notify.routing import Routing
 from monitor.notify.settings import AlertSettings
 from monitor.notify.telegram import TelegramSender
 from monitor.sandbox.http import HTTPServerThread
@@ -64,6 +66,8 @@ class Team:
     server: HTTPServerThread
     fake: object
     settings: AlertSettings = QUIET
+    routing: Routing = field(default_factory=Routing)  # owners, routes, where escalations go
+    maintenance: tuple[MaintenanceWindow, ...] = ()  # the config's [[maintenance]] windows
     google: Stock = field(default_factory=Stock)
     bench: Bench = field(init=False)
     read_up_to: int = 0  # messages of the chat already read by the test
@@ -93,7 +97,7 @@ class Team:
 
             report = notify(state, state.outbox, state.alerts, self.settings, sender or self.telegram(),
                             self.clock.now(), names={plan.id: plan.name for plan in self.bench.plans},
-                            checkpoint=save)
+                            checkpoint=save, routing=self.routing, maintenance=self.maintenance)
             save(report.outbox, report.memory)
 
     def next_round(self, minutes: float = 5) -> None:
@@ -352,3 +356,57 @@ def test_a_summary_lists_the_failing_sheets_an_alert_cut_short_only_counted(team
     assert "Failing now (3):" in summary and "2 named above" in summary
     listed = [number for number in (1, 2, 3) if f"Store 00{number} failing for" in summary]
     assert len(listed) == 1  # the one the alert only counted
+
+
+# ---- escalation and maintenance -----------------------------------------------------------------------
+
+
+def test_a_failure_nobody_acknowledged_is_escalated_once_to_its_owner_after_escalate_after(team):
+    team.settings = replace(QUIET, escalate_after=timedelta(hours=2))
+    team.routing = Routing(owners={"s1": "@olga"})
+    team.sheet(1, quantity=-1)
+    team.sheet(2, quantity=-1)
+    team.run()
+    assert len(team.heard()) == 1  # the alert
+    with team.bench.session() as session:  # Store 002's is acknowledged (its button, or /ack)
+        session.state.incidents["s2"] = session.state.incidents["s2"].acknowledge("@ivan", team.clock.now())
+    for _ in range(23):  # until 09:55
+        team.next_round()
+    assert team.heard() == []
+    team.next_round()  # 10:00: open for 2 hours
+    [escalated] = team.heard()
+    assert "⏫ Store 001 has been failing for 2 hours and nobody acknowledged it · owner: @olga" in escalated
+    assert "Store 002" not in escalated
+    for _ in range(12):
+        team.next_round()
+    assert team.heard() == []  # once
+
+
+def test_a_maintenance_window_silences_what_it_covers_and_its_end_tells_what_fails_now(team):
+    begins, ends = team.clock.now() + timedelta(minutes=5), team.clock.now() + timedelta(hours=2, minutes=5)
+    team.maintenance = (MaintenanceWindow("cfg-servers", "moving the servers", ("s1", "s2"), (),
+                                          "monitor.toml:40", start=begins, end=ends),)
+    for number in (1, 2, 3):
+        team.sheet(number)
+    team.run()
+    assert team.heard() == []
+    team.next_round()  # 08:05
+    [began] = team.heard()
+    assert ("🛠 Maintenance until 2026-03-02 10:05 UTC: Store 001, Store 002: moving the servers "
+            "(silenced until then, still checked)") in began
+    team.sheet(1, quantity=-1)
+    team.sheet(3, quantity=-1)
+    team.next_round()
+    [alert] = team.heard()
+    assert "🔴 Store 003 is failing" in alert and "Store 001" not in alert
+    team.clock.advance((ends - team.clock.now()).total_seconds() - 1)
+    team.run()  # a second before its end: Store 001 is still silenced, though it fails
+    assert team.heard() == []
+    team.clock.advance(1)
+    team.run()
+    [over] = team.heard()
+    assert "🛠 Maintenance over (moving the servers): 2 spreadsheets; failing now: Store 001" in over
+    team.sheet(1)
+    team.next_round()
+    [recovered] = team.heard()
+    assert "✅ Store 001 recovered" in recovered  # told as failing when the window ended

@@ -16,7 +16,10 @@ from click.testing import CliRunner
 
 from monitor.cli.main import cli
 from monitor.core.timefmt import parse_utc
+from monitor.engine.incidents import Incident
+from monitor.engine.maintenance import start_maintenance
 from monitor.engine.tasks import PENDING
+from monitor.state import changing_state
 
 
 @pytest.fixture
@@ -82,6 +85,28 @@ def test_sheets_lists_every_configured_spreadsheet_worst_first(config):
     only_ok = json_of(invoke(config, "sheets", "--status", "ok", "--json"))
     assert [row["id"] for row in only_ok["sheets"]] == [B]
     assert invoke(config, "sheets", "--status", "bogus").exit_code == 2
+
+
+def test_sheets_and_status_show_what_a_maintenance_window_covers_and_what_was_escalated(tmp_path):
+    now = datetime.now(UTC).replace(microsecond=0)
+    window = (f'\n[[maintenance]]\nstart = "{(now - timedelta(hours=1)).isoformat()}"\n'
+              f'end = "{(now + timedelta(hours=1)).isoformat()}"\nsheets = ["Store 2"]\nreason = "moving"\n')
+    config = write_config(tmp_path / "site", extra=window)
+    seed(config, now)  # A dead-lettered, B fine, C paused by its breaker
+    with changing_state(state_dir(config), actor="test", now=now) as session:
+        start_maintenance(session.state, now, now + timedelta(hours=3), "@ivan", "servers", [C])
+        opened = now - timedelta(hours=3)
+        session.state.incidents[A] = Incident("abcdefgh", A, "Store 1", "access_lost", opened,
+                                              escalated_at=now - timedelta(hours=1))
+    rows = {row["id"]: row for row in json_of(invoke(config, "sheets", "--json"))["sheets"]}
+    assert [rows[sid]["shown"] for sid in (A, B, C)] == ["error", "maintenance", "maintenance"]
+    assert (rows[B]["maintenance_reason"], parse_utc(rows[B]["maintenance_until"])) == (
+        "moving", now + timedelta(hours=1))
+    assert rows[A]["escalated_at"] is not None and rows[B]["escalated_at"] is None
+    human = invoke(config, "sheets").stdout
+    assert "maintenance until" in human and "(moving)" in human and "error (DLQ) (escalated" in human
+    assert json_of(invoke(config, "status", "--json"))["maintenance"] == [B, C]
+    assert re.search(r"in maintenance\s+2", invoke(config, "status").stdout)
 
 
 def test_sheets_before_any_run_shows_them_unknown(config):

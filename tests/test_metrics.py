@@ -132,7 +132,8 @@ def test_metrics_prints_the_fleet_the_queue_and_the_outbox_of_the_saved_state(tm
     assert result.exit_code == 0, result.stderr
     m = families(result.stdout)
     assert labelled(m["sheet_monitor_spreadsheets"], "health") == {  # C's checks paused: as `status` shows it
-        "ok": 1.0, "warn": 0, "fail": 0, "error": 1.0, "skipped": 1.0, "muted": 0, "unknown": 0}
+        "ok": 1.0, "warn": 0, "fail": 0, "error": 1.0, "skipped": 1.0, "muted": 0, "maintenance": 0,
+        "unknown": 0}
     assert values(m["sheet_monitor_dlq_entries"]) == {("sheet_monitor_dlq_entries",): 1.0}
     assert values(m["sheet_monitor_breakers_open"]) == {("sheet_monitor_breakers_open",): 1.0}
     assert values(m["sheet_monitor_outbox_messages"]) == {("sheet_monitor_outbox_messages",): 1.0}

@@ -127,7 +127,8 @@ def test_a_run_writes_every_family_and_pushes_the_same_to_the_pushgateway(site):
     assert ("sheet_monitor_google_read_duration_seconds_bucket", "0.5") in histogram
 
     assert labelled(m["spreadsheets"], "health") == {"ok": 2.0, "warn": 1.0, "fail": 0, "error": 0,
-                                                      "skipped": 0, "muted": 0, "unknown": 0}
+                                                      "skipped": 0, "muted": 0, "maintenance": 0,
+                                                      "unknown": 0}
     assert values(m["dlq_entries"]) == {("sheet_monitor_dlq_entries",): 0.0}
     assert values(m["breakers_open"]) == {("sheet_monitor_breakers_open",): 0.0}
     assert values(m["telegram_messages_sent"]) == {("sheet_monitor_telegram_messages_sent_total",): 1.0}

@@ -2,8 +2,9 @@
 and the metrics give the same figures for any state, on the file backend and on Redis.
 
 Generated states hold spreadsheets healthy, warning, failing, dead-lettered, paused by their breaker,
-muted, never read, and ones the config no longer lists; each state is saved through the state layer
-and read back from its backend, as `status` and the run's notifier read it, before every view is asked.
+muted, under maintenance (the config's window over the first two, windows started from the chat),
+never read, and ones the config no longer lists; each state is saved through the state layer and read
+back from its backend, as `status` and the run's notifier read it, before every view is asked.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from monitor.admin.metrics import metrics_registry
 from monitor.config import load_config
 from monitor.engine.breaker import OPEN, BreakerState
 from monitor.engine.health import ERROR, FAIL, OK, WARN, SheetHealth, record_skip
+from monitor.engine.maintenance import Maintenance, start_maintenance
 from monitor.engine.mutes import Mute
 from monitor.engine.tasks import Round
 from monitor.notify.counts import IN_WORDS
@@ -41,8 +43,8 @@ REMOVED = [f"1goneSheet{n:02d}".ljust(44, "x") for n in range(3)]
 KINDS = ("ok", "warn", "fail", "dead_lettered", "paused", "paused_failing", "never_read")
 
 
-def put(state: State, sid: str, kind: str, muted: bool) -> None:
-    """One spreadsheet in the state as runs (and `mute`) leave it."""
+def put(state: State, sid: str, kind: str, muted: bool, maintained: bool = False) -> None:
+    """One spreadsheet in the state as runs (and `mute`, and the chat's `/maintenance`) leave it."""
     if kind == "never_read":
         pass
     elif kind in ("ok", "warn", "fail"):
@@ -62,6 +64,9 @@ def put(state: State, sid: str, kind: str, muted: bool) -> None:
         )
     if muted:
         state.mutes[sid] = Mute(until=NOW + timedelta(hours=1), reason="moving", muted_at=NOW, name=sid)
+    if maintained:
+        start_maintenance(state, NOW - timedelta(minutes=30), NOW + timedelta(hours=1), "@ivan", "moving",
+                          [sid])
 
 
 def finished_round(started: datetime) -> Round:
@@ -73,17 +78,24 @@ def finished_round(started: datetime) -> Round:
     return rnd
 
 
+spreadsheet = st.tuples(st.sampled_from(KINDS), st.booleans(), st.booleans())  # kind, muted, in a chat window
 fleets = st.tuples(
-    st.lists(
-        st.tuples(st.sampled_from(KINDS), st.booleans()), min_size=len(CONFIGURED), max_size=len(CONFIGURED)
-    ),
-    st.lists(st.tuples(st.sampled_from(KINDS), st.booleans()), min_size=len(REMOVED), max_size=len(REMOVED)),
+    st.lists(spreadsheet, min_size=len(CONFIGURED), max_size=len(CONFIGURED)),
+    st.lists(spreadsheet, min_size=len(REMOVED), max_size=len(REMOVED)),
 )
+# The config's window, in force at NOW, over the first two configured spreadsheets.
+WINDOW = f"""
+[[maintenance]]
+start = "{(NOW - timedelta(hours=1)).isoformat()}"
+end = "{(NOW + timedelta(hours=1)).isoformat()}"
+sheets = ["{CONFIGURED[0]}", "Store 2"]
+reason = "moving the servers"
+"""
 
 
 @pytest.fixture(scope="module")
 def config(tmp_path_factory):
-    return load_config(write_config(tmp_path_factory.mktemp("site"), ids=CONFIGURED))
+    return load_config(write_config(tmp_path_factory.mktemp("site"), ids=CONFIGURED, extra=WINDOW))
 
 
 @pytest.fixture(scope="module")
@@ -102,8 +114,9 @@ def saved_and_read_back(location, configured, removed) -> State:
         for documents in (state.health, state.dlq, state.breakers, state.mutes):
             for sid in list(documents.keys()):
                 del documents[sid]
-        for sid, (kind, muted) in zip([*CONFIGURED, *REMOVED], [*configured, *removed], strict=True):
-            put(state, sid, kind, muted)
+        state.maintenance = Maintenance()
+        for sid, spreadsheet in zip([*CONFIGURED, *REMOVED], [*configured, *removed], strict=True):
+            put(state, sid, *spreadsheet)
         state.round = finished_round(NOW - timedelta(minutes=5))
     state = read_state(location)
     assert state is not None
@@ -114,7 +127,8 @@ def summary_counts(state: State, config) -> dict[str, int]:
     """The counts of the round summary the notifier composes for ``state``, read back from its words."""
     names = {sheet.id: sheet.name for sheet in config.sheets}
     _, composed = compose_all(
-        state, [], state.alerts, AlertSettings(summary="every_round", digest_at=None), names, NOW
+        state, [], state.alerts, AlertSettings(summary="every_round", digest_at=None), names, NOW,
+        maintenance=config.maintenance,
     )
     [message] = composed[DEFAULT]
     text = parse_html(message.text).text
@@ -130,7 +144,7 @@ def summary_counts(state: State, config) -> dict[str, int]:
 
 
 def all_views(state: State, config) -> dict[str, dict[str, int]]:
-    status = status_report(state, NOW, config.sheets)["health"]
+    status = status_report(state, NOW, config.sheets, maintenance=config.maintenance)["health"]
     page = build_report(config, state, NOW)["fleet"]["by_health"]
     metrics = families(generate_latest(metrics_registry(state, config, NOW)).decode())
     counted = {
@@ -164,8 +178,21 @@ def test_status_the_summary_the_page_and_the_metrics_count_alike_on_redis(fleet,
 
 
 def test_a_failing_spreadsheet_paused_by_its_breaker_counts_as_failing_in_every_view(config, tmp_path):
-    configured = [("paused_failing", False)] + [("ok", False)] * (len(CONFIGURED) - 1)
-    state = saved_and_read_back(tmp_path / "state", configured, [("fail", False)] * len(REMOVED))
+    configured = [("ok", False, False)] * 2 + [("paused_failing", False, False)] + [("ok", False, False)] * (
+        len(CONFIGURED) - 3)
+    state = saved_and_read_back(tmp_path / "state", configured, [("fail", False, False)] * len(REMOVED))
     views = all_views(state, config)
     assert {name: counts["fail"] for name, counts in views.items()} == dict.fromkeys(views, 1)
-    assert {name: counts["ok"] for name, counts in views.items()} == dict.fromkeys(views, len(CONFIGURED) - 1)
+    assert {name: counts["ok"] for name, counts in views.items()} == dict.fromkeys(views, len(CONFIGURED) - 3)
+    assert {name: counts["maintenance"] for name, counts in views.items()} == dict.fromkeys(views, 2)
+
+
+def test_spreadsheets_under_maintenance_count_as_such_in_every_view_and_a_mute_comes_first(config, tmp_path):
+    # The config's window covers the first two (one of them muted); the chat's covers a failing one.
+    configured = [("fail", False, False), ("fail", True, False), ("fail", False, True)] + [
+        ("ok", False, False)] * (len(CONFIGURED) - 3)
+    state = saved_and_read_back(tmp_path / "state", configured, [("fail", False, True)] * len(REMOVED))
+    views = all_views(state, config)
+    expected = {"maintenance": 2, "muted": 1, "fail": 0, "ok": len(CONFIGURED) - 3}
+    for name, counts in views.items():
+        assert {shown: counts[shown] for shown in expected} == expected, name

@@ -53,6 +53,20 @@ def test_failing_spreadsheets_come_before_warning_ones_with_links_to_the_bad_cel
     assert len(data["dlq"]) == 1 and data["monitor"]["telegram"]["outbox"] == 1
 
 
+def test_spreadsheets_under_maintenance_have_their_card_and_table_with_the_windows_end_and_reason(tmp_path):
+    window = (f'\n[[maintenance]]\nstart = "{(NOW - timedelta(hours=1)).isoformat()}"\n'
+              f'end = "{(NOW + timedelta(hours=1)).isoformat()}"\nsheets = ["{B}"]\n'
+              'reason = "moving <the> servers"\n')
+    path = report_config(tmp_path / "site", extra=window)
+    seed_with_history(path)
+    page, data = page_and_data(path)
+    assert data["fleet"]["by_health"]["maintenance"] == 1 and data["problems"]["listed"] == []
+    [row] = data["maintenance"]
+    assert (row["id"], row["reason"], row["until"]) == (B, "moving <the> servers", "2026-11-30T16:00:00.000Z")
+    assert '<div class="card maintenance"><b>1</b>in maintenance</div>' in page
+    assert "Under maintenance" in page and "moving &lt;the&gt; servers" in page
+
+
 def test_the_history_spans_keep_and_each_run_is_measured_against_budget_and_quota(config_path):
     _, data = page_and_data(config_path)
     runs = data["runs"]

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 import stat
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
-from cli_fixtures import invoke, seed, state_dir, write_config
+from cli_fixtures import A, invoke, seed, state_dir, write_config
 from redis_fixtures import REDIS_URL
 
-from monitor.state import read_state
+from monitor.engine.maintenance import start_maintenance
+from monitor.state import changing_state, read_state
 from monitor.storage import FileLocation
 
 PASSWORD = "pw-that-must-never-show"
@@ -50,6 +53,25 @@ def test_file_to_redis_to_file_keeps_every_key_and_value(tmp_path, redis_locatio
     assert stat.S_IMODE((tmp_path / "a.json").stat().st_mode) == 0o600
     # What the commands read from it is the same state: the dead letter and the breaker came along.
     assert read_state(redis_location).dlq and read_state(redis_location).open_breakers()
+
+
+def test_maintenance_windows_and_those_told_move_with_the_state(tmp_path, redis_location, monkeypatch):
+    # A window started from the chat silences its spreadsheets until it ends, and the alert memory
+    # says it was told: after a move to Redis (and back) the same window is in force, told once.
+    monkeypatch.setenv("SHEET_MONITOR_REDIS_PASSWORD", PASSWORD)
+    on_file = write_config(tmp_path / "file-side")
+    now = seed(on_file, datetime(2026, 3, 2, 12, 0, tzinfo=UTC))  # stored times keep milliseconds
+    with changing_state(state_dir(on_file), actor="test", now=now) as session:
+        window = start_maintenance(session.state, now, now + timedelta(hours=2), "@ivan", "moving", [A])
+        session.state.alerts = replace(session.state.alerts, maintenance=(window,))
+    on_redis = redis_config(tmp_path, redis_location.prefix)
+    assert invoke(on_file, "state", "export", str(tmp_path / "a.json")).exit_code == 0
+    assert invoke(on_redis, "state", "import", str(tmp_path / "a.json")).exit_code == 0
+    moved = read_state(redis_location)
+    assert moved.maintenance.windows == (window,) and moved.alerts.maintenance == (window,)
+    assert invoke(on_redis, "state", "export", str(tmp_path / "b.json")).exit_code == 0
+    assert json.loads((tmp_path / "b.json").read_text())["properties"]["maintenance"] == stored(
+        FileLocation(state_dir(on_file)))["maintenance"]
 
 
 def test_import_refuses_a_target_holding_a_state_unless_replace(tmp_path, redis_location):

@@ -349,3 +349,36 @@ def test_a_spreadsheets_incident_is_saved_and_read_back_whole_and_only_what_chan
     repository.save(state)
     changed = {key for key, value in store.get_properties().items() if before.get(key) != value}
     assert changed == {"incident/s1"}
+
+
+def test_maintenance_windows_and_those_told_are_saved_and_read_back_whole_and_only_what_changed_is_written(
+        backend):
+    """The windows started from the chat (monitor.engine.maintenance) and those the alert memory holds
+    as told come back exactly as saved on every backend: a window's silence and its end depend on them."""
+    from dataclasses import replace
+    from datetime import timedelta
+
+    from monitor.engine.maintenance import end_maintenance, start_maintenance
+    from monitor.state.repository import StateRepository
+
+    now = CLOCK_START
+    store = backend.open()
+    repository = StateRepository(store)
+    state = repository.load()
+    everything = start_maintenance(state, now, now + timedelta(hours=2), "@ivan", "moving <servers>")
+    tagged = start_maintenance(state, now, now + timedelta(hours=1), "Ivan (id 42)", "backup", ["s1", "s2"],
+                               ("moscow",))
+    state.alerts = replace(state.alerts, maintenance=(everything, tagged))
+    repository.save(state)
+    again = StateRepository(backend.open(read_only=True)).load()
+    assert again.maintenance == state.maintenance and again.maintenance.windows == (tagged, everything)
+    assert again.alerts.maintenance == (everything, tagged) and again.damaged == []
+    before = dict(store.get_properties())
+    later = now + timedelta(minutes=5)
+    state.maintenance = replace(state.maintenance, windows=(tagged,))
+    repository.save(state)
+    changed = {key for key, value in store.get_properties().items() if before.get(key) != value}
+    assert changed == {"maintenance"}
+    assert end_maintenance(state, later, "@olga", spreadsheet_ids=["s2"]) == [tagged]
+    repository.save(state)
+    assert StateRepository(backend.open(read_only=True)).load().maintenance.windows == ()

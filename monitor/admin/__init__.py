@@ -20,11 +20,11 @@ from monitor.admin.reports import (
     sheets_report,
     status_report,
 )
-from monitor.engine.fleet import MUTED, SHOWN_ORDER
+from monitor.engine.fleet import MAINTENANCE, MUTED, SHOWN_ORDER
 
 __all__ = [
-    "FEED_FAILING", "FEED_NO_POSITION", "FEED_OFF", "FEED_OK", "MUTED", "SHOWN_ORDER", "AdminError",
-    "breaker_reset", "breakers_list", "config_plan",
+    "FEED_FAILING", "FEED_NO_POSITION", "FEED_OFF", "FEED_OK", "MAINTENANCE", "MUTED", "SHOWN_ORDER",
+    "AdminError", "breaker_reset", "breakers_list", "config_plan",
     "dlq_list", "dlq_show", "dlq_purge", "dlq_retry", "fleet_of", "mute", "sheets_report",
     "status_report", "unknown_id_message", "unmute",
 ]

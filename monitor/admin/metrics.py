@@ -227,9 +227,10 @@ def _read_time_histogram(totals: RunTotals) -> HistogramMetricFamily:
 
 
 def fleet_families(state: State, config: Config, now: datetime) -> Iterable[Metric]:
-    fleet = Fleet.of(state, config.sheets_by_id, now)
+    fleet = Fleet.of(state, config.sheets_by_id, now, config.maintenance)
     yield _labelled(_gauge("spreadsheets", "Configured spreadsheets by their standing now (as `status` "
-                           "counts them: muted and paused ones apart).", labels=["health"]), fleet.counts())
+                           "counts them: muted, under maintenance and paused ones apart).",
+                           labels=["health"]), fleet.counts())
     yield _gauge("spreadsheets_muted", "Configured spreadsheets muted now.", len(fleet.muted))
     yield _gauge("breakers_open", "Configured spreadsheets whose breaker is open or half-open.",
                  len(fleet.paused))
@@ -280,7 +281,7 @@ def sheet_families(state: State, config: Config, now: datetime) -> Iterable[Metr
                     "or muted, or paused).", labels=["spreadsheet_id", "name", "health"])
     read = _gauge("spreadsheet_last_read_timestamp_seconds", "When each spreadsheet's last read worked.",
                   labels=["spreadsheet_id", "name"])
-    fleet = Fleet.of(state, config.sheets_by_id, now)
+    fleet = Fleet.of(state, config.sheets_by_id, now, config.maintenance)
     for sheet in config.sheets:
         for shown in SHOWN_ORDER:
             health.add_metric([sheet.id, sheet.name, shown], float(fleet.standings[sheet.id] == shown))

@@ -12,12 +12,13 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from monitor.admin.errors import AdminError, no_longer_configured_message, not_in_dlq_message
+from monitor.config import MaintenanceWindow
 from monitor.core.errors import ErrorInfo
 from monitor.core.remedies import remedy
 from monitor.core.timefmt import format_utc
 from monitor.engine.changes import FeedState
 from monitor.engine.dlq import DeadLetter
-from monitor.engine.fleet import SHOWN_ORDER, Fleet, standing
+from monitor.engine.fleet import SHOWN_ORDER, Fleet
 from monitor.engine.health import UNKNOWN, SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunStats
 from monitor.engine.incidents import Incident
@@ -54,7 +55,8 @@ def _age(since: datetime | None, now: datetime) -> float | None:
 
 
 def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] | None = None,
-                  change_detection: bool = True) -> dict[str, Any]:
+                  change_detection: bool = True,
+                  maintenance: Sequence[MaintenanceWindow] = ()) -> dict[str, Any]:
     """Last run, current round (what it reads, what it judged unchanged), queue, oldest pending task,
     next retry, DLQ, breakers, outbox, quota, Drive's change feed.
 
@@ -62,7 +64,7 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] | Non
     DLQ, breakers and mutes are limited: spreadsheets the state holds but the config no longer lists
     are left out (the next run forgets them); None: every spreadsheet the state knows, uncounted.
     ``change_detection``: the config's; when off, the stored feed is reported as it is, but "off" (the
-    next round forgets it).
+    next round forgets it). ``maintenance``: the config's windows (the chat's are the state's).
     """
     rnd = state.round
     counts = rnd.counts() if rnd else dict.fromkeys((PENDING, PROCESSING, DONE, FAILED), 0)
@@ -71,7 +73,7 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] | Non
     beats = state.runner_heartbeats
     latest = state.heartbeat or max(beats.values(), key=lambda beat: beat.started_at, default=None)
     stats = latest.stats if latest else None
-    fleet = fleet_of(state, sheets, now)
+    fleet = fleet_of(state, sheets, now, maintenance)
     halted = state.outbox.halted
     return {
         "last_run": _last_run(latest, now),
@@ -107,6 +109,7 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] | Non
         "muted": sorted(fleet.muted),
         "acknowledged": sorted(fleet.acknowledged),  # failing or warning, and someone is on it
         "chat": _chat(state),
+        "maintenance": sorted(fleet.in_maintenance),
         "api_degraded": state.api.degraded,
         "quota_last_run": _quota_last_run(stats),
         "change_feed": _change_feed(state.feed, change_detection),
@@ -175,29 +178,34 @@ def _last_run(heartbeat: Heartbeat | None, now: datetime) -> dict | None:
     }
 
 
-def fleet_of(state: State, sheets: Sequence[SheetLike] | None, now: datetime) -> Fleet:
+def fleet_of(state: State, sheets: Sequence[SheetLike] | None, now: datetime,
+             maintenance: Sequence[MaintenanceWindow] = ()) -> Fleet:
     """The configured spreadsheets' fleet (None: every spreadsheet the state knows of)."""
     if sheets is not None:
-        return Fleet.of(state, (sheet.id for sheet in sheets), now)
+        return Fleet.of(state, (sheet.id for sheet in sheets), now, maintenance)
     known = state.health.keys() | state.dlq.keys() | state.breakers.keys() | state.mutes.keys()
-    return Fleet.of(state, sorted(known), now)
+    return Fleet.of(state, sorted(known), now, maintenance)
 
 
 # -- sheets ------------------------------------------------------------------------------------------
 
 
 def sheets_report(
-    state: State, sheets: Sequence[TaggedSheet], now: datetime, status: str | None = None
+    state: State, sheets: Sequence[TaggedSheet], now: datetime, status: str | None = None,
+    maintenance: Sequence[MaintenanceWindow] = (),
 ) -> list[dict[str, Any]]:
-    """One row per configured spreadsheet, the worst first; ``status`` keeps only that shown health."""
+    """One row per configured spreadsheet, the worst first; ``status`` keeps only that shown health.
+    ``maintenance``: the config's windows (the chat's are the state's)."""
+    fleet = Fleet.of(state, (sheet.id for sheet in sheets), now, maintenance)
     mutes = state.active_mutes(now)
     reads = _round_reads(state.round)
     rows = []
     for sheet in sheets:
-        record, mute = state.health.get(sheet.id), mutes.get(sheet.id)
-        shown = standing(record, mute)
+        record, mute, window = state.health.get(sheet.id), mutes.get(sheet.id), fleet.windows.get(sheet.id)
+        shown = fleet.standings[sheet.id]
         if status is not None and shown != status:
             continue
+        incident = state.incidents.get(sheet.id)
         rows.append({
             "id": sheet.id,
             "name": sheet.name,
@@ -206,6 +214,10 @@ def sheets_report(
             "skipped": record.skipped if record else None,
             "muted_until": _iso(mute.until) if mute else None,
             "mute_reason": mute.reason if mute else None,
+            "maintenance_until": _iso(window.end) if window else None,
+            "maintenance_reason": window.reason if window else None,
+            # Its open incident escalated (monitor.notify.escalation): since when nobody answered.
+            "escalated_at": _iso(incident.escalated_at) if incident and incident.is_open else None,
             "since": _iso(record.since) if record else None,
             "last_checked_at": _iso(record.last_checked_at) if record else None,
             "read_at": _iso(record.read_at) if record else None,

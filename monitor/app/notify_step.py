@@ -75,7 +75,8 @@ def notify_after_run(
         report = notify(
             state, state.outbox, state.alerts, settings, sender, clock.now(),
             names={sheet.id: sheet.name for sheet in config.sheets}, checkpoint=checkpoint,
-            budget=send_budget, routing=Routing.from_config(config), signer=buttons_signer(config),
+            budget=send_budget, routing=Routing.from_config(config), maintenance=config.maintenance,
+            signer=buttons_signer(config),
         )
         checkpoint(report.outbox, report.memory)
         return report

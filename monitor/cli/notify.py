@@ -1,7 +1,8 @@
 """`notify test` (send one message to every chat the config names and say what Telegram answered)
 and the Telegram part of `check-config` (ask ``getMe`` and ``getChat``, send nothing).
 
-The chats are the default one and each route's, in the config's order, each once.
+The chats are the default one, each route's and the escalation chat, in the config's order, each
+once (``monitor.notify.routing.configured_chats``).
 """
 
 from __future__ import annotations
@@ -19,27 +20,16 @@ from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit,
 from monitor.config import Config
 from monitor.core.logs import configure_logging
 from monitor.notify.deadline import MAX_REQUEST_SECONDS
-from monitor.notify.destinations import DEFAULT, Destination
 from monitor.notify.documents import Outbox
 from monitor.notify.messages import esc
 from monitor.notify.outbox import chat_id_for
+from monitor.notify.routing import configured_chats
 from monitor.notify.telegram import DeliveryError, TelegramSender
 from monitor.notify.telegram_check import Answer, BotApi, fix_for_error
 from monitor.state import read_state
 from monitor.storage import StateError
 
 EXIT_OK = 0
-
-
-def destinations(config: Config) -> list[tuple[Destination, str, int | None]]:
-    """(destination, chat id, topic) for the default chat and each route, each once."""
-    telegram = config.telegram
-    found = [(DEFAULT, str(telegram.chat_id), telegram.message_thread_id)]
-    for route in telegram.routes:
-        destination = Destination(str(route.chat_id), route.message_thread_id)
-        if all(destination != known for known, _, _ in found):
-            found.append((destination, str(route.chat_id), route.message_thread_id))
-    return found
 
 
 def where(chat_id: str, thread_id: int | None) -> str:
@@ -52,7 +42,7 @@ def verify_telegram(config: Config, client: httpx.Client) -> list[tuple[str, Ans
     api = BotApi(config.telegram.bot_token.get_secret_value(), config.telegram.api_base, client)
     answers = [("bot token", api.bot())]
     if answers[0][1].ok:
-        chats = dict.fromkeys(chat for _, chat, _ in destinations(config))
+        chats = dict.fromkeys(chat for _, chat, _ in configured_chats(config))
         answers += [(f"chat {chat}", api.chat(chat)) for chat in chats]
     return answers
 
@@ -65,9 +55,9 @@ def notify() -> None:
 @notify.command("test")
 @config_option
 def notify_test(config_path: Path | None) -> None:
-    """Send one test message to every chat and topic the config names (the default chat and each
-    route's) and say what Telegram answered. Exit 0 when every chat took it, 1 when any refused or
-    could not be reached (with what to do), 2 when Telegram is not configured."""
+    """Send one test message to every chat and topic the config names (the default chat, each
+    route's, the escalation chat) and say what Telegram answered. Exit 0 when every chat took it, 1
+    when any refused or could not be reached (with what to do), 2 when Telegram is not configured."""
     configure_logging(level=logging.WARNING)
     config = load_or_exit(config_path, require_secrets=True)
     if not config.telegram.enabled:
@@ -78,7 +68,7 @@ def notify_test(config_path: Path | None) -> None:
             f"alerts will arrive here.")
     failed = 0
     with httpx.Client(timeout=MAX_REQUEST_SECONDS) as client:
-        for _, chat_id, thread_id in destinations(config):
+        for _, chat_id, thread_id in configured_chats(config):
             sender = TelegramSender(config.telegram.bot_token.get_secret_value(),
                                     chat_id_for(outbox, chat_id), config.telegram.api_base,
                                     thread_id=thread_id, client=client)

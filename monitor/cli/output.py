@@ -45,6 +45,7 @@ STATUS_COLOURS = {
     "open": "red",
     "skipped": "bright_black",
     "muted": "bright_black",
+    "maintenance": "bright_black",
     "unknown": "bright_black",
 }
 _MIN_SHRUNK = 12  # never cut a column below this: a whole "11-29 09:38Z" time, a readable name

@@ -45,7 +45,8 @@ def status(config_path: Path | None, as_json: bool) -> None:
         click.echo(f"No run yet: no state is saved at {path}. Start one with `sheet-monitor run`.")
         return
     # Without a state the JSON keeps its whole shape (empty queue, no run), so scripts need no branch.
-    report = admin.status_report(state or State(), now, config.sheets, config.run.change_detection)
+    report = admin.status_report(state or State(), now, config.sheets, config.run.change_detection,
+                                 config.maintenance)
     if report["last_run"] is not None and not report["last_run"]["finished_at"]:
         # The lock tells running from killed.
         report["last_run"]["running"] = run_lock_held(state_place(config))
@@ -109,6 +110,7 @@ def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
         ("open breakers", f"{len(breakers)}" + (" (breakers list)" if breakers else "")),
         ("muted", len(report["muted"])),
         ("acknowledged", len(report["acknowledged"])),
+        ("in maintenance", len(report["maintenance"])),
         ("Google API", "degraded (the next run starts with one probe)" if report["api_degraded"] else "ok"),
         ("Drive change feed", _feed_text(report["change_feed"], now)),
         ("outbox", outbox),
@@ -206,7 +208,7 @@ def sheets(config_path: Path | None, status_filter: str | None, tags: tuple[str,
     state = read_or_exit(config) or State()
     now = clock.now()
     chosen = [sheet for sheet in config.sheets if matches_filters(sheet, tags=tags, name=name_part)]
-    rows = admin.sheets_report(state, chosen, now, status_filter)
+    rows = admin.sheets_report(state, chosen, now, status_filter, config.maintenance)
     if as_json:
         emit_json({"sheets": rows})
         return
@@ -250,10 +252,15 @@ def _nothing_shown(status: str | None, tags: tuple[str, ...], name_part: str | N
 def _shown(row: dict) -> str:
     if row["shown"] == admin.MUTED:
         return f"muted until {short_time(row['muted_until'])} ({row['mute_reason']})"
+    if row["shown"] == admin.MAINTENANCE:
+        return f"maintenance until {short_time(row['maintenance_until'])} ({row['maintenance_reason']})"
     if row["shown"] == "skipped":
         return f"skipped ({row['skipped']}; was {row['health']})"
     by = (row["incident"] or {}).get("acknowledged_by")
     acked = f", acknowledged by {by}" if by else ""
     if row["unchanged"]:  # Drive reported no change: judged again from that read
         return f"{row['shown']} (unchanged since {short_time(row['read_at'])}{acked})"
-    return row["shown"] + (" (DLQ)" if row["in_dlq"] else "") + (f" ({acked[2:]})" if acked else "")
+    # Escalated: nobody acknowledged its incident, so its owner was told.
+    escalated = f" (escalated {short_time(row['escalated_at'])})" if row["escalated_at"] else ""
+    notes = (" (DLQ)" if row["in_dlq"] else "") + (f" ({acked[2:]})" if acked else "") + escalated
+    return row["shown"] + notes

@@ -9,8 +9,9 @@ state. Secrets come only from the environment and never appear in ``repr(config)
 Modules, one concern each: ``defaults`` (every default with its reason; docs/configuration.md
 mirrors it), ``issues`` (ConfigIssue, ConfigError), ``fields`` and ``sections`` (the file's
 sections), ``model`` (Config, Profile, Sheet), ``loader`` (load_config), ``sheets`` and
-``sheets_csv`` (spreadsheets as written -> Sheets), ``secrets`` (token, credential files), ``explain``
-(pydantic errors -> problem and fix), ``positions`` (file:line of a key), ``advice`` (warnings).
+``sheets_csv`` (spreadsheets as written -> Sheets), ``maintenance`` ([[maintenance]] windows),
+``secrets`` (token, credential files), ``explain`` (pydantic errors -> problem and fix),
+``positions`` (file:line of a key), ``advice`` (warnings).
 The checks themselves are ``monitor.checks``' models.
 """
 
@@ -18,6 +19,7 @@ from .defaults import CONFIG_ENV, DEFAULT_CONFIG_NAME, DEFAULTS, TOKEN_ENV, TOKE
 from .explain import key_path
 from .issues import MAX_REPORTED_ISSUES, ConfigError, ConfigIssue
 from .loader import load_config, resolve_config_path
+from .maintenance import MaintenanceWindow
 from .model import Config, Profile, Sheet, checks_fingerprint
 from .sections import (
     MAX_CONCURRENT_READS,
@@ -51,6 +53,7 @@ __all__ = [
     "ConfigIssue",
     "Default",
     "GoogleConfig",
+    "MaintenanceWindow",
     "Profile",
     "ReportConfig",
     "RunConfig",

@@ -44,6 +44,10 @@ def warnings_for(sections: Mapping[str, Any], sheets: Sequence[Sheet],
     if unused:
         warnings.append(f"profiles not used by any spreadsheet: {', '.join(unused)}")
     warnings += _keys_without_project(sections["google"])
+    alerts = sections["alerts"]
+    if alerts.escalate_after is None and (alerts.escalate_to_chat or alerts.escalate_to_thread):
+        warnings.append("alerts.escalate_to_chat or escalate_to_thread is set but escalate_after is off: "
+                        "nothing escalates; set escalate_after (e.g. \"2h\")")
     if not telegram.enabled:
         warnings.append("Telegram is not configured: messages will be printed to stdout")
     return tuple(warnings)

@@ -80,6 +80,15 @@ DEFAULTS: Mapping[str, Default] = {
     "alerts.digest_at": Default("09:00", "the start of a working day"),
     "alerts.timezone": Default("UTC", "stored times are UTC; set your team's zone for the digest"),
     "alerts.reminder_every": Default("4h", "about twice per working day for what is still failing"),
+    "alerts.escalate_after": Default(
+        "off", "nothing escalates: the team answers its own chat; set it (e.g. \"2h\") once owners are "
+        "named, so that a failure nobody acknowledged is told once more, to its owner"),
+    "alerts.escalate_to_chat": Default(
+        None, "an escalation goes to the spreadsheet's own chat (its route's, else the default one), "
+        "naming its owner"),
+    "alerts.escalate_to_thread": Default(
+        None, "the chat itself; a topic number sends escalations to that forum topic (of escalate_to_chat, "
+        "else of the default chat)"),
     "state.backend": Default("file", "one machine: the state folder [run] state_dir, nothing to run beside"),
     "state.url": Default(None, "only the Redis backend needs one"),
     "state.prefix": Default(

@@ -26,6 +26,23 @@ Duration = Annotated[
 ]
 
 
+def _duration_or_off(value: object) -> timedelta | None:
+    if isinstance(value, str) and value.strip().lower() == "off":
+        return None
+    try:
+        return parse_positive_duration(value)
+    except InvalidValue as exc:
+        raise InvalidValue(exc.problem, f'{exc.fix}, or "off"') from None
+
+
+# A duration that can be turned off ("off": None), e.g. [alerts] escalate_after.
+DurationOrOff = Annotated[
+    timedelta | None,
+    PlainValidator(_duration_or_off),
+    PlainSerializer(lambda d: format_duration(d) if d else "off", return_type=str),
+]
+
+
 def relative_to_config(value: str, info: ValidationInfo) -> Path:
     """A path as written, resolved from the config file's folder (the validation context's base_dir)."""
     base = (info.context or {}).get("base_dir", Path.cwd())

@@ -25,7 +25,8 @@ from .cross import link_cross_sheets
 from .defaults import CONFIG_ENV, DEFAULT_CONFIG_NAME, TOKEN_ENV, TOKEN_FILE_ENV
 from .explain import choices_fix, explain, filled_by_loader, key_path, written_keys
 from .issues import ConfigError, ConfigIssue, Loc, reading_order
-from .model import Config, Profile, config_fingerprint
+from .maintenance import MaintenanceTable, MaintenanceWindow, cover
+from .model import Config, Profile, Sheet, config_fingerprint
 from .positions import TomlPositions
 from .secrets import check_credentials, with_token
 from .sections import PER_SHEET_MAX, SECTIONS, TOP_KEYS
@@ -112,6 +113,10 @@ class _Builder:
     def where(self, loc: Loc) -> str:
         return self.positions.where(self.shown, loc)
 
+    def reporter(self, loc: Loc) -> Callable[[Loc, str, str], None]:
+        """``add`` for the keys under ``loc``."""
+        return lambda below, problem, fix: self.add((*loc, *below), problem, fix)
+
     def locator(self, loc: Loc) -> Callable[[str], tuple[str, str]]:
         return lambda key: (self.where((*loc, key)), key_path((*loc, key)))
 
@@ -120,10 +125,10 @@ class _Builder:
         loc = self.check_places.get(id(check))
         return None if loc is None else (self.where((*loc, "other")), key_path((*loc, "other")))
 
-    def validate(self, model: type[BaseModel], data: Any, loc: Loc) -> Any:
+    def validate(self, model: type[BaseModel], data: Any, loc: Loc, **context: Any) -> Any:
         """model.model_validate(data) or None, with every pydantic error turned into an issue."""
         try:
-            return model.model_validate(data, context={"base_dir": self.base_dir})
+            return model.model_validate(data, context={"base_dir": self.base_dir, **context})
         except ValidationError as exc:
             for error in exc.errors():
                 self.add((*loc, *error["loc"]), *explain(model, error))
@@ -151,6 +156,9 @@ class _Builder:
         sheets = link_cross_sheets(resolved, self.issues, unloaded=unloaded, locate=self.check_place)
         if sections["telegram"] is not None:
             self.route_profiles(sections["telegram"], profiles)
+        if sections["alerts"] is not None and sections["telegram"] is not None:
+            self.escalation_chat(sections["alerts"], sections["telegram"])
+        maintenance = self.maintenance(data.get("maintenance", []), sheets, sections["alerts"])
         if sections["metrics"] is not None:
             self.per_sheet_metrics(sections["metrics"], sheets)
         if sections["telegram"] is not None:
@@ -167,6 +175,7 @@ class _Builder:
             path=self.path.resolve(),
             profiles=tuple(profile for profile in profiles.values() if profile is not None),
             sheets=sheets,
+            maintenance=maintenance,
             fingerprint=config_fingerprint(sheets),
             warnings=warnings_for(sections, sheets, tuple(profiles)),
             **sections,
@@ -237,6 +246,43 @@ class _Builder:
                     self.add(("telegram", "routes", index, "profiles"),
                              f"unknown profile {name!r} in a route",
                              choices_fix(name, tuple(profiles), what="profile"))
+
+    def escalation_chat(self, alerts: Any, telegram: Any) -> None:
+        """A topic for escalations with no chat named is a topic of the default chat: there must be one."""
+        if alerts.escalate_to_thread is not None and alerts.escalate_to_chat is None and not telegram.chat_id:
+            self.add(("alerts", "escalate_to_thread"),
+                     "escalate_to_thread names a topic of the default chat, but there is no "
+                     "[telegram] chat_id",
+                     'add escalate_to_chat = "-100..." (the forum group the topic is in), or chat_id under '
+                     "[telegram]")
+
+    # -- maintenance windows
+
+    def maintenance(self, raw: Any, sheets: Sequence[Sheet], alerts: Any) -> tuple[MaintenanceWindow, ...]:
+        """[[maintenance]] tables, their sheets and tags resolved to the spreadsheets they cover."""
+        if not isinstance(raw, list):
+            self.add(("maintenance",), "maintenance must be an array of tables",
+                     "write each window as a [[maintenance]] section")
+            return ()
+        timezone = alerts.timezone if alerts is not None else "UTC"
+        windows = []
+        for index, table in enumerate(raw):
+            loc: Loc = ("maintenance", index)
+            if not isinstance(table, dict):
+                self.add(loc, "a maintenance window must be a table", "write it as a [[maintenance]] section")
+                continue
+            written = self.validate(MaintenanceTable, table, loc, timezone=timezone)
+            if written is None:
+                # What it covers is still worth checking: every mistake in one pass.
+                names, tags = table.get("sheets", []), table.get("tags", [])
+                if all(isinstance(part, list) and all(isinstance(v, str) for v in part)
+                       for part in (names, tags)):
+                    cover(names, tags, sheets, self.reporter(loc))
+                continue
+            resolved = written.resolve(sheets, self.reporter(loc))
+            if resolved is not None:
+                windows.append(written.window(resolved.ids, self.where(loc), timezone))
+        return tuple(windows)
 
     # -- checks and profiles
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from monitor.checks import Check, needs_modified_time, ranges_of
 
+from .maintenance import MaintenanceWindow
 from .sections import (
     AlertsConfig,
     BreakerConfig,
@@ -146,6 +147,7 @@ class Config(BaseModel):
     report: ReportConfig = ReportConfig()
     profiles: tuple[Profile, ...]
     sheets: tuple[Sheet, ...]
+    maintenance: tuple[MaintenanceWindow, ...] = ()  # [[maintenance]] windows, resolved to spreadsheet ids
     fingerprint: str = Field(description="changes iff the set of spreadsheets or any check changes")
     warnings: tuple[str, ...] = Field(description="advice for check-config; not errors")
 

@@ -32,7 +32,16 @@ from monitor.core.invalid import InvalidValue
 from monitor.core.runners import is_runner_name
 
 from .defaults import DEFAULTS, default
-from .fields import ApiBase, ChatId, DigestTime, Duration, HttpUrl, TimeZoneName, relative_to_config
+from .fields import (
+    ApiBase,
+    ChatId,
+    DigestTime,
+    Duration,
+    DurationOrOff,
+    HttpUrl,
+    TimeZoneName,
+    relative_to_config,
+)
 
 
 class _Section(BaseModel):
@@ -230,6 +239,11 @@ class AlertsConfig(_Section):
     digest_at: DigestTime = default("alerts.digest_at")
     timezone: TimeZoneName = default("alerts.timezone")
     reminder_every: Duration = default("alerts.reminder_every")
+    # A failing spreadsheet's incident nobody acknowledged this long is told once more, naming its
+    # owner, in its own chat or the one named here (monitor.notify.escalation).
+    escalate_after: DurationOrOff = default("alerts.escalate_after")
+    escalate_to_chat: ChatId | None = default("alerts.escalate_to_chat")
+    escalate_to_thread: int | None = Field(default=DEFAULTS["alerts.escalate_to_thread"].value, gt=0)
 
     @property
     def tzinfo(self) -> ZoneInfo:
@@ -390,4 +404,5 @@ SECTIONS: Mapping[str, type[BaseModel]] = {
     "metrics": MetricsConfig,
     "report": ReportConfig,
 }
-TOP_KEYS = (*SECTIONS, "profiles", "sheets", "sheets_file")  # every key allowed at the top of the file
+# Every key allowed at the top of the file.
+TOP_KEYS = (*SECTIONS, "profiles", "sheets", "sheets_file", "maintenance")

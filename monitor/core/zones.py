@@ -10,7 +10,7 @@ kind is a ``ZoneInfo`` and the second a fixed offset. Shared by the monitor and 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, time, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 # Google's custom zone: "GMT-07:00", "GMT+05:30". Offsets on Earth run from -12:00 to +14:00.
@@ -49,3 +49,23 @@ def wall_clock(moment: datetime, zone: tzinfo) -> str:
     "2026-01-05 14:30 UTC+3". The offset is the one in force at that moment (summer or winter)."""
     local = moment.astimezone(zone)
     return f"{local:%Y-%m-%d %H:%M} {offset_label(local.utcoffset())}"
+
+
+def latest_slot(now: datetime, at: time, zone: tzinfo, weekday: int | None = None) -> datetime:
+    """The latest moment at or before ``now`` (aware) when a clock in ``zone`` shows ``at``, on any
+    day (``weekday`` None) or on that weekday only (0 Monday .. 6 Sunday), in UTC.
+
+    A time skipped by a DST jump (02:30 on a spring-forward night) happens at the same distance after
+    the jump (03:30); a time that occurs twice (autumn) counts once, at its first occurrence
+    (``fold=0``): the rule of the daily digest and of maintenance windows alike.
+    """
+    local_now = now.astimezone(zone)
+    # A week and a day back: a DST shift can push the latest day's slot past "now" by an hour.
+    for days_back in range(9):
+        day = local_now.date() - timedelta(days=days_back)
+        if weekday is not None and day.weekday() != weekday:
+            continue
+        slot = datetime.combine(day, at.replace(tzinfo=None), tzinfo=zone).astimezone(UTC)
+        if slot <= now:
+            return slot
+    raise AssertionError("unreachable: a slot eight days back is always in the past")

@@ -236,6 +236,43 @@ class DeliveryHalted(Event):
     description: str
 
 
+# Made by the notifier as it composes (monitor.notify.maintenance), from the windows in force then and
+# those it told before: never stored, so not among EVENT_TYPES (a stored one would be read by kind).
+
+
+@document(kw_only=True)
+class MaintenanceBegan(Event):
+    """A maintenance window began: what it covers in one chat (the first of them by name), until when,
+    why, and who started it from the chat (None: the config)."""
+
+    KIND: ClassVar[str] = "maintenance_began"
+    window: str  # the window's key: two windows beginning at once are two lines
+    until: UtcTime
+    reason: str
+    covered: int  # spreadsheets it covers in this chat
+    named: tuple[tuple[str, str], ...] = ()  # (id, name) of the first few of them
+    everything: bool = False  # it covers every spreadsheet
+    tags: tuple[str, ...] = ()
+    by: str | None = None
+
+
+@document(kw_only=True)
+class MaintenanceEnded(Event):
+    """A maintenance window ended (its time came, it was ended from the chat, or its table left the
+    config): how many spreadsheets it covered in one chat, and which of them fail or warn now."""
+
+    KIND: ClassVar[str] = "maintenance_ended"
+    window: str
+    reason: str
+    covered: int
+    everything: bool = False
+    tags: tuple[str, ...] = ()
+    failing: tuple[tuple[str, str], ...] = ()  # (id, name), the first few
+    failing_count: int = 0
+    warning: tuple[tuple[str, str], ...] = ()
+    warning_count: int = 0
+
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     HealthChanged, DeadLettered, ReadableAgain, BreakerOpened, BreakerClosed, ApiDegraded,
     ApiRecovered, ChangeFeedFailing, ChangeFeedRecovered, FallingBehind, CrashRecovered, StateRestored,

@@ -25,6 +25,7 @@ from monitor.engine.health import SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunHistory
 from monitor.engine.history import SheetHistory
 from monitor.engine.incidents import Incident
+from monitor.engine.maintenance import Maintenance
 from monitor.engine.mutes import Mute, active_mutes
 from monitor.engine.quota import QuotaLog
 from monitor.engine.runlog import RunHour
@@ -111,6 +112,7 @@ class RunnerState:
     feed = Single()  # FeedState: Drive's change feed as the last round left it
     credentials = Single()  # CredentialsState: the credentials refused now, told once
     totals = Single()  # RunTotals: every finished run's counts added up (the metrics' counters)
+    maintenance = Single()  # Maintenance: windows started from the chat (monitor.engine.maintenance)
 
     def __init__(
         self,
@@ -132,6 +134,7 @@ class RunnerState:
         totals: RunTotals | None = None,
         runlog: Mapping[str, RunHour] | None = None,
         incidents: Mapping[str, Incident] | None = None,
+        maintenance: Maintenance | None = None,
     ) -> None:
         self.changed_singles: set[str] = set()
         self.health: Documents[SheetHealth] = Documents(health)
@@ -151,6 +154,7 @@ class RunnerState:
         self.feed = feed or FeedState()
         self.credentials = credentials or CredentialsState()
         self.totals = totals or RunTotals()
+        self.maintenance = maintenance or Maintenance()
         self.changed_singles.clear()  # as loaded: nothing to save yet
 
     def active_mutes(self, now: datetime) -> dict[str, Mute]:

@@ -14,6 +14,8 @@ from monitor.engine.events import (
     BreakerClosed,
     BreakerOpened,
     Event,
+    MaintenanceBegan,
+    MaintenanceEnded,
     SpreadsheetRestored,
     SpreadsheetTrashed,
     StateEntryDamaged,
@@ -39,13 +41,15 @@ def topic(event: Event) -> tuple[str, ...]:
 
     A spreadsheet's health and readability are one topic (failed then recovered within a run is
     told once, as recovered), its breaker another, its place in Drive's trash a third. An event
-    about the monitor or Google is its own topic by kind, except a damaged state entry: each one
-    lost something different.
+    about the monitor or Google is its own topic by kind, except a damaged state entry (each one
+    lost something different) and a maintenance window's beginning or end (each window's own).
     """
     sid = sheet_of(event)
     if sid is None:
         if isinstance(event, StateEntryDamaged):
             return ("system", event.KIND, event.key)
+        if isinstance(event, MaintenanceBegan | MaintenanceEnded):
+            return ("maintenance", event.KIND, event.window)
         return ("system", event.KIND)
     if isinstance(event, BreakerOpened | BreakerClosed):
         return ("breaker", sid)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from monitor.core.wording import counted
-from monitor.engine.fleet import MUTED, SHOWN_ORDER, Fleet
+from monitor.engine.fleet import MAINTENANCE, MUTED, SHOWN_ORDER, Fleet
 from monitor.engine.health import ERROR, FAIL, OK, SKIPPED, UNKNOWN, WARN
 
 IN_WORDS = {ERROR: "cannot be read", FAIL: "failing", WARN: "warning", SKIPPED: "paused",
-            MUTED: "muted", UNKNOWN: "not checked yet", OK: "ok"}
+            MUTED: "muted", MAINTENANCE: "in maintenance", UNKNOWN: "not checked yet", OK: "ok"}
 
 
 def counts_in_words(counts: Mapping[str, int]) -> str:

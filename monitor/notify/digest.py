@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, datetime, time
 from zoneinfo import ZoneInfo
 
 from monitor.core.remedies import problem, remedy
 from monitor.core.timefmt import format_utc
-from monitor.core.zones import wall_clock
+from monitor.core.zones import latest_slot, wall_clock
 from monitor.engine.dlq import DeadLetter
 from monitor.engine.fleet import Fleet
 from monitor.engine.health import FAIL, WARN, SheetHealth
@@ -183,20 +183,9 @@ def compose_relearned(overview: Overview, lost_at: datetime, now: datetime, sett
 
 
 def digest_slot(now: datetime, digest_at: time, tz: str) -> datetime:
-    """The latest scheduled digest moment at or before ``now``, in UTC.
-
-    The wall-clock time is read in ``tz`` on each local date. A time skipped by a DST jump (02:30
-    on a spring-forward night) happens at the same distance after the jump (03:30); a time that
-    occurs twice (autumn) counts once, at its first occurrence (``fold=0``).
-    """
-    zone = ZoneInfo(tz)
-    local_now = now.astimezone(zone)
-    for days_back in (0, 1, 2):  # 2: a DST shift can push yesterday's slot past "now" by an hour
-        day = local_now.date() - timedelta(days=days_back)
-        slot = datetime.combine(day, digest_at.replace(tzinfo=None), tzinfo=zone).astimezone(UTC)
-        if slot <= now:
-            return slot
-    raise AssertionError("unreachable: a slot two days back is always in the past")
+    """The latest scheduled digest moment at or before ``now``, in UTC: ``digest_at`` read in ``tz``
+    on each local date, DST jumps as ``monitor.core.zones.latest_slot`` takes them."""
+    return latest_slot(now, digest_at, ZoneInfo(tz))
 
 
 def digest_due(now: datetime, last_digest_at: datetime | None, digest_at: time | None, tz: str) -> bool:

@@ -10,6 +10,7 @@ from dataclasses import field
 
 from monitor.core.timefmt import UtcTime
 from monitor.core.tracking import document
+from monitor.engine.maintenance import Window
 
 MAX_PENDING = 500  # ~a week of 5-minute runs with a message each; beyond it the oldest go
 SENT_KEYS_KEPT = 500  # enough to recognise any message composed again after a crash
@@ -136,6 +137,8 @@ class AlertMemory:
     summarized_round: str | None = None
     round: RoundChanges | None = None
     relearning: Relearning | None = None  # set while the first round after a lost state goes on
+    # Maintenance windows told as begun and not yet as over (monitor.notify.maintenance).
+    maintenance: tuple[Window, ...] = ()
 
 
 @document

@@ -12,9 +12,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from monitor.config import MaintenanceWindow
 from monitor.engine.events import Event, SheetEvent
 from monitor.engine.fleet import Fleet, configured_ids
 from monitor.engine.incidents import Told
+from monitor.engine.maintenance import in_force
 from monitor.engine.state import RunnerState
 from monitor.notify.alerts import Buttons, alert_items, compose_alert, no_buttons, shown_sheets
 from monitor.notify.buttons import Offer, Signer, incidents_of, joined_keyboards, keyboard
@@ -22,7 +24,9 @@ from monitor.notify.crashes import fold_crashes
 from monitor.notify.destinations import DEFAULT, Destination, all_halts
 from monitor.notify.digest import Overview, compose_relearned, compose_reminder, daily_digest, round_summary
 from monitor.notify.documents import AlertMemory, Halt, Keyboard, Outbox
+from monitor.notify.escalation import compose_escalation, due_escalations, mark_escalated
 from monitor.notify.flood import is_flood
+from monitor.notify.maintenance import window_changes
 from monitor.notify.memory import (
     announced_only,
     count_round_changes,
@@ -66,6 +70,7 @@ def notify(
     budget: int | None = DEFAULT_SEND_BUDGET,
     routing: Routing | None = None,
     signer: Signer | None = None,
+    maintenance: Sequence[MaintenanceWindow] = (),
 ) -> NotifyReport:
     """Turn the state's pending events (and owed reminders, summary, digest) into messages in the
     outbox, remove those events from ``state.events``, checkpoint, then deliver oldest first.
@@ -78,10 +83,12 @@ def notify(
     which spreadsheet, and who owns it (default: one chat, no owners). ``signer`` (the bot token's):
     alert and reminder lines get buttons for their spreadsheets' incidents, and each message Telegram
     takes is recorded on the incidents it tells; None: no buttons (printed messages, no token).
+    ``maintenance``: the config's maintenance windows (``Config.maintenance``; the chat's are the
+    state's): what they cover is silenced, and their beginnings and ends are told.
     """
     pending = state.events.pending()
     memory, composed = compose_all(state, [event for _, event in pending], memory, settings, names, now,
-                                   routing or Routing(), signer)
+                                   routing or Routing(), signer, maintenance)
     enqueued = 0
     for destination, messages in composed.items():
         outbox, added = enqueue(outbox, messages, now, destination)
@@ -107,6 +114,7 @@ def compose_all(
     now: datetime,
     routing: Routing | None = None,
     signer: Signer | None = None,
+    maintenance: Sequence[MaintenanceWindow] = (),
 ) -> tuple[AlertMemory, dict[Destination, list[Message]]]:
     """This run's alert, reminders, the round summary and the digest, as owed, as ONE message per
     chat (split only when longer than ``max_length``): each chat's alert, reminder, summary and digest
@@ -115,10 +123,14 @@ def compose_all(
     What the team hears for each change is docs/operations.md's table "What the team hears": the
     run's events less the resolutions of what nobody was told and the crashes already told. Every
     count is the configured spreadsheets' fleet (``names``' ids; None: every one the state holds).
+    A spreadsheet under maintenance (``maintenance``, the config's windows, and the state's) is
+    silenced as a muted one is; a window's beginning and end are lines of the alert. A failing
+    incident nobody acknowledged for ``settings.escalate_after`` is escalated once
+    (``monitor.notify.escalation``): recorded on the incident, which the caller saves with the rest.
     """
     routing = routing or Routing()
-    fleet = Fleet.of(state, configured_ids(names, state), now)
-    muted = frozenset(state.active_mutes(now))
+    fleet = Fleet.of(state, configured_ids(names, state), now, maintenance)
+    muted = frozenset(state.active_mutes(now)) | fleet.silenced
     known = known_names(memory, state.dlq, names)
     run_id = state.heartbeat.run_id if state.heartbeat else ""
     events, memory = fold_crashes(announced_only(events, memory), memory, now, run_id)
@@ -126,11 +138,16 @@ def compose_all(
     # After a lost state, first verdicts wait for one list (monitor.notify.relearning); they are
     # noted as told below all the same.
     shown, _ = held_back(events, memory)
+    memory, windows_told = window_changes(memory, in_force(maintenance, state.maintenance, now), fleet, known,
+                                          routing, now, run_id, settings.max_items)
+    parts = routing.split_events(shown)
+    for destination, told in windows_told.items():
+        parts[destination] = [*parts.get(destination, []), *told]
     buttons = offered(state, signer, now)
     composed: dict[Destination, list[Message]] = {DEFAULT: []}
     named: set[str] = set()  # shown above in the same message: a summary's list leaves them out
     flooded: set[Destination] = set()  # the short form counted everything: no summary after it
-    for destination, part in routing.split_events(shown).items():
+    for destination, part in parts.items():
         composed[destination] = compose_alert(part, routing.part(fleet, destination), settings, muted,
                                               routing.owners, buttons, acknowledged_troubles(state))
         named |= shown_sheets(part, muted, settings.max_items)
@@ -141,14 +158,23 @@ def compose_all(
     if state.round is not None:
         memory = count_round_changes(memory, state.round.id, changes)
 
+    escalated = due_escalations(state.incidents, fleet, settings.escalate_after, now)
+    for destination, part in routing.escalations(escalated).items():
+        composed.setdefault(destination, []).extend(
+            compose_escalation(part, state.incidents, fleet, routing.owners, now, settings, buttons))
+    mark_escalated(state, escalated, now)
+    # An escalation in a spreadsheet's own chat says all its reminder would: the reminder waits.
+    escalated_here = {sid for sid in escalated if routing.escalation_of(sid) == routing.of(sid)}
+
     # An acknowledged incident has someone on it: no reminders (the digest still lists it).
     due = due_reminders([sid for sid in fleet.failing if not _acknowledged_now(state, sid)], state.health,
                         memory, now, settings.reminder_every)
-    for destination, part in routing.split(due, lambda sid: sid).items():
+    reminded = [sid for sid in due if sid not in escalated_here]
+    for destination, part in routing.split(reminded, lambda sid: sid).items():
         overview = _overview(state, fleet, known, routing, destination, named)
         composed.setdefault(destination, []).extend(compose_reminder(part, overview, now, settings, buttons))
         named.update(part[:settings.max_items])  # as the reminder lists them
-    memory = mark_reminded(memory, due, known, now)
+    memory = mark_reminded(memory, [*due, *(sid for sid in escalated_here if sid not in due)], known, now)
 
     memory = relearning_round(memory, state.round)
     summarized = memory

@@ -30,6 +30,8 @@ from monitor.engine.events import (
     Event,
     FallingBehind,
     HealthChanged,
+    MaintenanceBegan,
+    MaintenanceEnded,
     NoLongerMonitored,
     ReadableAgain,
     RunsFinishAgain,
@@ -57,11 +59,15 @@ IN_TRASH = "in trash"
 RESTORED = "restored from trash"
 GONE = "no longer monitored"
 DELIVERY_RESUMED = "delivery resumed"
+MAINTENANCE_BEGINS = "maintenance begins"
+MAINTENANCE_OVER = "maintenance over"
 # How the headline counts a category, singular and plural: what changed in this message, beside the
 # fleet's "Failing now: 5 of 49 spreadsheets" under it. Categories not here are counted by their name.
 _HEADLINE = {FAILING: ("new failure", "new failures"), WARNING: ("new warning", "new warnings"),
              IN_TRASH: ("in Drive's trash", "in Drive's trash"),
-             RESTORED: ("out of Drive's trash", "out of Drive's trash")}
+             RESTORED: ("out of Drive's trash", "out of Drive's trash"),
+             MAINTENANCE_BEGINS: ("maintenance window begins", "maintenance windows begin"),
+             MAINTENANCE_OVER: ("maintenance window over", "maintenance windows over")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +192,49 @@ def _no_longer_monitored(event: NoLongerMonitored) -> Item:
     text = (f"➖ {_link(event)} is no longer monitored: it was removed from the config{while_}. "
             "Nothing more is said of it; add it back to the config to watch it again")
     return Item(40, GONE, text)
+
+
+# ---- maintenance windows -------------------------------------------------------------------------
+
+
+def _listed_sheets(named: tuple[tuple[str, str], ...], total: int) -> str:
+    """"Store 014, Store 015 and 3 more": the names given, and how many more there are."""
+    shown = ", ".join(sheet_link(sid, name) for sid, name in named)
+    more = total - len(named)
+    return f"{shown} and {more} more" if shown and more > 0 else shown or counted(total, "spreadsheet")
+
+
+def _scope(everything: bool, tags: tuple[str, ...]) -> str:
+    """How a window was chosen: "(tag #moscow)", "(tags #a, #b)", "" when by name or everything."""
+    if everything or not tags:
+        return ""
+    hashtags = ", ".join(f"#{esc(_HASHTAG_UNSAFE.sub('_', tag))}" for tag in tags)
+    return f" ({'tag' if len(tags) == 1 else 'tags'} {hashtags})"
+
+
+@render.register(MaintenanceBegan)
+def _maintenance_began(event: MaintenanceBegan) -> Item:
+    what = (f"every spreadsheet ({event.covered})" if event.everything
+            else _listed_sheets(event.named, event.covered))
+    by = f", started by {esc(event.by, 100)}" if event.by else ""
+    text = (f"🛠 Maintenance until {utc_text(event.until)}: {what}{_scope(event.everything, event.tags)}{by}: "
+            f"{esc(event.reason, 200)} (silenced until then, still checked)")
+    return Item(4, MAINTENANCE_BEGINS, text)
+
+
+@render.register(MaintenanceEnded)
+def _maintenance_ended(event: MaintenanceEnded) -> Item:
+    what = "every spreadsheet" if event.everything else counted(event.covered, "spreadsheet")
+    stands = []
+    if event.failing_count:
+        stands.append(f"failing now: {_listed_sheets(event.failing, event.failing_count)}")
+    if event.warning_count:
+        stands.append(f"warning: {_listed_sheets(event.warning, event.warning_count)}")
+    now = "; ".join(stands) if stands else "none of them fails or warns now"
+    text = (f"🛠 Maintenance over ({esc(event.reason, 200)}): {what}"
+            f"{_scope(event.everything, event.tags)}; {now}")
+    # What fails after a window is what nobody was told of while it lasted: it leads the alert.
+    return Item(9 if event.failing_count else 45, MAINTENANCE_OVER, text)
 
 
 # ---- about Google and the monitor itself ---------------------------------------------------------

@@ -32,6 +32,9 @@ class AlertSettings:
     digest_at: time | None = time(9, 0)  # local time of the daily digest; None: no digest
     timezone: str = "UTC"  # IANA name the digest time is read in; stored times stay UTC
     max_length: int = COMPOSED_MAX_LENGTH
+    # A failing spreadsheet's incident nobody acknowledged this long is told once more, naming its
+    # owner (monitor.notify.escalation); None: never.
+    escalate_after: timedelta | None = None
 
     def __post_init__(self) -> None:
         if self.summary not in SUMMARY_MODES:
@@ -43,11 +46,12 @@ class AlertSettings:
     @classmethod
     def from_config(cls, alerts_config: object, **overrides: object) -> AlertSettings:
         """From ``Config.alerts`` (monitor.config.AlertsConfig: summary, digest_at, timezone,
-        reminder_every); the config has already validated every value."""
+        reminder_every, escalate_after); the config has already validated every value."""
         return cls(
             summary=alerts_config.summary,
             digest_at=alerts_config.digest_at,
             timezone=alerts_config.timezone,
             reminder_every=alerts_config.reminder_every,
+            escalate_after=alerts_config.escalate_after,
             **overrides,
         )

@@ -41,7 +41,7 @@ def build_report(config: Config, state: State, now: datetime) -> dict[str, Any]:
     keep = config.report.keep
     mutes = state.active_mutes(now)
     names = {sheet.id: sheet.name for sheet in config.sheets}
-    fleet = Fleet.of(state, names, now)
+    fleet = Fleet.of(state, names, now, config.maintenance)
     runs = list(runs_since(state.runlog, now - keep))
     start = _history_start(config, state, runs, now)
     return {
@@ -52,6 +52,9 @@ def build_report(config: Config, state: State, now: datetime) -> dict[str, Any]:
         "muted": [{"id": sid, "name": names[sid], "url": sheet_url(sid),
                    "until": format_utc(mutes[sid].until), "reason": mutes[sid].reason}
                   for sid in sorted(fleet.muted, key=lambda sid: mutes[sid].until)],
+        "maintenance": [{"id": sid, "name": names[sid], "url": sheet_url(sid),
+                         "until": format_utc(fleet.windows[sid].end), "reason": fleet.windows[sid].reason}
+                        for sid in sorted(fleet.in_maintenance, key=lambda sid: fleet.windows[sid].end)],
         "breakers": [row for row in breakers_list(state, names, now, names) if row["state"] != "closed"],
         "dlq": [{**row, "unreadable": _unreadable(state.dlq[row["id"]].last_error)}
                 for row in dlq_list(state, now, names)],

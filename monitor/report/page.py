@@ -20,7 +20,7 @@ from monitor.report.charts import Guide, Series, line_chart, strip
 from monitor.report.style import CSS
 
 CARD_LABELS = {"ok": "ok", "warn": "warning", "fail": "failing", "error": "unreadable", "skipped": "skipped",
-               "muted": "muted", "unknown": "not checked yet"}
+               "muted": "muted", "maintenance": "in maintenance", "unknown": "not checked yet"}
 
 
 def render_page(data: dict[str, Any]) -> str:
@@ -84,12 +84,17 @@ def _problem(problem: dict[str, Any]) -> str:
 
 
 def _attention(data: dict[str, Any]) -> str:
-    """Muted spreadsheets, open breakers, the dead-letter queue: tables, each only when not empty."""
+    """Muted spreadsheets, those under maintenance, open breakers, the dead-letter queue: tables, each
+    only when not empty."""
     parts = []
     if data["muted"]:
         parts.append(_table("Muted", ("spreadsheet", "until", "reason"), [
             (_link(row["url"], row["name"]), _when(row["until"]), escape(row["reason"]))
             for row in data["muted"]]))
+    if data["maintenance"]:
+        parts.append(_table("Under maintenance", ("spreadsheet", "until", "reason"), [
+            (_link(row["url"], row["name"]), _when(row["until"]), escape(row["reason"]))
+            for row in data["maintenance"]]))
     if data["breakers"]:
         parts.append(_table("Open breakers", ("spreadsheet", "state", "failures", "next probe"), [
             (escape(row["name"]), escape(row["state"]), str(row["consecutive_failures"]),

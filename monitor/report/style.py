@@ -3,7 +3,7 @@ column, nothing wider than the screen) and on a desktop (cards in a row, charts 
 
 CSS = """
 :root { --ok:#2e7d32; --warn:#ed8c00; --fail:#c62828; --unknown:#9e9e9e; --muted:#5c6bc0;
-        --ink:#1d1d1f; --soft:#6b6b70; --line:#e3e3e8; --card:#fafafa; }
+        --maintenance:#6d4c41; --ink:#1d1d1f; --soft:#6b6b70; --line:#e3e3e8; --card:#fafafa; }
 * { box-sizing: border-box; }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink);
        margin: 0 auto; padding: 12px; max-width: 1200px; }
@@ -16,6 +16,7 @@ header { border-bottom: 1px solid var(--line); padding-bottom: 8px; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 8px 10px; }
 .card b { display: block; font-size: 1.6em; } .card.fail b, .card.error b { color: var(--fail); }
 .card.warn b { color: var(--warn); } .card.ok b { color: var(--ok); } .card.muted b { color: var(--muted); }
+.card.maintenance b { color: var(--maintenance); }
 .problem { border-left: 4px solid var(--warn); padding: 4px 10px; margin: 6px 0; background: var(--card); }
 .problem.fail, .problem.error { border-left-color: var(--fail); }
 .problem ul { margin: 4px 0 0; padding-left: 18px; } .problem li { margin: 2px 0; }

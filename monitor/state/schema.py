@@ -12,6 +12,7 @@ One document per key, as Apps Script's PropertiesService holds JSON strings::
     retry_first            RetryFirst         event/<sequence>     an Event (with its "kind")
     feed                   FeedState          damaged/<key>        an entry set aside (see repository)
     credentials            CredentialsState   history/<sheet id>   SheetHistory (monitor.engine.history)
+    maintenance            Maintenance (monitor.engine.maintenance)
                                               runlog/<UTC hour>    RunHour (monitor.engine.runlog)
                                               incident/<sheet id>  Incident (monitor.engine.incidents)
     outbox                 Outbox
@@ -45,6 +46,7 @@ from monitor.engine.health import SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunHistory
 from monitor.engine.history import SheetHistory
 from monitor.engine.incidents import Incident
+from monitor.engine.maintenance import Maintenance
 from monitor.engine.mutes import Mute
 from monitor.engine.quota import QuotaLog
 from monitor.engine.runlog import RunHour
@@ -167,10 +169,12 @@ CREDENTIALS = Kind("credentials", CredentialsState)
 OUTBOX = Kind("outbox", Outbox, version=6)
 # Version 2 added ``warned`` (warnings people were told of) and ``crashes`` (runs dying, folded);
 # version 3 ``relearning`` (the first round after the state was lost); version 4 dropped the Google
-# reads counted for the digest (``reads_since_digest``, ``counted_run``: the metrics count them).
-ALERTS = Kind("alerts", AlertMemory, version=4)
+# reads counted for the digest (``reads_since_digest``, ``counted_run``: the metrics count them);
+# version 5 ``maintenance`` (the maintenance windows told as begun).
+ALERTS = Kind("alerts", AlertMemory, version=5)
 TOTALS = Kind("totals", RunTotals)
 CONVERSATION = Kind("conversation", Conversation)
+MAINTENANCE = Kind("maintenance", Maintenance)  # windows started from the chat
 
 # Runners sharing one state (monitor.state.shared) keep these each under its own name:
 # heartbeat/<runner>, runs/<runner>, quota/<runner> (each runner paces its own reads), totals/<runner>
@@ -188,7 +192,7 @@ FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DL
 SINGLES: Mapping[str, Kind] = {
     "heartbeat": HEARTBEAT, "runs": RUNS, "api": API, "quota": QUOTA, "retry_first": RETRY_FIRST,
     "feed": FEED, "credentials": CREDENTIALS, "outbox": OUTBOX, "alerts": ALERTS,
-    "totals": TOTALS, "conversation": CONVERSATION,
+    "totals": TOTALS, "conversation": CONVERSATION, "maintenance": MAINTENANCE,
 }
 KINDS: Mapping[str, Kind] = {
     kind.name: kind for kind in (ROUND, TASK, EVENT, *FAMILIES.values(), *SINGLES.values(),
@@ -336,6 +340,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("alerts", 1): _alerts_warned,
     ("alerts", 2): _optional_fields_added,
     ("alerts", 3): _alerts_without_reads,
+    ("alerts", 4): _optional_fields_added,
 }
 
 
