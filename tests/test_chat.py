@@ -274,3 +274,17 @@ def test_a_command_written_while_no_run_read_the_chat_is_not_obeyed_hours_later(
     chat.answered()
     assert not chat.state.mutes
     assert "when no run was reading the chat: nothing done" in chat.lines()[-1]
+
+
+def test_maintenance_from_the_chat_silences_what_it_names_until_then_and_ends_when_asked(chat):
+    chat.fake.write(GROUP, "/maintenance 2h Store 001 moving servers", user=IVAN)
+    chat.answered()
+    [window] = chat.state.maintenance.windows
+    assert window.spreadsheet_ids == (ONE,) and window.reason == "moving servers" and window.by == "@ivan"
+    assert window.end == NOW + timedelta(hours=2)
+    assert "Maintenance until 2026-03-02 11:00 UTC, started by @ivan: Store 001: moving servers" in chat.lines()[-1]
+    assert chat.state.alerts.maintenance == (window,)  # its beginning is told: the run says no more of it
+    chat.fake.write(GROUP, "/maintenance end", user=IVAN)
+    chat.answered()
+    assert not [w for w in chat.state.maintenance.windows if w.in_force(chat.clock.now())]
+    assert chat.lines()[-1] == "🛠 Maintenance ended by @ivan: Store 001."

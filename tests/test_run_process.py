@@ -23,7 +23,6 @@ from sandbox_fixtures import ServedDataset, clean_env, served_dataset
 
 from monitor.core.clock import SystemClock
 from monitor.core.errors import POISON
-from monitor.engine.events import DeliveryHalted
 from monitor.engine.health import ERROR, UNKNOWN
 from monitor.engine.heartbeat import Outcome
 from monitor.engine.tasks import DONE, FAILED, POISON_INTERRUPTIONS, PROCESSING
@@ -366,7 +365,7 @@ def snapshot(folder) -> dict[str, tuple[bytes, int]]:
     }
 
 
-def test_a_blocked_bot_is_recorded_once_as_an_event_and_explained_when_delivery_works_again(tmp_path):
+def test_a_blocked_bot_fails_the_run_in_one_line_and_its_held_news_arrives_as_one_late_message(tmp_path):
     telegram = FakeTelegram(SystemClock())
     telegram.add_token(TELEGRAM_TOKEN)
     telegram.add_chat(TELEGRAM_CHAT)
@@ -377,12 +376,14 @@ def test_a_blocked_bot_is_recorded_once_as_an_event_and_explained_when_delivery_
                          'listen = false\n')
         waiting_in_the_outbox(served, {"held": "held message"})
         env = {**clean_env(), "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN}
-        subprocess.run(served.run_argv("--budget", "6"), cwd=served.folder, env=env, check=True,
-                       capture_output=True, timeout=60)
+        refused = subprocess.run(served.run_argv("--budget", "6"), cwd=served.folder, env=env,
+                                 capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 1
+        assert "Telegram refuses the chat (403 Forbidden: bot was kicked" in refused.stderr
+        assert TELEGRAM_TOKEN not in refused.stderr + refused.stdout
         state = served.state()
-        halted = [e for e in state.events if isinstance(e, DeliveryHalted)]
-        assert len(halted) == 1 and "kicked" in halted[0].description
         assert state.outbox.halted.status == 403
+        assert not telegram.messages(TELEGRAM_CHAT)
 
         telegram.reset(full=False)
         telegram.add_token(TELEGRAM_TOKEN)
@@ -390,6 +391,6 @@ def test_a_blocked_bot_is_recorded_once_as_an_event_and_explained_when_delivery_
         subprocess.run(served.run_argv("--budget", "6"), cwd=served.folder, env=env, check=True,
                        capture_output=True, timeout=60)
         texts = [message.plain_text for message in telegram.messages(TELEGRAM_CHAT)]
-        notice = next(n for n, text in enumerate(texts) if "Telegram refused messages since" in text)
-        assert texts.index("held message") < notice  # oldest first: the notice says so
-        assert "came late, above this one" in texts[notice]
+        assert texts[0].startswith("📵 Held back since")
+        assert "held message" in texts[0]
+        assert sum("held message" in text for text in texts) == 1

@@ -25,6 +25,7 @@ from monitor.core.logs import log_event
 from monitor.notify.buttons import Signer
 from monitor.notify.deadline import DeadlineClock, WithinDeadline
 from monitor.notify.outbox import sender_for
+from monitor.notify.routing import configured_chats
 from monitor.state import changing_state
 from monitor.state.access import location_of
 
@@ -33,12 +34,6 @@ LOCK_WAIT_SECONDS = 10.0  # for a batch after the run: an admin command holds th
 
 def listens(config: Config) -> bool:
     return bool(config.telegram.listen and config.telegram.enabled)
-
-
-def team_chats(config: Config) -> list[str]:
-    """Every chat the monitor tells: the default chat and each route's."""
-    telegram = config.telegram
-    return [str(telegram.chat_id), *(str(route.chat_id) for route in telegram.routes)]
 
 
 class RunListener:
@@ -82,7 +77,8 @@ def listening(config: Config, location, state, clock, deadline: float) -> Iterat
 
         conversation = Conversation(
             BotApi(token, telegram.api_base, client), Signer(token),
-            Gate.of(team_chats(config), telegram.operators), Place(names, config.run.round_interval),
+            Gate.of([chat.chat_id for chat in configured_chats(config)], telegram.operators),
+            Place(names, config.run.round_interval, tuple(config.maintenance)),
             config.sheets, config.report.url, clock, deadline, senders,
             (str(telegram.chat_id), telegram.message_thread_id))
         conversation.start(state.conversation)

@@ -51,6 +51,7 @@ class Place:
 
     names: Mapping[str, str]  # the configured spreadsheets
     round_interval: timedelta
+    maintenance: tuple = ()  # the config's [[maintenance]] windows (``/maintenance end`` cuts one short)
 
 
 def apply_press(press: Press, state: State, signer: Signer, gate: Gate, place: Place, now: datetime) -> Said:

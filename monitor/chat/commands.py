@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from monitor.admin.changes import read_now
@@ -24,6 +25,7 @@ from monitor.core.durations import human_duration, parse_positive_duration
 from monitor.core.invalid import InvalidValue
 from monitor.engine.fleet import Fleet
 from monitor.engine.incidents import Action
+from monitor.engine.maintenance import covered_by, end_maintenance, start_maintenance
 from monitor.engine.mutes import UNTIL_FIXED_AT_MOST, Mute
 from monitor.notify.counts import counts_in_words
 from monitor.notify.digest import Overview, failing_line, why_bad
@@ -37,9 +39,11 @@ HELP = """<b>sheet-monitor</b> answers here:
 /check NAME: read it now; the verdict follows
 /ack NAME: you are on it (no more reminders)
 /mute NAME 1h|1d|fixed [reason], /unmute NAME
+/maintenance 2h [NAME|#tag] [reason]: silence them (all, without a name); /maintenance end
 NAME: its name or part of it, its URL or id, or #tag for all with the tag.
 The buttons under an alert do the same for its spreadsheet."""
-CHANGES = frozenset({"mute", "unmute", "ack", "check"})  # what the gate may refuse; the rest only tell
+# What the gate may refuse (they change what the monitor does); the others only tell.
+CHANGES = frozenset({"mute", "unmute", "ack", "check", "maintenance"})
 FIXED = {"fixed", "until-fixed", "untilfixed", "∞"}
 _TAG = re.compile(r"^#(\S+)$")
 
@@ -172,6 +176,60 @@ def _unmute(command: Command, context: Context) -> str:
     return f"🔔 Unmuted by {esc(command.person.shown)}: {_names(was)}."
 
 
+def _maintenance(command: Command, context: Context) -> str:
+    """``/maintenance 2h [NAME|#tag] [reason]``: silence them (all without a name) until then, still
+    read; ``/maintenance end [NAME|#tag]``: end it now."""
+    state, now, who = context.state, context.now, command.person.shown
+    words = command.arguments.split()
+    if words[:1] == ["end"]:
+        references = _references(" ".join(words[1:]))
+        chosen = [sheet.id for sheet in _targets(context, references)] if references else None
+        ended = end_maintenance(state, now, who, context.place.maintenance, chosen)
+        if not ended:
+            return "No maintenance is in force there."
+        return f"🛠 Maintenance ended by {esc(who)}: {_covered(ended, context)}."
+    if not words:
+        raise AdminError("How long? /maintenance 2h [NAME|#tag] [reason], or /maintenance end", usage=True)
+    try:
+        duration = parse_positive_duration(words[0])
+    except (InvalidValue, ValueError):
+        raise AdminError(f"{words[0]!r} is not a duration: /maintenance 2h [NAME|#tag] [reason]",
+                         usage=True) from None
+    references, reason = _maintenance_scope(words[1:], context)
+    sheets = _targets(context, references) if references else None
+    tags = tuple(ref[1:] for ref in references if _TAG.match(ref))
+    window = start_maintenance(state, now, now + duration, who, reason or f"started from Telegram by {who}",
+                               None if sheets is None else [sheet.id for sheet in sheets], tags)
+    # This answer tells its beginning: the run's message need not tell it again.
+    told = [known for known in state.alerts.maintenance if known.key != window.key]
+    state.alerts = replace(state.alerts, maintenance=(*told, window))
+    scope = _names(sheets) if sheets is not None else "every spreadsheet"
+    return (f"🛠 Maintenance until {utc_text(window.end)}, started by {esc(who)}: {scope}: "
+            f"{esc(window.reason, 200)}. Nothing is said of them meanwhile; they are still read, and when "
+            "it ends the chat hears what fails then.")
+
+
+def _maintenance_scope(words: list[str], context: Context) -> tuple[list[str], str]:
+    """(references, reason) of ``/maintenance DURATION ...``: tags, then the longest run of words that
+    names a spreadsheet; what follows is the reason."""
+    tags = [word for word in words if _TAG.match(word)]
+    rest = [word for word in words if not _TAG.match(word)]
+    for cut in range(len(rest), 0, -1):
+        try:
+            resolve(context.sheets, " ".join(rest[:cut]))
+        except AdminError:
+            continue
+        return [*tags, " ".join(rest[:cut])], " ".join(rest[cut:])
+    return tags, " ".join(rest)
+
+
+def _covered(windows, context: Context) -> str:
+    names = {sheet.id: sheet.name for sheet in context.sheets}
+    ids = list(dict.fromkeys(sid for window in windows for sid in covered_by(window, names)))
+    shown = ", ".join(esc(names[sid], 80) for sid in ids[:5])
+    return shown + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+
 def _help(command: Command, context: Context) -> str:
     return HELP + f"\nYour Telegram id: {command.person.id}."
 
@@ -183,6 +241,7 @@ _HANDLERS: dict[str, Callable[[Command, Context], str]] = {
     "ack": _ack,
     "mute": _mute,
     "unmute": _unmute,
+    "maintenance": _maintenance,
     "help": _help,
     "start": _help,
 }

@@ -157,13 +157,13 @@ class Run:
         self.state.runs = self.state.runs.add(
             RunSummary(self.run_id, heartbeat.started_at, now, report.outcome)
         )
-        fleet = Fleet.of(self.state, self.plans, now)
+        fleet = Fleet.of(self.state, self.plans, now, self.settings.maintenance)
         add_run(self.state.runlog, record_of(heartbeat, fleet.counts()), now, self.settings.history_keep,
                 self.sharing.runner if self.sharing.shared else "")
         self.state.quota = self.pacer.snapshot(self.clock.time())
         self.state.api = self.outcomes.api.state
-        self.checkpoints.save(force=True)
         self._reconcile_incidents(now)
+        self.checkpoints.save(force=True)
         log_event(
             "run_finished", run_id=self.run_id, outcome=report.outcome, stop_reason=report.stop_reason,
             tasks=report.tasks, duration_ms=int(report.duration_seconds * 1000),
@@ -176,7 +176,8 @@ class Run:
             if mine:
                 settle_incidents(self.state, {sid: plan.name for sid, plan in self.plans.items()}, now,
                                  lambda: incident_id(self.rng))
-            self.checkpoints.save(force=True)
+            if self.sharing.shared:
+                self.checkpoints.save(force=True)  # before the turn's lock goes (alone: the run's last save)
 
     # -- one step ----------------------------------------------------------------------------------
 

@@ -44,6 +44,8 @@ class RunSettings:
     unreadable_after: timedelta = timedelta(minutes=30)
     # How long the runs' records and each spreadsheet's verdict changes are kept ([report] keep).
     history_keep: timedelta = DEFAULT_KEEP
+    # The config's maintenance windows ([[maintenance]]): the run log counts what they cover as such.
+    maintenance: tuple = ()
 
     @classmethod
     def from_config(cls, config: Config, budget: timedelta | None = None) -> RunSettings:
@@ -54,6 +56,7 @@ class RunSettings:
             max_in_flight=config.google.max_concurrent_reads,
             unreadable_after=config.breaker.unreadable_after,
             history_keep=config.report.keep,
+            maintenance=tuple(config.maintenance),
             breaker=BreakerPolicy(
                 failure_threshold=config.breaker.failure_threshold,
                 cooldown=config.breaker.cooldown,
