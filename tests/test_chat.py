@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -288,3 +288,16 @@ def test_maintenance_from_the_chat_silences_what_it_names_until_then_and_ends_wh
     chat.answered()
     assert not [w for w in chat.state.maintenance.windows if w.in_force(chat.clock.now())]
     assert chat.lines()[-1] == "🛠 Maintenance ended by @ivan: Store 001."
+
+
+def test_a_chat_unread_for_more_than_a_day_says_what_telegram_has_dropped(chat):
+    chat.state.conversation = replace(chat.state.conversation, polled_at=NOW - timedelta(hours=30))
+    chat.fake.write(GROUP, "/status", user=IVAN)
+    chat.answered()
+    [gap] = [line for line in chat.lines() if line.startswith("⚠️ Nothing read the chat")]
+    assert "between 2026-03-01 03:00 UTC and now" in gap
+    assert "what was asked before 2026-03-01 09:00 UTC is lost" in gap
+    assert chat.state.conversation.polled_at == NOW
+    chat.fake.write(GROUP, "/status", user=IVAN)
+    chat.answered()
+    assert sum(line.startswith("⚠️ Nothing read the chat") for line in chat.lines()) == 1  # said once
