@@ -169,7 +169,8 @@ def _unmute(command: Command, context: Context) -> str:
     state, now = context.state, context.now
     was = [sheet for sheet in sheets if state.is_muted(sheet.id, now)]
     for sheet in sheets:
-        state.mutes.pop(sheet.id)
+        state.mutes.pop(sheet.id)  # an expired mute goes too
+    for sheet in was:
         _record(state, sheet.id, command, "unmuted", now)
     if not was:
         return f"{_names(sheets)}: not muted."
@@ -225,9 +226,8 @@ def _maintenance_scope(words: list[str], context: Context) -> tuple[list[str], s
 
 def _covered(windows, context: Context) -> str:
     names = {sheet.id: sheet.name for sheet in context.sheets}
-    ids = list(dict.fromkeys(sid for window in windows for sid in covered_by(window, names)))
-    shown = ", ".join(esc(names[sid], 80) for sid in ids[:5])
-    return shown + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    ids = dict.fromkeys(sid for window in windows for sid in covered_by(window, names))
+    return _first_few([esc(names[sid], 80) for sid in ids])
 
 
 def _help(command: Command, context: Context) -> str:
@@ -290,8 +290,12 @@ def _targets(context: Context, references: list[str]) -> list[Target]:
 
 
 def _names(sheets: Sequence[Target]) -> str:
-    shown = ", ".join(sheet_link(sheet.id, sheet.name) for sheet in sheets[:5])
-    return shown + (f" and {len(sheets) - 5} more" if len(sheets) > 5 else "")
+    return _first_few([sheet_link(sheet.id, sheet.name) for sheet in sheets])
+
+
+def _first_few(shown: list[str], few: int = 5) -> str:
+    """A reply names a few spreadsheets and counts the rest: it must stay a line on a phone."""
+    return ", ".join(shown[:few]) + (f" and {len(shown) - few} more" if len(shown) > few else "")
 
 
 def _record(state: State, sid: str, command: Command, what: str, now: datetime) -> None:
