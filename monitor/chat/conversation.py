@@ -150,8 +150,8 @@ class Conversation:
     def wait(self, seconds: float) -> None:
         """Sleep up to ``seconds``, waking as soon as updates are read."""
         with self._wake:
-            if self._ready is None:
-                self._wake.wait(max(0.0, seconds))
+            if self._ready is None:  # on the run's clock: an injected one moves on instead of waiting
+                self.clock.wait(self._wake, seconds)
 
     def answer(self, state: State, save: Callable[[], None], now: datetime) -> None:
         """Apply what was read and answer what is owed; ``save`` is the caller's atomic save."""

@@ -26,6 +26,10 @@ class SystemClock:
         if seconds > 0:
             time.sleep(seconds)
 
+    def wait(self, condition: threading.Condition, seconds: float) -> None:
+        """Wait on ``condition`` (its lock held) up to ``seconds``, or until it is notified."""
+        condition.wait(max(0.0, seconds))
+
 
 class ManualClock:
     """A clock that only moves when told to; ``sleep`` advances it instead of waiting. Thread-safe."""
@@ -54,3 +58,7 @@ class ManualClock:
     def sleep(self, seconds: float) -> None:
         if seconds > 0:
             self.advance(seconds)
+
+    def wait(self, condition: threading.Condition, seconds: float) -> None:
+        """As ``sleep``: the wait's whole time passes at once (what it waits for is looked at after)."""
+        self.sleep(seconds)
