@@ -140,3 +140,18 @@ chat_id = "{chat}"
 api_base = "{sandbox.telegram_url}"
 listen = false  # the runs do not stay to answer the chat (tests/test_chat_*.py do)
 """
+
+
+# A profile of one threshold on a "Stock" tab's quantities: below 5 warns, below 0 fails.
+STOCK_PROFILE = """
+[profiles.stock]
+checks = [
+  { kind = "threshold", range = "Stock!C2:C20", aggregate = "min", warn = "< 5", fail = "< 0" },
+]
+"""
+
+
+def stock_sheets(names: dict[str, str]) -> str:
+    """A ``[[sheets]]`` entry on STOCK_PROFILE for each spreadsheet id of ``names``, named after it."""
+    return "".join(f'\n[[sheets]]\nid = "{sid}"\nname = "{name}"\nprofile = "stock"\n'
+                   for sid, name in names.items())

@@ -282,7 +282,8 @@ def test_maintenance_from_the_chat_silences_what_it_names_until_then_and_ends_wh
     [window] = chat.state.maintenance.windows
     assert window.spreadsheet_ids == (ONE,) and window.reason == "moving servers" and window.by == "@ivan"
     assert window.end == NOW + timedelta(hours=2)
-    assert "Maintenance until 2026-03-02 11:00 UTC, started by @ivan: Store 001: moving servers" in chat.lines()[-1]
+    started = "Maintenance until 2026-03-02 11:00 UTC, started by @ivan: Store 001: moving servers"
+    assert started in chat.lines()[-1]
     assert chat.state.alerts.maintenance == (window,)  # its beginning is told: the run says no more of it
     chat.fake.write(GROUP, "/maintenance end", user=IVAN)
     chat.answered()

@@ -14,7 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from cli_fixtures import sandbox_config_head, sheet_id
+from cli_fixtures import STOCK_PROFILE, sandbox_config_head, sheet_id, stock_sheets
 from process_helpers import RunLog, kill_now
 from redis_fixtures import REDIS_URL, delete_prefix, new_prefix, redis_or_skip
 from sandbox_fixtures import clean_env
@@ -39,17 +39,8 @@ def config_text(sandbox, folder: Path) -> str:
     """A config on ``sandbox`` whose runs listen to the chat, a round every 15 s."""
     head = sandbox_config_head(sandbox, folder, CHAT).replace("listen = false", "listen = true")
     head = head.replace('budget = "4m"', 'budget = "4m"\nround_interval = "15s"')
-    sheets = "".join(f'\n[[sheets]]\nid = "{sid}"\nname = "Store {n:03d}"\nprofile = "stock"\n'
-                     for n, sid in enumerate(STORES, start=1))
-    return head + """
-[alerts]
-digest_at = "off"
-
-[profiles.stock]
-checks = [
-  { kind = "threshold", range = "Stock!C2:C20", aggregate = "min", warn = "< 5", fail = "< 0" },
-]
-""" + sheets
+    names = {sid: f"Store {n:03d}" for n, sid in enumerate(STORES, start=1)}
+    return head + '\n[alerts]\ndigest_at = "off"\n' + STOCK_PROFILE + stock_sheets(names)
 
 
 @pytest.fixture

@@ -12,7 +12,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from cli_fixtures import invoke, json_of, sandbox_config_head, saved_state, sheet_id
+from cli_fixtures import (
+    STOCK_PROFILE,
+    invoke,
+    json_of,
+    sandbox_config_head,
+    saved_state,
+    sheet_id,
+    stock_sheets,
+)
 from metrics_fixtures import families, labelled, values
 
 from monitor.app.run import run_once
@@ -39,17 +47,9 @@ def stock(quantity: int) -> dict:
 
 
 def config_text(sandbox, folder: Path, ids) -> str:
-    sheets = "".join(f'\n[[sheets]]\nid = "{sid}"\nname = "{NAMES[sid]}"\nprofile = "stock"\n' for sid in ids)
-    return sandbox_config_head(sandbox, folder, CHAT) + """
-[alerts]
-digest_at = "off"
-reminder_every = "15m"
-
-[profiles.stock]
-checks = [
-  { kind = "threshold", range = "Stock!C2:C20", aggregate = "min", warn = "< 5", fail = "< 0" },
-]
-""" + sheets
+    alerts = '\n[alerts]\ndigest_at = "off"\nreminder_every = "15m"\n'
+    return (sandbox_config_head(sandbox, folder, CHAT) + alerts + STOCK_PROFILE
+            + stock_sheets({sid: NAMES[sid] for sid in ids}))
 
 
 @pytest.fixture
