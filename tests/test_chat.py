@@ -87,6 +87,20 @@ class Chat:
         conversation.start(self.state.conversation)
         return conversation
 
+    def next_process(self, **changes) -> None:
+        """The conversation of the next process (with ``changes`` to this one's settings). The old one
+        is stopped while its poll waits or its updates wait to be answered: a reader stopped between
+        two polls could still send one, and it would end the new reader's poll, as Telegram does."""
+        ends = time.monotonic() + 5
+        while (self.conversation.reading() and not self.conversation.has_updates()
+               and self.fake.waiting_polls() == 0):
+            assert time.monotonic() < ends, "the reader neither polls nor holds updates"
+            time.sleep(0.01)
+        self.conversation.stop()
+        for name, value in changes.items():
+            setattr(self, name, value)
+        self.conversation = self.listening()
+
     def answered(self, seconds: float = 5.0) -> None:
         """Wait (really: the fake hands updates over HTTP) until the conversation read something,
         then answer it as the run's thread does."""
@@ -180,9 +194,7 @@ def test_a_forged_or_replayed_press_acts_on_nothing_and_is_logged(chat, caplog):
 
 
 def test_someone_not_among_the_operators_is_refused_politely_and_nothing_changes(chat):
-    chat.conversation.stop()
-    chat.operators = ("@olga",)
-    chat.conversation = chat.listening()
+    chat.next_process(operators=("@olga",))
     message = failing_alert(chat)
     chat.fake.press(GROUP, message, position=(0, 2), user=IVAN)
     chat.answered()
@@ -206,14 +218,11 @@ def test_the_offset_moves_only_with_the_save_so_a_kill_before_it_applies_the_pre
         time.sleep(0.02)
     with pytest.raises(KeyboardInterrupt):
         chat.conversation.answer(chat.state, killed, chat.clock.now())
-    chat.conversation.stop()
-    chat.state = saved  # the next process starts from what was stored
-    chat.conversation = chat.listening()
+    chat.next_process(state=saved)  # the next process starts from what was stored
     chat.answered()  # Telegram hands the unconfirmed press over again
     assert chat.state.mutes[ONE].by == "@ivan"
     assert [action.what for action in chat.state.incidents[ONE].actions] == ["muted for 1 day"]
-    chat.conversation.stop()
-    chat.conversation = chat.listening()  # from the saved offset: nothing more to read
+    chat.next_process()  # from the saved offset: nothing more to read
     time.sleep(0.3)
     assert not chat.conversation.has_updates()
 
@@ -241,9 +250,8 @@ def test_a_command_from_a_chat_the_monitor_does_not_tell_is_ignored(chat, caplog
 
 
 def test_a_webhook_on_the_bot_is_said_once_with_the_fix_and_reading_stops(chat):
-    chat.conversation.stop()
     chat.fake.set_webhook("https://example.org/hook")
-    chat.conversation = chat.listening()
+    chat.next_process()
     chat.answered()
     assert "can't use getUpdates method while webhook is active" in chat.state.conversation.refused
     assert "deleteWebhook" in chat.state.conversation.refused
