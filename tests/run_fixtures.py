@@ -180,6 +180,40 @@ class Killed(BaseException):
     it, not even the session's final save; what is stored is what its checkpoints saved."""
 
 
+class PoisonReader(ScriptedReader):
+    """A scripted reader whose read of ``poison`` kills the process (its answer would exhaust memory,
+    say): that spreadsheet never answers."""
+
+    def __init__(self, poison: str, **scripted) -> None:
+        super().__init__(**scripted)
+        self.poison = poison
+
+    def read(self, spreadsheet_id, ranges, credential, timeout):
+        if spreadsheet_id == self.poison:
+            self.reads.append(spreadsheet_id)
+            raise Killed()
+        return super().read(spreadsheet_id, ranges, credential, timeout)
+
+
+class KillingClock(ManualClock):
+    """A ManualClock that stands for kill -9 at a moment of the test's choosing: the advance that
+    reaches it stops there and raises Killed, wherever the run was waiting (on reads in flight, a
+    retry, the pacer)."""
+
+    kill_at: float | None = None  # monotonic
+
+    def kill_after(self, seconds: float | None) -> None:
+        """Kill the process ``seconds`` from now (None: not at all)."""
+        self.kill_at = None if seconds is None else self.monotonic() + seconds
+
+    def advance(self, seconds: float) -> None:
+        if self.kill_at is not None and self.monotonic() + seconds >= self.kill_at:
+            at, self.kill_at = self.kill_at, None
+            super().advance(max(0.0, at - self.monotonic()))
+            raise Killed()
+        super().advance(seconds)
+
+
 @dataclass
 class Bench:
     """One place for a test's state, clock, spreadsheets and reader; each ``run`` is one cron run."""

@@ -29,6 +29,7 @@ from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats, RunSummary
 from monitor.engine.inflight import InFlight, ReadDone, ReadJob, Reads
 from monitor.engine.inspect import SheetData, SheetPlan, judge, zone_of
 from monitor.engine.outcomes import Fate, Outcomes, RunReport
+from monitor.engine.overdue import answer_due, answered
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.retry import is_last_try
 from monitor.engine.round_order import drop_unconfigured, progress_of, round_order
@@ -43,6 +44,9 @@ from monitor.engine.zones import zone_due
 # it keeps its worker, but no longer counts among the reads that keep the quota busy.
 _STUCK_AFTER_TIMES = 5
 _STUCK_AFTER_SECONDS = 2.0
+# A wait shorter than this is no wait: the clock may not move by it (floating point), and nothing in a
+# run is timed finer.
+_WAIT_AT_LEAST = 0.001
 
 
 class Run:
@@ -166,7 +170,7 @@ class Run:
     def step(self) -> bool:
         """Apply finished reads, then start one read, skip one task, or wait; False when the run should
         stop starting reads (:meth:`drain` then collects those still in flight)."""
-        self._apply(self.reads.collect(0))
+        self._collect(0)
         if self.report.stop_reason:
             return False
         now = self.clock.now()
@@ -263,7 +267,7 @@ class Run:
         started, so they end in time; one that has not (a server dripping its answer) is given back."""
         until = self.deadline - self.settings.reserve_seconds
         while self.in_flight and (left := until - self.clock.monotonic()) > 0:
-            self._apply(self.reads.collect(left))
+            self._collect(left)
         for flight in self.in_flight.values():
             self.state.round.release(flight.task)
             log_event("task_released", logging.WARNING, task_id=flight.task.id,
@@ -281,6 +285,8 @@ class Run:
         # run must know which reads were in flight (how many, for the poison guard).
         self.checkpoints.save(force=True)
         flight.started = self.clock.monotonic()
+        due = answer_due(self.state.health.get(task.target))
+        flight.overdue_at = None if due is None else flight.started + due
         self.in_flight[task.id] = flight
         self.peak_in_flight = max(self.peak_in_flight, len(self.in_flight))
         # A read that found values not known yet is tried again with Google's details (engine.inspect).
@@ -288,11 +294,34 @@ class Run:
         self.reads.start(ReadJob(task.id, flight.plan, flight.credential, flight.started,
                                  zone_only=flight.zone_only, detailed=detailed),
                          self._request_timeout)
-        self._apply(self.reads.collect(0))  # whatever has finished meanwhile (this read, if it was quick)
+        self._collect(0)  # whatever has finished meanwhile (this read, if it was quick)
 
     def _skip(self, rnd: Round, task: Task, plan: SheetPlan, now: datetime, reason: str) -> None:
         rnd.skip(task, now, reason)
         self.state.health[plan.id] = record_skip(self.state.health.get(plan.id), reason)
+
+    def _collect(self, wait_seconds: float) -> None:
+        """Apply the reads that finish within ``wait_seconds``, waking early to mark a read whose
+        answer has become overdue."""
+        marks = [flight.overdue_at for flight in self.in_flight.values() if flight.overdue_at is not None]
+        if marks:
+            wait_seconds = min(wait_seconds, max(0.0, min(marks) - self.clock.monotonic()))
+        self._apply(self.reads.collect(wait_seconds))
+        self._mark_overdue()
+
+    def _mark_overdue(self) -> None:
+        """Mark on its task each read out longer than its spreadsheet's answers take, saved at once:
+        a kill from now on may be the read's doing, and the next run must know (the poison guard)."""
+        now = self.clock.monotonic()
+        late = [flight for flight in self.in_flight.values()
+                if flight.overdue_at is not None and flight.overdue_at < now + _WAIT_AT_LEAST]
+        for flight in late:
+            flight.overdue_at = None
+            self.state.round.mark_overdue(flight.task)
+            log_event("read_overdue", task_id=flight.task.id, spreadsheet_id=flight.plan.id,
+                      out_ms=int((now - flight.started) * 1000))
+        if late:
+            self.checkpoints.save(force=True)
 
     def _apply(self, finished: list[ReadDone]) -> None:
         """Judge each finished read and record what it means, at the time it is applied: a retry's
@@ -429,9 +458,12 @@ class Run:
         rnd = self.state.round
         if rnd is None:
             return
-        reclaimed, poisoned = rnd.reclaim_abandoned(now, self.sharing.dead if self.sharing.shared else None)
+        reclaimed, poisoned = rnd.reclaim_abandoned(
+            now, self.sharing.dead if self.sharing.shared else None,
+            answered=lambda target: answered(self.state.health.get(target)))
         for task in reclaimed:  # read again: the one way a spreadsheet is read twice in a round
-            log_event("task_reclaimed", task_id=task.id, spreadsheet_id=task.target)
+            log_event("task_reclaimed", task_id=task.id, spreadsheet_id=task.target,
+                      interruptions=task.interruptions)
         if reclaimed or poisoned:
             self.emit(CrashRecovered(
                 at=now, run_id=self.run_id, previous_run_id=self.state.heartbeat.previous_run_id,
@@ -486,7 +518,7 @@ class Run:
         limit = usable if seconds is None else min(max(seconds, 0.0), usable)
         if self.in_flight:
             self.checkpoints.save_owed()
-            self._apply(self.reads.collect(min(limit, self.checkpoints.owed_in())))
+            self._collect(min(limit, self.checkpoints.owed_in()))
             return True
         self.checkpoints.save(force=True)  # nothing happens while asleep: make the progress durable first
         if seconds is None or seconds >= usable:

@@ -1,0 +1,152 @@
+"""Every round ends, and blame falls where it is due: whatever the budget, wherever kills land.
+
+Runs read through ``SimulatedReads`` on a ``KillingClock``: a kill -9 lands at any moment the test
+chooses (while reads are out, a retry is awaited, a suspect waits its turn), and what the run's
+checkpoints saved is all the next run finds. Nothing here waits on real time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+from run_fixtures import (
+    SETTINGS,
+    Bench,
+    Killed,
+    KillingClock,
+    ScriptedReader,
+    SimulatedReads,
+    plans,
+)
+
+from monitor.core.errors import POISON
+from monitor.engine.health import SheetHealth
+from monitor.engine.tasks import DONE, FAILED, POISON_INTERRUPTIONS, PROCESSING, Task
+from monitor.storage import MemoryLocation
+
+LATENCY = 0.4
+SLOW = 3.0
+CRON = 300.0  # seconds between two runs: the next cron tick
+HANGS = 10_000.0  # a read that never answers: it ends when its timeout does
+# An hour's rounds: a test's runs, a cron tick apart, all work on the round the first one started;
+# and the default request timeout, which a slow spreadsheet's read fits in.
+ONE_ROUND = replace(SETTINGS, round_interval=timedelta(hours=1), request_timeout=30.0)
+
+
+def bench(count: int, seconds=lambda sheet: LATENCY) -> Bench:
+    """A bench of ``count`` spreadsheets read through SimulatedReads on a KillingClock, with five
+    credentials: a few reads in flight at once."""
+    reader = ScriptedReader()
+    return Bench(reader, plans(count), MemoryLocation(), clock=KillingClock(),
+                 credentials=("a", "b", "c", "d", "e"),
+                 make_reads=lambda clock: SimulatedReads(reader, clock, seconds))
+
+
+def run(the_bench: Bench, kill_after: float | None = None, settings_=ONE_ROUND, **overrides):
+    """One cron run, killed ``kill_after`` seconds after it starts (None: not killed); the run, or
+    None when it was killed."""
+    the_bench.clock.kill_after(kill_after)
+    try:
+        with contextlib.suppress(Killed):
+            return the_bench.run(settings_, **{"max_in_flight": 16, "checkpoint_every": 0.0, **overrides})
+        return None
+    finally:
+        the_bench.clock.kill_after(None)
+
+
+def task_of(the_bench: Bench, target: str) -> Task:
+    return next(task for task in the_bench.stored().round.tasks.values() if task.target == target)
+
+
+def answered_before(the_bench: Bench, seconds: dict[str, float]) -> None:
+    """The spreadsheets' records as earlier reads left them: each answered in so many seconds."""
+    with the_bench.session() as session:
+        for sheet, took in seconds.items():
+            session.state.health[sheet] = SheetHealth(read_seconds=(took,) * 8)
+
+
+def held(the_bench: Bench) -> set[str]:
+    """The spreadsheets whose reads the last run had in flight when it was killed."""
+    return {task.target for task in the_bench.stored().round.tasks.values() if task.status is PROCESSING}
+
+
+def kill_with_several_in_flight(the_bench: Bench, at: float = 0.2, **overrides) -> None:
+    """A run killed ``at`` seconds in, with several reads out: none is blamed, each quarantined."""
+    assert run(the_bench, kill_after=at, **overrides) is None
+    assert len(held(the_bench)) > 1
+
+
+# -- the poison guard: a kill counts only against the read that can have caused it ---------------
+
+
+def alone_in_flight_killed(the_bench: Bench, sheet: str, into_its_read: float, **overrides) -> Task:
+    """A run killed ``into_its_read`` seconds after it started reading ``sheet``, a suspect read alone
+    once the run's first seconds are over; the task as the next run finds it."""
+    assert run(the_bench, kill_after=5.0 + into_its_read, **overrides) is None
+    assert held(the_bench) == {sheet}
+    return task_of(the_bench, sheet)
+
+
+def test_a_slow_spreadsheet_that_answers_is_never_poison_wherever_kills_land_in_its_read():
+    the_bench = bench(3, lambda sheet: SLOW if sheet == "s1" else LATENCY)
+    answered_before(the_bench, {"s1": SLOW})
+    assert run(the_bench, kill_after=0.5) is None  # s0 and s2 answered; s1 was out alone
+    for into in (0.01, 0.5, 1.5, 2.5, 2.99, 0.1, 2.0, 2.9):  # kills land anywhere in its 3 s read
+        the_bench.clock.advance(CRON)
+        task = alone_in_flight_killed(the_bench, "s1", into)
+        assert not task.overdue
+    the_bench.clock.advance(CRON)
+    finished = run(the_bench)
+    task = task_of(the_bench, "s1")
+    assert (task.status, task.interruptions) == (DONE, 0) and "s1" not in the_bench.stored().dlq
+    assert finished.state.round.is_complete()
+
+
+def test_a_spreadsheet_that_answered_and_now_hangs_is_poison_after_three_kills_past_its_answers_time():
+    hangs = {"s1": False}
+    the_bench = bench(4, lambda sheet: HANGS if hangs.get(sheet) else LATENCY)
+    run(the_bench)  # every spreadsheet answers once: 0.4 s, so s1's answer is due within 1 s
+    the_bench.clock.advance(ONE_ROUND.round_interval.total_seconds())  # the next round
+    hangs["s1"] = True
+    kill_with_several_in_flight(the_bench, request_timeout=60.0)
+    the_bench.clock.advance(CRON)
+    early = alone_in_flight_killed(the_bench, "s1", 0.9, request_timeout=60.0)  # its answer not due yet
+    assert not early.overdue
+    for interruptions in range(1, POISON_INTERRUPTIONS + 1):
+        the_bench.clock.advance(CRON)
+        with the_bench.opened(ONE_ROUND, request_timeout=60.0, max_in_flight=16,
+                              checkpoint_every=0.0) as watched:
+            the_bench.clock.kill_after(5.0 + 1.5)
+            with pytest.raises(Killed):
+                watched.execute()
+            the_bench.clock.kill_after(None)
+        held = task_of(the_bench, "s1")
+        assert held.overdue and held.interruptions == interruptions - 1  # saved before the kill
+    the_bench.clock.advance(CRON)
+    run(the_bench, request_timeout=60.0)
+    stored = the_bench.stored()
+    assert task_of(the_bench, "s1").status is FAILED
+    assert stored.dlq["s1"].last_error.error_class == POISON
+
+
+def test_a_spreadsheet_that_never_answered_is_counted_for_each_kill_with_it_alone_one_that_answers_not():
+    # Nothing says when a never-answered one's answer is due: counting every kill with it alone is
+    # what catches one whose very first answer kills the process.
+    for answered, interruptions in ((False, POISON_INTERRUPTIONS), (True, 0)):
+        the_bench = bench(3, lambda sheet: SLOW if sheet == "s1" else LATENCY)
+        if answered:
+            answered_before(the_bench, {"s1": SLOW})
+        assert run(the_bench, kill_after=0.5) is None  # s0 and s2 answered; s1, out alone, killed
+        for _ in range(POISON_INTERRUPTIONS - 1):
+            the_bench.clock.advance(CRON)
+            alone_in_flight_killed(the_bench, "s1", 0.5)
+        the_bench.clock.advance(CRON)
+        run(the_bench)
+        task = task_of(the_bench, "s1")
+        assert task.interruptions == interruptions
+        assert (task.status is FAILED) == (not answered) == ("s1" in the_bench.stored().dlq)
+
+
