@@ -23,7 +23,7 @@ from run_fixtures import (
 )
 
 from monitor.core.errors import POISON
-from monitor.engine.health import SheetHealth
+from monitor.engine.health import UNKNOWN, SheetHealth
 from monitor.engine.tasks import DONE, FAILED, POISON_INTERRUPTIONS, PROCESSING, Task
 from monitor.storage import MemoryLocation
 
@@ -77,6 +77,43 @@ def kill_with_several_in_flight(the_bench: Bench, at: float = 0.2, **overrides) 
     """A run killed ``at`` seconds in, with several reads out: none is blamed, each quarantined."""
     assert run(the_bench, kill_after=at, **overrides) is None
     assert len(held(the_bench)) > 1
+
+
+# -- a round always completes ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("budget", [4.0, 5.0, 6.5, 8.5])
+def test_under_a_short_budget_the_spreadsheets_a_kill_quarantined_are_read_and_the_round_completes(budget):
+    the_bench = bench(10)
+    short = {"budget": timedelta(seconds=budget)}
+    kill_with_several_in_flight(the_bench, **short)
+    quarantined = held(the_bench)
+    for _ in range(10):  # each run finishes at least one task: ten spreadsheets, ten runs at most
+        the_bench.clock.advance(CRON)
+        run(the_bench, **short)
+        stored = the_bench.stored()
+        if stored.round.is_complete():
+            break
+    assert stored.round.is_complete(), stored.round.counts()
+    assert all(stored.health[plan.id].health != UNKNOWN for plan in the_bench.plans)
+    assert {task.target for task in stored.round.tasks.values() if task.status is DONE} >= quarantined
+    assert all(task.interruptions == 0 for task in stored.round.tasks.values())  # killed among others
+
+
+# s1's answer is due within 6 s (twice its 3 s); 3 s of the budget are the reserve.
+@pytest.mark.parametrize(("budget", "starts_at"), [(60.0, 5.0), (14.0, 5.0), (13.9, 0.0), (7.0, 0.0)])
+def test_a_suspect_waits_out_a_runs_first_seconds_only_while_the_budget_leaves_it_its_answers_time(
+        budget, starts_at):
+    the_bench = bench(3, lambda sheet: SLOW if sheet == "s1" else LATENCY)
+    answered_before(the_bench, {"s1": SLOW})
+    assert run(the_bench, kill_after=0.5) is None  # s0 and s2 answered; s1 was out alone
+    the_bench.clock.advance(CRON)
+    with the_bench.opened(ONE_ROUND, budget=timedelta(seconds=budget), request_timeout=30.0,
+                          max_in_flight=16) as late:
+        late.execute()
+    [(sheet, start)] = late.reads.started
+    assert sheet == "s1" and start - late.state.heartbeat.started_at.timestamp() == starts_at
+    assert task_of(the_bench, "s1").status is DONE and late.state.round.is_complete()
 
 
 # -- the poison guard: a kill counts only against the read that can have caused it ---------------

@@ -252,15 +252,22 @@ class Run:
         """(the task to start, whether it goes alone, seconds until a suspect may go when none can now).
 
         Due retries and fresh tasks first; a quarantined one only with nothing else in flight, and
-        not in the run's first seconds (``suspects_after``): read first thing, a merely slow
-        spreadsheet would be in flight whenever runs are cut short early (a deploy, an overlapping
-        cron line, a crash loop elsewhere), and would soon pass for poison."""
+        not in the run's first seconds (``suspects_after``): read first thing, a spreadsheet never
+        read before would be in flight whenever runs are cut short early (a deploy, an overlapping
+        cron line, a crash loop elsewhere), and a kill then counts against it (monitor.engine.tasks).
+        Unless the budget is too short for that: when the time left after those seconds would cut
+        its read shorter than its answer takes, it goes at once. Waiting would leave it unread in
+        every run, and its round open for good."""
         task = rnd.next_due(now)
         suspect = None if task is not None or self.in_flight else rnd.next_quarantined()
         if suspect is None:
             return task, False, None
         wait = self.settings.suspects_after - (self.clock.monotonic() - self.started_monotonic)
-        return (suspect, True, None) if wait <= 0 else (None, False, wait)
+        if wait > 0:
+            due = answer_due(self.state.health.get(suspect.target)) or self._stuck_seconds()
+            if self._usable_seconds() - wait < min(due, self.settings.request_timeout):
+                wait = 0.0
+        return (suspect, True, None) if wait < _WAIT_AT_LEAST else (None, False, wait)
 
     def drain(self) -> None:
         """Collect the reads still in flight. Each had its timeout cut to the usable budget when it
@@ -415,10 +422,14 @@ class Run:
             return True
         if self.outcomes.api.probe_required:
             return bool(self.in_flight)  # Google was failing when last seen: one probe first, alone
-        latency = self.latency.value
-        stuck_since = self.clock.monotonic() - max(_STUCK_AFTER_SECONDS, _STUCK_AFTER_TIMES * latency)
+        stuck_since = self.clock.monotonic() - self._stuck_seconds()
         moving = sum(1 for flight in self.in_flight.values() if flight.started > stuck_since)
-        return moving >= reads_in_flight(self.pacer.reads_per_second(), latency, self.settings.max_in_flight)
+        return moving >= reads_in_flight(self.pacer.reads_per_second(), self.latency.value,
+                                         self.settings.max_in_flight)
+
+    def _stuck_seconds(self) -> float:
+        """How long a read may be out before it is taken for hanging, at the latency seen so far."""
+        return max(_STUCK_AFTER_SECONDS, _STUCK_AFTER_TIMES * self.latency.value)
 
     def _alone_in_flight(self) -> bool:
         return any(flight.alone for flight in self.in_flight.values())
