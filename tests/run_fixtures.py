@@ -12,6 +12,7 @@ No asserts in this module: test modules make them.
 from __future__ import annotations
 
 import heapq
+import math
 import random
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -130,9 +131,12 @@ class InlineReads:
 class SimulatedReads:
     """Reads that overlap in time on the ManualClock: a read of spreadsheet ``s`` lasts ``latency(s)``
     seconds, or its timeout when that is shorter (it then fails as a timeout does), and reads finish
-    in the order their time is up. The answer itself comes from ``reader``. Deterministic: no threads."""
+    in the order their time is up. A latency of None never ends, timeout or not: a server dripping
+    its answer, which no socket timeout catches. The answer itself comes from ``reader``.
+    Deterministic: no threads."""
 
-    def __init__(self, reader: SheetReader, clock: ManualClock, latency: Callable[[str], float]) -> None:
+    def __init__(self, reader: SheetReader, clock: ManualClock,
+                 latency: Callable[[str], float | None]) -> None:
         self.reader = reader
         self.clock = clock
         self.latency = latency
@@ -144,7 +148,9 @@ class SimulatedReads:
         limit, seconds = timeout(), self.latency(job.plan.id)
         self.started.append((job.plan.id, self.clock.time()))
         data = error = None
-        if seconds > limit:
+        if seconds is None:
+            seconds = math.inf
+        elif seconds > limit:
             seconds, error = limit, SheetReadError(ErrorClass.TRANSIENT, None, None,
                                                    f"no answer within {limit:.1f} s")
         else:

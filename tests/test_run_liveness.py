@@ -12,19 +12,24 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from run_fixtures import (
     SETTINGS,
     Bench,
     Killed,
     KillingClock,
+    PoisonReader,
     ScriptedReader,
     SimulatedReads,
+    kinds,
     plans,
 )
 
-from monitor.core.errors import POISON
-from monitor.engine.health import UNKNOWN, SheetHealth
-from monitor.engine.tasks import DONE, FAILED, POISON_INTERRUPTIONS, PROCESSING, Task
+from monitor.core.errors import POISON, ErrorClass
+from monitor.engine.health import ERROR, UNKNOWN, SheetHealth
+from monitor.engine.tasks import DONE, FAILED, PENDING, POISON_INTERRUPTIONS, PROCESSING, Task
 from monitor.storage import MemoryLocation
 
 LATENCY = 0.4
@@ -116,6 +121,42 @@ def test_a_suspect_waits_out_a_runs_first_seconds_only_while_the_budget_leaves_i
     assert task_of(the_bench, "s1").status is DONE and late.state.round.is_complete()
 
 
+# -- a read that outlives the budget ------------------------------------------------------------
+
+
+def test_a_spreadsheet_that_never_answers_within_a_short_budget_is_blamed_told_and_its_round_completes():
+    # s0's server drips its answer: no timeout ends it. The budget (10 s) is shorter than the
+    # request timeout (30 s) plus the reserve, so every read of it is still out when the budget ends.
+    the_bench = bench(4, lambda sheet: None if sheet == "s0" else LATENCY)
+    settings_ = {"settings_": SETTINGS, "budget": timedelta(seconds=10), "request_timeout": 30.0}
+    first = run(the_bench, **settings_)
+    assert first.report.duration_seconds <= 10 - first.settings.reserve_seconds
+    task = task_of(the_bench, "s0")
+    assert (task.status, task.attempts, task.last_error.error_class) == (PENDING, 1, ErrorClass.TRANSIENT)
+    assert task.last_error.message == "no answer within 7.0 s"  # the whole usable budget
+    told = []
+    for _ in range(12):  # an hour of cron ticks
+        the_bench.clock.advance(CRON)
+        later = run(the_bench, **settings_)
+        told += kinds(event for event in later.state.events if event.run_id == later.run_id)
+    stored = the_bench.stored()
+    assert "breaker_opened" in told and "health_changed" in told  # blamed, and told
+    assert stored.health["s0"].health == ERROR  # failing: none of its reads worked for 30 minutes
+    assert "s0" in stored.breakers and stored.round.is_complete()
+
+
+def test_reads_still_out_when_the_budget_ends_count_as_timeouts_and_the_run_ends_in_time():
+    the_bench = bench(3, lambda sheet: None)  # every server drips its answer
+    with the_bench.opened(ONE_ROUND, budget=timedelta(seconds=6), request_timeout=30.0,
+                          max_in_flight=16) as the_run:
+        the_run.execute()
+        took = the_bench.clock.monotonic() - the_run.started_monotonic
+        assert took == 6 - the_run.settings.reserve_seconds
+    stored = the_bench.stored().round.tasks.values()
+    assert [task.history[-1].outcome for task in stored] == ["transient"] * 3
+    assert all(task.status is PENDING and task.next_attempt_at for task in stored)  # as a timeout is
+
+
 # -- the poison guard: a kill counts only against the read that can have caused it ---------------
 
 
@@ -187,3 +228,117 @@ def test_a_spreadsheet_that_never_answered_is_counted_for_each_kill_with_it_alon
         assert (task.status is FAILED) == (not answered) == ("s1" in the_bench.stored().dlq)
 
 
+# -- a crash loop of any timing --------------------------------------------------------------------
+
+
+class KillInRead(SimulatedReads):
+    """SimulatedReads that stand for a kill ``into`` seconds after ``sheet``'s read starts (when a
+    read of it starts in the run): a crash loop timed to hurt that spreadsheet most."""
+
+    aim: tuple[str, float] | None = None  # (sheet, seconds into its read)
+
+    def start(self, job, timeout):
+        super().start(job, timeout)
+        if self.aim is not None and job.plan.id == self.aim[0] and self.clock.kill_at is None:
+            self.clock.kill_after(self.aim[1])
+
+
+FLEET = {"s0": LATENCY, "s1": LATENCY, "s2": LATENCY, "s3": SLOW, "s4": HANGS, "s5": LATENCY}
+EVERY_TICK = replace(SETTINGS, request_timeout=30.0)  # a new round at each cron tick
+
+
+def alone_and_overdue(state, sheet: str) -> bool:
+    """Did the last run die with ``sheet``'s read alone in flight and overdue (a kill to its blame)?"""
+    held = [task for task in state.round.tasks.values() if task.status is PROCESSING] if state.round else []
+    return [(task.target, task.overdue) for task in held] == [(sheet, True)]
+
+
+class CrashLoop(RuleBasedStateMachine):
+    """Runs of any budget killed at any moment (from the run's start, or timed from a spreadsheet's
+    read), or not at all, cron ticks between them. s3 is slow (3 s) and has answered before; s4
+    answered before and now hangs; s5 kills the process whenever it is read. s3 is never counted or
+    poisoned; s5 and s4 are blamed within a bounded number of kills; and runs left alone end round
+    after round with a verdict for every spreadsheet."""
+
+    @initialize()
+    def fleet(self):
+        self.reader = PoisonReader("s5")
+        self.aim: tuple[str, float] | None = None
+
+        def reads(clock):
+            made = KillInRead(self.reader, clock, FLEET.__getitem__)
+            made.aim = self.aim
+            return made
+
+        self.bench = Bench(self.reader, plans(6), MemoryLocation(), clock=KillingClock(),
+                           credentials=("a", "b", "c", "d", "e"), make_reads=reads)
+        answered_before(self.bench, {"s3": SLOW, "s4": LATENCY})
+        self.killer_reads: dict[str, int] = {}  # round id -> reads of s5 (each one killed its run)
+
+    @rule(budget=st.sampled_from([4.0, 5.0, 7.0, 12.0, 60.0]),
+          kill=st.one_of(st.none(), st.floats(0.0, 70.0, allow_nan=False)))
+    def run(self, budget, kill):
+        self._run(budget, kill)
+
+    @rule(budget=st.sampled_from([4.0, 7.0, 60.0]), sheet=st.sampled_from(["s3", "s4"]),
+          into=st.floats(0.0, 40.0, allow_nan=False))
+    def run_killed_in_a_read(self, budget, sheet, into):
+        self.aim = (sheet, into)
+        try:
+            self._run(budget, None)
+        finally:
+            self.aim = None
+
+    def _run(self, budget: float, kill: float | None) -> None:
+        before = self.bench.stored()
+        blamed = alone_and_overdue(before, "s4")
+        was = task_of(self.bench, "s4").interruptions if before.round else 0
+        reads = len(self.reader.reads)
+        run(self.bench, kill_after=kill, settings_=EVERY_TICK, budget=timedelta(seconds=budget))
+        stored = self.bench.stored()
+        if stored.round is None:  # killed before its first round was saved
+            return
+        killed_by_s5 = self.reader.reads[reads:].count("s5")
+        self.killer_reads[stored.round.id] = self.killer_reads.get(stored.round.id, 0) + killed_by_s5
+        if blamed and stored.round.id == before.round.id:  # this run's recovery counted that kill
+            task = task_of(self.bench, "s4")
+            assert task.interruptions == was + 1
+            if task.interruptions == POISON_INTERRUPTIONS:
+                assert task.status is FAILED and stored.dlq["s4"].last_error.error_class == POISON
+
+    @rule()
+    def cron_tick(self):
+        self.bench.clock.advance(CRON)
+
+    @invariant()
+    def the_slow_one_is_never_blamed_for_a_kill(self):
+        stored = self.bench.stored()
+        if stored.round is not None:
+            assert task_of(self.bench, "s3").interruptions == 0
+        assert "s3" not in stored.dlq
+
+    @invariant()
+    def the_killer_kills_a_bounded_number_of_runs_per_round(self):
+        # Once among others (not blamed), then alone until poisoned.
+        assert all(reads <= 1 + POISON_INTERRUPTIONS for reads in self.killer_reads.values())
+
+    def teardown(self):
+        if not hasattr(self, "bench"):
+            return
+        # Left alone (but for s5's kills), runs end round after round, and every spreadsheet gets a
+        # verdict: s4's once none of its reads worked for half an hour, s5's as poison. A round
+        # started means the one before it was complete: here each costs s5's four kills.
+        rounds = set()
+        for _ in range(16):
+            self.bench.clock.advance(CRON)
+            run(self.bench, settings_=EVERY_TICK, budget=timedelta(seconds=60))
+            stored = self.bench.stored()
+            rounds.add(stored.round.id)
+        assert len(rounds) >= 3, rounds
+        assert all(stored.health[sheet].health != UNKNOWN or sheet in stored.dlq for sheet in FLEET), {
+            sheet: stored.health[sheet].health for sheet in FLEET}
+        assert "s3" not in stored.dlq and stored.health["s3"].health != UNKNOWN
+
+
+TestCrashLoop = CrashLoop.TestCase
+TestCrashLoop.settings = settings(max_examples=50, stateful_step_count=30, deadline=None)

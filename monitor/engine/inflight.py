@@ -72,6 +72,7 @@ class InFlight:
     # Monotonic, when its answer becomes overdue and the run marks its task so (the poison guard's
     # evidence, monitor.engine.overdue); None once marked, or when nothing says when it is due.
     overdue_at: float | None = None
+    job: ReadJob | None = None  # the read as handed out
 
 
 class Reads(Protocol):

@@ -271,15 +271,17 @@ class Run:
 
     def drain(self) -> None:
         """Collect the reads still in flight. Each had its timeout cut to the usable budget when it
-        started, so they end in time; one that has not (a server dripping its answer) is given back."""
+        started, so each has had all its time by the end of the budget; one still out then (a server
+        dripping its answer, a timeout a moment late) has outlived it, and fails as a timeout does:
+        counted, blamed, retried. Given back without blame, a spreadsheet that never answers within
+        a short budget would stay unjudged, holding its round open, run after run."""
         until = self.deadline - self.settings.reserve_seconds
         while self.in_flight and (left := until - self.clock.monotonic()) > 0:
             self._collect(left)
-        for flight in self.in_flight.values():
-            self.state.round.release(flight.task)
-            log_event("task_released", logging.WARNING, task_id=flight.task.id,
-                      spreadsheet_id=flight.plan.id, reason="still in flight at the end of the budget")
-        self.in_flight.clear()
+        ended = self.clock.monotonic()
+        self._apply([ReadDone(flight.job, None, SheetReadError(
+            ErrorClass.TRANSIENT, None, None, f"no answer within {ended - flight.started:.1f} s"), ended)
+            for flight in self.in_flight.values()])
 
     def _start(self, rnd: Round, flight: InFlight) -> None:
         task = flight.task
@@ -298,9 +300,9 @@ class Run:
         self.peak_in_flight = max(self.peak_in_flight, len(self.in_flight))
         # A read that found values not known yet is tried again with Google's details (engine.inspect).
         detailed = task.last_error is not None and task.last_error.error_class == ErrorClass.LOADING
-        self.reads.start(ReadJob(task.id, flight.plan, flight.credential, flight.started,
-                                 zone_only=flight.zone_only, detailed=detailed),
-                         self._request_timeout)
+        flight.job = ReadJob(task.id, flight.plan, flight.credential, flight.started,
+                             zone_only=flight.zone_only, detailed=detailed)
+        self.reads.start(flight.job, self._request_timeout)
         self._collect(0)  # whatever has finished meanwhile (this read, if it was quick)
 
     def _skip(self, rnd: Round, task: Task, plan: SheetPlan, now: datetime, reason: str) -> None:
