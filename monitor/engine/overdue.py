@@ -29,6 +29,6 @@ def answered(record: SheetHealth | None) -> bool:
 def answer_due(record: SheetHealth | None) -> float | None:
     """Seconds after which a read of this spreadsheet is overdue; None when none of its reads has
     completed, so that nothing says when its answer is due."""
-    if record is None or not record.read_seconds:
+    if not answered(record):
         return None
     return max(OVERDUE_AT_LEAST, OVERDUE_TIMES * max(record.read_seconds))

@@ -49,6 +49,11 @@ _STUCK_AFTER_SECONDS = 2.0
 _WAIT_AT_LEAST = 0.001
 
 
+def _timed_out(seconds: float) -> SheetReadError:
+    """A read that outlived its timeout, as the reader says one that ran out (monitor.google.reader)."""
+    return SheetReadError(ErrorClass.TRANSIENT, None, None, f"no answer within {seconds:.1f} s")
+
+
 class Run:
     def __init__(
         self,
@@ -279,9 +284,8 @@ class Run:
         while self.in_flight and (left := until - self.clock.monotonic()) > 0:
             self._collect(left)
         ended = self.clock.monotonic()
-        self._apply([ReadDone(flight.job, None, SheetReadError(
-            ErrorClass.TRANSIENT, None, None, f"no answer within {ended - flight.started:.1f} s"), ended)
-            for flight in self.in_flight.values()])
+        self._apply([ReadDone(flight.job, None, _timed_out(ended - flight.started), ended)
+                     for flight in self.in_flight.values()])
 
     def _start(self, rnd: Round, flight: InFlight) -> None:
         task = flight.task
