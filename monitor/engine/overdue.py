@@ -4,9 +4,9 @@ A run killed with one read in flight may have been killed by that read (a spread
 exhausts memory, or one that hangs until something kills the process) or by something else (a
 deploy, a host crash-looping, the OOM killer). Only the spreadsheet's own reads that completed tell
 them apart: one that has answered, in so many seconds, is not to blame for a kill that came before
-its answer was due, whenever kills land. So the run marks a read whose answer is overdue on its task
-(saved at once: the next run must know), and only a kill after that counts against it
-(``monitor.engine.tasks``). A spreadsheet none of whose reads ever completed has no such evidence:
+its answer was due, whenever kills land. So the run marks the read alone in flight on its task once
+its answer is overdue (saved at once: the next run must know), and only a kill after that counts
+against it (``monitor.engine.tasks``). A spreadsheet none of whose reads ever completed has no such evidence:
 a kill with it alone counts, as it must for one whose very first answer kills the process.
 """
 

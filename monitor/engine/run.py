@@ -314,27 +314,35 @@ class Run:
         self.state.health[plan.id] = record_skip(self.state.health.get(plan.id), reason)
 
     def _collect(self, wait_seconds: float) -> None:
-        """Apply the reads that finish within ``wait_seconds``, waking early to mark a read whose
-        answer has become overdue."""
-        marks = [flight.overdue_at for flight in self.in_flight.values() if flight.overdue_at is not None]
-        if marks:
-            wait_seconds = min(wait_seconds, max(0.0, min(marks) - self.clock.monotonic()))
+        """Apply the reads that finish within ``wait_seconds``, waking early to mark a read alone in
+        flight whose answer becomes overdue."""
+        alone = self._alone_and_due()
+        if alone is not None:
+            wait_seconds = min(wait_seconds, max(0.0, alone.overdue_at - self.clock.monotonic()))
         self._apply(self.reads.collect(wait_seconds))
         self._mark_overdue()
 
+    def _alone_and_due(self) -> InFlight | None:
+        """The read in flight, when it is the only one and its answer's time is known. Only a kill
+        with one read in flight may count against it (monitor.engine.tasks), so only then does its
+        being overdue matter; a read that outlasts the others is marked once they are done."""
+        if len(self.in_flight) != 1:
+            return None
+        flight = next(iter(self.in_flight.values()))
+        return flight if flight.overdue_at is not None else None
+
     def _mark_overdue(self) -> None:
-        """Mark on its task each read out longer than its spreadsheet's answers take, saved at once:
-        a kill from now on may be the read's doing, and the next run must know (the poison guard)."""
+        """Mark on its task the read alone in flight once it is out longer than its spreadsheet's
+        answers take, saved at once: a kill from now on may be its doing, and the next run must know."""
+        flight = self._alone_and_due()
         now = self.clock.monotonic()
-        late = [flight for flight in self.in_flight.values()
-                if flight.overdue_at is not None and flight.overdue_at < now + _WAIT_AT_LEAST]
-        for flight in late:
-            flight.overdue_at = None
-            self.state.round.mark_overdue(flight.task)
-            log_event("read_overdue", task_id=flight.task.id, spreadsheet_id=flight.plan.id,
-                      out_ms=int((now - flight.started) * 1000))
-        if late:
-            self.checkpoints.save(force=True)
+        if flight is None or flight.overdue_at >= now + _WAIT_AT_LEAST:
+            return
+        flight.overdue_at = None
+        self.state.round.mark_overdue(flight.task)
+        log_event("read_overdue", task_id=flight.task.id, spreadsheet_id=flight.plan.id,
+                  out_ms=int((now - flight.started) * 1000))
+        self.checkpoints.save(force=True)
 
     def _apply(self, finished: list[ReadDone]) -> None:
         """Judge each finished read and record what it means, at the time it is applied: a retry's
