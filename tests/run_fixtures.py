@@ -12,6 +12,7 @@ No asserts in this module: test modules make them.
 from __future__ import annotations
 
 import heapq
+import math
 import random
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -130,9 +131,12 @@ class InlineReads:
 class SimulatedReads:
     """Reads that overlap in time on the ManualClock: a read of spreadsheet ``s`` lasts ``latency(s)``
     seconds, or its timeout when that is shorter (it then fails as a timeout does), and reads finish
-    in the order their time is up. The answer itself comes from ``reader``. Deterministic: no threads."""
+    in the order their time is up. A latency of None never ends, timeout or not: a server dripping
+    its answer, which no socket timeout catches. The answer itself comes from ``reader``.
+    Deterministic: no threads."""
 
-    def __init__(self, reader: SheetReader, clock: ManualClock, latency: Callable[[str], float]) -> None:
+    def __init__(self, reader: SheetReader, clock: ManualClock,
+                 latency: Callable[[str], float | None]) -> None:
         self.reader = reader
         self.clock = clock
         self.latency = latency
@@ -144,7 +148,9 @@ class SimulatedReads:
         limit, seconds = timeout(), self.latency(job.plan.id)
         self.started.append((job.plan.id, self.clock.time()))
         data = error = None
-        if seconds > limit:
+        if seconds is None:
+            seconds = math.inf
+        elif seconds > limit:
             seconds, error = limit, SheetReadError(ErrorClass.TRANSIENT, None, None,
                                                    f"no answer within {limit:.1f} s")
         else:
@@ -178,6 +184,40 @@ class SimulatedReads:
 class Killed(BaseException):
     """Raised by a reader, it stands for kill -9 during a request: nothing of the run happens after
     it, not even the session's final save; what is stored is what its checkpoints saved."""
+
+
+class PoisonReader(ScriptedReader):
+    """A scripted reader whose read of ``poison`` kills the process (its answer would exhaust memory,
+    say): that spreadsheet never answers."""
+
+    def __init__(self, poison: str, **scripted) -> None:
+        super().__init__(**scripted)
+        self.poison = poison
+
+    def read(self, spreadsheet_id, ranges, credential, timeout):
+        if spreadsheet_id == self.poison:
+            self.reads.append(spreadsheet_id)
+            raise Killed()
+        return super().read(spreadsheet_id, ranges, credential, timeout)
+
+
+class KillingClock(ManualClock):
+    """A ManualClock that stands for kill -9 at a moment of the test's choosing: the advance that
+    reaches it stops there and raises Killed, wherever the run was waiting (on reads in flight, a
+    retry, the pacer)."""
+
+    kill_at: float | None = None  # monotonic
+
+    def kill_after(self, seconds: float | None) -> None:
+        """Kill the process ``seconds`` from now (None: not at all)."""
+        self.kill_at = None if seconds is None else self.monotonic() + seconds
+
+    def advance(self, seconds: float) -> None:
+        if self.kill_at is not None and self.monotonic() + seconds >= self.kill_at:
+            at, self.kill_at = self.kill_at, None
+            super().advance(max(0.0, at - self.monotonic()))
+            raise Killed()
+        super().advance(seconds)
 
 
 @dataclass

@@ -456,6 +456,17 @@ def test_plan_at_the_last_runs_read_time_counts_the_reads_in_flight(plan_config)
     assert slow["warnings"][-1].endswith("raise max_concurrent_reads to 3")  # 300 x 2.5 s / 3 = 250 s
 
 
+def test_plan_warns_when_the_budget_leaves_less_time_to_read_than_the_request_timeout(plan_config):
+    short = admin.config_plan(plan_config(10, one_project(1), budget="20s", google='request_timeout = "30s"'))
+    assert short["warnings"][-1] == (
+        'run.budget (20s) leaves 17s for reading, after the 3s a run keeps to save: less than '
+        'google.request_timeout (30s), so a spreadsheet that takes longer than 17s to answer times out '
+        'in every run and is reported as failing; set budget = "33s" or more, or request_timeout = "17s"')
+    for budget in ("33s", "3s"):  # enough for a whole timeout; too short to read at all (refused)
+        config = plan_config(10, one_project(1), budget=budget, google='request_timeout = "30s"')
+        assert not any("for reading" in warning for warning in admin.config_plan(config)["warnings"]), budget
+
+
 def test_plan_boundary_a_round_exactly_as_long_as_the_interval_fits(plan_config):
     assert admin.config_plan(plan_config(300, one_project(1)))["fits"] is True  # 300 reads at 60/min
     assert admin.config_plan(plan_config(301, one_project(1)))["fits"] is False

@@ -122,3 +122,21 @@ def test_the_json_lists_every_check(sandbox, keys, tmp_path):
         "run budget", "state folder", "run lock", *(f"credential {key}" for key in keys)]
     assert all(check["ok"] for check in data["checks"])
     assert json.dumps(data).count("BEGIN") == 0
+
+
+@pytest.mark.parametrize(("budget", "refused"), [("3s", True), ("4s", False)])
+def test_a_budget_too_short_to_read_anything_is_refused_exit_2(sandbox, keys, tmp_path, budget, refused):
+    # A run keeps 3 s to save and starts no read with less than 1 s left: in 3 s it reads nothing,
+    # ever, and its round stays open; in 4 s it reads, a little.
+    config = config_with(tmp_path / "site", sandbox, keys)
+    config.write_text(config.read_text().replace('budget = "4m"', f'budget = "{budget}"'))
+    result = invoke(config, "check-config", "--offline")
+    problems = lines_of(result, "problem")
+    if refused:
+        assert result.exit_code == 2, result.output
+        assert problems == [f"problem  run budget: run.budget ({budget}) leaves no time to read: a run "
+                            "keeps 3s to save and needs 1s for a read at least"]
+        assert "fix: set budget to 4s or more" in result.stdout
+    else:
+        assert result.exit_code == 0 and problems == [], result.output
+        assert "leaves 1s for reading" in result.stdout  # a warning: reads are cut to 1 s

@@ -17,6 +17,7 @@ from run_fixtures import (
     UNAVAILABLE,
     Bench,
     Killed,
+    PoisonReader,
     ScriptedReader,
     SimulatedReads,
     kinds,
@@ -172,14 +173,7 @@ def test_a_kill_with_several_reads_in_flight_blames_none_and_reads_them_alone_af
 
 
 def test_a_spreadsheet_that_kills_every_run_it_is_read_alone_in_is_dead_lettered_as_poison():
-    class PoisonReader(ScriptedReader):
-        def read(self, spreadsheet_id, ranges, credential, timeout):
-            if spreadsheet_id == "s2":
-                self.reads.append(spreadsheet_id)
-                raise Killed()
-            return super().read(spreadsheet_id, ranges, credential, timeout)
-
-    reader = PoisonReader()
+    reader = PoisonReader("s2")
     the_bench, _ = bench(reader, 6, credentials=("a", "b", "c"))
     for _ in range(POISON_INTERRUPTIONS + 1):  # killed in flight with others once, then alone 3 times
         with pytest.raises(Killed):

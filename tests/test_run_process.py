@@ -7,15 +7,18 @@ JSON logs and the state file are exercised exactly as in production.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
 import re
 import select
+import signal
 import subprocess
+import threading
 import time
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from process_helpers import kill_now
@@ -25,6 +28,7 @@ from monitor.core.clock import SystemClock
 from monitor.core.errors import POISON
 from monitor.engine.health import ERROR, UNKNOWN
 from monitor.engine.heartbeat import Outcome
+from monitor.engine.mutes import Mute
 from monitor.engine.tasks import DONE, FAILED, POISON_INTERRUPTIONS, PROCESSING
 from monitor.notify.documents import Outbox, PendingMessage
 from monitor.sandbox.http import HTTPServerThread, Response
@@ -146,6 +150,7 @@ def kill_while_read_alone(served, wedged: str, alone: set) -> None:
     for _ in range(POISON_INTERRUPTIONS * 3):
         process = served.start_run()
         wait_for_first_line(process)  # it has recovered what the last kill left, and saved
+        drained(process)  # a round of 200 logs more than a pipe holds: unread, the run would block
         state = loads_cleanly(served)
         if state.round.tasks[task_of(state, wedged)].status is FAILED:
             process.communicate()  # dead-lettered by this run's recovery: let it finish the round
@@ -159,6 +164,11 @@ def kill_while_read_alone(served, wedged: str, alone: set) -> None:
             continue
         alone.add((held[0].id, held[0].interruptions))
         kill_now(process)
+
+
+def drained(process: subprocess.Popen) -> None:
+    """Read and drop what ``process`` writes to stderr from now on, on a thread of its own."""
+    threading.Thread(target=process.stderr.read, daemon=True).start()
 
 
 def processing(state) -> list:
@@ -178,6 +188,149 @@ def wait_until(read, good, timeout: float = 20.0):
             return value
         time.sleep(0.02)
     raise AssertionError(f"not within {timeout} s; last seen: {value!r}"[:500])
+
+
+# -- a crash loop over the whole budget ------------------------------------------------------------
+
+# Short, under request_timeout (30 s) plus the reserve: 7 s to read, enough for the slow
+# spreadsheet's 3 s on a loaded machine, too little for it to wait out a run's first 5 s as a suspect.
+CRASH_BUDGET = 10.0
+CRASH_KILLS = 12
+
+
+class KillingRead:
+    """Stands for a spreadsheet whose read kills the process (its answer would exhaust memory): the
+    run in progress is killed the moment the sandbox receives a read of ``sheet``."""
+
+    def __init__(self, served: ServedDataset, sheet: str) -> None:
+        self.served, self.sheet = served, sheet
+        self.process: subprocess.Popen | None = None  # the run in progress
+        self.kills = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> KillingRead:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def kill(self, process: subprocess.Popen) -> None:
+        """kill -9 ``process`` unless it has ended (or been killed) already."""
+        with self._lock:
+            if process.poll() is None:
+                process.send_signal(signal.SIGKILL)
+                process.wait()
+
+    def _reads(self) -> int:
+        return sum(self.served.sandbox.google.stats.of_spreadsheet(self.sheet).values())
+
+    def _watch(self) -> None:
+        seen = self._reads()
+        while not self._stop.wait(0.02):
+            reads, process = self._reads(), self.process
+            if reads > seen and process is not None and process.poll() is None:
+                self.kill(process)
+                self.kills += 1
+            seen = reads
+
+
+def test_a_crash_loop_at_random_moments_over_the_whole_budget_poisons_only_what_hangs_or_kills(tmp_path):
+    """A short budget, runs killed at any moment of it: a slow spreadsheet (3 s) is never counted
+    for a kill, one that answered once and then hangs is blamed, one whose read kills the process is
+    poison after its bounded number of kills, and every spreadsheet gets its verdict."""
+    rng = random.Random(20261201)
+    with served_dataset(tmp_path, 12, seed=8, faults=False, **FAST_QUOTA,
+                        run_section={"round_interval": "1s", "change_detection": False}) as served:
+        with served.config_path.open("a", encoding="utf-8") as config:
+            config.write('\n[breaker]\nunreadable_after = "10s"\n')  # a verdict within the test
+        served.fault(spreadsheet="*", latency_ms=150)
+        healthy = [entry.id for entry in served.dataset.sheets if entry.kind == "healthy"]
+        slow, hanging, killer = healthy[:3]
+        served.fault(spreadsheet=slow, latency_ms=3000)
+        served.fault(spreadsheet=killer, latency_ms=5000)  # killed long before it could answer
+        # The killer is muted while the crash loop goes on, or its kills would crowd out the random
+        # ones: never read, it never answered, and nothing says when an answer of it is due.
+        mute(served, killer, minutes=60)
+        alone = Counter()  # spreadsheet -> kills that found it alone in flight
+        killed_by_reads = Counter()  # round id -> runs the killer's read killed in it
+
+        def one_run(killing_read: KillingRead, kill_at: tuple[bool, float] | None = None):
+            """A run, killed at ``kill_at`` (timed from the process start?, seconds) unless it ends
+            first; the state it leaves."""
+            process = served.start_run("--budget", str(CRASH_BUDGET))
+            killing_read.process, before = process, killing_read.kills
+            if kill_at is not None:
+                from_start, seconds = kill_at
+                since = time.monotonic() if from_start else first_line_or_end(process)
+                time.sleep(max(0.0, since + seconds - time.monotonic()))
+                killing_read.kill(process)
+            process.communicate(timeout=60)
+            killing_read.process = None
+            state = loads_cleanly(served)
+            killed_by_reads[state.round.id] += killing_read.kills - before
+            held = processing(state)
+            alone.update(task.target for task in held if len(held) == 1)
+            task = next(task for task in state.round.tasks.values() if task.target == slow)
+            assert task.interruptions == 0 and slow not in state.dlq, task
+            return state
+
+        with KillingRead(served, killer) as killing_read:
+            for _ in range(5):  # until the slow one has answered once
+                if getattr(one_run(killing_read).health.get(slow), "read_seconds", ()):
+                    break
+            assert loads_cleanly(served).health[slow].read_seconds, "the slow one never answered"
+            served.fault(spreadsheet=hanging, hang=True)  # it answered once; from now on it hangs
+            # On until two kills found the slow one alone in flight: a loaded machine shifts where
+            # kills land, and these are the kills that test it.
+            for kill in itertools.count():
+                if kill >= CRASH_KILLS and alone[slow] >= 2 or kill >= 3 * CRASH_KILLS:
+                    break
+                one_run(killing_read, (kill % 4 == 3, rng.uniform(0.0, CRASH_BUDGET)))
+            assert alone[slow] >= 2, "too few kills landed while the slow one was read alone"
+            mute(served, killer, minutes=0)
+            for _ in range(12):  # no more random kills; the killer's read still kills
+                state = one_run(killing_read)
+                if judged(state, served.ids) and killer in state.dlq and hanging in state.breakers:
+                    break
+
+        assert judged(state, served.ids), {sheet: state.health[sheet].health for sheet in served.ids}
+        assert slow not in state.dlq and state.health[slow].health == "ok"
+        assert state.dlq[killer].last_error.error_class == POISON
+        # Once killed among others, then three times alone: never more runs in a round.
+        assert 0 < max(killed_by_reads.values()) <= 1 + POISON_INTERRUPTIONS, killed_by_reads
+        # Never answering within a budget shorter than its timeout, it is blamed all the same.
+        assert state.health[hanging].health == ERROR and hanging in state.breakers
+        expected = served.expected_health()
+        for sheet_id in set(served.ids) - {slow, hanging, killer}:
+            assert state.health[sheet_id].health == expected[sheet_id], sheet_id
+
+
+def judged(state, sheet_ids) -> bool:
+    """Has every one of ``sheet_ids`` a verdict (or a dead letter)?"""
+    return all(sheet_id in state.dlq or getattr(state.health.get(sheet_id), "health", UNKNOWN) != UNKNOWN
+               for sheet_id in sheet_ids)
+
+
+def mute(served: ServedDataset, sheet_id: str, minutes: int) -> None:
+    """Mute ``sheet_id`` for ``minutes`` (0: unmute), as `sheet-monitor mute` does."""
+    now = datetime.now(UTC)
+    with changing_state(served.state_dir, actor="admin-test", now=now) as session:
+        if minutes:
+            session.state.mutes[sheet_id] = Mute(until=now + timedelta(minutes=minutes), reason="later")
+        else:
+            del session.state.mutes[sheet_id]
+
+
+def first_line_or_end(process) -> float:
+    """When the run logged its first line (it holds the lock, its budget counts), or ended first."""
+    readable, _, _ = select.select([process.stderr], [], [], 10.0)
+    assert readable, "the run logged nothing within 10 s"
+    process.stderr.readline()
+    return time.monotonic()
 
 
 # -- two runs at once -------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ plain scan of the tasks.
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -175,6 +176,23 @@ def test_tasks_left_processing_by_a_killed_run_are_reclaimed_then_poisoned():
     assert (reclaimed, poisoned) == ([], [task]) and task.status == FAILED
     assert task.last_error.error_class == POISON and "3 times" in task.last_error.message
     assert rnd.counts()[FAILED] == 1 and rnd.is_complete()
+
+
+@pytest.mark.parametrize(("overdue", "answered", "counted"), [
+    (False, True, 0),  # killed before its answer was due: not its doing
+    (True, True, 1),  # out longer than its answers take: it hangs, or its answer killed the run
+    (False, False, 1),  # never answered: nothing says when its answer is due
+])
+def test_a_task_killed_alone_counts_only_when_overdue_or_its_spreadsheet_never_answered(
+        overdue, answered, counted):
+    rnd = Round.build(["a"], NOW)
+    task = take(rnd)
+    if overdue:
+        rnd.mark_overdue(task)
+    rnd = stored_and_loaded(rnd)  # the mark is saved with the task: the next run reads it
+    (reclaimed,), poisoned = rnd.reclaim_abandoned(NOW, answered=lambda target: answered)
+    assert reclaimed.interruptions == counted and poisoned == []
+    assert reclaimed.quarantined and not reclaimed.overdue  # the mark ends with the lease
 
 
 def test_tasks_killed_in_flight_together_are_not_blamed_but_quarantined_behind_the_due_work():

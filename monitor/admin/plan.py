@@ -24,6 +24,7 @@ from monitor.core.durations import format_duration
 from monitor.core.wording import counted
 from monitor.engine.concurrency import TYPICAL_READ_SECONDS, reads_in_flight, round_time_at_latency
 from monitor.engine.quota import Growth, credentials_needed
+from monitor.engine.settings import LEAST_BUDGET_SECONDS, RESERVE_SECONDS
 from monitor.engine.zones import needs_time_zone, zone_reads_per_round
 
 MEASURED, TYPICAL = "the last run's mean", "typical of Google; no run has measured one yet"
@@ -77,6 +78,8 @@ def config_plan(config: Config, read_seconds: float | None = None,
         "cross_sheet": _cross_sheet(config),
     }
     warnings = list(config.warnings)
+    if (cut := _reads_cut_warning(config)) is not None:
+        warnings.append(cut)
     if not rate:
         plan["summary"] = f"{count} spreadsheets, no credentials: nothing can be read"
         plan["warnings"] = warnings
@@ -86,6 +89,23 @@ def config_plan(config: Config, read_seconds: float | None = None,
         warnings.append(_round_warning(plan, config))
     plan["warnings"] = warnings
     return plan
+
+
+def _reads_cut_warning(config: Config) -> str | None:
+    """A budget that leaves less time to read than ``request_timeout``: every read is cut to the time
+    left, and one still unanswered when the budget ends counts as a timeout, so a spreadsheet slower
+    than that fails in every run. (One too short to read at all is refused: admin.preflight.)"""
+    budget, timeout = config.run.budget.total_seconds(), config.google.request_timeout.total_seconds()
+    reading = budget - RESERVE_SECONDS
+    if budget < LEAST_BUDGET_SECONDS or reading >= timeout:
+        return None
+    left = format_duration(timedelta(seconds=reading))
+    enough = format_duration(timedelta(seconds=timeout + RESERVE_SECONDS))
+    return (f"run.budget ({format_duration(config.run.budget)}) leaves {left} for reading, after the "
+            f"{RESERVE_SECONDS:g}s a run keeps to save: less than google.request_timeout "
+            f"({format_duration(config.google.request_timeout)}), so a spreadsheet that takes longer "
+            f"than {left} to answer times out in every run and is reported as failing; set budget = "
+            f'"{enough}" or more, or request_timeout = "{left}"')
 
 
 def _cross_sheet(config: Config) -> dict[str, int]:

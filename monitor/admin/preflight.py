@@ -6,7 +6,8 @@ takes and releases the run lock,
 loads every service-account key and signs with it, and, unless offline, asks Google's token service
 for a token with each (no Sheets or Drive quota is spent). Each check gives one :class:`Check`: ok, or a
 problem with its fix; ``usage`` marks a problem of the config's files (a key), which the CLI exits 2
-for, against a problem of the machine (exit 1).
+for, against a problem of the machine (exit 1). Before them, one the run would meet first and no
+machine can pass: a budget too short to read anything, listed only when it refuses one.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ import functools
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import google.auth.exceptions
 import requests
 
 from monitor.config import Config
+from monitor.core.durations import format_duration
+from monitor.engine.settings import LEAST_BUDGET_SECONDS, MIN_REQUEST_SECONDS, RESERVE_SECONDS
 from monitor.google.client import SharedServiceAccount, load_service_account
 from monitor.google.refusals import SIGNATURE_REFUSALS_FOR_GOOD, CredentialUnusable, is_refusal
 from monitor.google.token import TokenTransport, failure_text
@@ -45,10 +49,24 @@ class Check:
 
 
 def preflight(config: Config, *, offline: bool) -> list[Check]:
-    """Every check, in the order a run meets them: the state (folder or Redis), its lock, each credential."""
+    """Every check, in the order a run meets them: its budget (when too short), the state (folder or
+    Redis), its lock, each credential."""
     timeout = config.google.request_timeout.total_seconds()
-    return [*state_checks(config),
+    return [*budget_checks(config), *state_checks(config),
             *(credential(path, offline=offline, timeout=timeout) for path in config.google.credentials)]
+
+
+def budget_checks(config: Config) -> list[Check]:
+    """A budget that leaves no time for a read after the reserve, refused: every run would end with
+    nothing read and its round open, every spreadsheet without a verdict. Nothing when it is fine."""
+    budget = config.run.budget
+    if budget.total_seconds() >= LEAST_BUDGET_SECONDS:
+        return []
+    least = format_duration(timedelta(seconds=LEAST_BUDGET_SECONDS))
+    return [Check("run budget", False,
+                  f"run.budget ({format_duration(budget)}) leaves no time to read: a run keeps "
+                  f"{RESERVE_SECONDS:g}s to save and needs {MIN_REQUEST_SECONDS:g}s for a read at least",
+                  f"set budget to {least} or more; a little under round_interval reads the most", usage=True)]
 
 
 def state_checks(config: Config) -> list[Check]:

@@ -32,6 +32,7 @@ from monitor.engine.inflight import InFlight, ReadDone, ReadJob, Reads
 from monitor.engine.inspect import SheetData, SheetPlan, judge, zone_of
 from monitor.engine.listening import LISTEN_SLICE_SECONDS, Listener
 from monitor.engine.outcomes import Fate, Outcomes, RunReport
+from monitor.engine.overdue import answer_due, answered
 from monitor.engine.quota import QuotaPacer
 from monitor.engine.retry import is_last_try
 from monitor.engine.round_order import progress_of, round_order
@@ -47,6 +48,14 @@ from monitor.engine.zones import zone_due
 # it keeps its worker, but no longer counts among the reads that keep the quota busy.
 _STUCK_AFTER_TIMES = 5
 _STUCK_AFTER_SECONDS = 2.0
+# A wait shorter than this is no wait: the clock may not move by it (floating point), and nothing in a
+# run is timed finer.
+_WAIT_AT_LEAST = 0.001
+
+
+def _timed_out(seconds: float) -> SheetReadError:
+    """A read that outlived its timeout, as the reader says one that ran out (monitor.google.reader)."""
+    return SheetReadError(ErrorClass.TRANSIENT, None, None, f"no answer within {seconds:.1f} s")
 
 
 class Run:
@@ -184,7 +193,7 @@ class Run:
     def step(self) -> bool:
         """Apply finished reads, then start one read, skip one task, or wait; False when the run should
         stop starting reads (:meth:`drain` then collects those still in flight)."""
-        self._apply(self.reads.collect(0))
+        self._collect(0)
         if self.listener is not None and self.listener.waiting():
             self.listener.answer()
         if self.report.stop_reason:
@@ -268,27 +277,35 @@ class Run:
         """(the task to start, whether it goes alone, seconds until a suspect may go when none can now).
 
         Due retries and fresh tasks first; a quarantined one only with nothing else in flight, and
-        not in the run's first seconds (``suspects_after``): read first thing, a merely slow
-        spreadsheet would be in flight whenever runs are cut short early (a deploy, an overlapping
-        cron line, a crash loop elsewhere), and would soon pass for poison."""
+        not in the run's first seconds (``suspects_after``): read first thing, a spreadsheet never
+        read before would be in flight whenever runs are cut short early (a deploy, an overlapping
+        cron line, a crash loop elsewhere), and a kill then counts against it (monitor.engine.tasks).
+        Unless the budget is too short for that: when the time left after those seconds would cut
+        its read shorter than its answer takes, it goes at once. Waiting would leave it unread in
+        every run, and its round open for good."""
         task = rnd.next_due(now)
         suspect = None if task is not None or self.in_flight else rnd.next_quarantined()
         if suspect is None:
             return task, False, None
         wait = self.settings.suspects_after - (self.clock.monotonic() - self.started_monotonic)
-        return (suspect, True, None) if wait <= 0 else (None, False, wait)
+        if wait > 0:
+            due = answer_due(self.state.health.get(suspect.target)) or self._stuck_seconds()
+            if self._usable_seconds() - wait < min(due, self.settings.request_timeout):
+                wait = 0.0
+        return (suspect, True, None) if wait < _WAIT_AT_LEAST else (None, False, wait)
 
     def drain(self) -> None:
         """Collect the reads still in flight. Each had its timeout cut to the usable budget when it
-        started, so they end in time; one that has not (a server dripping its answer) is given back."""
+        started, so each has had all its time by the end of the budget; one still out then (a server
+        dripping its answer, a timeout a moment late) has outlived it, and fails as a timeout does:
+        counted, blamed, retried. Given back without blame, a spreadsheet that never answers within
+        a short budget would stay unjudged, holding its round open, run after run."""
         until = self.deadline - self.settings.reserve_seconds
         while self.in_flight and (left := until - self.clock.monotonic()) > 0:
-            self._apply(self.reads.collect(left))
-        for flight in self.in_flight.values():
-            self.state.round.release(flight.task)
-            log_event("task_released", logging.WARNING, task_id=flight.task.id,
-                      spreadsheet_id=flight.plan.id, reason="still in flight at the end of the budget")
-        self.in_flight.clear()
+            self._collect(left)
+        ended = self.clock.monotonic()
+        self._apply([ReadDone(flight.job, None, _timed_out(ended - flight.started), ended)
+                     for flight in self.in_flight.values()])
 
     def _start(self, rnd: Round, flight: InFlight) -> None:
         task = flight.task
@@ -301,18 +318,51 @@ class Run:
         # run must know which reads were in flight (how many, for the poison guard).
         self.checkpoints.save(force=True)
         flight.started = self.clock.monotonic()
+        due = answer_due(self.state.health.get(task.target))
+        flight.overdue_at = None if due is None else flight.started + due
         self.in_flight[task.id] = flight
         self.peak_in_flight = max(self.peak_in_flight, len(self.in_flight))
         # A read that found values not known yet is tried again with Google's details (engine.inspect).
         detailed = task.last_error is not None and task.last_error.error_class == ErrorClass.LOADING
-        self.reads.start(ReadJob(task.id, flight.plan, flight.credential, flight.started,
-                                 zone_only=flight.zone_only, detailed=detailed),
-                         self._request_timeout)
-        self._apply(self.reads.collect(0))  # whatever has finished meanwhile (this read, if it was quick)
+        flight.job = ReadJob(task.id, flight.plan, flight.credential, flight.started,
+                             zone_only=flight.zone_only, detailed=detailed)
+        self.reads.start(flight.job, self._request_timeout)
+        self._collect(0)  # whatever has finished meanwhile (this read, if it was quick)
 
     def _skip(self, rnd: Round, task: Task, plan: SheetPlan, now: datetime, reason: str) -> None:
         rnd.skip(task, now, reason)
         self.state.health[plan.id] = record_skip(self.state.health.get(plan.id), reason)
+
+    def _collect(self, wait_seconds: float) -> None:
+        """Apply the reads that finish within ``wait_seconds``, waking early to mark a read alone in
+        flight whose answer becomes overdue."""
+        alone = self._alone_and_due()
+        if alone is not None:
+            wait_seconds = min(wait_seconds, max(0.0, alone.overdue_at - self.clock.monotonic()))
+        self._apply(self.reads.collect(wait_seconds))
+        self._mark_overdue()
+
+    def _alone_and_due(self) -> InFlight | None:
+        """The read in flight, when it is the only one and its answer's time is known. Only a kill
+        with one read in flight may count against it (monitor.engine.tasks), so only then does its
+        being overdue matter; a read that outlasts the others is marked once they are done."""
+        if len(self.in_flight) != 1:
+            return None
+        flight = next(iter(self.in_flight.values()))
+        return flight if flight.overdue_at is not None else None
+
+    def _mark_overdue(self) -> None:
+        """Mark on its task the read alone in flight once it is out longer than its spreadsheet's
+        answers take, saved at once: a kill from now on may be its doing, and the next run must know."""
+        flight = self._alone_and_due()
+        now = self.clock.monotonic()
+        if flight is None or flight.overdue_at >= now + _WAIT_AT_LEAST:
+            return
+        flight.overdue_at = None
+        self.state.round.mark_overdue(flight.task)
+        log_event("read_overdue", task_id=flight.task.id, spreadsheet_id=flight.plan.id,
+                  out_ms=int((now - flight.started) * 1000))
+        self.checkpoints.save(force=True)
 
     def _apply(self, finished: list[ReadDone]) -> None:
         """Judge each finished read and record what it means, at the time it is applied: a retry's
@@ -407,10 +457,14 @@ class Run:
             return True
         if self.outcomes.api.probe_required:
             return bool(self.in_flight)  # Google was failing when last seen: one probe first, alone
-        latency = self.latency.value
-        stuck_since = self.clock.monotonic() - max(_STUCK_AFTER_SECONDS, _STUCK_AFTER_TIMES * latency)
+        stuck_since = self.clock.monotonic() - self._stuck_seconds()
         moving = sum(1 for flight in self.in_flight.values() if flight.started > stuck_since)
-        return moving >= reads_in_flight(self.pacer.reads_per_second(), latency, self.settings.max_in_flight)
+        return moving >= reads_in_flight(self.pacer.reads_per_second(), self.latency.value,
+                                         self.settings.max_in_flight)
+
+    def _stuck_seconds(self) -> float:
+        """How long a read may be out before it is taken for hanging, at the latency seen so far."""
+        return max(_STUCK_AFTER_SECONDS, _STUCK_AFTER_TIMES * self.latency.value)
 
     def _alone_in_flight(self) -> bool:
         return any(flight.alone for flight in self.in_flight.values())
@@ -450,9 +504,12 @@ class Run:
         rnd = self.state.round
         if rnd is None:
             return
-        reclaimed, poisoned = rnd.reclaim_abandoned(now, self.sharing.dead if self.sharing.shared else None)
+        reclaimed, poisoned = rnd.reclaim_abandoned(
+            now, self.sharing.dead if self.sharing.shared else None,
+            answered=lambda target: answered(self.state.health.get(target)))
         for task in reclaimed:  # read again: the one way a spreadsheet is read twice in a round
-            log_event("task_reclaimed", task_id=task.id, spreadsheet_id=task.target)
+            log_event("task_reclaimed", task_id=task.id, spreadsheet_id=task.target,
+                      interruptions=task.interruptions)
         if reclaimed or poisoned:
             self.emit(CrashRecovered(
                 at=now, run_id=self.run_id, previous_run_id=self.state.heartbeat.previous_run_id,
@@ -509,7 +566,7 @@ class Run:
             limit = min(limit, LISTEN_SLICE_SECONDS)  # a press is answered between two such waits
         if self.in_flight:
             self.checkpoints.save_owed()
-            self._apply(self.reads.collect(min(limit, self.checkpoints.owed_in())))
+            self._collect(min(limit, self.checkpoints.owed_in()))
             return True
         self.checkpoints.save(force=True)  # nothing happens while asleep: make the progress durable first
         if self.listener is not None:

@@ -14,6 +14,13 @@ from monitor.engine.api_health import DEFAULT_DEGRADED_AFTER
 from monitor.engine.breaker import BreakerPolicy
 from monitor.engine.health import DEFAULT_KEEP
 
+# Left at the end of the budget to save the state, hand events over and exit.
+RESERVE_SECONDS = 3.0
+# No task starts with less usable budget than this (Google answers healthy reads well within it).
+MIN_REQUEST_SECONDS = 1.0
+# The shortest budget in which a run can read at all: the reserve, and one request.
+LEAST_BUDGET_SECONDS = RESERVE_SECONDS + MIN_REQUEST_SECONDS
+
 
 @dataclass(frozen=True)
 class RunSettings:
@@ -21,10 +28,8 @@ class RunSettings:
     round_interval: timedelta
     request_timeout: float
     breaker: BreakerPolicy
-    # Left at the end of the budget to save the state, hand events over and exit.
-    reserve_seconds: float = 3.0
-    # No task starts with less usable budget than this (Google answers healthy reads well within it).
-    min_request_seconds: float = 1.0
+    reserve_seconds: float = RESERVE_SECONDS
+    min_request_seconds: float = MIN_REQUEST_SECONDS
     # Consecutive transient failures on different spreadsheets that mean "Google, not them".
     api_degraded_after: int = DEFAULT_DEGRADED_AFTER
     # A round still unfinished after this many round intervals is "falling behind".
@@ -34,8 +39,9 @@ class RunSettings:
     # decide. 0.2 s is one read at a project quota's most (300/min): at production pace most results
     # are saved on their own; only faster-than-quota runs (benchmarks) merge.
     checkpoint_every: float = 0.2
-    # A quarantined task (a suspect of the poison guard) is not read in a run's first seconds: see
-    # Run._next_task. Longer than start-up and a first burst of reads, short against a run's budget.
+    # A quarantined task (a suspect of the poison guard) is not read in a run's first seconds, unless
+    # the budget is too short to wait them out: see Run._next_task. Longer than start-up and a first
+    # burst of reads, short against a run's budget.
     suspects_after: float = 5.0
     # Reads in flight at most: the config's ceiling (the run sizes itself below it from the quota and
     # the latency it observes). 1 reads one spreadsheet at a time.

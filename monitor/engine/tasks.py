@@ -12,8 +12,10 @@ save. Nothing here does I/O or reads a clock: ``now`` comes in.
 The poison guard: a task the run was killed *alone* with (the only read in flight)
 POISON_INTERRUPTIONS times is dead-lettered, so it cannot wedge every following run. A kill with
 several reads in flight blames none of them: each goes back to the queue *quarantined*, and is read
-later on its own, after the round's other due work, where a second kill does point at it. Reading it
-last also keeps a merely slow spreadsheet from being the one in flight whenever a run is cut short.
+later on its own, after the round's other due work, where a second kill does point at it. Even alone,
+a kill counts only when the read could be its cause: its answer was overdue (the run marks that on
+the task, ``monitor.engine.overdue``), or its spreadsheet never answered at all. A merely slow
+spreadsheet killed before its answer was due is quarantined again, never counted, whenever kills land.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ class Task:
     attempts: int = 0  # counted tries, the last success included (quota waits do not count)
     last_error: ErrorInfo | None = None
     next_attempt_at: UtcTime | None = None  # set while waiting for a retry
-    interruptions: int = 0  # runs that died while this task alone was processing
+    interruptions: int = 0  # runs that died while this task alone was processing, to its blame
     # When a run that died with it in flight was found: it is read alone, after the other due work,
     # suspects in the order they became suspects.
     quarantined_at: UtcTime | None = None
@@ -76,6 +78,9 @@ class Task:
     # The run that leased it (set while ``processing``): runners sharing a state blame a kill by the
     # dead run's own reads in flight, which this names (monitor.engine.sharing).
     run_id: str | None = None
+    # Its read in flight has been out longer than its spreadsheet's answers take: a run killed now
+    # may have been killed by it (monitor.engine.overdue). Only while ``processing``.
+    overdue: bool = False
 
     @property
     def quarantined(self) -> bool:
@@ -238,6 +243,11 @@ class Round:
         task.run_id = run_id
         self._set_status(task, PROCESSING)
 
+    def mark_overdue(self, task: Task) -> None:
+        """Its read in flight is out longer than its answers take: a kill from now on counts."""
+        task.overdue = True
+        self.tasks.touch(task.id)
+
     def adopt(self, stored: Task) -> None:
         """Take ``stored`` (what another runner saved of this task) in place of the one held here, as
         saved: it is not written back. Its place in the queues follows its status."""
@@ -338,15 +348,16 @@ class Round:
 
     # -- crash recovery ----------------------------------------------------------------------------
 
-    def reclaim_abandoned(self, now: datetime, dead: Callable[[str | None], bool] | None = None
-                          ) -> tuple[list[Task], list[Task]]:
+    def reclaim_abandoned(self, now: datetime, dead: Callable[[str | None], bool] | None = None,
+                          answered: Callable[[str], bool] | None = None) -> tuple[list[Task], list[Task]]:
         """Tasks left ``processing`` by a killed run go back to ``pending``, quarantined (their lease
         is void). ``dead`` says whether a run id's lease is gone (None: every other run is dead, as
         for one runner, which holds the run lock); a live run's tasks stay as they are.
 
-        Only a task that was alone in flight in its run counts the interruption against it; at
-        POISON_INTERRUPTIONS it is poisoned and marked failed, and the caller dead-letters it.
-        Returns (reclaimed, poisoned).
+        Only a task that was alone in flight in its run counts the interruption against it, and only
+        when its read was overdue or ``answered`` says its spreadsheet never completed a read (None:
+        none did); at POISON_INTERRUPTIONS it is poisoned and marked failed, and the caller
+        dead-letters it. Returns (reclaimed, poisoned).
         """
         by_run: dict[str | None, list[Task]] = {}
         for task in self.tasks.values():
@@ -356,15 +367,18 @@ class Round:
                 by_run.setdefault(None if dead is None else task.run_id, []).append(task)
         reclaimed, poisoned = [], []
         for abandoned in by_run.values():
-            self._reclaim(abandoned, now, reclaimed, poisoned)
+            self._reclaim(abandoned, now, reclaimed, poisoned, answered)
         self._cursor = 0
         return reclaimed, poisoned
 
-    def _reclaim(self, abandoned: list[Task], now: datetime, reclaimed: list[Task], poisoned: list[Task]
-                 ) -> None:
+    def _reclaim(self, abandoned: list[Task], now: datetime, reclaimed: list[Task], poisoned: list[Task],
+                 answered: Callable[[str], bool] | None) -> None:
         for task in abandoned:
             task.run_id = None
-            if len(abandoned) == 1:
+            # Alone, it may have killed the run: by hanging past its answer's time, or by an answer
+            # that kills the process. A spreadsheet that answers, killed before its answer was due,
+            # did neither; one that never answered cannot show it.
+            if len(abandoned) == 1 and (task.overdue or answered is None or not answered(task.target)):
                 task.interruptions += 1
             if task.interruptions >= POISON_INTERRUPTIONS:
                 task.last_error = ErrorInfo(
@@ -399,6 +413,7 @@ class Round:
         task.status = status
         if status is not PROCESSING:
             task.run_id = None  # the lease ends with the processing
+            task.overdue = False
         self.tasks.touch(task.id)
 
     def _record(self, task: Task, at: datetime, outcome: str, error: ErrorInfo | None = None) -> None:

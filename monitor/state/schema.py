@@ -132,8 +132,9 @@ def _adapter(document_type: Any) -> TypeAdapter:
 ROUND = Kind("round", RoundInfo, version=2)
 # Version 2 added ``quarantined_at`` (read alone after a run died with it in flight among others);
 # version 3 an error's ``account`` and ``tabs`` (what a person needs to act on a refusal); version 4
-# the leasing run's ``run_id`` (runners sharing one state).
-TASK = Kind("task", Task, version=4, prefix="task/")
+# the leasing run's ``run_id`` (runners sharing one state); version 5 ``overdue`` (its read in flight
+# out longer than its answers take: the poison guard's evidence).
+TASK = Kind("task", Task, version=5, prefix="task/")
 # Version 2 added the last read (``read_at``, ``checks``, ``moments``) and Drive's ``changed_at``;
 # version 3 the spreadsheet's time zone (``time_zone``, ``zone_due``); version 4 its ``tabs`` and a
 # finding's ``gid`` (links to a tab's bad cell); version 5 its failing reads (``unreadable``); version
@@ -321,6 +322,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("task", 1): _task_quarantine,
     ("task", 2): _optional_fields_added,
     ("task", 3): _optional_fields_added,
+    ("task", 4): _optional_fields_added,
     ("dlq", 1): _optional_fields_added,
     ("event", 2): _optional_fields_added,
     ("event", 3): _optional_fields_added,
