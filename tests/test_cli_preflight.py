@@ -140,3 +140,11 @@ def test_a_budget_too_short_to_read_anything_is_refused_exit_2(sandbox, keys, tm
     else:
         assert result.exit_code == 0 and problems == [], result.output
         assert "leaves 1s for reading" in result.stdout  # a warning: reads are cut to 1 s
+
+
+def test_a_run_given_a_budget_too_short_to_read_anything_is_a_usage_error(sandbox, keys, tmp_path):
+    config = config_with(tmp_path / "site", sandbox, keys)
+    result = invoke(config, "run", "--budget", "3")
+    assert result.exit_code == 2
+    assert "Invalid value for '--budget': 3.0 is not in the range x>=4.0" in result.output
+    assert not (tmp_path / "site" / "state").exists()  # refused before anything was opened

@@ -21,6 +21,7 @@ from monitor.config import Config
 from monitor.core.clock import SystemClock
 from monitor.core.logs import configure_logging, install_handler, log_event
 from monitor.core.wording import counted
+from monitor.engine.settings import LEAST_BUDGET_SECONDS
 from monitor.notify.messages import utc_text
 from monitor.state import read_state
 from monitor.storage import StateError
@@ -37,10 +38,11 @@ STOP_REASONS = {
 @config_option
 @click.option(
     "--budget",
-    type=click.FloatRange(min=1),
+    type=click.FloatRange(min=LEAST_BUDGET_SECONDS),  # less leaves no time to read: check-config says so too
     default=None,
     metavar="SECONDS",
-    help="Time box of this run (default: [run] budget from the config).",
+    help=f"Time box of this run, {LEAST_BUDGET_SECONDS:g} seconds or more (default: [run] budget from the "
+         "config).",
 )
 @click.option(
     "--progress/--no-progress",
