@@ -28,7 +28,7 @@ from monitor.engine.incidents import Incident
 from monitor.engine.state import RunnerState
 from monitor.engine.tasks import Round, Task
 from monitor.notify.alerts import compose_alert, no_buttons
-from monitor.notify.buttons import Offer, Signer, keyboard
+from monitor.notify.buttons import Offer, Signer, buttons_in_text, keyboard
 from monitor.notify.digest import (
     Overview,
     compose_digest,
@@ -315,8 +315,8 @@ def as_telegram_shows(message: Message) -> list[str]:
     if bold:
         lines.append("Bold: " + "; ".join(f"“{text}”" for text in bold) + ".")
     if message.keyboard:
-        lines.append("Buttons: " + " / ".join(" ".join(f"[{button.text}]" for button in row)
-                                              for row in message.keyboard) + ".")
+        texts = [[button.text for button in row] for row in message.keyboard]
+        lines.append(f"Buttons: {buttons_in_text(texts)}.")
     if links:
         lines.append("Links: " + "; ".join(links) + ".")
     return lines

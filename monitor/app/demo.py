@@ -19,6 +19,8 @@ from typing import IO
 from monitor.admin.plan import config_plan
 from monitor.app.run import run_once
 from monitor.config import load_config
+from monitor.core.wording import counted
+from monitor.notify.buttons import buttons_in_text
 from monitor.sandbox import dataset as datasets
 from monitor.sandbox.server import running_sandbox
 from monitor.state import read_state
@@ -61,7 +63,6 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str], rep
             endpoint=sandbox.base_url,
             telegram_api_base=sandbox.telegram_url,
             telegram_chat_id=str(DEMO_CHAT_ID),
-            telegram_listen=False,  # the round's runs end with their work; one press is shown after
             read_per_user=DEMO_READS_PER_MINUTE,
             read_per_project=project_quota,
             request_timeout=DEMO_REQUEST_TIMEOUT,
@@ -75,7 +76,9 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str], rep
         while time.monotonic() - started < budget_seconds:
             runs += 1
             left = budget_seconds - (time.monotonic() - started)
-            result = run_once(config, budget=min(RUN_BUDGET, timedelta(seconds=max(left, 5))))
+            # The round's runs read the chat while they work (so their alerts have buttons) and end
+            # with it; one run stays and listens afterwards, for the press shown below.
+            result = run_once(config, budget=min(RUN_BUDGET, timedelta(seconds=max(left, 5))), stay=False)
             report = result.report
             state = read_state(config.run.state_dir)
             stats = state.heartbeat.stats
@@ -91,12 +94,7 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str], rep
         say()
         _print_telegram(sandbox.telegram.messages(DEMO_CHAT_ID), say)
         _print_status(read_state(config.run.state_dir), dataset, say)
-        listening = datasets.write_config(
-            dataset, folder / "listening.toml", credentials=credentials, endpoint=sandbox.base_url,
-            telegram_api_base=sandbox.telegram_url, telegram_chat_id=str(DEMO_CHAT_ID),
-            read_per_user=DEMO_READS_PER_MINUTE, read_per_project=project_quota,
-            request_timeout=DEMO_REQUEST_TIMEOUT)
-        _show_a_press(load_config(listening, {"TELEGRAM_BOT_TOKEN": DEMO_TOKEN}), sandbox.telegram, say)
+        _show_a_press(config, sandbox.telegram, say)
         if report_to is not None:
             from monitor.app.demo_report import save_demo_report
 
@@ -113,7 +111,9 @@ def _show_a_press(config, telegram, say) -> None:
     """Someone answers from the chat: a run listens, Olga presses *Mute 1 day* under the first
     spreadsheet of the message with buttons, and the run mutes it, says so and changes the buttons."""
     alerts = [message for message in telegram.messages(DEMO_CHAT_ID) if message.reply_markup]
+    say()
     if not alerts:
+        say("Nothing failed, so no message has buttons: there is no press to show.")
         return
     alert = alerts[0]
     rows = alert.reply_markup["inline_keyboard"]
@@ -135,9 +135,7 @@ def _show_a_press(config, telegram, say) -> None:
         say(f"  (Olga's phone shows: {answer['text']})")
     edited = [edit for edit in telegram.edits(DEMO_CHAT_ID) if edit.message_id == alert.message_id]
     if edited:
-        row = edited[-1].after.reply_markup["inline_keyboard"][0]
-        say("  The row's buttons are now: " + " ".join(f"[{button['text']}]" for button in row))
-    say()
+        say("  The row's buttons are now: " + buttons_in_text(_texts(edited[-1].after.reply_markup)[:1]))
 
 
 # What a person who liked the demo does next; README.md's "Using it on your spreadsheets" in short.
@@ -172,12 +170,18 @@ def _print_setup(config, latency: str, say) -> None:
 
 
 def _print_telegram(messages, say) -> None:
-    say(f"What the team received in Telegram ({len(messages)} message{'s' * (len(messages) != 1)}):")
+    say(f"What the team received in Telegram ({counted(len(messages), 'message')}):")
     for message in messages:
         say("-" * 72)
         say(message.plain_text)
+        if message.reply_markup:
+            say("Buttons: " + buttons_in_text(_texts(message.reply_markup)))
     say("-" * 72)
     say()
+
+
+def _texts(reply_markup: dict) -> list[list[str]]:
+    return [[button["text"] for button in row] for row in reply_markup["inline_keyboard"]]
 
 
 def _print_status(state, dataset, say) -> None:

@@ -62,8 +62,13 @@ def run_once(
     reader_factory: Callable[[Config, float], SheetReader] | None = None,  # called once per worker
     checkpoint_every: float | None = None,
     messages_to: IO[str] | None = None,
+    stay: bool = True,
 ) -> RunResult:
     """One run: lock, load, work until the budget is spent, notify, save, unlock.
+
+    A run that reads the chat stays after its work, answering it while a button may be pressed, until
+    its budget is spent; ``stay=False`` ends it with its work (the demo's round, whose runs would
+    each wait out a budget meant for cron).
 
     Raises the store's StateError (the CLI turns it into exit 1), and whatever stops the state from
     being saved (an OSError such as a full disk): a run that cannot save must not go on. What a
@@ -113,7 +118,7 @@ def run_once(
         # Alerts nobody receives are no good run: the external switch must not hear "all is well".
         if report.outcome in GOOD_OUTCOMES and not delivery.halts:
             _ping_heartbeat(config)
-        if chat is not None:  # the run's lock is released: the chat is answered until the budget ends
+        if chat is not None and stay:  # its lock released, the run answers the chat until its budget ends
             from monitor.app.listen import linger
 
             linger(chat.conversation, session.state, location, ROUND_LOCK if runner else RUN_LOCK, clock)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from monitor.engine.incidents import Incident
@@ -121,3 +122,8 @@ def joined_keyboards(keyboards) -> Keyboard:
         seen |= named
         rows += rows_of_one
     return tuple(rows[:ROWS_AT_MOST])
+
+
+def buttons_in_text(rows: Iterable[Iterable[str]]) -> str:
+    """Rows of buttons (their texts) as printed where no phone draws them: "[a] [b] / [c]"."""
+    return " / ".join(" ".join(f"[{text}]" for text in row) for row in rows)
