@@ -36,6 +36,13 @@ class RunLog:
             if not self._read(left):
                 return None
 
+    def to_the_end(self, timeout: float = 60.0) -> list[dict]:
+        """Every line the run logs until it ends (to say in a failure what it did)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self._read(deadline - time.monotonic()):
+            pass
+        return self.events
+
     def _read(self, timeout: float) -> bool:
         fd = self.process.stderr.fileno()
         readable, _, _ = select.select([fd], [], [], timeout)

@@ -8,6 +8,7 @@ sends; people press them (and forge and replay them) through the fake's control 
 from __future__ import annotations
 
 import random
+import threading
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -84,6 +85,7 @@ class Chat:
             BotApi(TOKEN, self.server.base_url, self.http), Signer(TOKEN),
             Gate.of([str(GROUP)], self.operators), Place(NAMES, timedelta(minutes=5)), SHEETS, None,
             self.clock, self.clock.monotonic() + 600, self.sender, (str(GROUP), None))
+        conversation.conflict_pause = 0.05  # Telegram's 3 s between 409s are the fake's clock's, not moving
         conversation.start(self.state.conversation)
         return conversation
 
@@ -310,3 +312,49 @@ def test_a_chat_unread_for_more_than_a_day_says_what_telegram_has_dropped(chat):
     chat.fake.write(GROUP, "/status", user=IVAN)
     chat.answered()
     assert sum(line.startswith("⚠️ Nothing read the chat") for line in chat.lines()) == 1  # said once
+
+
+def stray_poll(chat: Chat) -> int:
+    """A getUpdates of another client, as the last poll of a process that has just ended sends it,
+    once the conversation's poll waits: it ends that poll (409). Its own status."""
+    ends = time.monotonic() + 5
+    while chat.fake.waiting_polls() == 0:
+        assert time.monotonic() < ends, "the conversation does not poll"
+        time.sleep(0.01)
+    return another_poll(chat)
+
+
+def another_poll(chat: Chat) -> int:
+    url = f"{chat.server.base_url}/bot{TOKEN}/getUpdates"
+    return httpx.post(url, json={"timeout": 5}, timeout=10).status_code
+
+
+def test_a_poll_ended_once_by_another_is_polled_again_and_presses_still_count(chat, caplog):
+    message = failing_alert(chat)
+    assert stray_poll(chat) == 409  # ours, polling again, ended it in turn
+    assert any(r.getMessage() == "chat_poll_conflict" for r in caplog.records)
+    chat.fake.press(GROUP, message, position=(0, 2), user=IVAN)
+    chat.answered()
+    assert chat.state.mutes[ONE].by == "@ivan" and chat.state.conversation.refused is None
+    assert not [line for line in chat.lines() if "stopped working" in line]
+
+
+def test_another_program_polling_the_bot_all_along_is_said_once(chat):
+    stop = threading.Event()
+
+    def polls() -> None:  # whenever the conversation's poll waits, another ends it
+        while not stop.is_set():
+            if chat.fake.waiting_polls():
+                another_poll(chat)
+            time.sleep(0.01)
+
+    other = threading.Thread(target=polls, daemon=True)
+    other.start()
+    try:
+        chat.answered()
+    finally:
+        stop.set()
+        other.join(10)
+    assert "Another program reads this bot's updates" in chat.state.conversation.refused
+    [said] = [line for line in chat.lines() if "stopped working" in line]
+    assert "give the monitor a bot of its own" in said

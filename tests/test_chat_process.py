@@ -83,7 +83,8 @@ def test_a_press_during_a_run_mutes_that_spreadsheet_only_within_10_seconds_and_
         state = read_state(path.parent / "state")
         if state is not None and FAILING[0] in state.mutes:
             break
-        assert time.monotonic() - pressed_at < 10, f"the press was not applied within 10 s: {log.events}"
+        if time.monotonic() - pressed_at > 10:
+            pytest.fail(f"the press was not applied within 10 s: {log.to_the_end()}")
         time.sleep(0.1)
     took = time.monotonic() - pressed_at
     process.wait(timeout=40)

@@ -27,6 +27,11 @@ class Refused(Exception):
     """Telegram will not hand updates over until a person changes something: ``str()`` says what."""
 
 
+class Conflict(Refused):
+    """Another getUpdates ended this one (409): another program polling the bot, or the last poll of
+    a process that has just ended. Lasting only when it comes again."""
+
+
 class Unreachable(Exception):
     """No answer, or not one that says anything lasting: the next poll tries again."""
 
@@ -69,9 +74,8 @@ class BotApi:
             return False
 
     def _call(self, method: str, payload: dict, timeout: float) -> dict:
-        self._client.timeout = httpx.Timeout(timeout)
-        try:
-            answer, status = call_bot_api(self._client, self._api_base, self._token, method, payload)
+        try:  # the request's own timeout: the client is shared with the replies' sender, on another thread
+            answer, status = call_bot_api(self._client, self._api_base, self._token, method, payload, timeout)
         except DeliveryError as exc:  # no answer, or a URL that cannot be
             raise Unreachable(str(exc)) from None
         if isinstance(answer, dict) and answer.get("ok"):
@@ -85,7 +89,7 @@ class BotApi:
                 f"{self._api_base}/bot<token>/deleteWebhook`; the buttons and commands then work"
             )
         if status == 409:
-            raise Refused(
+            raise Conflict(
                 f"{description} (409). Another program reads this bot's updates: the "
                 "buttons and commands need the bot to themselves. Stop the other program, or "
                 "give the monitor a bot of its own ([telegram] and TELEGRAM_BOT_TOKEN)"

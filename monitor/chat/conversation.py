@@ -18,7 +18,9 @@ save: at most they are missing, never doubled.
 One reader per bot: the poll lock (``chat``: a file lock, or a Redis lock with a lease when runners
 share a state) is held by whoever polls; a run that cannot have it leaves the chat to its holder and
 tries again now and then. A webhook set on the bot, or another program polling it, is Telegram's
-409: said once, in the chat and in `status`, with the fix, and polling stops until it is fixed.
+409: said once, in the chat and in `status`, with the fix, and polling stops until it is fixed. One
+poll ended by another is polled again first: it may have been the last poll of the run before,
+still out as that process ended; a second in a row is another program.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from monitor.chat.actions import Place, Said, apply_press
-from monitor.chat.bot import BotApi, Refused, Unreachable
+from monitor.chat.bot import BotApi, Conflict, Refused, Unreachable
 from monitor.chat.commands import Context, run_command, verdict_line
 from monitor.chat.people import Gate
 from monitor.chat.updates import Command, Ignored, Press, parse
@@ -45,6 +47,7 @@ from monitor.state import State
 POLL_LOCK = "chat"
 POLL_SECONDS = 20.0  # a long poll's wait (Telegram allows 50): it ends at once when an update comes
 UNREACHABLE_PAUSE = 3.0  # after a poll that got no answer, before the next
+CONFLICT_PAUSE = 3.0  # after a poll another ended: Telegram answers such conflicts once in 3 s at most
 RESERVE_SECONDS = 3.0  # kept for the end of the process: no poll runs into the budget's last seconds
 COMMAND_STALE = timedelta(minutes=10)  # a command this old was written to a monitor that did not run
 ASKED_FOR_AT_MOST = timedelta(minutes=30)  # a check still unread after this is answered as such
@@ -86,6 +89,7 @@ class Conversation:
         self._wake = threading.Condition()
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
+        self.conflict_pause = CONFLICT_PAUSE
 
     # -- the reader thread ---------------------------------------------------------------------
 
@@ -114,12 +118,20 @@ class Conversation:
         return self._ready is not None
 
     def _read(self) -> None:
+        conflicts = 0  # in a row
         while not self._stopped.is_set() and self.left() > 1:
             try:
                 updates = self.bot.updates(self._offset, min(POLL_SECONDS, self.left() - 1))
             except Refused as exc:
-                if not self._stopped.is_set():  # a poll cut off by this process's own end says nothing
-                    self._hand_over(Batch([], str(exc)))
+                if self._stopped.is_set():  # a poll cut off by this process's own end says nothing
+                    return
+                conflicts += isinstance(exc, Conflict)
+                if isinstance(exc, Conflict) and conflicts == 1:
+                    # Perhaps the last poll of the run before this one, sent as it ended: try again.
+                    log_event("chat_poll_conflict", logging.WARNING, error=str(exc))
+                    self._stopped.wait(self.conflict_pause)
+                    continue
+                self._hand_over(Batch([], str(exc)))
                 return
             except Unreachable as exc:
                 if self._stopped.is_set():
@@ -127,6 +139,7 @@ class Conversation:
                 log_event("chat_poll_failed", logging.WARNING, error=str(exc))
                 self._stopped.wait(UNREACHABLE_PAUSE)
                 continue
+            conflicts = 0
             if updates and not self._stopped.is_set():
                 self._hand_over(Batch(updates))
 

@@ -263,14 +263,18 @@ class TelegramSender:
             self._pacing.group_sends.append(now)
 
 
-def call_bot_api(client: httpx.Client, api_base: str, token: str, method: str, payload: dict
-                 ) -> tuple[object, int]:
+def call_bot_api(client: httpx.Client, api_base: str, token: str, method: str, payload: dict,
+                 timeout: float | None = None) -> tuple[object, int]:
     """POST one Bot API ``method``: Telegram's decoded JSON (None when the body is not JSON) and the
     HTTP status. No answer raises ``RetryableDeliveryError``, a token or ``api_base`` that cannot be
-    in a URL ``PermanentChatError`` (the config's); their texts have the token scrubbed."""
+    in a URL ``PermanentChatError`` (the config's); their texts have the token scrubbed. ``timeout``:
+    this request's own (None: the client's), for a client that threads share."""
     url = f"{api_base}/bot{token}/{method}"
     try:
-        response = client.post(url, json=payload)
+        if timeout is None:
+            response = client.post(url, json=payload)
+        else:
+            response = client.post(url, json=payload, timeout=httpx.Timeout(timeout))
     except httpx.InvalidURL as exc:
         raise PermanentChatError(f"bad Telegram URL: {str(exc).replace(token, '[token]')}") from None
     except httpx.HTTPError as exc:
