@@ -159,6 +159,19 @@ def test_a_press_on_mute_1_day_mutes_that_spreadsheet_only_and_says_who_did_it(c
     assert chat.state.conversation.offset is not None and chat.saved >= 1
 
 
+def test_after_a_press_each_row_stays_where_the_message_put_it(chat):
+    message = failing_alert(chat)
+    before = [row[0]["text"] for row in chat.fake.messages(GROUP)[0].reply_markup["inline_keyboard"]]
+    # The state's own order is no guide: a saved state comes back in whatever order it was written.
+    chat.state.incidents = dict(reversed(list(chat.state.incidents.items())))
+    chat.fake.press(GROUP, message, position=(1, 2), user=IVAN)  # the second row's "🔕 1d"
+    chat.answered()
+    [edit] = chat.fake.edits(GROUP)
+    rows = edit.after.reply_markup["inline_keyboard"]
+    assert [row[0]["text"] for row in rows] == before == ["✔ Store 001", "✔ Store 002"]
+    assert [button["text"] for button in rows[1]] == ["✔ Store 002", "🔔", "🔄"]
+
+
 def test_acknowledging_stops_reminders_and_the_recovery_says_who_acknowledged(chat):
     from notify_helpers import came_back
 

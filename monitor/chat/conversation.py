@@ -336,10 +336,11 @@ class Conversation:
 
 
 def buttons_of(state: State, chat_id: str, message_id: int, signer: Signer, now: datetime):
-    """The buttons a message should have now: a row for each open incident it told."""
-    offers = [
-        Offer(incident, state.is_muted(sid, now))
-        for sid, incident in state.incidents.items()
-        if incident.is_open and (chat_id, message_id) in {(t.chat_id, t.message_id) for t in incident.told}
-    ]
-    return keyboard(offers, signer)
+    """The buttons a message should have now: a row for each open incident it told, in the order
+    the message named them (a row does not move when another is pressed)."""
+    placed = []
+    for sid, incident in state.incidents.items():
+        told = [t for t in incident.told if (t.chat_id, t.message_id) == (chat_id, message_id)]
+        if incident.is_open and told:
+            placed.append((told[-1].place, Offer(incident, state.is_muted(sid, now))))
+    return keyboard([offer for _, offer in sorted(placed, key=lambda pair: pair[0])], signer)

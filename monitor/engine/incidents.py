@@ -45,6 +45,7 @@ class Told:
     chat_id: str
     message_id: int
     at: UtcTime
+    place: int = 0  # its place among the spreadsheets the message's buttons name, kept after a press
 
 
 @document

@@ -224,10 +224,11 @@ def record_told(state: RunnerState, rows: Keyboard, sent: Sent, now: datetime) -
     is known for theirs (``monitor.notify.buttons``) and its buttons can be changed."""
     if not rows or sent.message_id is None:
         return
-    named = set(incidents_of(rows))
+    places = {incident_id: place for place, incident_id in enumerate(incidents_of(rows))}
     for sid, incident in list(state.incidents.items()):
-        if incident.id in named:
-            state.incidents[sid] = incident.with_told(Told(sent.chat_id, sent.message_id, now))
+        if incident.id in places:
+            told = Told(sent.chat_id, sent.message_id, now, places[incident.id])
+            state.incidents[sid] = incident.with_told(told)
 
 
 def named_as_known(event: Event, known: Mapping[str, str]) -> Event:
