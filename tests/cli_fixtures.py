@@ -38,7 +38,8 @@ def write_config(folder: Path, ids=(A, B, C), credentials: list[Path] | None = N
                  endpoint: str | None = None, extra: str = "", run: tuple[str, ...] = ()) -> Path:
     """``folder/monitor.toml``: the spreadsheets ``ids`` ("Store 1", ...) with a formula-error and a
     threshold check, state in ``folder/state``; one service-account file unless ``credentials``;
-    ``run``: more lines of its [run] section."""
+    ``run``: more lines of its [run] section. Its runs end with their round's work (``change_poll``
+    off), as the tests wait on them, unless ``run`` sets ``change_poll``."""
     folder.mkdir(parents=True, exist_ok=True)
     if credentials is None:
         credentials = [folder / "sa-1.json"]
@@ -46,7 +47,8 @@ def write_config(folder: Path, ids=(A, B, C), credentials: list[Path] | None = N
             "type": "service_account", "client_email": "a@example.iam.gserviceaccount.com",
             "private_key": pem_key(), "token_uri": "https://oauth2.example/token"}))
     lines = [
-        "[run]", 'state_dir = "state"', 'budget = "4m"', 'round_interval = "5m"', *run, "",
+        "[run]", 'state_dir = "state"', 'budget = "4m"', 'round_interval = "5m"', *run,
+        *([] if any(line.startswith("change_poll") for line in run) else ['change_poll = "off"']), "",
         "[google]", f"credentials = {json.dumps([str(p) for p in credentials])}",
         'request_timeout = "5s"',
     ]
@@ -129,6 +131,7 @@ def sandbox_config_head(sandbox, folder: Path, chat: int | str) -> str:
 [run]
 state_dir = "state"
 budget = "4m"
+change_poll = "off"  # the runs end with their round's work: the tests wait on them
 
 [google]
 credentials = ["{key}"]

@@ -236,6 +236,7 @@ class Bench:
     # Builds each run's reads from the clock (default: one read at a time, inline).
     make_reads: Callable[[ManualClock], Reads] | None = None
     changes: ChangeFeed | None = None  # Drive's change feed (default: none, every round reads all)
+    tell: Callable[[], None] | None = None  # the notifier's pass while a run watches the feed
 
     @contextmanager
     def session(self, actor: str = "admin-test") -> Iterator[StateSession]:
@@ -258,7 +259,7 @@ class Bench:
             yield Run(run_id=run_id, settings=replace(settings, **overrides), plans=self.plans,
                       state=session.state, reads=reads, pacer=pacer, clock=self.clock,
                       save=session.save if save is None else partial(save, session),
-                      rng=rng or random.Random(7), changes=self.changes)
+                      rng=rng or random.Random(7), changes=self.changes, tell=self.tell)
 
     def run(self, settings: RunSettings = SETTINGS, **overrides) -> Run:
         with self.opened(settings, **overrides) as run:

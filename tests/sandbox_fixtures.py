@@ -125,7 +125,8 @@ def served_dataset(
     spreadsheets' latencies; ``latency`` is the sandbox's own answer-time model, off unless a test
     asks for Google's ("google", or a scale of it). The config paces at ``config_read_per_*``
     (default: the sandbox's quota); ``run_section`` adds duration keys to its ``[run]`` table, e.g.
-    ``{"round_interval": "1h"}``.
+    ``{"round_interval": "1h"}``. Its runs end with their round's work (``change_poll = "off"``), as
+    the tests wait on them, unless ``run_section`` sets ``change_poll``.
     """
     kwargs = {"clock": clock} if clock is not None else {}
     with running_sandbox(
@@ -147,7 +148,7 @@ def served_dataset(
             read_per_user=config_read_per_user or read_per_user,
             read_per_project=config_read_per_project or read_per_project,
             request_timeout=request_timeout,
-            run=run_section,
+            run={"change_poll": "off", **(run_section or {})},
         )
         served = ServedDataset(sandbox, data, config_path, faults_applied=faults)
         try:

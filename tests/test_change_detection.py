@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
-from run_fixtures import RANGE, SETTINGS, Bench, Killed, ScriptedReader, kinds, of_run, plans
+from run_fixtures import RANGE, SETTINGS, Bench, Killed, ScriptedReader, SimulatedReads, kinds, of_run, plans
 
 from monitor.checks import FreshnessCheck
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.engine.changes import ChangedFiles, FeedState
-from monitor.engine.events import ChangeFeedFailing, ChangeFeedRecovered, HealthChanged
+from monitor.engine.events import ChangeFeedFailing, ChangeFeedRecovered, DeadLettered, HealthChanged
 from monitor.engine.health import ERROR, FAIL, OK, WARN
 from monitor.engine.heartbeat import Outcome
 from monitor.engine.inspect import SheetPlan
@@ -45,6 +45,10 @@ class ScriptedDrive:
     errors: list[BaseException] = field(default_factory=list)
     asked: list[str | None] = field(default_factory=list)
     end: int = 1
+    # Edits Drive shows from a moment on (a ManualClock's monotonic seconds): (moment, spreadsheet ids).
+    later: list[tuple[float, set[str]]] = field(default_factory=list)
+    clock: object = None
+    edited: dict[str, datetime] = field(default_factory=dict)  # the modifiedTime it reports, by id
 
     def start_position(self, timeout: float) -> str:
         self.asked.append(None)
@@ -54,14 +58,17 @@ class ScriptedDrive:
     def changed_since(self, position: str, timeout: float) -> ChangedFiles:
         self.asked.append(position)
         self._fail_if_scripted()
+        while self.later and self.later[0][0] <= self.clock.monotonic():
+            self.changed |= self.later.pop(0)[1]
         changed, removed = frozenset(self.changed), frozenset(self.removed)
         self.changed, self.removed = set(), set()
         self.end += len(changed | removed)
-        return ChangedFiles(changed, removed, str(self.end), requests=1)
+        edited = {sid: at for sid, at in self.edited.items() if sid in changed}
+        return ChangedFiles(changed, removed, str(self.end), requests=1, edited=edited)
 
     def _fail_if_scripted(self) -> None:
-        if self.errors:
-            raise self.errors.pop(0)
+        if self.errors and (error := self.errors.pop(0)) is not None:  # None: that call answers
+            raise error
 
 
 def bench(count: int = 5, reader: ScriptedReader | None = None, the_plans: list[SheetPlan] | None = None,
@@ -392,3 +399,135 @@ class NoEditMissed(RuleBasedStateMachine):
 
 TestNoEditMissed = NoEditMissed.TestCase
 TestNoEditMissed.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
+
+
+# -- a run that keeps watching the feed ([run] change_poll) -------------------------------------------
+
+WATCH = timedelta(seconds=20)
+CRON_BUDGET = timedelta(minutes=4, seconds=30)  # as shipped: the round it starts outlives the run
+GONE = SheetReadError(ErrorClass.PERMANENT, 404, "notFound", "Requested entity was not found.")
+
+
+def watching_bench(count: int = 5, per_credential: int = 60, **bench_fields) -> tuple[Bench, ScriptedDrive]:
+    drive = ScriptedDrive()
+    the_bench = Bench(ScriptedReader(), plans(count), MemoryLocation(), changes=drive,
+                      per_credential=per_credential, **bench_fields)
+    drive.clock = the_bench.clock
+    return the_bench, drive
+
+
+def test_a_run_watching_the_feed_reads_an_edit_it_reports_mid_run_and_tells_it_before_the_run_ends():
+    told_at: list[tuple[float, list[str]]] = []
+    the_bench, drive = watching_bench(5)
+    the_bench.run()  # the first round, and the feed's position
+    next_round(the_bench)
+    start = the_bench.clock.monotonic()
+    drive.later = [(start + 70, {"s3"})]
+    the_bench.reader.script = {"s3": [GONE]}  # the edit was its deletion: there is news to tell
+    the_bench.tell = lambda: told_at.append((the_bench.clock.monotonic() - start,
+                                             list(the_bench.reader.reads)))
+
+    run = the_bench.run(budget=CRON_BUDGET, change_poll=WATCH)
+
+    assert read_in(the_bench, run) == ["s3"]  # nothing at the round's start; s3 once Drive showed it
+    asks = drive.asked[1:]  # this run's: the round's start, then one every 20 s of its 4m30s
+    assert len(asks) == 1 + 13 and set(asks) <= {"1", "2"}
+    # Told within a look of Drive showing it, not at the run's end (nothing before: no news).
+    [(at, reads)] = told_at
+    assert 70 <= at <= 70 + 20 and reads[-1] == "s3"
+    assert kinds(of_run(run)) == [DeadLettered.KIND]
+    assert run.report.stop_reason == "watched"
+    stored = the_bench.stored()
+    assert stored.round.info.targets == ("s3",) and stored.round.info.unread == 4
+    assert stored.round.is_complete() and "s3" in stored.dlq
+
+
+def test_an_edit_reported_during_the_round_is_read_first_even_when_the_round_read_it_already():
+    # Two reads a minute: the round of 5 takes two minutes, so the feed is asked while it goes on.
+    the_bench, drive = watching_bench(5, per_credential=2)
+    drive.later = [(the_bench.clock.monotonic() + 20, {"s0", "s4"})]
+
+    run = the_bench.run(budget=CRON_BUDGET, change_poll=WATCH)
+
+    # s0 was read before Drive reported it: it is read again; s4 goes before the round's s2 and s3.
+    assert the_bench.reader.reads[:3] == ["s0", "s1", "s0"]
+    assert the_bench.reader.reads[3:] in (["s4", "s2", "s3"], ["s4", "s3", "s2"])
+    assert run.report.tasks == 6 and the_bench.stored().round.is_complete()
+
+
+def test_an_edit_reported_while_its_read_is_out_is_read_again():
+    # s1's read takes 30 s; Drive reports s1 edited 20 s in, while that read is out: its answer may
+    # hold the values from before the edit.
+    the_bench, drive = watching_bench(3)
+    the_bench.run()
+    next_round(the_bench)
+    drive.changed = {"s1"}
+    drive.later = [(the_bench.clock.monotonic() + 15, {"s1"})]
+    the_bench.make_reads = lambda clock: SimulatedReads(the_bench.reader, clock,
+                                                        latency=lambda sid: 30.0 if sid == "s1" else 0.1)
+    the_bench.run(budget=CRON_BUDGET, change_poll=WATCH, request_timeout=60.0)
+    assert the_bench.reader.reads[-2:] == ["s1", "s1"]
+    assert not the_bench.stored().health["s1"].change_unread
+
+
+def test_a_kill_while_watching_loses_no_edit():
+    the_bench, drive = watching_bench(4)
+    the_bench.run()
+    next_round(the_bench)
+    drive.later = [(the_bench.clock.monotonic() + 30, {"s2"})]
+    the_bench.reader.script = {"s2": [Killed()]}  # the read the watch queued dies with the process
+
+    with pytest.raises(Killed):
+        the_bench.run(budget=CRON_BUDGET, change_poll=WATCH)
+    stored = the_bench.stored()
+    # The feed's new position was saved with what it queued.
+    assert stored.feed.position == "2" and stored.health["s2"].change_unread
+
+    # Recovered, quarantined: read after the run's first seconds.
+    again = the_bench.run(budget=CRON_BUDGET, change_poll=WATCH)
+    assert "s2" in read_in(the_bench, again) and not the_bench.stored().health["s2"].change_unread
+
+
+def test_a_feed_failing_mid_run_is_told_once_and_asked_again_a_look_later():
+    the_bench, drive = watching_bench(3)
+    the_bench.run()
+    next_round(the_bench)
+    drive.errors = [None, DRIVE_DOWN, DRIVE_DOWN]  # the round's start answers; two looks fail
+    drive.later = [(the_bench.clock.monotonic() + 100, {"s0"})]
+
+    run = the_bench.run(budget=CRON_BUDGET, change_poll=WATCH)
+
+    assert kinds(of_run(run)).count(ChangeFeedFailing.KIND) == 1
+    assert kinds(of_run(run)).count(ChangeFeedRecovered.KIND) == 1
+    assert len(drive.asked) - 1 == 1 + 13  # a failed look waits its 20 s like any other
+    assert read_in(the_bench, run) == ["s0"]
+
+
+def test_the_lag_from_an_edit_to_its_verdict_is_kept_and_every_view_shows_the_same_figure():
+    from monitor.admin import edit_lag_text, status_report
+    from monitor.admin.metrics import edit_lag_families
+
+    the_bench, drive = watching_bench(4)
+    the_bench.run()
+    next_round(the_bench)
+    start = the_bench.clock.monotonic()
+    # Drive shows s1 and s2 a minute in, edited three and two minutes before that (its own delay).
+    drive.later = [(start + 60, {"s1", "s2"})]
+    drive.edited = {"s1": the_bench.clock.now() - timedelta(seconds=120),
+                    "s2": the_bench.clock.now() - timedelta(seconds=60)}
+
+    the_bench.run(budget=CRON_BUDGET, change_poll=WATCH)
+
+    stored, now = the_bench.stored(), the_bench.clock.now()
+    [record] = [run for hour in stored.runlog.values() for run in hour.runs if run.edit_lags]
+    assert sorted(record.edit_lags) == [120, 180]  # judged at once, the moment Drive showed them
+    lag = status_report(stored, now)["edit_lag"]
+    assert lag == {"edits": 2, "p50_seconds": 120, "p95_seconds": 180, "max_seconds": 180}
+    assert edit_lag_text(lag) == ("2 edits in the last hour, judged 2 minutes after they were made "
+                                  "(median), 3 minutes for 95 % of them, 3 minutes at most")
+    families = {family.name: family for family in edit_lag_families(stored, now)}
+    samples = families["sheet_monitor_edit_lag_seconds"].samples
+    quantiles = {sample.labels["quantile"]: sample.value for sample in samples}
+    assert quantiles == {"0.5": 120, "0.95": 180, "1": 180}
+    # An hour on, the figure is gone from every view alike.
+    assert status_report(stored, now + timedelta(hours=1, minutes=5))["edit_lag"] is None

@@ -29,6 +29,7 @@ NEXT_ROUND = 6 * 60  # past round_interval (5m): the next run starts a new round
 # Every family a run writes (counters by their name without _total, as the parser gives them).
 FAMILIES = {
     "runs", "tasks_done", "tasks_dead_lettered",
+    "edit_lag_seconds", "edits_judged_last_hour",
     "last_run_start_timestamp_seconds", "last_run_finish_timestamp_seconds", "last_run_budget_seconds",
     "last_run_outcome", "last_run_duration_seconds", "last_run_stop_reason", "last_run_tasks_done",
     "last_run_reads",

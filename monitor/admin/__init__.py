@@ -16,6 +16,7 @@ from monitor.admin.reports import (
     breakers_list,
     dlq_list,
     dlq_show,
+    edit_lag_text,
     fleet_of,
     sheets_report,
     status_report,
@@ -26,5 +27,5 @@ __all__ = [
     "FEED_FAILING", "FEED_NO_POSITION", "FEED_OFF", "FEED_OK", "MAINTENANCE", "MUTED", "SHOWN_ORDER",
     "AdminError", "breaker_reset", "breakers_list", "config_plan",
     "dlq_list", "dlq_show", "dlq_purge", "dlq_retry", "fleet_of", "mute", "sheets_report",
-    "status_report", "unknown_id_message", "unmute",
+    "status_report", "edit_lag_text", "unknown_id_message", "unmute",
 ]

@@ -28,6 +28,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.utils import floatToGoString
 
+from monitor.admin.reports import edit_lag_report
 from monitor.config import UNREAD_PROJECT, Config
 from monitor.engine.fleet import SHOWN_ORDER, Fleet
 from monitor.engine.heartbeat import Heartbeat, Outcome
@@ -62,6 +63,7 @@ class _StateCollector:
         yield from fleet_families(state, config, now)
         yield from notification_families(state)
         yield from watchdog_families(state, now)
+        yield from edit_lag_families(state, now)
         if config.metrics.per_sheet:
             yield from sheet_families(state, config, now)
 
@@ -290,3 +292,16 @@ def sheet_families(state: State, config: Config, now: datetime) -> Iterable[Metr
             read.add_metric([sheet.id, sheet.name], record.read_at.timestamp())
     yield health
     yield read
+
+
+def edit_lag_families(state: State, now: datetime) -> Iterable[Metric]:
+    """How long the last hour's edits took to be judged (``monitor.admin.reports.edit_lag_report``)."""
+    lag = edit_lag_report(state, now)
+    yield _gauge("edits_judged_last_hour", "Edits Drive reported that were judged in the last hour.",
+                 lag["edits"] if lag else 0)
+    family = _gauge("edit_lag_seconds", "Seconds from an edit (its modifiedTime) to its verdict over the "
+                    "last hour, by quantile (none without an edit judged).", labels=["quantile"])
+    if lag is not None:
+        for quantile, key in (("0.5", "p50_seconds"), ("0.95", "p95_seconds"), ("1", "max_seconds")):
+            family.add_metric([quantile], lag[key])
+    yield family

@@ -13,9 +13,11 @@ from typing import Any, Protocol
 
 from monitor.admin.errors import AdminError, no_longer_configured_message, not_in_dlq_message
 from monitor.config import MaintenanceWindow
+from monitor.core.durations import human_duration
 from monitor.core.errors import ErrorInfo
 from monitor.core.remedies import remedy
 from monitor.core.timefmt import format_utc
+from monitor.core.wording import counted
 from monitor.engine.changes import FeedState
 from monitor.engine.dlq import DeadLetter
 from monitor.engine.fleet import SHOWN_ORDER, Fleet
@@ -23,6 +25,7 @@ from monitor.engine.health import UNKNOWN, SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunStats
 from monitor.engine.incidents import Incident
 from monitor.engine.retry import DEFAULT_POLICIES
+from monitor.engine.runlog import edit_lag
 from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round
 from monitor.state import State
 from monitor.state.schema import DLQ
@@ -113,6 +116,7 @@ def status_report(state: State, now: datetime, sheets: Sequence[SheetLike] | Non
         "api_degraded": state.api.degraded,
         "quota_last_run": _quota_last_run(stats),
         "change_feed": _change_feed(state.feed, change_detection),
+        "edit_lag": edit_lag_report(state, now),
         "health": fleet.counts() if sheets is not None else None,
         "set_aside": list(state.set_aside),
     }
@@ -136,6 +140,23 @@ def _quota_last_run(stats: RunStats | None) -> dict[str, Any]:
         "mean_read_seconds": stats.mean_read_seconds if stats else None,
         "concurrency": stats.concurrency if stats else None,
     }
+
+
+def edit_lag_report(state: State, now: datetime) -> dict[str, int] | None:
+    """How long the last hour's edits took to be judged, from their modifiedTime (None: no edit was
+    judged): `status`, the status page and the metrics all show this one figure."""
+    lag = edit_lag(state.runlog, now)
+    return None if lag is None else asdict(lag)
+
+
+def edit_lag_text(lag: dict[str, int] | None) -> str:
+    """``edit_lag_report`` in words: "12 edits, judged 1 minute and 5 seconds after they were made
+    (median), 3 minutes at most for 95 %"."""
+    if lag is None:
+        return "no edit judged in the last hour"
+    return (f"{counted(lag['edits'], 'edit')} in the last hour, judged {human_duration(lag['p50_seconds'])} "
+            f"after they were made (median), {human_duration(lag['p95_seconds'])} for 95 % of them, "
+            f"{human_duration(lag['max_seconds'])} at most")
 
 
 def _change_feed(feed: FeedState, enabled: bool) -> dict[str, Any]:

@@ -66,6 +66,9 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str], rep
             read_per_user=DEMO_READS_PER_MINUTE,
             read_per_project=project_quota,
             request_timeout=DEMO_REQUEST_TIMEOUT,
+            # Its runs end with their round's work: the demo shows one round's runs after another,
+            # not a run watching Drive's feed for the rest of a cron budget.
+            run={"change_poll": "off"},
         )
         config = load_config(config_path, {"TELEGRAM_BOT_TOKEN": DEMO_TOKEN})
 

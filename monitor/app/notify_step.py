@@ -7,7 +7,7 @@ in the outbox) for the next run.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -38,9 +38,11 @@ class Delivered:
     notified: bool  # False: the notifier failed, or another runner does the sending (Redis)
 
     @classmethod
-    def of(cls, told: NotifyReport | None, outbox: Outbox) -> Delivered:
-        sent = told.count("sent") if told else 0
-        return cls(sent, len(outbox.pending), all_halts(outbox), told is not None)
+    def of(cls, told: Sequence[NotifyReport | None], outbox: Outbox) -> Delivered:
+        """From the run's notifier passes (one at its end, and one each time it told what it found
+        while watching Drive's feed)."""
+        sent = sum(report.count("sent") for report in told if report)
+        return cls(sent, len(outbox.pending), all_halts(outbox), bool(told) and None not in told)
 
 
 def buttons_signer(config: Config) -> Signer | None:

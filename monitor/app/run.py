@@ -96,22 +96,30 @@ def run_once(
                 settings = replace(settings, checkpoint_every=checkpoint_every)
             chat = listening_until_the_end.enter_context(
                 _listening(config, location, session, clock, settings))
+            stream = messages_to or sys.stdout
+            told: list[NotifyReport | None] = []
+            new_events: dict[str, Event] = {}  # by their key in the state: told or not, once each
+
+            def tell(wait: float = 0.0) -> None:
+                """What the run found, to the notifier: while it watches Drive's feed (not waiting
+                for another runner's sending), and once more at its end."""
+                new_events.update((key, event) for key, event in session.state.events.pending()
+                                  if event.run_id == run_id)
+                told.append(_notify(config, session, sharing, run, clock, stream, wait))
+
             run, reads = _wired_run(config, settings, session, location, run_id, clock, reader_factory,
-                                    sharing, chat)
+                                    sharing, chat, tell)
             try:
                 report = run.execute()
             finally:
                 reads.close()
-            new_events = tuple(event for event in session.state.events if event.run_id == run_id)
-            # The notifier (httpx and its TLS stack) loads only now that the reads are done: it is a
-            # tenth of a second of start-up, before the first read, that a run need not wait for.
-            from monitor.app.notify_step import Delivered, notify_after_run
+            try:
+                tell(wait=run.deadline - clock.monotonic())
+            finally:
+                if sharing is not None:
+                    sharing.close()  # its run's lease ends here, once nothing of it is in flight
+            from monitor.app.notify_step import Delivered
 
-            stream = messages_to or sys.stdout
-            if sharing is None:
-                told = notify_after_run(config, session, run_id, run.deadline, clock, stream)
-            else:
-                told = _notify_shared(config, session, sharing, run, clock, stream)
             delivery = Delivered.of(told, session.state.outbox)
         _publish_report(config, session.state, clock)
         _publish_metrics(config, session.state, clock, run.deadline)
@@ -122,7 +130,7 @@ def run_once(
             from monitor.app.listen import linger
 
             linger(chat.conversation, session.state, location, ROUND_LOCK if runner else RUN_LOCK, clock)
-    return RunResult(report=report, new_events=new_events, delivery=delivery)
+    return RunResult(report=report, new_events=tuple(new_events.values()), delivery=delivery)
 
 
 def _ping_heartbeat(config: Config) -> None:
@@ -150,7 +158,7 @@ def _listening(config: Config, location, session, clock, settings: RunSettings):
 
 def _wired_run(config: Config, settings: RunSettings, session, location, run_id: str, clock,
                reader_factory: Callable[[Config, float], SheetReader] | None,
-               sharing, listener=None) -> tuple[Run, ThreadedReads]:
+               sharing, listener=None, tell: Callable[[], None] | None = None) -> tuple[Run, ThreadedReads]:
     """The run and its read workers: the pacer (shared through Redis beside other runners), one
     reader per worker sharing the credentials, and Drive's change feed when the config asks for it."""
     pacer = quota_pacer(config, location)
@@ -163,26 +171,26 @@ def _wired_run(config: Config, settings: RunSettings, session, location, run_id:
         changes = _change_feed(config, settings.request_timeout, credentials)
     run = Run(run_id=run_id, settings=settings, plans=plans_of(config), state=session.state,
               reads=reads, pacer=pacer, clock=clock, save=session.save, changes=changes, sharing=sharing,
-              listener=listener)
+              listener=listener, tell=tell)
     return run, reads
 
 
-def _notify_shared(config: Config, session, sharing, run: Run, clock, stream: IO[str]) -> NotifyReport | None:
-    """Beside other runners: one sender at a time, composing from every runner's events as saved.
-    A runner that cannot have the notify lock within what is left of its budget leaves its events
-    to the holder or the next run. Its run's lease ends here, once nothing of it is in flight."""
+def _notify(config: Config, session, sharing, run: Run, clock, stream: IO[str], wait: float
+            ) -> NotifyReport | None:
+    """The notifier's pass over the run's events (None when it failed, or another runner sends).
+    Beside other runners: one sender at a time, composing from every runner's events as saved; a
+    runner that cannot have the notify lock within ``wait`` seconds leaves its events to the holder
+    or a later pass. The notifier (httpx and its TLS stack) loads only once there is something to
+    tell: a tenth of a second of start-up, before the first read, that a run need not wait for."""
     from monitor.app.notify_step import notify_after_run
 
+    if sharing is None:
+        return notify_after_run(config, session, run.run_id, run.deadline, clock, stream)
     told = None
-    try:
-        left = run.deadline - clock.monotonic()
-        with sharing.notifying(wait=max(0.0, left)) as mine:
-            if mine:
-                told = notify_after_run(config, session, run.run_id, run.deadline, clock, stream)
-        log_event("run_shared", runner=sharing.runner, claims_refused=sharing.claims_refused,
-                  notified=mine)
-    finally:
-        sharing.close()
+    with sharing.notifying(wait=max(0.0, wait)) as mine:
+        if mine:
+            told = notify_after_run(config, session, run.run_id, run.deadline, clock, stream)
+    log_event("run_shared", runner=sharing.runner, claims_refused=sharing.claims_refused, notified=mine)
     return told
 
 

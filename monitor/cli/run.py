@@ -30,6 +30,8 @@ from monitor.storage.configured import describe_location
 STOP_REASONS = {
     "round_done": "the round is done",
     "budget": "its budget was spent",
+    "watched": "the round's work is done; it watched Drive's change feed until its budget was spent",
+    "no_usable_credential": "no credential can read: see the credentials' alerts",
     "api_degraded": "Google failed too often: the next run starts with one probe",
 }
 

@@ -113,6 +113,7 @@ def _status_fields(report: dict, now, path: str) -> list[tuple[str, Any]]:
         ("in maintenance", len(report["maintenance"])),
         ("Google API", "degraded (the next run starts with one probe)" if report["api_degraded"] else "ok"),
         ("Drive change feed", _feed_text(report["change_feed"], now)),
+        ("edits judged", admin.edit_lag_text(report["edit_lag"])),
         ("outbox", outbox),
         ("chat", _chat_text(report["chat"], now)),
         *_quota_fields(report["quota_last_run"]),

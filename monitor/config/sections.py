@@ -48,12 +48,28 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
 
+# Drive shows a Sheets edit in its feed minutes after it was made (docs/operations.md): a run asking
+# more often than this spends requests and finds nothing sooner.
+LEAST_CHANGE_POLL = timedelta(seconds=5)
+
+
 class RunConfig(_Section):
     budget: Duration = default("run.budget")
     round_interval: Duration = default("run.round_interval")
     state_dir: Path = default("run.state_dir")
     change_detection: StrictBool = default("run.change_detection")
+    change_poll: DurationOrOff = default("run.change_poll")
     max_age: Duration = default("run.max_age")
+
+    @field_validator("change_poll")
+    @classmethod
+    def _change_poll_at_least(cls, value: timedelta | None) -> timedelta | None:
+        if value is not None and value < LEAST_CHANGE_POLL:
+            least = format_duration(LEAST_CHANGE_POLL)
+            raise InvalidValue(f"{format_duration(value)} is shorter than {least}",
+                               'write e.g. change_poll = "20s" (Drive shows an edit minutes late: asking '
+                               'more often finds nothing sooner), or "off"')
+        return value
 
     @field_validator("state_dir", mode="before")
     @classmethod

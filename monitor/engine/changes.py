@@ -18,6 +18,10 @@ read (:func:`due_for_read`):
 The others are judged again without a read (``monitor.engine.rejudge``), but for a few read early,
 oldest first, so that max_age's reads are spread evenly over the rounds (``_read_early``).
 
+While a run has budget left it asks the feed again every ``[run] change_poll`` (``watch``): what
+changed is read at once, ahead of the round's routine reads, in the round under way (``Round.read_first``),
+and its position saved with what it queued, as a round's is.
+
 The feed's new position is stored with the round it built, in one save: a run killed before that save
 asks again from the old position, so no change is ever skipped. Every spreadsheet Drive named is
 marked (``changed_at``) in the same save, so a change is remembered until a read sees it, even when
@@ -66,6 +70,7 @@ class ChangedFiles:
     position: str  # where the next call starts
     requests: int  # how many Drive requests it took
     trashed: frozenset[str] = frozenset()  # of ``changed``, those now in Drive's trash
+    edited: Mapping[str, datetime] = field(default_factory=dict)  # of ``changed``: their modifiedTime
 
 
 class ChangeFeed(Protocol):
@@ -85,7 +90,7 @@ class FeedState:
 
     position: str | None = None
     source: str | None = None  # the feed ``position`` belongs to
-    asked_at: UtcTime | None = None  # when the position was taken (the last round's start)
+    asked_at: UtcTime | None = None  # when the feed was last asked (at a round's start, or watching)
     failing_since: UtcTime | None = None  # Drive could not answer from then on (every sheet is read)
     last_error: str | None = None
     # Configured spreadsheets Drive reported in its trash, since when: told once when they go in,
@@ -117,9 +122,18 @@ def rounds_between_reads(max_age: timedelta, interval: timedelta) -> int:
     return max(1, max_age // interval)
 
 
-def marked_changed(record: SheetHealth | None, now: datetime) -> SheetHealth:
-    """``record`` with Drive's report of a change at ``now``, kept until a read sees it."""
-    return replace(record or SheetHealth(), changed_at=now)
+def marked_changed(record: SheetHealth | None, at: datetime) -> SheetHealth:
+    """``record`` with a change made at ``at``, kept until a read sees it. Of several changes unread,
+    the latest is kept: a read sent before it may not have seen it (``Run``), and the verdict the
+    next read gives is that edit's (the lag from an edit to its verdict counts from it)."""
+    record = record or SheetHealth()
+    return replace(record, changed_at=max(at, record.changed_at or at))
+
+
+def edited_at(changes: ChangedFiles, spreadsheet_id: str, now: datetime) -> datetime:
+    """When Drive says the spreadsheet was modified, else (removed, no time given) when it said so;
+    never later than ``now`` (a clock behind Google's)."""
+    return min(changes.edited.get(spreadsheet_id, now), now)
 
 
 class ChangeDetection:
@@ -148,9 +162,7 @@ class ChangeDetection:
             return list(candidates), []
         if changes is None:
             return list(candidates), []  # a fresh position: nothing before it is known, all is read
-        for spreadsheet_id in (changes.changed | changes.removed) & plans.keys():
-            self.state.health[spreadsheet_id] = marked_changed(self.state.health.get(spreadsheet_id), now)
-        self._note_trash(changes, plans, now)
+        self._mark(changes, plans, now)
         read, unread = [], []
         for spreadsheet_id in candidates:
             due = due_for_read(plans[spreadsheet_id], self.state.health.get(spreadsheet_id), now, interval,
@@ -162,6 +174,42 @@ class ChangeDetection:
             read += early
             unread = [spreadsheet_id for spreadsheet_id in unread if spreadsheet_id not in taken]
         return read, unread
+
+    def watch(self, plans: Mapping[str, SheetPlan], now: datetime, timeout: float) -> set[str]:
+        """Ask the feed again while the round goes on: the configured spreadsheets that changed (or
+        left the credential's view) since the last look, marked changed. The caller queues their
+        reads and saves them with the new position in one save. Nothing when the feed is off or has
+        no position to ask from (the next round takes one), or cannot answer (told once per episode,
+        as at a round's start: the round's routine reads go on)."""
+        stored = self.state.feed
+        if self.feed is None or stored.position is None or stored.source != self.feed.source:
+            return set()
+        try:
+            changes = self._ask(now, timeout)
+        except SheetReadError as error:
+            self._failed(error, now)
+            return set()
+        assert changes is not None  # asked from a position of this feed
+        return self._mark(changes, plans, now)
+
+    def _mark(self, changes: ChangedFiles, plans: Mapping[str, SheetPlan], now: datetime) -> set[str]:
+        """Mark the configured spreadsheets Drive named changed (and tell of the trash): those."""
+        named = (changes.changed | changes.removed) & plans.keys()
+        for spreadsheet_id in named:
+            at = edited_at(changes, spreadsheet_id, now)
+            self.state.health[spreadsheet_id] = marked_changed(self.state.health.get(spreadsheet_id), at)
+        self._note_trash(changes, plans, now)
+        return named
+
+    def due_to_ask(self, now: datetime, every: timedelta | None) -> bool:
+        """Is it time to ask the feed again (``every``: ``[run] change_poll``, None: only at a round's
+        start)? Beside other runners the last look is any runner's: one asks, all read."""
+        asked = self.state.feed.asked_at
+        return self.watches(every) and (asked is None or now - asked >= every)
+
+    def watches(self, every: timedelta | None) -> bool:
+        """Is the feed asked again while the run goes on (on, with a position to ask from)?"""
+        return self.feed is not None and every is not None and self.state.feed.position is not None
 
     def _read_early(self, read: list[str], unread: list[str], plans: Mapping[str, SheetPlan],
                     interval: timedelta) -> list[str]:
@@ -227,7 +275,7 @@ class ChangeDetection:
                   error_class=error.error_class.value)
         if stored.failing_since is None:
             self._emit(ChangeFeedFailing(at=now, run_id=self.run_id, error=error.message[:200]))
-        self.state.feed = replace(stored, position=stored.position if _passing(error) else None,
+        self.state.feed = replace(stored, position=stored.position if _passing(error) else None, asked_at=now,
                                   failing_since=stored.failing_since or now, last_error=error.message[:200])
 
 

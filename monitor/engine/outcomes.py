@@ -89,6 +89,9 @@ class RunReport:
     read_seconds_sum: float = 0.0
     duration_seconds: float = 0.0
     events: int = 0
+    # For each read that judged an edit Drive reported: seconds from the edit (its modifiedTime) to
+    # the verdict (the run log keeps them: monitor.engine.runlog.edit_lag).
+    edit_lags: list[float] = field(default_factory=list)
 
     def count_read_time(self, seconds: float) -> None:
         self.read_seconds_buckets[bucket_of(seconds)] += 1
@@ -133,6 +136,8 @@ class Outcomes:
         self._google_answered(now)
         self._breaker_success(plan, now)
         before = self.state.health.get(plan.id)
+        if before is not None and before.changed_at is not None:
+            self.report.edit_lags.append(max(0.0, (now - before.changed_at).total_seconds()))
         findings = tuple(Finding.of(result) for result in results if result.is_finding)
         findings = located(findings, before.tabs if before else ())  # links open the first bad cell
         verdict = Health(health_of(results))

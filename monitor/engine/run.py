@@ -15,12 +15,12 @@ import logging
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, tzinfo
 
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.logs import log_event
 from monitor.engine.api_health import ApiHealth
-from monitor.engine.changes import ChangeDetection, ChangeFeed
+from monitor.engine.changes import ChangeDetection, ChangeFeed, marked_changed
 from monitor.engine.checkpoints import Checkpoints
 from monitor.engine.concurrency import LatencyEstimate, reads_in_flight
 from monitor.engine.events import CrashRecovered, Event, FallingBehind
@@ -74,9 +74,15 @@ class Run:
         changes: ChangeFeed | None = None,
         sharing: Sharing | None = None,
         listener: Listener | None = None,
+        tell: Callable[[], None] | None = None,
     ) -> None:
         self.run_id = run_id
         self.listener = listener  # the chat, answered between steps (monitor.engine.listening)
+        # Hands the run's events to the notifier while the run goes on watching Drive's feed, so what
+        # a read found is told within the minute, not at the run's end (the app's notify step).
+        self.tell = tell
+        self.events_told = 0  # of report.events
+        self.watching = False  # the round's work is done: waiting for the feed to report an edit
         self.rng = rng or random.Random()
         self.sharing = sharing or Alone()
         self.stale = False  # a claim found the round replaced: the next step takes a turn
@@ -167,7 +173,8 @@ class Run:
             RunSummary(self.run_id, heartbeat.started_at, now, report.outcome)
         )
         fleet = Fleet.of(self.state, self.plans, now, self.settings.maintenance)
-        add_run(self.state.runlog, record_of(heartbeat, fleet.counts()), now, self.settings.history_keep,
+        add_run(self.state.runlog, record_of(heartbeat, fleet.counts(), report.edit_lags), now,
+                self.settings.history_keep,
                 self.sharing.runner if self.sharing.shared else "")
         self.state.quota = self.pacer.snapshot(self.clock.time())
         self.state.api = self.outcomes.api.state
@@ -203,10 +210,15 @@ class Run:
         if usable < self.settings.min_request_seconds:
             # A request cut shorter than this would mostly time out and be blamed on the spreadsheet.
             return self._stop("budget")
+        if self.detection.due_to_ask(now, self.settings.change_poll) and not (
+                self.sharing.shared and self.in_flight):  # a turn re-reads the round: none may be out
+            self._watch_feed(now)
         rnd = self._current_round(now)
         if rnd is None:
             if self.report.tasks == 0:
                 self.report.outcome = Outcome.NOTHING_TO_DO
+            if self.detection.watches(self.settings.change_poll):
+                return self._wait_for_feed(now, usable)
             return self._stop("round_done")
         if self._watch_progress(rnd, now):
             return True  # the state was read again in a turn: start the step over
@@ -252,6 +264,39 @@ class Run:
         self._start(rnd, InFlight(task, plan, credential, breaker_before, alone, sent_at,
                                   zone_only=zone_only))
         return True
+
+    def _watch_feed(self, now: datetime) -> None:
+        """Ask Drive's feed again and put what changed first in the round under way, saved with the
+        feed's new position in one save: a run killed before it asks again from the old one. A round
+        over and due to be followed is left alone: the next round asks the feed as it starts."""
+        with self.sharing.turn() as mine:
+            rnd = self.state.round
+            if not mine or rnd is None or not rnd.continues(now, self.settings.round_interval):
+                return
+            if not self.detection.due_to_ask(now, self.settings.change_poll):
+                return  # another runner asked meanwhile: what it queued is in the round just read
+            before = self.detection.drive_requests
+            changed = self.detection.watch(self.plans, now, self._request_timeout())
+            queued = [sid for sid in sorted(changed) if rnd.read_first(sid, now)]
+            if queued:
+                self.watching = False
+                if self.report.outcome is Outcome.NOTHING_TO_DO:
+                    self.report.outcome = Outcome.OK  # it has work again
+            self.checkpoints.save(force=True)
+            log_event("feed_watched", changed=len(changed), queued=len(queued),
+                      drive_requests=self.detection.drive_requests - before)
+
+    def _wait_for_feed(self, now: datetime, usable: float) -> bool:
+        """The round's work is done and the feed is watched: tell what was found, then wait for the
+        next look at the feed."""
+        self.watching = True
+        if self.tell is not None and self.report.events > self.events_told and not self.in_flight:
+            self.events_told = self.report.events
+            self._reconcile_incidents(now)  # the alert's buttons are its open incidents'
+            self.tell()
+        asked = self.state.feed.asked_at or now
+        due = (asked + self.settings.change_poll - self.clock.now()).total_seconds()
+        return self._wait(max(due, _WAIT_AT_LEAST), usable)
 
     def _claim(self, rnd: Round, task: Task) -> bool:
         """Lease ``task`` to this run against the other runners; False when one of them changed it
@@ -399,11 +444,22 @@ class Run:
             error = SheetReadError(ErrorClass.UNCERTAIN, None, None, f"could not evaluate: {exc!r}"[:300])
             self._failed(rnd, flight, error, now, done.seconds)
         else:
+            reported = self._reported_during(flight)
             verdict = self.outcomes.succeeded(rnd, task, plan, results, now, done.data.value_ranges,
                                               read_seconds=done.seconds)
+            if reported is not None:  # its answer may predate that edit: read it again, first
+                self.state.health[plan.id] = marked_changed(self.state.health[plan.id], reported)
+                rnd.read_first(plan.id, now)
             findings = sum(1 for result in results if result.is_finding)
             log_event("task_done", task_id=task.id, spreadsheet_id=plan.id, attempt=task.attempts,
                       status=verdict, findings=findings, duration_ms=int(done.seconds * 1000))
+
+    def _reported_during(self, flight: InFlight) -> datetime | None:
+        """When Drive's feed reported its spreadsheet changed while ``flight`` was out, if it did."""
+        record = self.state.health.get(flight.plan.id)
+        changed_at = record.changed_at if record is not None else None
+        sent = datetime.fromtimestamp(flight.sent_at, UTC)
+        return changed_at if changed_at is not None and changed_at > sent else None
 
     def _zone_read(self, flight: InFlight, data: SheetData, now: datetime) -> None:
         """The spreadsheet's time zone came back: keep it and give the task back, due at once, for its
@@ -579,5 +635,7 @@ class Run:
         return True
 
     def _stop(self, reason: str) -> bool:
+        if reason == "budget" and self.watching:
+            reason = "watched"  # the round's work was done: the rest of the budget watched the feed
         self.report.stop_reason = self.report.stop_reason or reason
         return False

@@ -8,7 +8,9 @@ each) whatever the number of spreadsheets and however long the history is kept, 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from monitor.core.timefmt import UtcTime
@@ -16,6 +18,11 @@ from monitor.core.tracking import Documents, document
 from monitor.engine.heartbeat import Heartbeat
 
 HOUR_FORMAT = "%Y-%m-%dT%H"  # a run log key's id: the UTC hour its runs started in, sorting in time order
+# A run judging more edits than this keeps the latest: 5,000 spreadsheets at a fifth edited every five
+# minutes are 1,000 a run; a record stays a few kilobytes.
+EDIT_LAGS_KEPT = 2000
+# The lag from an edit to its verdict is shown over this much of the latest runs.
+EDIT_LAG_WINDOW = timedelta(hours=1)
 
 
 @document
@@ -35,6 +42,8 @@ class RunRecord:
     # The configured spreadsheets by standing when it ended ("ok", "warn", "fail", "error", "skipped",
     # "muted", "unknown": monitor.engine.fleet): the fleet over time without keeping every verdict.
     health: dict[str, int]
+    # Seconds from each edit it judged to its verdict (whole seconds, at most EDIT_LAGS_KEPT).
+    edit_lags: tuple[int, ...] = ()
 
 
 @document
@@ -48,9 +57,11 @@ def hour_of(moment: datetime) -> str:
     return moment.strftime(HOUR_FORMAT)
 
 
-def record_of(heartbeat: Heartbeat, standings: Mapping[str, int]) -> RunRecord:
+def record_of(heartbeat: Heartbeat, standings: Mapping[str, int],
+              edit_lags: Sequence[float] = ()) -> RunRecord:
     """The record of the run ``heartbeat`` tells of, finished; ``standings``: the fleet's counts as
-    the run left it (``monitor.engine.fleet``), of which those no spreadsheet has are left out."""
+    the run left it (``monitor.engine.fleet``), of which those no spreadsheet has are left out;
+    ``edit_lags``: how long after each edit it judged its verdict came."""
     stats = heartbeat.stats
     if stats is None:
         raise ValueError("the run has not finished: its heartbeat holds no stats")
@@ -61,6 +72,7 @@ def record_of(heartbeat: Heartbeat, standings: Mapping[str, int]) -> RunRecord:
         reads_by_credential=dict(stats.reads_by_credential), reads_by_project=dict(stats.reads_by_project),
         quota_refusals=stats.quota_refusals, retries_by_class=dict(stats.retries_by_class),
         failed=stats.failed, health={str(name): count for name, count in sorted(shown.items())},
+        edit_lags=tuple(round(lag) for lag in edit_lags[-EDIT_LAGS_KEPT:]),
     )
 
 
@@ -83,3 +95,30 @@ def runs_since(log: Documents[RunHour] | dict[str, RunHour], since: datetime) ->
     first = hour_of(since)
     for key in sorted(key for key in log if key >= first):
         yield from (run for run in log[key].runs if run.started_at >= since)
+
+
+@dataclass(frozen=True)
+class EditLag:
+    """How long edits took to be judged over the last hour: what `status`, the status page and the
+    metrics show, all from here."""
+
+    edits: int
+    p50_seconds: int
+    p95_seconds: int
+    max_seconds: int
+
+
+def edit_lag(log: Mapping[str, RunHour], now: datetime,
+             window: timedelta = EDIT_LAG_WINDOW) -> EditLag | None:
+    """The lag from an edit to its verdict in the runs that started within ``window`` of ``now``
+    (nearest-rank percentiles); None when they judged no edit."""
+    since, first_hour = now - window, hour_of(now - window)
+    lags = sorted(lag for key, hour in log.items() if key >= first_hour
+                  for run in hour.runs if run.started_at >= since for lag in run.edit_lags)
+    if not lags:
+        return None
+    return EditLag(len(lags), _rank(lags, 0.50), _rank(lags, 0.95), lags[-1])
+
+
+def _rank(ordered: Sequence[int], share: float) -> int:
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]

@@ -52,6 +52,9 @@ class RunSettings:
     history_keep: timedelta = DEFAULT_KEEP
     # The config's maintenance windows ([[maintenance]]): the run log counts what they cover as such.
     maintenance: tuple = ()
+    # How often a run asks Drive's feed again while it has budget left ([run] change_poll; None: only
+    # at a round's start, and the run ends with its round's work).
+    change_poll: timedelta | None = None
 
     @classmethod
     def from_config(cls, config: Config, budget: timedelta | None = None) -> RunSettings:
@@ -63,6 +66,7 @@ class RunSettings:
             unreadable_after=config.breaker.unreadable_after,
             history_keep=config.report.keep,
             maintenance=tuple(config.maintenance),
+            change_poll=config.run.change_poll if config.run.change_detection else None,
             breaker=BreakerPolicy(
                 failure_threshold=config.breaker.failure_threshold,
                 cooldown=config.breaker.cooldown,

@@ -150,6 +150,8 @@ class Round:
         self.tasks: Documents[Task] = Documents(tasks)
         self._info_changed = False
         self._order = list(self.tasks)  # built in target order: the round's order
+        self._by_target = {task.target: task.id for task in self.tasks.values()}
+        self._first: deque[str] = deque()  # read before the cursor's: see read_first
         self._cursor = 0
         self._waiting: list[tuple[datetime, str]] = []  # (next_attempt_at, task id)
         self._counts = dict.fromkeys(TaskStatus, 0)
@@ -216,6 +218,11 @@ class Round:
         if self._waiting and self._waiting[0][0] <= now:
             # Left in the heap: once taken, its entry goes stale and is dropped then.
             return self.tasks[self._waiting[0][1]]
+        while self._first:  # edits Drive reported, in the order it reported them
+            first = self.tasks.get(self._first[0])
+            if first is not None and self._is_fresh(first):
+                return first
+            self._first.popleft()  # read since, waiting for a retry now, or dropped
         # The cursor only ever skips tasks that are no longer fresh, so a fresh task handed out but
         # not taken stays under it.
         order = self._order
@@ -327,11 +334,37 @@ class Round:
                 return True
         return False
 
+    def read_first(self, target: str, now: datetime) -> bool:
+        """Drive reported ``target`` changed while the round goes on: its read goes next, ahead of the
+        round's routine reads. A task done this round is read again (a fresh start for its attempts:
+        its last read worked; its poison guard's count stays); a spreadsheet the round judged without a
+        read gets a task of its own. A task in flight, waiting for a retry, quarantined or dead-lettered
+        is left as it is: its own next read comes anyway. False when nothing was queued."""
+        task = self.tasks.get(self._by_target.get(target, ""))
+        if task is None:
+            number = len(self.info.targets) + 1
+            self.info = replace(self.info, targets=(*self.info.targets, target),
+                                unread=max(0, self.info.unread - 1))
+            self._info_changed = True
+            task = Task(task_id(self.id, number), target, self.id, now)
+            self.tasks[task.id] = task
+            self._by_target[target] = task.id
+            self._counts[PENDING] += 1
+            self._order.append(task.id)
+        elif task.status is DONE:
+            task.attempts, task.last_error, task.next_attempt_at = 0, None, None
+            self._set_status(task, PENDING)
+        elif not self._is_fresh(task):
+            return False
+        self._first.append(task.id)
+        return True
+
     def drop_targets(self, targets: set[str]) -> list[Task]:
         """Remove tasks of spreadsheets no longer in the config (they are dropped, not dead-lettered)."""
         dropped = [task for task in self.tasks.values() if task.target in targets]
         for task in dropped:
             del self.tasks[task.id]
+            del self._by_target[task.target]
             self._counts[task.status] -= 1
         self.info = replace(self.info, targets=tuple(None if target in targets else target
                                                      for target in self.info.targets))

@@ -15,9 +15,11 @@ the run's ``monitor.engine.changes.ChangeFeed``.
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from pathlib import Path
 
 from monitor.core.errors import ErrorClass, SheetReadError
+from monitor.core.timefmt import parse_utc
 from monitor.engine.changes import CHANGES_PER_FEED_REQUEST, ChangedFiles
 from monitor.google.reader import GspreadReader, classified
 
@@ -25,7 +27,7 @@ CHANGES_URL = "https://www.googleapis.com/drive/v3/changes"
 # Drive's largest page: a feed of a thousand changes is one request.
 PAGE_SIZE = CHANGES_PER_FEED_REQUEST
 # Only what deciding needs: which file, and whether it left the user's view.
-_FIELDS = "nextPageToken,newStartPageToken,changes(fileId,removed,file(trashed))"
+_FIELDS = "nextPageToken,newStartPageToken,changes(fileId,removed,file(trashed,modifiedTime))"
 _ALL_DRIVES = {"supportsAllDrives": "true", "includeItemsFromAllDrives": "true"}
 
 
@@ -51,6 +53,7 @@ class DriveChangeFeed:
         many pages must not outrun the run's budget); the latest change of a file decides whether
         it changed or was removed."""
         latest: dict[str, str] = {}  # file id -> "removed", "trashed" or "changed"
+        edited: dict[str, datetime] = {}  # file id -> its latest modifiedTime reported
         token, requests = position, 0
         until = time.monotonic() + timeout
         with classified(timeout, self.credential):
@@ -70,6 +73,9 @@ class DriveChangeFeed:
                     file_id = change.get("fileId")
                     if file_id:
                         latest[file_id] = _what_happened(change)
+                        modified = _modified_time(change)
+                        if modified is not None and (file_id not in edited or modified > edited[file_id]):
+                            edited[file_id] = modified
                 if "newStartPageToken" in body:
                     token = body["newStartPageToken"]
                     break
@@ -79,7 +85,17 @@ class DriveChangeFeed:
             removed=frozenset(file_id for file_id, what in latest.items() if what == "removed"),
             position=str(token), requests=requests,
             trashed=frozenset(file_id for file_id, what in latest.items() if what == "trashed"),
+            edited=edited,
         )
+
+
+def _modified_time(change: dict) -> datetime | None:
+    """When the file was last modified, as the change tells it (none for a file gone from view)."""
+    text = (change.get("file") or {}).get("modifiedTime")
+    try:
+        return parse_utc(text) if isinstance(text, str) else None
+    except ValueError:
+        return None  # not a time Drive would write: the change still counts, its moment unknown
 
 
 def _what_happened(change: dict) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from monitor.admin.reports import breakers_list, dlq_list, incident_row
+from monitor.admin.reports import breakers_list, dlq_list, edit_lag_report, incident_row
 from monitor.config import Config, Sheet
 from monitor.core.errors import ErrorInfo
 from monitor.core.remedies import problem, remedy
@@ -217,5 +217,6 @@ def _monitor(config: Config, state: State, now: datetime, fleet: Fleet) -> dict[
         },
         "muted_count": len(fleet.muted),
         "failing_now": len(fleet.failing),
+        "edit_lag": edit_lag_report(state, now),
     }
 

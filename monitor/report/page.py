@@ -13,6 +13,7 @@ from datetime import datetime
 from html import escape
 from typing import Any
 
+from monitor.admin.reports import edit_lag_text
 from monitor.core.durations import human_duration
 from monitor.core.timefmt import parse_utc
 from monitor.core.wording import counted
@@ -186,7 +187,8 @@ def _monitor(monitor: dict[str, Any]) -> str:
     return (f'<section id="monitor"><h2>The monitor itself</h2><ul>'
             f'<li>watchdog: {escape(monitor["watchdog"]["status"])}: '
             f'{escape(monitor["watchdog"]["reason"])}</li>'
-            f"<li>Google: {google}</li><li>Telegram: {delivery}; outbox: "
+            f"<li>Google: {google}</li><li>Edits: {escape(edit_lag_text(monitor['edit_lag']))}</li>"
+            f"<li>Telegram: {delivery}; outbox: "
             f'{counted(telegram["outbox"], "message")} waiting</li>{halts}</ul>{runs}</section>')
 
 

@@ -148,7 +148,8 @@ DLQ = Kind("dlq", DeadLetter, version=2, prefix="dlq/")
 MUTE = Kind("mute", Mute, version=3, prefix="mute/")
 INCIDENT = Kind("incident", Incident, prefix="incident/")
 HISTORY = Kind("history", SheetHistory, prefix="history/")
-RUNLOG = Kind("runlog", RunHour, prefix="runlog/")
+# Version 2 added each run's ``edit_lags`` (how long after each edit it judged its verdict came).
+RUNLOG = Kind("runlog", RunHour, version=2, prefix="runlog/")
 # Version 2 added ``last_error`` to ``api_degraded`` (what failed: Sheets, the token endpoint, the key);
 # version 3 an error's ``account`` and ``tabs``, and a finding's ``gid``; version 4 a finding's ``owner``;
 # version 5 the kind ``no_longer_monitored`` (an older release would set it aside as damaged).
@@ -319,6 +320,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("health", 4): _health_unreadable,
     ("health", 5): _optional_fields_added,
     ("health", 6): _optional_fields_added,
+    ("runlog", 1): _optional_fields_added,
     ("task", 1): _task_quarantine,
     ("task", 2): _optional_fields_added,
     ("task", 3): _optional_fields_added,
