@@ -17,7 +17,7 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from monitor.checks import FormulaErrorsCheck
 from monitor.core.clock import ManualClock
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.engine.breaker import BreakerPolicy
-from monitor.engine.changes import ChangeFeed
+from monitor.engine.changes import ChangedFiles, ChangeFeed
 from monitor.engine.events import Event
 from monitor.engine.inflight import ReadDone, ReadJob, Reads, perform
 from monitor.engine.inspect import SheetPlan, SheetReader, ZoneAnswer
@@ -279,3 +279,41 @@ def kinds(events) -> list[str]:
 def of_run(run: Run) -> list[Event]:
     """The events this run recorded."""
     return [event for event in run.state.events if event.run_id == run.run_id]
+
+
+@dataclass
+class ScriptedDrive:
+    """Drive's change feed as the run sees it: positions are numbers, ``changed``/``removed`` are what
+    the next ``changed_since`` reports (then forgotten, as Drive moves past them), ``errors`` are
+    raised first, one per call. ``asked`` records each call's position (None: a start position)."""
+
+    source: str = "sa-1.json"
+    changed: set[str] = field(default_factory=set)
+    removed: set[str] = field(default_factory=set)
+    errors: list[BaseException] = field(default_factory=list)
+    asked: list[str | None] = field(default_factory=list)
+    end: int = 1
+    # Edits Drive shows from a moment on (a ManualClock's monotonic seconds): (moment, spreadsheet ids).
+    later: list[tuple[float, set[str]]] = field(default_factory=list)
+    clock: object = None
+    edited: dict[str, datetime] = field(default_factory=dict)  # the modifiedTime it reports, by id
+
+    def start_position(self, timeout: float) -> str:
+        self.asked.append(None)
+        self._fail_if_scripted()
+        return str(self.end)
+
+    def changed_since(self, position: str, timeout: float) -> ChangedFiles:
+        self.asked.append(position)
+        self._fail_if_scripted()
+        while self.later and self.later[0][0] <= self.clock.monotonic():
+            self.changed |= self.later.pop(0)[1]
+        changed, removed = frozenset(self.changed), frozenset(self.removed)
+        self.changed, self.removed = set(), set()
+        self.end += len(changed | removed)
+        edited = {sid: at for sid, at in self.edited.items() if sid in changed}
+        return ChangedFiles(changed, removed, str(self.end), requests=1, edited=edited)
+
+    def _fail_if_scripted(self) -> None:
+        if self.errors and (error := self.errors.pop(0)) is not None:  # None: that call answers
+            raise error

@@ -9,14 +9,25 @@ sandbox's Drive, in child processes killed at random, is tests/test_change_detec
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
-from run_fixtures import RANGE, SETTINGS, Bench, Killed, ScriptedReader, SimulatedReads, kinds, of_run, plans
+from run_fixtures import (
+    RANGE,
+    SETTINGS,
+    Bench,
+    Killed,
+    ScriptedDrive,
+    ScriptedReader,
+    SimulatedReads,
+    kinds,
+    of_run,
+    plans,
+)
 
 from monitor.checks import FreshnessCheck
 from monitor.core.errors import ErrorClass, SheetReadError
@@ -31,44 +42,6 @@ from monitor.storage import MemoryLocation
 ROUND = SETTINGS.round_interval.total_seconds()
 DRIVE_DOWN = SheetReadError(ErrorClass.TRANSIENT, 503, None, "Drive is unavailable")
 UNKNOWN_POSITION = SheetReadError(ErrorClass.PERMANENT, 400, "invalid", "Invalid Value")
-
-
-@dataclass
-class ScriptedDrive:
-    """Drive's change feed as the run sees it: positions are numbers, ``changed``/``removed`` are what
-    the next ``changed_since`` reports (then forgotten, as Drive moves past them), ``errors`` are
-    raised first, one per call. ``asked`` records each call's position (None: a start position)."""
-
-    source: str = "sa-1.json"
-    changed: set[str] = field(default_factory=set)
-    removed: set[str] = field(default_factory=set)
-    errors: list[BaseException] = field(default_factory=list)
-    asked: list[str | None] = field(default_factory=list)
-    end: int = 1
-    # Edits Drive shows from a moment on (a ManualClock's monotonic seconds): (moment, spreadsheet ids).
-    later: list[tuple[float, set[str]]] = field(default_factory=list)
-    clock: object = None
-    edited: dict[str, datetime] = field(default_factory=dict)  # the modifiedTime it reports, by id
-
-    def start_position(self, timeout: float) -> str:
-        self.asked.append(None)
-        self._fail_if_scripted()
-        return str(self.end)
-
-    def changed_since(self, position: str, timeout: float) -> ChangedFiles:
-        self.asked.append(position)
-        self._fail_if_scripted()
-        while self.later and self.later[0][0] <= self.clock.monotonic():
-            self.changed |= self.later.pop(0)[1]
-        changed, removed = frozenset(self.changed), frozenset(self.removed)
-        self.changed, self.removed = set(), set()
-        self.end += len(changed | removed)
-        edited = {sid: at for sid, at in self.edited.items() if sid in changed}
-        return ChangedFiles(changed, removed, str(self.end), requests=1, edited=edited)
-
-    def _fail_if_scripted(self) -> None:
-        if self.errors and (error := self.errors.pop(0)) is not None:  # None: that call answers
-            raise error
 
 
 def bench(count: int = 5, reader: ScriptedReader | None = None, the_plans: list[SheetPlan] | None = None,

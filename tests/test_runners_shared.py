@@ -210,3 +210,44 @@ def _event(run_id: str):
     from monitor.engine.events import CrashRecovered
 
     return CrashRecovered(at=NOW, run_id=run_id, previous_run_id=None, reclaimed=1, poisoned=0)
+
+
+def test_runners_watching_the_feed_share_one_look_and_read_what_it_queued(redis_location):
+    """Two runners watching Drive's feed: one asks, and the other reads what that look queued."""
+    from run_fixtures import SETTINGS, InlineReads, ScriptedDrive, ScriptedReader, plans
+
+    from monitor.core.clock import ManualClock
+    from monitor.engine.quota import QuotaPacer
+    from monitor.engine.run import Run
+
+    clock, reader, drive = ManualClock(NOW), ScriptedReader(), ScriptedDrive()
+    drive.clock = clock
+    watching = replace(SETTINGS, change_poll=timedelta(seconds=20))
+    sheets = plans(4)
+
+    def runner_run(name: str, stack: ExitStack) -> Run:
+        runner = Runner(redis_location.prefix, name, f"run-{name}-{clock.monotonic():.0f}", stack)
+        return Run(run_id=runner.sharing.run_id, settings=watching, plans=sheets, state=runner.state,
+                   reads=InlineReads(reader, clock), pacer=QuotaPacer(["sa-1.json"], 60, 300), clock=clock,
+                   save=runner.session.save, changes=drive, sharing=runner.sharing)
+
+    with ExitStack() as stack:  # a first round, read by one runner: the feed's position is taken
+        first = runner_run("host-a", stack)
+        first.begin()
+        while first.step() and not first.watching:
+            pass
+        first.end()
+    assert drive.asked == [None] and sorted(reader.reads) == ["s0", "s1", "s2", "s3"]
+    clock.advance(30)
+    drive.changed = {"s1", "s2"}
+    with ExitStack() as stack:
+        a, b = runner_run("host-a", stack), runner_run("host-b", stack)
+        a.begin()
+        b.begin()
+        a.step()  # asks the feed (its last look was 30 s ago), queues s1 and s2, and reads s1
+        b.step()  # finds the look in its turn: asks nothing, and takes s2 from the round it re-read
+        a.step()
+        b.step()
+        assert drive.asked == [None, "1"]  # one look for both
+        assert reader.reads[4:] == ["s1", "s2"]
+        assert a.report.ok == 1 and b.report.ok == 1
