@@ -69,14 +69,17 @@ class FeedDelayModel:
         first coalescing moment after it, late when that moment is in the tail."""
         period = self.period * scale
         phase = _unit(seed, file_id, "phase") * period
+
+        def moment(beat: int) -> float:  # to the microsecond, as the clock's datetimes are
+            return round(phase + beat * period, 6)
+
         beat = math.floor((edited - phase) / period) + 1
-        while phase + beat * period <= edited:  # a float rounding may land on the edit itself
+        while moment(beat) <= edited:  # rounded, the beat may land on the edit itself
             beat += 1
-        moment = phase + beat * period
-        if _unit(seed, file_id, "late", beat) < self.tail_probability:
-            lateness = self.tail_min * (self.tail_max / self.tail_min) ** _unit(seed, file_id, "by", beat)
-            moment += lateness * scale
-        return moment
+        if _unit(seed, file_id, "late", beat) >= self.tail_probability:
+            return moment(beat)
+        lateness = self.tail_min * (self.tail_max / self.tail_min) ** _unit(seed, file_id, "by", beat)
+        return round(moment(beat) + lateness * scale, 6)
 
     def longest(self) -> float:
         """The longest an edit can wait, unscaled: a whole period, then the longest tail."""

@@ -1,9 +1,9 @@
 """The fake Google API as one HTTP app: the order in which a request meets each concern.
 
-    control (/_sandbox/...) -> token endpoint (its own faults first) -> route -> authentication
-    (no credential: 403; a token not accepted: 401; too few scopes: 403) -> injected fault
-    -> quota (the caller's project; Sheets' or Drive's) -> the endpoint's handler -> stats
-    -> latency
+    Drive's due edits shown (feed delay) -> control (/_sandbox/...) -> token endpoint (its own
+    faults first) -> route -> authentication (no credential: 403; a token not accepted: 401; too
+    few scopes: 403) -> injected fault -> quota (the caller's project; Sheets' or Drive's) -> the
+    endpoint's handler -> stats -> latency
 
 Latency is decided last because an answer's size is part of it; it holds every answer of the Google
 API (errors and the token endpoint included, as Google takes its time for those too), never the
@@ -97,6 +97,7 @@ class GoogleSandbox:
             self.store.restore_access(spreadsheet_id)
 
     def __call__(self, request: Request) -> Response:
+        self.store.settle()  # whatever a request asks, Drive has shown the edits due by now
         if request.raw_path.startswith("/_sandbox/"):
             return control.handle(self, request)
         response = self._answer(request)

@@ -151,7 +151,8 @@ class SpreadsheetStore:
         control_format); ValueError, naming what is wrong, if malformed.
 
         A new spreadsheet is in Drive at once; replacing one is an edit, which Drive shows at the
-        file's next moment (see ``touch``), with the payload's modifiedTime if it gives one.
+        file's next moment (see ``touch``), with the payload's modifiedTime if it gives one; a new
+        ``trashed`` is a change of its own, at once, as files.update's.
         ``touch=False`` replaces an existing spreadsheet's contents keeping its createdTime,
         modifiedTime, time zone and locale and recording no change, as values recomputed by Google
         (IMPORTRANGE, GOOGLEFINANCE, NOW()) change without a write; UnknownSpreadsheet if there is
@@ -186,8 +187,10 @@ class SpreadsheetStore:
             if old is None:
                 spreadsheet.modified = stated
                 self._changes.record(spreadsheet_id, self.clock.now())  # a new file: shown at once
-            else:
-                self._edited(spreadsheet, stated, self.clock.now())
+                return
+            self._edited(spreadsheet, stated, self.clock.now())
+            if spreadsheet.trashed != old.trashed:  # moved to the trash or out: as files.update
+                self._changes.record(spreadsheet_id, self.clock.now())
 
     def get_control(self, spreadsheet_id: str) -> dict | None:
         """The spreadsheet in put_control's shape (formulas as {"formula", "value"}), or None."""
