@@ -41,11 +41,11 @@ from .switches import GOOGLE, ModelSwitch
 # ~3min" (github.com/googleapis/google-api-go-client/issues/444, 2020). Drive's push notifications
 # for a spreadsheet come "every 3 minutes (i.e. the behavior is as if there was an every 3 minute
 # cronjob" (github.com/deathandmayhem/jolly-roger/issues/173, 2022): moments on a fixed beat, not
-# 3 minutes after each edit, so an edit waits from 0 to 3 minutes; "sometimes [...] immediately but
+# 3 minutes after each edit, so an edit waits from 0 to 3 minutes; "sometimes [...] inmediatly but
 # sometimes it has minute or two of dealy" (github.com/PipedreamHQ/pipedream/issues/5256, 2023).
 PERIOD_SECONDS = 180.0
-# Some take longer: a file edited at 07:13:48 still listed with its old modifiedTime 2m18s later,
-# the new one 2m40s later, "may be delayed a few minutes, perhaps 10 minutes sometime"
+# Some take longer: a file edited at 07:13:48 still listed with its old modifiedTime 2m17s later,
+# the new one 2m39s later, "may be delayed a few minutes, perhaps 10 minutes sometime"
 # (github.com/googleapis/google-api-go-client/issues/906, 2021, an .xlsx in Drive). No report says
 # how often: the sandbox makes 1 moment in 20 late, by enough to reach those 10 minutes.
 TAIL_PROBABILITY = 0.05
