@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from . import switches
@@ -186,8 +186,10 @@ class FeedDelay:
             self._held.pop(file_id, None)
 
     def held(self, file_id: str) -> HeldEdit | None:
+        """What Drive does not show yet of the file (a copy), or None."""
         with self._lock:
-            return self._held.get(file_id)
+            held = self._held.get(file_id)
+            return None if held is None else replace(held)
 
     def longest_seconds(self) -> float:
         """The longest an edit can be held as now set (0.0 when off): a test that advances its

@@ -174,19 +174,16 @@ class SpreadsheetStore:
                                                self._shared, kept)
         with self.lock:
             old = self.get(spreadsheet_id)
-            if not touch and old is None:
+            if old is None and not touch:
                 raise UnknownSpreadsheet(spreadsheet_id)
-            stated = spreadsheet.modified  # the payload's modifiedTime, or now
-            if old is not None:  # Drive shows the old times until it shows the edit (if any)
-                spreadsheet.modified = old.modified
-                if not touch:
-                    spreadsheet.created = old.created
             self._sheets[spreadsheet_id] = spreadsheet
-            if not touch:
+            if old is None:  # a new file: in Drive at once
+                self._changes.record(spreadsheet_id, self.clock.now())
                 return
-            if old is None:
-                spreadsheet.modified = stated
-                self._changes.record(spreadsheet_id, self.clock.now())  # a new file: shown at once
+            # Drive shows the modifiedTime it showed until it shows the edit (if this is one).
+            stated, spreadsheet.modified = spreadsheet.modified, old.modified
+            if not touch:
+                spreadsheet.created = old.created
                 return
             self._edited(spreadsheet, stated, self.clock.now())
             if spreadsheet.trashed != old.trashed:  # moved to the trash or out: as files.update
