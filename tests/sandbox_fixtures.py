@@ -8,6 +8,7 @@ test needs to start runs in-process (``run_once``) or as ``python -m monitor.cli
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -163,10 +164,13 @@ def served_dataset(
 
 
 def drive_caught_up(google) -> None:
-    """Move a sandbox's manual clock past its feed delay's longest wait (``google``: the
-    GoogleSandbox or its store): every edit made before is then in Drive's change feed and
-    modifiedTime, as at Google once its moments have passed."""
-    google.clock.advance(google.feed_delay.longest_seconds())
+    """Move a sandbox's manual clock past the moment its last held edit surfaces, by whole seconds
+    (``google``: the GoogleSandbox or its store; nothing held, no move): every edit made before is
+    then in Drive's change feed and modifiedTime, as at Google once their spreadsheets' moments
+    have passed. Whole seconds keep a clock that starts on a second comparable with stored times."""
+    moment = google.feed_delay.settled_by()
+    if moment is not None and moment > google.clock.now():
+        google.clock.advance(math.ceil((moment - google.clock.now()).total_seconds()))
 
 
 def _scaled(spec: dict, scale: float) -> dict:

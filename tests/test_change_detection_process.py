@@ -27,7 +27,7 @@ import httpx
 import pytest
 from cli_fixtures import write_config
 from process_helpers import RunLog, kill_now
-from sandbox_fixtures import ServedDataset, served_dataset
+from sandbox_fixtures import ServedDataset, drive_caught_up, served_dataset
 
 from monitor.app.run import RunResult, run_once
 from monitor.config import load_config
@@ -468,6 +468,7 @@ def test_a_failing_drive_makes_rounds_read_everything_and_is_told_once_then_reco
     [failing] = of_kind(site.events, ChangeFeedFailing)
     assert failing.at == before.asked_at + ROUND
     site.put(EDITED, stock(quantity=-1))  # after the outage's last read: only the feed can tell it
+    drive_caught_up(site.sandbox.google)  # Drive's feed has it by the next round
 
     site.sandbox.google.faults.clear("*")
     result = site.next_round()

@@ -191,9 +191,14 @@ class FeedDelay:
             held = self._held.get(file_id)
             return None if held is None else replace(held)
 
+    def settled_by(self) -> datetime | None:
+        """When every edit held now will have surfaced (None when none is held): a test that moves
+        its clock there sees them all in Drive."""
+        with self._lock:
+            return max((held.due for held in self._held.values()), default=None)
+
     def longest_seconds(self) -> float:
-        """The longest an edit can be held as now set (0.0 when off): a test that advances its
-        clock by this much sees every edit made before in Drive."""
+        """The longest an edit made now can be held (0.0 when off)."""
         with self._lock:
             return self._model.longest() * self._switch.scale if self._switch.active else 0.0
 

@@ -52,7 +52,7 @@ class GoogleSandbox:
     # The same for Drive's change-feed delay (see feed_delay.py): "google" (a spreadsheet's edits
     # reach changes.list and modifiedTime every 3 minutes per file, as at Google), "off" (at once),
     # or a scale of the Google model. On by default: a test that needs an immediate feed says "off",
-    # or advances its clock by ``self.feed_delay.longest_seconds()``.
+    # or moves its clock to ``self.feed_delay.settled_by()``.
     feed_delay: InitVar[object] = GOOGLE
 
     def __post_init__(self, latency: object, feed_delay: object) -> None:
