@@ -22,14 +22,17 @@ def served_dataset(folder: Path, *, sheets: int, credentials: int, per_user: int
                    seed: int = 7, request_timeout: str = "2s", faults: bool = True,
                    run: dict[str, str] | None = None, latency: str = "google",
                    latency_scale: float | None = None, projects: int = 1,
-                   google: dict[str, object] | None = None):
+                   google: dict[str, object] | None = None, feed_delay: str = "google",
+                   feed_delay_scale: float | None = None):
     """Start the sandbox with ``sheets`` generated spreadsheets; yield the written config's path.
 
     ``latency`` is the sandbox's answer-time model: "google" (real Google's, the default: a bench
     measures what a run meets) or "off" for a bench that measures the monitor's own costs;
-    ``latency_scale`` multiplies Google's draws. ``faults=False`` removes the dataset's injected
-    faults (slow, hanging, flaky spreadsheets; its missing ones and renamed tabs stay, they are
-    data), so that a round is not spent waiting on them.
+    ``latency_scale`` multiplies Google's draws. ``feed_delay`` is Drive's change-feed delay: "google"
+    (a spreadsheet's edits reach the change feed at the file's next moment, about every 3 minutes, as
+    at Google: the default) or "off"; ``feed_delay_scale`` multiplies its period. ``faults=False``
+    removes the dataset's injected faults (slow, hanging, flaky spreadsheets; its missing ones and
+    renamed tabs stay, they are data), so that a round is not spent waiting on them.
     ``run`` adds keys to the config's [run] table, e.g. ``{"round_interval": "24h"}`` or
     ``{"change_detection": False}`` (strings are written quoted, booleans as TOML's), and ``google``
     to its [google] table, e.g. ``{"max_concurrent_reads": 1}``. ``projects`` spreads the credentials
@@ -42,10 +45,12 @@ def served_dataset(folder: Path, *, sheets: int, credentials: int, per_user: int
         "--write-credentials", str(folder / "secrets"), "--credentials", str(credentials),
         "--write-config", str(config),
         "--read-per-user", str(per_user), "--read-per-project", str(per_project),
-        "--latency", latency, "--projects", str(projects),
+        "--latency", latency, "--projects", str(projects), "--feed-delay", feed_delay,
     ]
     if latency_scale is not None:
         command += ["--latency-scale", str(latency_scale)]
+    if feed_delay_scale is not None:
+        command += ["--feed-delay-scale", str(feed_delay_scale)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         for line in process.stdout:

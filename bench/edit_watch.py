@@ -2,7 +2,9 @@
 which read judged it (used by ``freshness.py``).
 
 An edit writes a marker into one spreadsheet through the sandbox's control API: the newest date of
-its Stock tab (the freshness check's range), a moment no other edit of that spreadsheet uses. The
+its Stock tab (the freshness check's range), a moment no other edit of that spreadsheet uses. Reads
+see it at once; Drive's change feed only at the spreadsheet's next moment (the sandbox's feed delay,
+on unless its server was started with ``--feed-delay off``), so the lag it measures holds that wait. The
 monitor keeps, per spreadsheet, when its last read was and the newest moment that read's freshness
 check found (``SheetHealth.read_at``, ``moments``); the observer polls the state as the watchdog
 does (no lock) and records every read it sees with that moment. A read whose moment is the marker,

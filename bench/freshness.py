@@ -1,7 +1,9 @@
 """Freshness with change detection: from an edit to the verdict that saw it, 700 spreadsheets, one credential.
 
-The sandbox runs in its own process with Google's latency model and Google's real quotas (Sheets:
-60 reads a minute per user, 300 per project; one credential, so 60 a minute), and every run is
+The sandbox runs in its own process with Google's latency model, Drive's change-feed delay (an edit
+reaches the change feed at its spreadsheet's next moment, about every 3 minutes; the bench prints the
+model it ran with) and Google's real quotas (Sheets: 60 reads a minute per user, 300 per project; one
+credential, so 60 a minute), and every run is
 ``python -m monitor.cli run`` in its own process, started every round interval (5 minutes) as a cron
 line starts it, whether or not the previous one still works (its lock then sends the new one home),
 with the documented budget (4m30s) and the defaults ``max_age = "1h"`` and ``change_detection``.
@@ -29,8 +31,8 @@ failed, or Google answered 429.
 ``--monitor-root PATH`` runs another checkout's monitor (an older commit, say) against the same
 sandbox, for before/after figures; ``--logs DIR`` keeps every run's log.
 
-``--scale K`` shortens everything K times: Sheets quotas x K, Google's latency, the request timeout,
-the round interval, the budget, ``max_age`` and the editor's period / K. Counts (reads, Drive
+``--scale K`` shortens everything K times: Sheets quotas x K, Google's latency, the feed delay, the
+request timeout, the round interval, the budget, ``max_age`` and the editor's period / K. Counts (reads, Drive
 requests, edits, rounds) are per round interval and do not change; times are printed multiplied
 back by K, in Google's minutes, and as fractions of the interval. What does not scale: a run's
 start-up (~0.6 s), the engine's save reserve and minimum request time (3 s + 1 s of each budget),
@@ -152,7 +154,7 @@ def measure(args, setting: Setting) -> dict:
     with tempfile.TemporaryDirectory() as tmp, served_dataset(
         Path(tmp), sheets=args.sheets, credentials=1, per_user=PER_USER * scale,
         per_project=PER_PROJECT * scale, faults=False, request_timeout=f"{TIMEOUT_S / scale:g}s",
-        latency_scale=1 / scale, seed=args.seed, run=run,
+        latency_scale=1 / scale, feed_delay_scale=1 / scale, seed=args.seed, run=run,
     ) as config_path, requests.Session() as control:
         control.trust_env = False  # never through a proxy: the sandbox is on 127.0.0.1
         config = load_config(config_path)
@@ -228,6 +230,7 @@ def summarise(args, setting: Setting, cron: Cron, final: dict, editor: Editor, o
         "ticks": len(cron.ticks), "editor_delay": editor.worst_delay,
         "poll_ms": 1000 * observer.poll_seconds / max(observer.polls, 1),
         "wrong_order": sum(edit.seen_at is not None and edit.seen_at < edit.made_at for edit in edits),
+        "feed_delay": final["feed_delay"],  # the sandbox's, with what it held
     }
 
 
@@ -272,6 +275,7 @@ def describe(args, m: dict) -> str:
         mode += f", monitor from {args.monitor_root}"
     return "\n".join([
         f"{args.sheets} spreadsheets, {m['setting']} ({mode}):",
+        f"  Drive's change-feed delay: {feed_delay_text(m['feed_delay'], scale)}",
         f"  edits {len(edits)} in {args.periods} periods of 5 min ({len(edits) // max(args.periods, 1)} "
         f"each), judged {len(lags)}, missed {missed}; judged within 5 min: {within}/{len(edits)}",
         f"  lag from edit to verdict: {figures} (fraction of the 5-minute interval)",
@@ -290,6 +294,16 @@ def describe(args, m: dict) -> str:
         f"{m['wrong_order']}; editor "
         f"late by at most {m['editor_delay'] * scale:.1f} s; a state poll {m['poll_ms']:.0f} ms",
     ])
+
+
+def feed_delay_text(feed: dict, scale: int) -> str:
+    """The sandbox's feed delay as the bench ran it, its times in Google's minutes."""
+    if not feed["active"]:
+        return "off (every edit in the feed at once)"
+    return (f"{feed['model']} at scale {feed['scale']:g}: a moment every "
+            f"{feed['period_seconds'] * scale:g} s per spreadsheet, an edit held at most "
+            f"{feed['longest_seconds'] * scale:g} s; {feed['edits']} edits held, "
+            f"{feed['surfaced']} changes surfaced, mean wait {feed['mean_wait_seconds'] * scale:.0f} s")
 
 
 def summary(values: list[int]) -> str:

@@ -8,6 +8,7 @@ test needs to start runs in-process (``run_once``) or as ``python -m monitor.cli
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -117,13 +118,15 @@ def served_dataset(
     request_timeout: str | None = None,
     run_section: dict[str, str] | None = None,
     latency: object = "off",
+    feed_delay: object = "google",
 ) -> Iterator[ServedDataset]:
     """Serve ``generate(count, seed)`` and write ``folder/monitor.toml`` (state in ``folder/state``).
 
     ``faults=False`` drops the dataset's injected faults (missing spreadsheets still answer 404 and
     renamed tabs 400, since those are data, not faults). ``latency_scale`` multiplies the "slow"
     spreadsheets' latencies; ``latency`` is the sandbox's own answer-time model, off unless a test
-    asks for Google's ("google", or a scale of it). The config paces at ``config_read_per_*``
+    asks for Google's ("google", or a scale of it); ``feed_delay`` Drive's change-feed delay, Google's
+    unless a test says otherwise (see ``drive_caught_up``). The config paces at ``config_read_per_*``
     (default: the sandbox's quota); ``run_section`` adds duration keys to its ``[run]`` table, e.g.
     ``{"round_interval": "1h"}``. Its runs end with their round's work (``change_poll = "off"``), as
     the tests wait on them, unless ``run_section`` sets ``change_poll``.
@@ -131,7 +134,7 @@ def served_dataset(
     kwargs = {"clock": clock} if clock is not None else {}
     with running_sandbox(
         read_per_user=read_per_user, read_per_project=read_per_project, telegram=False,
-        latency=latency, **kwargs
+        latency=latency, feed_delay=feed_delay, **kwargs
     ) as sandbox:
         data = datasets.generate(count, seed, now=sandbox.clock.now())
         if not faults:
@@ -158,6 +161,16 @@ def served_dataset(
                 if process.poll() is None:
                     process.kill()
                     process.communicate()
+
+
+def drive_caught_up(google) -> None:
+    """Move a sandbox's manual clock past the moment its last held edit surfaces, by whole seconds
+    (``google``: the GoogleSandbox or its store; nothing held, no move): every edit made before is
+    then in Drive's change feed and modifiedTime, as at Google once their spreadsheets' moments
+    have passed. Whole seconds keep a clock that starts on a second comparable with stored times."""
+    moment = google.feed_delay.settled_by()
+    if moment is not None and moment > google.clock.now():
+        google.clock.advance(math.ceil((moment - google.clock.now()).total_seconds()))
 
 
 def _scaled(spec: dict, scale: float) -> dict:

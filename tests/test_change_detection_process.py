@@ -2,8 +2,9 @@
 
 Against the sandbox over real HTTP (gspread, google-auth, Drive's change feed), two ways:
 - ``sheet-monitor run`` as cron starts it (child processes, the real clock, rounds a second or
-  three apart), killed with SIGKILL at random moments while spreadsheets are edited through the
-  control API: every edit is read, in the round it happened or the next;
+  three apart, and Drive's change-feed delay at the same scale: 5 minutes are a second), killed
+  with SIGKILL at random moments while spreadsheets are edited through the control API: every edit
+  is read, in the first round built after Drive shows it or the next;
 - ``run_once`` in this process on a ManualClock shared with the sandbox, where hours must pass: an
   unedited spreadsheet goes stale and is told without a read, values changed without a Drive change
   are seen within ``max_age`` (every round with ``always_read``), a spreadsheet whose access is
@@ -26,12 +27,11 @@ import httpx
 import pytest
 from cli_fixtures import write_config
 from process_helpers import RunLog, kill_now
-from sandbox_fixtures import ServedDataset, served_dataset
+from sandbox_fixtures import ServedDataset, drive_caught_up, served_dataset
 
 from monitor.app.run import RunResult, run_once
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
-from monitor.core.timefmt import parse_utc
 from monitor.engine.events import ChangeFeedFailing, ChangeFeedRecovered, DeadLettered, HealthChanged
 from monitor.engine.health import ERROR, FAIL, OK, WARN
 from monitor.engine.tasks import PROCESSING
@@ -45,6 +45,9 @@ QUANTITY = 5  # the Stock tab's Quantity column in a generated spreadsheet (F)
 # Generous quotas: killed runs never save their quota log, and pacing is tested elsewhere.
 FAST_QUOTA = {"read_per_user": 6000, "read_per_project": 6000,
               "config_read_per_user": 1500, "config_read_per_project": 1500}
+# Google's change-feed delay at the rounds' scale (5 minutes are a second here): an edit reaches
+# Drive's feed at its spreadsheet's next moment, every 0.6 s per spreadsheet, at most 2 s late.
+FEED_DELAY = 1 / 300
 
 
 def reads_of(sandbox: SandboxHandle, spreadsheet_id: str) -> int:
@@ -57,8 +60,9 @@ def reads_of(sandbox: SandboxHandle, spreadsheet_id: str) -> int:
 
 @dataclass
 class Edit:
-    at: datetime  # the spreadsheet's modifiedTime after the edit, as the sandbox answered it
+    at: datetime  # just before the edit was sent
     quantity: int  # the value the edit wrote into its first Quantity cell
+    shown_by: datetime  # when Drive's change feed has it (its spreadsheet's moment)
 
 
 def edited(payload: dict, quantity: int) -> dict:
@@ -86,10 +90,13 @@ class Editor:
 
     def edit(self, spreadsheet_id: str, quantity: int) -> Edit:
         payload = edited(self.served.dataset.payloads[spreadsheet_id], quantity)
+        at = datetime.now(UTC)
         answer = self._client.put(f"/_sandbox/spreadsheets/{spreadsheet_id}", json=payload)
         answer.raise_for_status()
         self.count += 1
-        edit = self.last[spreadsheet_id] = Edit(parse_utc(answer.json()["modifiedTime"]), quantity)
+        held = self.served.sandbox.google.feed_delay.held(spreadsheet_id)
+        shown_by = held.due if held is not None else datetime.now(UTC)  # None: shown already
+        edit = self.last[spreadsheet_id] = Edit(at, quantity, shown_by)
         return edit
 
     def stop(self) -> None:
@@ -182,7 +189,7 @@ def kill_at(aim: str, process: subprocess.Popen, served: ServedDataset, rng: ran
 def test_runs_killed_at_random_moments_while_spreadsheets_are_edited_lose_no_edit(tmp_path):
     rng = random.Random(20261130)
     with served_dataset(tmp_path, 24, seed=3, faults=False, run_section={"round_interval": "1s"},
-                        **FAST_QUOTA) as served:
+                        feed_delay=FEED_DELAY, **FAST_QUOTA) as served:
         # Every request, Drive's included, takes 120 ms: kills land while Drive or reads are out.
         served.fault(spreadsheet="*", latency_ms=120)
         healthy = [entry.id for entry in served.dataset.sheets if entry.kind == "healthy"]
@@ -210,8 +217,9 @@ def test_runs_killed_at_random_moments_while_spreadsheets_are_edited_lose_no_edi
             with_reads_out += any(task.status is PROCESSING for task in held)
         editor.stop()
 
-        # Unkilled runs until a round that started after the last edit is complete.
-        last_edit = max(edit.at for edit in editor.last.values())
+        # Unkilled runs until a round that started after Drive showed the last edit is complete.
+        last_edit = max(edit.shown_by for edit in editor.last.values())
+        sleep_until(last_edit)
         for _ in range(6):
             time.sleep(1.1)  # the round interval
             result = served.run_cli("--budget", "20")
@@ -220,7 +228,7 @@ def test_runs_killed_at_random_moments_while_spreadsheets_are_edited_lose_no_edi
             if state.round.is_complete() and state.round.started_at > last_edit:
                 break
         else:
-            raise AssertionError("no complete round started after the last edit")
+            raise AssertionError("no complete round started after Drive showed the last edit")
 
         assert editor.count == 48 and len(editor.last) == 16, (editor.count, len(editor.last))
         for spreadsheet_id, edit in editor.last.items():
@@ -238,15 +246,15 @@ def test_a_spreadsheet_edited_during_a_round_is_read_in_that_round_or_the_next(t
     # ends with it rather than starting the next round itself.
     interval = timedelta(seconds=3)
     with served_dataset(tmp_path, 12, seed=4, faults=False, run_section={"round_interval": "3s"},
-                        **FAST_QUOTA) as served:
+                        feed_delay=FEED_DELAY, **FAST_QUOTA) as served:
         first, slow, outside = [entry.id for entry in served.dataset.sheets if entry.kind == "healthy"][:3]
         editor = Editor(served, [], random.Random(1))
         assert served.run_cli().returncode == 0  # the first round reads everything
         wait_for_the_next_round(served, interval)
-        # ``first`` and ``slow`` change before the next round, so it reads them; ``slow`` answers
-        # after 2 s. ``outside`` is not part of that round.
-        editor.edit(first, 50)
-        editor.edit(slow, 51)
+        # ``first`` and ``slow`` change, and Drive shows it, before the next round, so it reads them;
+        # ``slow`` answers after 2 s. ``outside`` is not part of that round.
+        before = [editor.edit(first, 50), editor.edit(slow, 51)]
+        sleep_until(max(edit.shown_by for edit in before))
         served.fault(spreadsheet=slow, latency_ms=2000)
         process = served.start_run()
         log = RunLog(process)
@@ -265,6 +273,7 @@ def test_a_spreadsheet_edited_during_a_round_is_read_in_that_round_or_the_next(t
         assert during.health[slow].read_at > edits[slow].at and during.health[slow].health is OK
 
         wait_for_the_next_round(served, interval)
+        sleep_until(max(edit.shown_by for edit in edits.values()))
         result = served.run_cli()
         assert result.returncode == 0, result.stderr
         state = loads_cleanly(served)
@@ -275,8 +284,11 @@ def test_a_spreadsheet_edited_during_a_round_is_read_in_that_round_or_the_next(t
 
 def wait_for_the_next_round(served: ServedDataset, interval: timedelta) -> None:
     """Sleep until the saved round is ``interval`` old: the next run starts a new one."""
-    due = served.state().round.started_at + interval
-    time.sleep(max(0.0, (due - datetime.now(UTC)).total_seconds()) + 0.05)
+    sleep_until(served.state().round.started_at + interval)
+
+
+def sleep_until(moment: datetime) -> None:
+    time.sleep(max(0.0, (moment - datetime.now(UTC)).total_seconds()) + 0.05)
 
 
 # == in this process, on a ManualClock =============================================================
@@ -456,6 +468,7 @@ def test_a_failing_drive_makes_rounds_read_everything_and_is_told_once_then_reco
     [failing] = of_kind(site.events, ChangeFeedFailing)
     assert failing.at == before.asked_at + ROUND
     site.put(EDITED, stock(quantity=-1))  # after the outage's last read: only the feed can tell it
+    drive_caught_up(site.sandbox.google)  # Drive's feed has it by the next round
 
     site.sandbox.google.faults.clear("*")
     result = site.next_round()

@@ -1,8 +1,9 @@
 """What `status` and `sheets` tell of change detection, on states left by real runs on the sandbox.
 
 Runs go through ``run_once`` on a manual clock with real gspread clients against the sandbox (whose
-Drive change feed records every edit made through its control API); the commands through the real
-CLI. The commands' own clock is the system's, so assertions use the absolute times they print.
+Drive change feed tells every edit made through its control API, at its spreadsheet's next moment);
+the commands through the real CLI. The commands' own clock is the system's, so assertions use the
+absolute times they print.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from cli_fixtures import A, B, C, invoke, json_of, saved_state, write_config
+from sandbox_fixtures import drive_caught_up
 
 from monitor.app.run import run_once
 from monitor.config import load_config
@@ -66,7 +68,8 @@ def site(tmp_path) -> Iterator[tuple[Site, datetime, datetime]]:
     with sandbox_site(tmp_path / "site") as site:
         first = site.run()
         site.clock.advance(NEXT_ROUND)
-        site.sandbox.google.store.put_control(B, stock(quantity=3))  # Drive records the edit
+        site.sandbox.google.store.put_control(B, stock(quantity=3))
+        drive_caught_up(site.sandbox.google)  # Drive's change feed tells the edit at B's moment
         second = site.run()
         yield site, first, second
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 from datetime import UTC, datetime, timedelta
 
-from sandbox_fixtures import served_dataset
+from sandbox_fixtures import drive_caught_up, served_dataset
 
 from monitor.app.run import run_once
 from monitor.config import load_config
@@ -39,6 +39,7 @@ def test_two_rounds_judge_every_generated_spreadsheet_as_its_manifest_says(tmp_p
             if entry.kind in AFTER_FIRST_READ:
                 assert first.health[entry.id].health == "ok", entry  # nothing to compare with yet
         apply_edits(served.dataset, served.sandbox.google)
+        drive_caught_up(served.sandbox.google)  # the next round is built once Drive's feed has them
         clock.advance(config.run.round_interval.total_seconds())
         a_round(served, config, clock)
         state = served.state()

@@ -7,6 +7,7 @@ credential's view are told apart; a position Drive does not know is a classified
 from __future__ import annotations
 
 import pytest
+from sandbox_fixtures import drive_caught_up
 
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.google.changes import DriveChangeFeed
@@ -41,6 +42,7 @@ def test_edits_after_a_position_are_reported_once_per_file_over_every_page(feed)
     position = changes.start_position(5)
     for n in (1, 2, 3, 4, 1):  # sheet-1 edited twice
         store.put_control(f"sheet-{n}", stock(100 + n))
+    drive_caught_up(store)
     found = changes.changed_since(position, 5, page_size=2)
     assert found.changed == {"sheet-1", "sheet-2", "sheet-3", "sheet-4"} and not found.removed
     assert found.requests >= 2  # two a page
@@ -64,6 +66,7 @@ def test_a_trashed_file_is_reported_changed_and_in_the_trash_not_removed(feed):
     position = changes.start_position(5)
     store.put_control("sheet-2", {**stock(2), "trashed": True})
     store.put_control("sheet-3", stock(3))
+    drive_caught_up(store)  # sheet-3's edit reaches the feed at its moment; the trash at once
     found = changes.changed_since(position, 5)
     assert found.changed == {"sheet-2", "sheet-3"} and found.trashed == {"sheet-2"} and not found.removed
     store.put_control("sheet-2", stock(2))  # restored
@@ -97,6 +100,7 @@ def test_a_feed_that_does_not_end_within_the_time_given_is_a_transient_error(fee
     position = changes.start_position(5)
     for n in range(6):
         store.put_control(f"sheet-{n}", stock(200 + n))
+    drive_caught_up(store)
     with pytest.raises(SheetReadError) as raised:
         changes.changed_since(position, 0.0, page_size=1)
     assert raised.value.error_class is ErrorClass.TRANSIENT and "did not end within" in raised.value.message

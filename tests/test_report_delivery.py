@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 from cli_fixtures import A, B, invoke, json_of, saved_state
 from report_fixtures import CHAT, NEXT_ROUND, page_of, run_on, sandbox_site, stock
+from sandbox_fixtures import drive_caught_up
 
 from monitor.app.run import run_once
 from monitor.config import load_config
@@ -54,6 +55,7 @@ def test_a_page_rendered_without_the_token_shows_a_halt_and_the_delivery_before_
     delivered_at = format_utc(saved_state(path).outbox.last_delivered_at)
     clock.advance(NEXT_ROUND)
     sandbox.google.store.put_control(B, stock(-1))  # B fails now: told, but the token is wrong
+    drive_caught_up(sandbox.google)  # once Drive's change feed has the edit
     run_on(path, clock, token="123456:WRONG-token-000000000000000000")
     assert len(sandbox.telegram.messages(CHAT)) == 1  # the failure was not delivered
     outbox = saved_state(path).outbox

@@ -13,6 +13,7 @@ from datetime import timedelta
 import pytest
 from run_fixtures import kinds, of_run
 from sandbox_bench import SandboxBench, sandbox_bench
+from sandbox_fixtures import drive_caught_up
 
 from monitor.checks import FormulaErrorsCheck, FreshnessCheck, ThresholdCheck
 from monitor.engine.breaker import OPEN
@@ -255,6 +256,7 @@ def test_a_freshness_check_on_the_file_reads_its_modified_time(world):
     stale = world.add_sheets(1)[0]
     payload = {**stock(), "modifiedTime": "2020-01-01T00:00:00Z"}
     world.sandbox.google.store.put_control(stale, payload)
+    drive_caught_up(world.sandbox.google)  # Drive shows the stated modifiedTime at the file's moment
     check = FreshnessCheck(source="modified_time", warn="> 2h", fail="> 1d")
     world.plans[0] = replace(world.plans[0], checks=(check,), ranges=(), needs_modified_time=True)
     run = world.run()

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from sandbox_bench import SandboxBench, sandbox_bench
+from sandbox_fixtures import drive_caught_up
 
 from monitor.checks import ChangeCheck, CrossSheetCheck, HeadersChangedCheck
 from monitor.config.model import Lend
@@ -35,6 +36,7 @@ def ledger(total: float = 40, skus=("A-1", "A-2", "A-3", "A-4")) -> dict:
 class World(SandboxBench):
     def put(self, spreadsheet: str, payload: dict) -> None:
         self.sandbox.google.store.put_control(spreadsheet, payload)
+        drive_caught_up(self.sandbox.google)  # the next round's feed tells an edit
 
     def next_round(self):
         self.clock.advance(ROUND.total_seconds())

@@ -1,5 +1,9 @@
 """Drive v3's change feed (changes.getStartPageToken, changes.list) and Drive's own quota, through
-real HTTP with ``requests``; the change log's paging as a pure unit."""
+real HTTP with ``requests``; the change log's paging as a pure unit.
+
+The feed delay is off here: these tests are about the feed's answers and paging, each edit recorded
+as it is made. When Google's delay lets an edit in is test_sandbox_feed_delay.py's.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,11 @@ from sheets_api_fixtures import SPREADSHEET_ID
 from monitor.sandbox.changes import ChangeLog
 
 SHEET = {"title": "S", "tabs": {"A": [["x", 1]]}}
+
+
+@pytest.fixture(autouse=True)
+def immediate_feed(sandbox):
+    sandbox.feed_delay.configure(model="off")
 
 
 def start_token(api, **params) -> str:

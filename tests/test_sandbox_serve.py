@@ -115,6 +115,10 @@ def test_serve_loads_a_dataset_folder_with_its_faults(tmp_path):
         assert "latency: Google latency model at full scale: median 380 ms" in lines
         latency = requests.get(f"{base_url}/_sandbox/latency", timeout=5).json()
         assert (latency["model"], latency["scale"], latency["seed"]) == ("google", 1.0, 0)
+        assert any(line.startswith("feed delay: Google's change-feed delay at full scale: ")
+                   for line in lines)
+        feed = requests.get(f"{base_url}/_sandbox/feed_delay", timeout=5).json()
+        assert (feed["model"], feed["period_seconds"], feed["seed"]) == ("google", 180.0, 0)
         stored = requests.get(f"{base_url}/_sandbox/spreadsheets/store-1", timeout=5).json()
         assert stored["tabs"] == store["tabs"]
         faults = requests.get(f"{base_url}/_sandbox/faults", timeout=5).json()["faults"]
@@ -124,9 +128,14 @@ def test_serve_loads_a_dataset_folder_with_its_faults(tmp_path):
 def test_serve_spreads_credentials_over_projects_and_delays_answers_as_its_flags_say(tmp_path):
     creds = tmp_path / "creds"
     with served("--no-telegram", "--seed", "3", "--write-credentials", str(creds), "--credentials", "3",
-                "--projects", "2", latency=("--latency-scale", "0.05")) as (_, lines):
+                "--projects", "2", "--feed-delay-scale", "0.1",
+                latency=("--latency-scale", "0.05")) as (_, lines):
         base_url = lines[0]
         assert "latency: Google latency model at 1/20 scale: median 19 ms" in lines
+        assert any(line.startswith("feed delay: Google's change-feed delay at 1/10 scale: ")
+                   and "every 18 s per file" in line for line in lines)
+        feed = requests.get(f"{base_url}/_sandbox/feed_delay", timeout=5).json()
+        assert (feed["scale"], feed["seed"], feed["active"]) == (0.1, 3, True)
         assert "projects: sheet-monitor-sandbox-1 (2), sheet-monitor-sandbox-2 (1)" in lines
         files = [json.loads(path.read_text()) for path in sorted(creds.glob("sa-*.json"))]
         projects = [f["project_id"] for f in files]
@@ -142,6 +151,13 @@ def test_serve_spreads_credentials_over_projects_and_delays_answers_as_its_flags
         assert stats["quota"]["read"]["projects"] == {"sheet-monitor-sandbox-2": 1}
 
 
+def test_serve_with_the_feed_delay_off_says_so_and_serves_without_it():
+    with served("--no-telegram", "--feed-delay", "off") as (_, lines):
+        assert "feed delay: no change-feed delay (Drive shows every edit at once)" in lines
+        feed = requests.get(f"{lines[0]}/_sandbox/feed_delay", timeout=5).json()
+        assert (feed["model"], feed["active"]) == ("off", False)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -154,6 +170,10 @@ def test_serve_spreads_credentials_over_projects_and_delays_answers_as_its_flags
         (["--latency", "slow"], "--latency"),
         (["--latency", "off", "--latency-scale", "0.5"], "--latency-scale applies to --latency google"),
         (["--latency-scale", "-1"], "--latency-scale"),
+        (["--feed-delay", "slow"], "--feed-delay"),
+        (["--feed-delay", "off", "--feed-delay-scale", "0.5"],
+         "--feed-delay-scale applies to --feed-delay google"),
+        (["--feed-delay-scale", "11"], "--feed-delay-scale"),
         (["--projects", "2"], "--projects P needs --write-credentials"),
         (["--write-credentials", "c", "--credentials", "1", "--projects", "2"],
          "every project needs at least one account"),

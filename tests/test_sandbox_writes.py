@@ -7,6 +7,7 @@ import threading
 from urllib.parse import quote
 
 import requests
+from sandbox_fixtures import drive_caught_up
 from sheets_api_fixtures import SPREADSHEET_ID, google_error
 
 
@@ -103,10 +104,11 @@ def test_clear_and_batch_clear(api):
     assert "values" not in api.values("'My tab'").json()
 
 
-def test_every_write_moves_modified_time(api, google_clock):
+def test_every_write_moves_modified_time(api, sandbox, google_clock):
     before = api.drive("GET", f"/{SPREADSHEET_ID}", params={"fields": "modifiedTime"}).json()
     google_clock.advance(90)
     api.put("Stock!G1", [["x"]])
+    drive_caught_up(sandbox)  # Drive shows the write at the file's next moment (feed_delay.py)
     after = api.drive("GET", f"/{SPREADSHEET_ID}", params={"fields": "modifiedTime"}).json()
     assert before == {"modifiedTime": "2026-01-05T03:00:00.000Z"}
     assert after == {"modifiedTime": "2026-01-05T03:01:30.000Z"}

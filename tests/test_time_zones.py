@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from cli_fixtures import invoke, json_of, saved_state, state_dir, write_config
 from run_fixtures import RANGE, SETTINGS, Bench, ScriptedReader, SimulatedReads
+from sandbox_fixtures import drive_caught_up
 
 from monitor.app.run import run_once
 from monitor.checks import FreshnessCheck
@@ -101,6 +102,7 @@ def test_the_zone_is_read_once_then_daily_and_counts_as_a_read(zoned_site):
             session.state.health[sid] = replace(session.state.health[sid], zone_due=clock.now())
     # Someone sets the first spreadsheet's zone in File > Settings: an edit, which Drive reports.
     sandbox.google.store.put_control(GMT, {**log(clock.now(), "Etc/GMT"), "timeZone": "Asia/Tokyo"})
+    drive_caught_up(sandbox.google)  # once Drive's feed shows it
     clock.advance(6 * 60)
     run_once(config, clock=clock, messages_to=io.StringIO())
     # The zone is asked with a read that happens anyway: the edited one now, the others at their next.

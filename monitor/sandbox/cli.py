@@ -25,11 +25,13 @@ from monitor.core.folders import shared_folder_problem
 
 from . import dataset as datasets
 from .auth import is_key_file
+from .feed_delay import MAX_SCALE as MAX_FEED_DELAY_SCALE
 from .google import GoogleSandbox
 from .http import HTTPServerThread
-from .latency import GOOGLE, MAX_SCALE, MODELS, OFF
+from .latency import MAX_SCALE as MAX_LATENCY_SCALE
 from .projects import project_ids, spread
 from .server import SandboxHandle
+from .switches import GOOGLE, MODELS, OFF
 
 # The chat the fake Telegram knows and written configs send to: a supergroup-shaped id.
 SANDBOX_CHAT_ID = -1001234567890
@@ -50,7 +52,8 @@ def sandbox() -> None:
 @click.option("--generate", "generate_count", type=click.IntRange(min=1), metavar="N",
               help="Generate N store spreadsheets, some broken on purpose.")
 @click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the generated dataset, of random faults and of the latency draws.")
+              help="Seed of the generated dataset, of random faults, of the latency draws and of "
+                   "the feed delay's moments.")
 @click.option("--dataset", "dataset_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Load spreadsheets from a dataset folder (see docs/sandbox.md).")
 @click.option("--write-credentials", "credentials_dir",
@@ -74,8 +77,16 @@ def sandbox() -> None:
               help="google: hold every Google API answer as long as real Google takes (median "
                    "0.38 s, a few answers of several seconds, larger answers slower); off: answer "
                    "at once.")
-@click.option("--latency-scale", type=click.FloatRange(0, MAX_SCALE), metavar="F",
+@click.option("--latency-scale", type=click.FloatRange(0, MAX_LATENCY_SCALE), metavar="F",
               help="Multiply every latency draw by F (0.1: a tenth; 0: off). Default 1.")
+@click.option("--feed-delay", "feed_delay_model", type=click.Choice(MODELS), default=GOOGLE,
+              show_default=True,
+              help="google: a spreadsheet's edits reach Drive's change feed and modifiedTime at the "
+                   "file's next moment, every 3 minutes per file (a few up to 10 minutes late), as "
+                   "at Google; off: at once. Values reads see an edit at once either way.")
+@click.option("--feed-delay-scale", type=click.FloatRange(0, MAX_FEED_DELAY_SCALE), metavar="F",
+              help="Multiply the feed delay's period and lateness by F (0.1: every 18 s; 0: off). "
+                   "Default 1.")
 def serve(
     port: int,
     telegram_port: int,
@@ -91,12 +102,15 @@ def serve(
     read_per_project: int,
     latency_model: str,
     latency_scale: float | None,
+    feed_delay_model: str,
+    feed_delay_scale: float | None,
 ) -> None:
     """Serve the sandbox until Ctrl-C; print its base URL as the first line."""
     _check_flags(generate_count, dataset_dir, credentials_dir, credential_count, config_path)
     credential_count = credential_count or 1
     _check_projects(credentials_dir, credential_count, project_count)
-    latency = _latency_setting(latency_model, latency_scale)
+    models = {"latency": _setting("--latency", latency_model, latency_scale),
+              "feed_delay": _setting("--feed-delay", feed_delay_model, feed_delay_scale)}
     # The written config paces reads with the same quotas the sandbox enforces.
     quotas = {"read_per_user": read_per_user, "read_per_project": read_per_project}
     # Signals are caught from the start: one that arrives while the dataset loads or files are
@@ -104,11 +118,12 @@ def serve(
     with _stop_signals() as stop, ExitStack() as stack:
         data = _dataset(generate_count, seed, dataset_dir)
         clock = SystemClock()
-        google = _seeded_google(data, clock, seed, quotas, latency)
+        google = _seeded_google(data, clock, seed, quotas, models)
         handle = _start_google(stack, google, clock, port)
         token = None if no_telegram else _start_telegram(stack, handle, clock, telegram_port)
         _describe(handle, data, token)
         click.echo(f"latency: {google.latency.describe()}")
+        click.echo(f"feed delay: {google.feed_delay.describe()}")
         _write_files(handle, data, credentials_dir, (credential_count, project_count or 1),
                      config_path, quotas)
         click.echo("serving; Ctrl-C or SIGTERM stops")
@@ -146,19 +161,20 @@ def _check_projects(credentials_dir: Path | None, credential_count: int,
                                f"{project_count} or more") from None
 
 
-def _latency_setting(model: str, scale: float | None) -> object:
-    """The ``GoogleSandbox(latency=...)`` value for the flags; a scale for "off" is a usage error."""
+def _setting(flag: str, model: str, scale: float | None) -> object:
+    """The ``GoogleSandbox`` value of a model's flags (``--latency`` and ``--latency-scale``, say);
+    a scale for "off" is a usage error."""
     if model == OFF:
         if scale is not None:
-            raise click.UsageError("--latency-scale applies to --latency google, not to --latency off")
+            raise click.UsageError(f"{flag}-scale applies to {flag} google, not to {flag} off")
         return OFF
     return GOOGLE if scale is None else scale
 
 
 def _seeded_google(data: datasets.Dataset | None, clock, seed: int, quotas: dict,
-                   latency: object) -> GoogleSandbox:
+                   models: dict) -> GoogleSandbox:
     """The fake Google API holding the dataset; seed data it refuses is a usage error (exit 2)."""
-    google = GoogleSandbox(clock=clock, seed=seed, latency=latency, **quotas)
+    google = GoogleSandbox(clock=clock, seed=seed, **models, **quotas)
     if data is not None:
         try:
             datasets.apply(data, google)

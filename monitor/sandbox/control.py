@@ -1,4 +1,5 @@
-"""The sandbox's own control API under ``/_sandbox/``: data, faults, quotas, latency, stats, clock.
+"""The sandbox's own control API under ``/_sandbox/``: data, faults, quotas, latency, the feed
+delay, stats, clock.
 
 Not part of Google's API, so it needs no token and meets no quota or fault. Every answer is JSON;
 bad input gets a Google-shaped 400 naming the problem, an unknown path 404, a wrong method 405.
@@ -20,6 +21,8 @@ bad input gets a Google-shaped 400 naming the problem, an unknown path 404, a wr
     PUT    /_sandbox/drive_quota             {"per_user": 10, "per_project": 100}
     GET    /_sandbox/latency                 the latency model in force and what it delayed
     PUT    /_sandbox/latency                 {"model": "google"|"off", "scale": 0.1, "seed": 3}
+    GET    /_sandbox/feed_delay              Drive's change-feed delay in force, what it holds
+    PUT    /_sandbox/feed_delay              {"model": "google"|"off", "scale": 0.1, "seed": 3}
     GET    /_sandbox/clock                   the sandbox's time
     POST   /_sandbox/clock                   {"advance_seconds": N}, only on a ManualClock
 """
@@ -153,6 +156,7 @@ def _stats(sandbox, request: Request, item: None) -> Response:
         "quota": sandbox.quota.usage(),
         "drive_quota": sandbox.drive_quota.usage(),
         "latency": sandbox.latency.snapshot(),
+        "feed_delay": sandbox.feed_delay.snapshot(),
     })
 
 
@@ -186,7 +190,7 @@ def _put_drive_quota(sandbox, request: Request, item: None) -> Response:
     return Response.json(200, sandbox.drive_quota.usage())
 
 
-_LATENCY_KEYS = ("model", "scale", "seed")
+_SWITCH_KEYS = ("model", "scale", "seed")
 
 
 def _get_latency(sandbox, request: Request, item: None) -> Response:
@@ -194,16 +198,29 @@ def _get_latency(sandbox, request: Request, item: None) -> Response:
 
 
 def _put_latency(sandbox, request: Request, item: None) -> Response:
-    settings = _json_object(request, "latency settings")
-    unknown = sorted(set(settings) - set(_LATENCY_KEYS))
+    return _configured(sandbox.latency, request, "latency")
+
+
+def _get_feed_delay(sandbox, request: Request, item: None) -> Response:
+    return Response.json(200, sandbox.feed_delay.snapshot())
+
+
+def _put_feed_delay(sandbox, request: Request, item: None) -> Response:
+    return _configured(sandbox.feed_delay, request, "feed_delay")
+
+
+def _configured(model, request: Request, what: str) -> Response:
+    """A model's switches (the latency, the feed delay) changed from a JSON body; its snapshot."""
+    settings = _json_object(request, f"{what} settings")
+    unknown = sorted(set(settings) - set(_SWITCH_KEYS))
     if unknown:
-        raise ValueError(f"unknown latency key {unknown[0]!r}; allowed: {', '.join(_LATENCY_KEYS)}")
+        raise ValueError(f"unknown {what} key {unknown[0]!r}; allowed: {', '.join(_SWITCH_KEYS)}")
     if not settings:
-        raise ValueError(f"give at least one of {', '.join(_LATENCY_KEYS)}")
+        raise ValueError(f"give at least one of {', '.join(_SWITCH_KEYS)}")
     if any(value is None for value in settings.values()):
-        raise ValueError("latency settings must not be null; leave a key out to keep it as it is")
-    sandbox.latency.configure(**settings)
-    return Response.json(200, sandbox.latency.snapshot())
+        raise ValueError(f"{what} settings must not be null; leave a key out to keep it as it is")
+    model.configure(**settings)
+    return Response.json(200, model.snapshot())
 
 
 def _get_clock(sandbox, request: Request, item: None) -> Response:
@@ -244,5 +261,6 @@ _ROUTES: dict[tuple[str, bool], dict[str, _Handler]] = {
     ("quota", False): {"GET": _get_quota, "PUT": _put_quota},
     ("drive_quota", False): {"GET": _get_drive_quota, "PUT": _put_drive_quota},
     ("latency", False): {"GET": _get_latency, "PUT": _put_latency},
+    ("feed_delay", False): {"GET": _get_feed_delay, "PUT": _put_feed_delay},
     ("clock", False): {"GET": _get_clock, "POST": _advance_clock},
 }

@@ -1,9 +1,9 @@
 """The fake Google API as one HTTP app: the order in which a request meets each concern.
 
-    control (/_sandbox/...) -> token endpoint (its own faults first) -> route -> authentication
-    (no credential: 403; a token not accepted: 401; too few scopes: 403) -> injected fault
-    -> quota (the caller's project; Sheets' or Drive's) -> the endpoint's handler -> stats
-    -> latency
+    Drive's due edits shown (feed delay) -> control (/_sandbox/...) -> token endpoint (its own
+    faults first) -> route -> authentication (no credential: 403; a token not accepted: 401; too
+    few scopes: 403) -> injected fault -> quota (the caller's project; Sheets' or Drive's) -> the
+    endpoint's handler -> stats -> latency
 
 Latency is decided last because an answer's size is part of it; it holds every answer of the Google
 API (errors and the token endpoint included, as Google takes its time for those too), never the
@@ -22,14 +22,16 @@ from . import control, errors
 from .auth import EXPIRED, MISSING, Caller, TokenAuthority
 from .drive_quota import DEFAULT_PER_PROJECT, DEFAULT_PER_USER, DriveQuotaMeter
 from .faults import TOKEN, FaultPlan, as_drive_answers
+from .feed_delay import FeedDelay
 from .http import Request, Response
-from .latency import GOOGLE, Latency
+from .latency import Latency
 from .projects import project_of
 from .quota import QuotaMeter
 from .routes import Route, match_route
 from .scopes import method_auth
 from .stats import ANONYMOUS, Stats
 from .store import SpreadsheetStore
+from .switches import GOOGLE
 
 
 @dataclass
@@ -41,15 +43,21 @@ class GoogleSandbox:
     write_per_project: int = 300
     drive_per_user: int = DEFAULT_PER_USER
     drive_per_project: int = DEFAULT_PER_PROJECT
-    seed: int = 0  # of random faults and of the latency draws
+    seed: int = 0  # of random faults, of the latency draws and of the feed delay's moments
     require_auth: bool = True
     # "google" (Google's answer times, see latency.py), "off", or a scale of the Google model (0.1:
     # a tenth of each draw). On by default: a test that needs speed says "off". After construction
     # ``self.latency`` is the live ``Latency`` (its switches and counts).
     latency: InitVar[object] = GOOGLE
+    # The same for Drive's change-feed delay (see feed_delay.py): "google" (a spreadsheet's edits
+    # reach changes.list and modifiedTime every 3 minutes per file, as at Google), "off" (at once),
+    # or a scale of the Google model. On by default: a test that needs an immediate feed says "off",
+    # or moves its clock to ``self.feed_delay.settled_by()``.
+    feed_delay: InitVar[object] = GOOGLE
 
-    def __post_init__(self, latency: object) -> None:
-        self.store = SpreadsheetStore(self.clock)
+    def __post_init__(self, latency: object, feed_delay: object) -> None:
+        self.feed_delay = FeedDelay(feed_delay, seed=self.seed)
+        self.store = SpreadsheetStore(self.clock, feed_delay=self.feed_delay)
         self.auth = TokenAuthority(self.clock)
         self.quota = QuotaMeter(
             self.clock,
@@ -70,10 +78,12 @@ class GoogleSandbox:
         self.breakages: dict[str, dict] = {}
 
     def reset(self) -> None:
-        """Forget data, faults, quota windows and stats, and restart the latency draws from their
-        seed; issued credentials and the latency and quota settings stay."""
+        """Forget data (and the edits Drive was still to show), faults, quota windows and stats, and
+        restart the latency draws from their seed; issued credentials and the latency, feed-delay
+        and quota settings stay."""
         self.faults.clear()
         self.store.reset()
+        self.feed_delay.reset()
         self.breakages.clear()
         self.quota.reset()
         self.drive_quota.reset()
@@ -87,6 +97,7 @@ class GoogleSandbox:
             self.store.restore_access(spreadsheet_id)
 
     def __call__(self, request: Request) -> Response:
+        self.store.settle()  # whatever a request asks, Drive has shown the edits due by now
         if request.raw_path.startswith("/_sandbox/"):
             return control.handle(self, request)
         response = self._answer(request)

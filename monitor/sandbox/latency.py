@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import math
 import random
-import threading
 from dataclasses import dataclass
+
+from . import switches
+from .switches import GOOGLE, ModelSwitch
 
 # -- The figures ------------------------------------------------------------------------------
 # Source: gspread's test cassettes (github.com/burnash/gspread, tests/cassettes/), 2,130 requests
@@ -57,9 +59,6 @@ SECONDS_PER_CELL = 25e-6
 BYTES_PER_CELL = 13
 SECONDS_PER_BYTE = SECONDS_PER_CELL / BYTES_PER_CELL  # ~1.9 s per MB: a 44 KB monitor read adds 85 ms
 
-GOOGLE = "google"
-OFF = "off"
-MODELS = (GOOGLE, OFF)
 MAX_SCALE = 100.0  # beyond this a draw (up to ~10 minutes) would only stall the sandbox's clients
 
 
@@ -96,22 +95,7 @@ def parse_setting(value: object) -> tuple[str, float]:
 
     A scale of 0 turns latency off like "off" does. Raises ValueError saying what is allowed.
     """
-    if value in MODELS:
-        return str(value), 1.0
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return GOOGLE, _checked_scale(value)
-    raise ValueError(
-        f"latency must be {GOOGLE!r}, {OFF!r} or a scale of the Google model (a number from 0 to "
-        f"{MAX_SCALE:g}), got {value!r}"
-    )
-
-
-def _checked_scale(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f'latency "scale" must be a number from 0 to {MAX_SCALE:g}, got {value!r}')
-    if not 0 <= value <= MAX_SCALE:
-        raise ValueError(f'latency "scale" must be from 0 to {MAX_SCALE:g}, got {value!r}')
-    return float(value)
+    return switches.parse_setting(value, "latency", MAX_SCALE)
 
 
 class Latency:
@@ -122,28 +106,24 @@ class Latency:
     """
 
     def __init__(self, setting: object = GOOGLE, seed: int = 0, model: LatencyModel = GOOGLE_MODEL) -> None:
-        self._model_name, self._scale = parse_setting(setting)
+        self._switch = ModelSwitch(setting, seed, "latency", MAX_SCALE)
         self._distribution = model
-        self._seed = seed
         self._random = random.Random(seed)
-        self._lock = threading.Lock()
+        self._lock = self._switch.lock
         self._delayed = 0
         self._total_seconds = 0.0
 
     @property
     def active(self) -> bool:
         with self._lock:
-            return self._active()
-
-    def _active(self) -> bool:
-        return self._model_name == GOOGLE and self._scale > 0
+            return self._switch.active
 
     def delay(self, body_bytes: int) -> float:
         """Seconds to hold the next answer, of ``body_bytes`` bytes; counted when above zero."""
         with self._lock:
-            if not self._active():
+            if not self._switch.active:
                 return 0.0
-            seconds = self._scale * self._distribution.draw(self._random, body_bytes)
+            seconds = self._switch.scale * self._distribution.draw(self._random, body_bytes)
             self._delayed += 1
             self._total_seconds += seconds
         return seconds
@@ -154,50 +134,32 @@ class Latency:
         All are validated before any is applied (ValueError naming the key). A new seed restarts the
         draws from it; without one the sequence goes on where it was.
         """
-        if model is not None and model not in MODELS:
-            raise ValueError(f'latency "model" must be one of {", ".join(MODELS)}, got {model!r}')
-        new_scale = _checked_scale(scale) if scale is not None else None
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError(f'latency "seed" must be an integer, got {seed!r}')
-        with self._lock:
-            if model is not None:
-                self._model_name = str(model)
-            if new_scale is not None:
-                self._scale = new_scale
-            if seed is not None:
-                self._seed = seed
-                self._random = random.Random(seed)
+        if self._switch.configure(model=model, scale=scale, seed=seed):
+            with self._lock:
+                self._random = random.Random(self._switch.seed)
 
     def median_seconds(self, body_bytes: int = 0) -> float:
         """The median delay of a ``body_bytes`` answer as now set (0.0 when off), tail aside."""
         with self._lock:
-            if not self._active():
+            if not self._switch.active:
                 return 0.0
             model = self._distribution
-            return self._scale * (model.body_median + model.seconds_per_byte * body_bytes)
+            return self._switch.scale * (model.body_median + model.seconds_per_byte * body_bytes)
 
     def describe(self) -> str:
         """One line for people: "Google latency model at 1/10 scale: median 38 ms", or "off"."""
         with self._lock:
-            active, scale = self._active(), self._scale
+            active, scale = self._switch.active, self._switch.scale
         if not active:
             return "no added latency (answers as fast as the sandbox can)"
-        if scale == 1:
-            scale_text = "full scale"
-        elif scale < 1 and (1 / scale).is_integer():
-            scale_text = f"1/{int(1 / scale)} scale"
-        else:
-            scale_text = f"scale {scale:g}"
-        return f"Google latency model at {scale_text}: median {self.median_seconds() * 1000:.0f} ms"
+        return (f"Google latency model at {switches.scale_text(scale)}: median "
+                f"{self.median_seconds() * 1000:.0f} ms")
 
     def snapshot(self) -> dict:
         """Settings and counts, JSON-ready: model, scale, seed, delayed, total_seconds, mean_seconds."""
         with self._lock:
             return {
-                "model": self._model_name,
-                "scale": self._scale,
-                "seed": self._seed,
-                "active": self._active(),
+                **self._switch.settings(),
                 "delayed": self._delayed,
                 "total_seconds": round(self._total_seconds, 6),
                 "mean_seconds": round(self._total_seconds / self._delayed, 6) if self._delayed else 0.0,
@@ -208,4 +170,4 @@ class Latency:
         with self._lock:
             self._delayed = 0
             self._total_seconds = 0.0
-            self._random = random.Random(self._seed)
+            self._random = random.Random(self._switch.seed)

@@ -23,7 +23,7 @@ from monitor.core.clock import SystemClock
 
 from .google import GoogleSandbox
 from .http import HTTPServerThread
-from .latency import GOOGLE
+from .switches import GOOGLE
 
 
 @dataclass
@@ -58,13 +58,16 @@ def running_sandbox(
     write_per_project: int = 300,
     telegram: bool = True,
     latency: object = GOOGLE,
+    feed_delay: object = GOOGLE,
 ) -> Iterator[SandboxHandle]:
     """Serve the fake Google API (and the fake Telegram API when ``telegram``) until the block ends.
 
     ``latency`` is Google's answer times by default (see latency.py); "off" answers at once, a number
-    scales the model (0.1: a tenth of each draw). ``clock`` defaults to the system clock. A
-    ManualClock used with google-auth's real token flow must start near the real time, because
-    google-auth stamps its JWT from the real clock.
+    scales the model (0.1: a tenth of each draw). ``feed_delay`` is Drive's change-feed delay,
+    Google's by default (a spreadsheet's edits reach changes.list and modifiedTime at the file's
+    next moment, about every 3 minutes, see feed_delay.py), "off" or a scale. ``clock`` defaults
+    to the system clock. A ManualClock used with google-auth's real token flow must start near the
+    real time, because google-auth stamps its JWT from the real clock.
     """
     clock = clock if clock is not None else SystemClock()
     google = GoogleSandbox(
@@ -75,6 +78,7 @@ def running_sandbox(
         write_per_user=write_per_user,
         write_per_project=write_per_project,
         latency=latency,
+        feed_delay=feed_delay,
     )
     with ExitStack() as stack:
         google_server = stack.enter_context(HTTPServerThread(google))

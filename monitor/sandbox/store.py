@@ -5,6 +5,12 @@ need several steps to be atomic (a batch) hold ``store.lock`` (re-entrant) aroun
 
 Rows seeded through the control API are shared: equal formula-free rows are one tuple across
 every spreadsheet (see model for what that saves), copied by a write before it changes them.
+
+Drive sees an edit late (feed_delay.py): a spreadsheet's ``modified`` is the modifiedTime Drive
+shows, and an edit reaches it and the change log only when the file's moment has passed. Every
+look at the store (``get``, ``all``, ``get_control``, ``changes``) first settles the edits that
+are due, so whichever request comes first after a moment, the change log holds the same changes in
+the same order.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import threading
 
 from .changes import ChangeLog
 from .control_format import control_payload, spreadsheet_from_control
+from .feed_delay import FeedDelay
 from .model import DEFAULT_COLS, DEFAULT_ROWS, Spreadsheet, Tab
 from .rendered_rows import RenderedRows
 
@@ -27,16 +34,36 @@ class UnknownSpreadsheet(KeyError):
 
 
 class SpreadsheetStore:
-    """Every spreadsheet of the sandbox, by id. Thread-safe; ``clock.now()`` stamps changes."""
+    """Every spreadsheet of the sandbox, by id. Thread-safe; ``clock.now()`` stamps changes.
 
-    def __init__(self, clock, seed: int = 0) -> None:
+    ``feed_delay`` holds edits until Drive shows them (Google's delay unless given another).
+    """
+
+    def __init__(self, clock, seed: int = 0, feed_delay: FeedDelay | None = None) -> None:
         self.clock = clock
         self.lock = threading.RLock()
         self._random = random.Random(seed)
         self._sheets: dict[str, Spreadsheet] = {}
         self._rows: dict[tuple, tuple] = {}  # shared read-only rows, see _shared
         self.rendered = RenderedRows()  # their rendered forms, for reads (see rendered_rows.py)
-        self.changes = ChangeLog()
+        self.feed_delay = feed_delay if feed_delay is not None else FeedDelay(seed=seed)
+        self._changes = ChangeLog()
+
+    @property
+    def changes(self) -> ChangeLog:
+        """Drive's change log as of now: the edits due by now are in it (see ``settle``)."""
+        self.settle()
+        return self._changes
+
+    def settle(self) -> None:
+        """Show Drive the held edits whose moment has passed, in the order of their moments: each
+        file's modifiedTime moves to its latest edit's, and the change log gets one change of it."""
+        with self.lock:
+            for held in self.feed_delay.due(self.clock.now()):
+                spreadsheet = self._sheets.get(held.file_id)
+                if spreadsheet is not None:  # a deleted file's edits were dropped with it
+                    spreadsheet.modified = held.modified
+                    self._changes.record(held.file_id, held.edited_at)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -46,15 +73,17 @@ class SpreadsheetStore:
             spreadsheet = Spreadsheet(self._new_id(), title, self.clock.now())
             spreadsheet.tabs.append(Tab(0, "Sheet1", DEFAULT_ROWS, DEFAULT_COLS))
             self._sheets[spreadsheet.id] = spreadsheet
-            self.changes.record(spreadsheet.id, spreadsheet.modified)
+            self.changes.record(spreadsheet.id, spreadsheet.modified)  # a new file: shown at once
             return spreadsheet
 
     def get(self, spreadsheet_id: str) -> Spreadsheet | None:
         with self.lock:
+            self.settle()
             return self._sheets.get(spreadsheet_id)
 
     def all(self) -> list[Spreadsheet]:
         with self.lock:
+            self.settle()
             return list(self._sheets.values())
 
     def ids(self) -> list[str]:
@@ -63,9 +92,11 @@ class SpreadsheetStore:
 
     def delete(self, spreadsheet_id: str) -> bool:
         with self.lock:
+            self.settle()  # what was due before the deletion was seen before it
             if self._sheets.pop(spreadsheet_id, None) is None:
                 return False
-            self.changes.record_removed(spreadsheet_id, self.clock.now())
+            self.feed_delay.drop(spreadsheet_id)
+            self._changes.record_removed(spreadsheet_id, self.clock.now())
             return True
 
     def reset(self) -> None:
@@ -73,13 +104,22 @@ class SpreadsheetStore:
             self._sheets.clear()
             self._rows.clear()
             self.rendered.clear()
-            self.changes.clear()
+            self.feed_delay.clear()
+            self._changes.clear()
 
     def touch(self, spreadsheet: Spreadsheet) -> None:
-        """Record a change: Drive's modifiedTime moves on every write, and the file is in the
-        change log."""
-        spreadsheet.modified = self.clock.now()
-        self.changes.record(spreadsheet.id, spreadsheet.modified)
+        """An edit of the spreadsheet's contents, now: Drive's modifiedTime moves to now and the file
+        is in the change log, at the file's next moment (at once with the feed delay off)."""
+        with self.lock:
+            now = self.clock.now()
+            self._edited(spreadsheet, now, now)
+
+    def _edited(self, spreadsheet: Spreadsheet, modified, now) -> None:
+        """Drive is to show ``modified`` for an edit made at ``now``: held, or shown at once."""
+        self.settle()  # an edit after a moment passed is not coalesced into that moment's change
+        if not self.feed_delay.hold(spreadsheet.id, modified, now):
+            spreadsheet.modified = modified
+            self._changes.record(spreadsheet.id, now)
 
     def remove_access(self, spreadsheet_id: str) -> None:
         """The callers lost access to the file: it leaves their change feed."""
@@ -110,6 +150,9 @@ class SpreadsheetStore:
         """Create or replace a spreadsheet from the control API's JSON (its shape: see
         control_format); ValueError, naming what is wrong, if malformed.
 
+        A new spreadsheet is in Drive at once; replacing one is an edit, which Drive shows at the
+        file's next moment (see ``touch``), with the payload's modifiedTime if it gives one; a new
+        ``trashed`` is a change of its own, at once, as files.update's.
         ``touch=False`` replaces an existing spreadsheet's contents keeping its createdTime,
         modifiedTime, time zone and locale and recording no change, as values recomputed by Google
         (IMPORTRANGE, GOOGLEFINANCE, NOW()) change without a write; UnknownSpreadsheet if there is
@@ -130,19 +173,26 @@ class SpreadsheetStore:
         spreadsheet = spreadsheet_from_control(spreadsheet_id, payload, self.clock.now(),
                                                self._shared, kept)
         with self.lock:
-            old = self._sheets.get(spreadsheet_id)
-            if not touch:
-                if old is None:
-                    raise UnknownSpreadsheet(spreadsheet_id)
-                spreadsheet.created, spreadsheet.modified = old.created, old.modified
+            old = self.get(spreadsheet_id)
+            if old is None and not touch:
+                raise UnknownSpreadsheet(spreadsheet_id)
             self._sheets[spreadsheet_id] = spreadsheet
-            if touch:
-                self.changes.record(spreadsheet_id, self.clock.now())
+            if old is None:  # a new file: in Drive at once
+                self._changes.record(spreadsheet_id, self.clock.now())
+                return
+            # Drive shows the modifiedTime it showed until it shows the edit (if this is one).
+            stated, spreadsheet.modified = spreadsheet.modified, old.modified
+            if not touch:
+                spreadsheet.created = old.created
+                return
+            self._edited(spreadsheet, stated, self.clock.now())
+            if spreadsheet.trashed != old.trashed:  # moved to the trash or out: as files.update
+                self._changes.record(spreadsheet_id, self.clock.now())
 
     def get_control(self, spreadsheet_id: str) -> dict | None:
         """The spreadsheet in put_control's shape (formulas as {"formula", "value"}), or None."""
         with self.lock:
-            spreadsheet = self._sheets.get(spreadsheet_id)
+            spreadsheet = self.get(spreadsheet_id)
             return None if spreadsheet is None else control_payload(spreadsheet)
 
     def _shared(self, cells: list) -> tuple:
