@@ -19,6 +19,7 @@ def test_the_demo_prints_the_telegram_messages_and_a_status_matching_the_dataset
     assert result.returncode == 0, result.stderr
     assert "What the team received in Telegram" in result.stdout
     assert "Answers are delayed by the Google latency model at full scale: median 380 ms" in result.stdout
+    assert "Drive shows edits late, by Google's change-feed delay at full scale" in result.stdout
     assert re.search(r"run 1: \d+ reads \(up to \d+ at once, \d+\.\d\d s each on average\)", result.stdout)
     assert "round " in result.stdout and "20 of 20 done" in result.stdout
     # Someone answers from the chat: the press, what the run said, the phone's answer, the new buttons.

@@ -73,7 +73,7 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str], rep
         config = load_config(config_path, {"TELEGRAM_BOT_TOKEN": DEMO_TOKEN})
 
         say(f"sheet-monitor demo: {sheets} generated spreadsheets (seed {seed}) on the built-in sandbox.")
-        _print_setup(config, sandbox.google.latency.describe(), say)
+        _print_setup(config, sandbox.google.latency.describe(), sandbox.google.feed_delay.describe(), say)
 
         runs, first_run_at = 0, datetime.now(UTC)
         while time.monotonic() - started < budget_seconds:
@@ -159,12 +159,13 @@ def _print_next_steps(say) -> None:
     say(NEXT_STEPS)
 
 
-def _print_setup(config, latency: str, say) -> None:
+def _print_setup(config, latency: str, feed_delay: str, say) -> None:
     say(
         f"  Shortened for the demo: quota raised to {DEMO_READS_PER_MINUTE} reads/min per account "
         f"(Google allows 60) with {DEMO_CREDENTIALS} accounts, request timeout {DEMO_REQUEST_TIMEOUT}."
     )
     say(f"  Answers are delayed by the {latency} (Google: ~0.4 s).")
+    say(f"  Drive shows edits late, by {feed_delay}.")
     # A first round reads each spreadsheet's time zone too (every generated one has a freshness check).
     first = config_plan(config)["first_round_reads"]
     say(f"  With Google's real quota this first round ({first} reads: values, and each time zone once) "

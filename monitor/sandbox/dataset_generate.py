@@ -237,7 +237,9 @@ def _edited(rng: random.Random, kind: str, payload: dict) -> dict:
         kept = stock[:1 + (len(stock) - 1) // 2]
     else:  # headers_renamed
         kept = [[*stock[0][:1], "Item", *stock[0][2:]], *stock[1:]]
-    return {**payload, "tabs": {**payload["tabs"], STOCK_TAB: kept}}
+    # Without the original's modifiedTime: the edit is made when it is applied, and Drive stamps it then.
+    edited = {key: value for key, value in payload.items() if key != "modifiedTime"}
+    return {**edited, "tabs": {**payload["tabs"], STOCK_TAB: kept}}
 
 
 def _deal_breakages(rng: random.Random, n: int) -> list[Breakage]:
