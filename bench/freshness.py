@@ -68,12 +68,14 @@ from common import ROOT, sandbox_url, served_dataset  # noqa: E402
 from edit_watch import Editor, Observer, editable_payloads, match, reads_that_found_an_edit  # noqa: E402
 
 from monitor.config import load_config  # noqa: E402
+from monitor.sandbox.feed_delay import GOOGLE_FEED_MODEL as FEED_MODEL  # noqa: E402
 
 PER_USER, PER_PROJECT = 60, 300  # Google's read quotas per minute: one credential, one project
 INTERVAL_S = 300.0  # the cron line and round_interval: every 5 minutes
 BUDGET_S = 270.0  # 4m30s: the documented budget under a 5-minute cron line
 MAX_AGE_S = 3600.0  # the default max_age
 TIMEOUT_S = 30.0  # the monitor's default request timeout
+CHANGE_POLL_S = 20.0  # the default [run] change_poll: a run asks Drive's feed this often while it lives
 SHEETS_READS = "GET /v4/spreadsheets/"  # batchGet, and spreadsheets.get (details, a time zone)
 DRIVE_CHANGES = "GET /drive/v3/changes"  # changes.list and (with /startPageToken) its start
 FIRST_ROUND_TICKS = 12  # a first round that takes longer than this means something else is wrong
@@ -150,11 +152,13 @@ def measure(args, setting: Setting) -> dict:
     scale = args.scale
     interval = INTERVAL_S / scale
     run = {"round_interval": f"{interval:g}s", "budget": f"{BUDGET_S / scale:g}s",
-           "max_age": f"{MAX_AGE_S / scale:g}s", "change_detection": setting.detection}
+           "max_age": f"{MAX_AGE_S / scale:g}s", "change_detection": setting.detection,
+           "change_poll": f"{CHANGE_POLL_S / scale:g}s"}
     with tempfile.TemporaryDirectory() as tmp, served_dataset(
-        Path(tmp), sheets=args.sheets, credentials=1, per_user=PER_USER * scale,
+        Path(tmp), sheets=args.sheets, credentials=args.credentials, per_user=PER_USER * scale,
         per_project=PER_PROJECT * scale, faults=False, request_timeout=f"{TIMEOUT_S / scale:g}s",
-        latency_scale=1 / scale, feed_delay_scale=1 / scale, seed=args.seed, run=run,
+        latency_scale=1 / scale, seed=args.seed, run=run,
+        **({"feed_delay_scale": 1 / scale} if args.feed_delay else {"feed_delay": "off"}),
     ) as config_path, requests.Session() as control:
         control.trust_env = False  # never through a proxy: the sandbox is on 127.0.0.1
         config = load_config(config_path)
@@ -231,7 +235,40 @@ def summarise(args, setting: Setting, cron: Cron, final: dict, editor: Editor, o
         "poll_ms": 1000 * observer.poll_seconds / max(observer.polls, 1),
         "wrong_order": sum(edit.seen_at is not None and edit.seen_at < edit.made_at for edit in edits),
         "feed_delay": final["feed_delay"],  # the sandbox's, with what it held
+        "parts": lag_parts(args, edits, lines),
     }
+
+
+def lag_parts(args, edits, lines: list[dict]) -> dict[str, list[float]]:
+    """Each judged edit's lag split into its parts, in the bench's seconds: the feed's delay (from the
+    edit to its spreadsheet's moment, by the sandbox's own model and seed), the wait for a look at the
+    feed after it (a round's start or a run's watch: their log lines), the wait for a read slot, and
+    the read (its task_done's duration). A read that came before any look after the moment (a round's
+    routine read) has no slot wait; one that came before the moment, no look."""
+    scale = 1 / args.scale
+    looks = sorted(parse_ts(line["ts"]) for line in lines
+                   if line.get("event") in ("round_started", "feed_watched"))
+    done: dict[str, list[tuple[datetime, float]]] = {}
+    for line in events(lines, "task_done"):
+        done.setdefault(line["spreadsheet_id"], []).append((parse_ts(line["ts"]), line["duration_ms"] / 1000))
+    parts: dict[str, list[float]] = {"feed": [], "look": [], "slot": [], "read": [], "beyond the feed": []}
+    for edit in edits:
+        if edit.seen_at is None or edit.sheet_id not in done:
+            continue
+        ended, seconds = min(done[edit.sheet_id],
+                             key=lambda read: abs((read[0] - edit.seen_at).total_seconds()))
+        started = ended.timestamp() - seconds
+        shown = FEED_MODEL.surfaces_at(args.seed, edit.sheet_id, edit.made_at.timestamp(), scale) \
+            if args.feed_delay else edit.made_at.timestamp()
+        look = next((at.timestamp() for at in looks if at.timestamp() >= shown), started)
+        feed = min(shown, started) - edit.made_at.timestamp()
+        waited = max(0.0, min(look, started) - shown)
+        parts["feed"].append(feed)
+        parts["look"].append(waited)
+        parts["slot"].append(max(0.0, started - max(look, shown)))
+        parts["read"].append(seconds)
+        parts["beyond the feed"].append((edit.seen_at - edit.made_at).total_seconds() - feed)
+    return {name: sorted(values) for name, values in parts.items()}
 
 
 def events(lines: list[dict], name: str) -> list[dict]:
@@ -279,6 +316,9 @@ def describe(args, m: dict) -> str:
         f"  edits {len(edits)} in {args.periods} periods of 5 min ({len(edits) // max(args.periods, 1)} "
         f"each), judged {len(lags)}, missed {missed}; judged within 5 min: {within}/{len(edits)}",
         f"  lag from edit to verdict: {figures} (fraction of the 5-minute interval)",
+        "  its parts (p50/p95/max): " + "; ".join(
+            f"{name} {'/'.join(minutes(percentile(values, q) * scale) for q in (0.5, 0.95, 1.0))}"
+            for name, values in m["parts"].items()),
         "  rounds started between an edit and its verdict: "
         + ", ".join(f"{n}: {k} edits" for n, k in late.items()),
         f"  per 5 min, the {len(reads)} ticks after each period: reads (the sandbox's Sheets reads) "
@@ -312,6 +352,7 @@ def summary(values: list[int]) -> str:
 
 def passed(m: dict) -> bool:
     return (all(edit.seen_at is not None for edit in m["edits"]) and not m["quota_exceeded"]
+            and len(m["parts"]["read"]) == len(m["lags"])  # every judged edit's read was found in the logs
             and m["observed"] == m["reads_logged"] and m["sheets_reads"] >= m["reads_sent"]
             and not m["wrong_order"])
 
@@ -324,6 +365,10 @@ def main() -> int:
     parser.add_argument("--periods", type=int, default=3, help="5-minute periods of editing")
     parser.add_argument("--drain", type=int, default=6, help="ticks after editing to wait for verdicts")
     parser.add_argument("--sheets", type=int, default=700)
+    parser.add_argument("--credentials", type=int, default=1,
+                        help="service accounts of one Cloud project (5,000 spreadsheets: 5)")
+    parser.add_argument("--no-feed-delay", dest="feed_delay", action="store_false",
+                        help="Drive shows every edit at once (the sandbox's feed delay off)")
     parser.add_argument("--scale", type=int, default=1, help="quotas x K; latency, timeout and times / K")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--logs", type=Path, help="keep the runs' logs in this folder")

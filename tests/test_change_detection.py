@@ -504,3 +504,12 @@ def test_the_lag_from_an_edit_to_its_verdict_is_kept_and_every_view_shows_the_sa
     assert quantiles == {"0.5": 120, "0.95": 180, "1": 180}
     # An hour on, the figure is gone from every view alike.
     assert status_report(stored, now + timedelta(hours=1, minutes=5))["edit_lag"] is None
+
+
+def test_a_round_reads_the_edits_drive_reported_before_its_routine_reads():
+    the_bench, drive = bench(5)
+    the_bench.run()
+    the_bench.clock.advance(2 * 3600)  # every spreadsheet is due by its max_age too
+    drive.changed = {"s3"}
+    run = the_bench.run()
+    assert read_in(the_bench, run)[0] == "s3" and len(read_in(the_bench, run)) == 5

@@ -48,9 +48,9 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
 
-# Drive shows a Sheets edit in its feed minutes after it was made (docs/operations.md): a run asking
-# more often than this spends requests and finds nothing sooner.
-LEAST_CHANGE_POLL = timedelta(seconds=5)
+# A run asking Drive's feed more often than this would do little else; Drive shows a Sheets edit
+# minutes after it was made anyway (docs/operations.md), so the default asks every 20 s.
+LEAST_CHANGE_POLL = timedelta(seconds=1)
 
 
 class RunConfig(_Section):

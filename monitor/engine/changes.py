@@ -168,6 +168,10 @@ class ChangeDetection:
             due = due_for_read(plans[spreadsheet_id], self.state.health.get(spreadsheet_id), now, interval,
                                self.state.is_failing(spreadsheet_id))
             (read if due else unread).append(spreadsheet_id)
+        # Edits first (after what `dlq retry` asked for): the routine reads, longest unread first,
+        # would otherwise put a spreadsheet edited a minute ago behind an hour's worth of them.
+        first, health = set(self.state.retry_first.spreadsheet_ids), self.state.health
+        read.sort(key=lambda sid: (sid not in first, not (sid in health and health[sid].change_unread)))
         early = self._read_early(read, unread, plans, interval)
         if early:
             taken = set(early)
