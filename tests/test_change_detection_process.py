@@ -77,11 +77,14 @@ class Editor:
     """People editing spreadsheets through the sandbox's control API, as the sandbox's own callers
     would: ``edit`` once, or start ``thread`` to edit at random moments until ``stop``."""
 
-    def __init__(self, served: ServedDataset, ids: list[str], rng: random.Random) -> None:
+    def __init__(self, served: ServedDataset, ids: list[str], rng: random.Random,
+                 pause: tuple[float, float] = (0.04, 0.2)) -> None:
         self.served = served
+        self.pause = pause  # the least and most seconds between two edits
         self.ids = ids
         self.rng = rng
         self.last: dict[str, Edit] = {}
+        self.made: list[tuple[str, Edit]] = []  # every edit, in order
         self.count = 0
         self.errors: list[BaseException] = []
         self._stopping = threading.Event()
@@ -97,6 +100,7 @@ class Editor:
         held = self.served.sandbox.google.feed_delay.held(spreadsheet_id)
         shown_by = held.due if held is not None else datetime.now(UTC)  # None: shown already
         edit = self.last[spreadsheet_id] = Edit(at, quantity, shown_by)
+        self.made.append((spreadsheet_id, edit))
         return edit
 
     def stop(self) -> None:
@@ -106,12 +110,12 @@ class Editor:
         assert not self.errors, self.errors
 
     def _keep_editing(self, edits_each: int = 3) -> None:
-        """Edit a random spreadsheet every 40-200 ms, each at most ``edits_each`` times: their last
+        """Edit a random spreadsheet every ``pause`` seconds, each at most ``edits_each`` times: their last
         edits are spread over the whole time, so an edit lost at any moment is not hidden by a
         later one of the same spreadsheet."""
         left = dict.fromkeys(self.ids, edits_each)
         try:
-            while left and not self._stopping.wait(self.rng.uniform(0.04, 0.2)):
+            while left and not self._stopping.wait(self.rng.uniform(*self.pause)):
                 spreadsheet_id = self.rng.choice(sorted(left))
                 left[spreadsheet_id] -= 1
                 if not left[spreadsheet_id]:
@@ -481,3 +485,116 @@ def test_a_failing_drive_makes_rounds_read_everything_and_is_told_once_then_reco
     steady = 3 + (FEED_FAILURES[status] == "reset")
     assert site.reads(STEADY, EDITED, LIVE) == [steady, 4, 4]
     assert site.state().health[EDITED].health is FAIL
+
+
+# == runs watching the feed, child processes =======================================================
+
+
+# A run that watches Drive's feed for all its budget: rounds an hour apart, so every run after the
+# first carries on a complete round and spends its budget looking at the feed once a second.
+WATCHING = {"round_interval": "1h", "change_poll": "1s"}
+WATCH_BUDGET = "8"  # seconds: 5 usable, with the 3 s reserve
+FEED_FAILING = "change feed cannot be read"  # what the chat is told (monitor.notify.render)
+FEED_RECOVERED = "change feed answers again"
+
+
+def judged_edits(state: State) -> int:
+    """How many edits the saved runs judged (each run's record keeps the lag of each)."""
+    return sum(len(run.edit_lags) for hour in state.runlog.values() for run in hour.runs)
+
+
+def test_runs_killed_at_random_moments_while_watching_the_feed_lose_no_edit_and_judge_none_twice(tmp_path):
+    rng = random.Random(20261202)
+    with served_dataset(tmp_path, 12, seed=5, faults=False, run_section=WATCHING,
+                        feed_delay=FEED_DELAY, **FAST_QUOTA) as served:
+        served.fault(spreadsheet="*", latency_ms=120)  # kills land while Drive or a read is out
+        healthy = [entry.id for entry in served.dataset.sheets if entry.kind == "healthy"]
+        assert served.run_cli("--budget", WATCH_BUDGET).returncode == 0  # the first round, a position
+        editor = Editor(served, healthy[:8], rng, pause=(0.3, 0.8))  # 24 edits over about 13 s
+        editor.thread.start()
+        looked = turns = 0
+        while editor.thread.is_alive() or turns < 6:
+            turns += 1
+            process = served.start_run("--budget", WATCH_BUDGET)
+            log = RunLog(process)
+            log.wait_for("run_started")
+            # Killed while it watches: right after a look that queued an edit (its read just out or
+            # about to go), or at any moment of its watching.
+            if rng.random() < 0.5:
+                watched = log.wait_for("feed_watched", timeout=6)
+                looked += watched is not None and watched["queued"] > 0
+                time.sleep(rng.uniform(0.0, 0.15))
+            else:
+                time.sleep(rng.uniform(0.2, 4.0))
+            if process.poll() is None:
+                kill_now(process)
+            loads_cleanly(served)
+        editor.stop()
+
+        sleep_until(max(edit.shown_by for edit in editor.last.values()))
+        result = served.run_cli("--budget", WATCH_BUDGET)  # one unkilled run sees what is left
+        assert result.returncode == 0, result.stderr
+        state = loads_cleanly(served)
+        for spreadsheet_id, edit in editor.last.items():
+            assert_saw_the_last_edit(state, spreadsheet_id, edit)
+            assert not state.health[spreadsheet_id].change_unread
+        # Every edit the saved runs judged was a change Drive showed (edits of a spreadsheet within
+        # one window are one), and none was judged twice. (A killed run's record, and the lags in it,
+        # die with it: the edits it judged are kept, their count is not.)
+        surfaced = {(spreadsheet_id, edit.shown_by) for spreadsheet_id, edit in editor.made}
+        assert judged_edits(state) <= len(surfaced), (judged_edits(state), len(surfaced))
+        assert looked >= 2  # kills landed just after a look that queued an edit
+
+
+def test_a_spreadsheet_edited_twice_within_one_delay_window_is_judged_once_on_its_latest_values(tmp_path):
+    with served_dataset(tmp_path, 6, seed=6, faults=False, run_section=WATCHING,
+                        feed_delay=FEED_DELAY, **FAST_QUOTA) as served:
+        first, second = [entry.id for entry in served.dataset.sheets if entry.kind == "healthy"][:2]
+        assert served.run_cli("--budget", WATCH_BUDGET).returncode == 0
+        editor = Editor(served, [], random.Random(2))
+        process = served.start_run("--budget", WATCH_BUDGET)
+        log = RunLog(process)
+        log.wait_for("feed_watched")  # watching
+        # Two edits of each inside one of its delay windows: Drive shows them as one change.
+        edits = {first: (editor.edit(first, -5), editor.edit(first, 150)),
+                 second: (editor.edit(second, 160), editor.edit(second, -6))}
+        for earlier, later in edits.values():
+            assert earlier.shown_by == later.shown_by, "both edits must fall in one window"
+        assert log.wait_for("feed_watched", queued=2) is not None
+        log.to_the_end()
+        assert process.wait(timeout=30) == 0
+        state = loads_cleanly(served)
+        for spreadsheet_id, (_, latest) in edits.items():
+            assert_saw_the_last_edit(state, spreadsheet_id, latest)
+        assert judged_edits(state) == 2  # one change a spreadsheet, judged once
+        assert [reads_of(served.sandbox, sid) for sid in edits] == [2, 2]  # the first round's and one
+
+
+def test_a_feed_failing_mid_run_falls_back_to_reading_everything_and_says_so_once(tmp_path):
+    # Rounds 2 s apart: the run goes through several while Drive fails.
+    with served_dataset(tmp_path, 6, seed=7, faults=False,
+                        run_section={"round_interval": "2s", "change_poll": "1s"},
+                        feed_delay=FEED_DELAY, **FAST_QUOTA) as served:
+        ids = [entry.id for entry in served.dataset.sheets if entry.kind != "missing"]
+        for sid in ids:  # each spreadsheet's own (harmless) fault: "*" below then reaches Drive alone
+            served.fault(spreadsheet=sid, latency_ms=1)
+        assert served.run_cli("--budget", WATCH_BUDGET).returncode == 0
+        process = served.start_run("--budget", "12")
+        log = RunLog(process)
+        log.wait_for("feed_watched")
+        served.fault(spreadsheet="*", statuses=[503], repeat=True)  # Drive's feed fails from here
+        reads_before = {sid: reads_of(served.sandbox, sid) for sid in ids}
+        edit = Editor(served, [], random.Random(3)).edit(ids[0], -9)  # Drive cannot tell of it
+        log.to_the_end()
+        told, _ = process.communicate(timeout=40)  # no Telegram configured: the messages go to stdout
+        assert process.returncode == 0
+        state = loads_cleanly(served)
+        # The rounds after the failure read every spreadsheet, the edited one's edit included.
+        assert all(reads_of(served.sandbox, sid) > reads_before[sid] for sid in ids)
+        assert_saw_the_last_edit(state, ids[0], edit)
+        rounds = [line for line in log.events if line.get("event") == "round_started"]
+        assert len(rounds) >= 2 and told.count(FEED_FAILING) == 1, told  # said once, for every round
+
+        served.sandbox.google.faults.clear("*")
+        result = served.run_cli("--budget", WATCH_BUDGET)
+        assert result.returncode == 0 and result.stdout.count(FEED_RECOVERED) == 1, result.stdout
