@@ -110,3 +110,24 @@ def test_status_before_the_first_run_on_redis_names_where_the_state_will_be(tmp_
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("No run yet: no state is saved at ")
     assert redis_location.prefix in result.stdout and "state file" not in result.stdout
+
+
+def test_check_judges_a_spreadsheet_against_the_history_the_runs_keep_on_redis(tmp_path, redis_location):
+    clock = ManualClock(start=datetime.now(UTC).replace(microsecond=0))
+    headers = ('\n[profiles.headed]\nchecks = [{ kind = "headers_changed", range = "Stock!1:1" }]\n'
+               f'\n[[sheets]]\nid = "{C}"\nname = "Headed"\nprofile = "headed"\n')
+    with running_sandbox(clock=clock, telegram=False, latency="off") as sandbox:
+        sandbox.google.store.put_control(C, stock())
+        config = write_config(tmp_path, ids=(), credentials=sandbox.write_credentials(tmp_path / "keys", 1),
+                              endpoint=sandbox.base_url,
+                              extra=headers + state_section(REDIS_URL, redis_location.prefix))
+        run_once(load_config(config, {}), clock=clock, messages_to=io.StringIO())  # keeps the header row
+        renamed = stock()
+        renamed["tabs"]["Stock"][0][2] = "Qty"
+        sandbox.google.store.put_control(C, renamed)
+        checked = invoke(config, "check", C, "--json")
+    # Judged against the header row the run kept on Redis (a state folder, empty, would make it a
+    # first read, which passes).
+    [result] = json_of(checked)["results"]
+    assert result["kind"] == "headers_changed" and result["status"] == "warn", result
+    assert "Qty" in result["message"] and "Quantity" in result["message"], result

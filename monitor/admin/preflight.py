@@ -13,7 +13,6 @@ machine can pass: a budget too short to read anything, listed only when it refus
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import timedelta
@@ -30,7 +29,7 @@ from monitor.google.refusals import SIGNATURE_REFUSALS_FOR_GOOD, CredentialUnusa
 from monitor.google.token import TokenTransport, failure_text
 from monitor.state import own_lock, shares_state
 from monitor.storage import RUN_LOCK, FileLocation, StateError, StoreLock
-from monitor.storage.configured import configured_location, describe_location
+from monitor.storage.configured import describe_location, state_location
 from monitor.storage.writability import MIN_FREE_BYTES, folder_problem, read_problem, user_name
 
 _SIGNED = b"sheet-monitor check-config"
@@ -75,7 +74,7 @@ def state_checks(config: Config) -> list[Check]:
     environment as the run reads it: a check of what a run will meet must use what the run uses."""
     if config.state.backend != "redis":
         return [state_folder(config.run.state_dir), run_lock(config.run.state_dir)]
-    location = configured_location(config.state, config.run.state_dir, os.environ)
+    location = state_location(config)
     try:
         location.exists()
     except StateError as exc:

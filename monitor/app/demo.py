@@ -24,6 +24,7 @@ from monitor.notify.buttons import buttons_in_text
 from monitor.sandbox import dataset as datasets
 from monitor.sandbox.server import running_sandbox
 from monitor.state import read_state
+from monitor.storage.configured import state_location
 
 # Google allows 60 reads a minute per service account; at that pace 750 spreadsheets take 12.5
 # minutes with one account. The demo raises the sandbox's quota (and the config's pacing with it)
@@ -83,7 +84,7 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str], rep
             # with it; one run stays and listens afterwards, for the press shown below.
             result = run_once(config, budget=min(RUN_BUDGET, timedelta(seconds=max(left, 5))), stay=False)
             report = result.report
-            state = read_state(config.run.state_dir)
+            state = read_state(state_location(config))
             stats = state.heartbeat.stats
             say(
                 f"run {runs}: {report.tasks} reads (up to {stats.concurrency or 0} at once, "
@@ -96,7 +97,7 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str], rep
 
         say()
         _print_telegram(sandbox.telegram.messages(DEMO_CHAT_ID), say)
-        _print_status(read_state(config.run.state_dir), dataset, say)
+        _print_status(read_state(state_location(config)), dataset, say)
         _show_a_press(config, sandbox.telegram, say)
         if report_to is not None:
             from monitor.app.demo_report import save_demo_report

@@ -15,7 +15,7 @@ from monitor.report.browser import Browser, BrowserError, chromium_path
 from monitor.report.model import project_quotas
 from monitor.report.publish import write_page
 from monitor.state import changing_state
-from monitor.storage.configured import configured_location
+from monitor.storage.configured import state_location
 
 PAGE, SCREENSHOT = "status.html", "status.png"
 SHOT_WIDTH, SHOT_HEIGHT = 1024, 1200  # the top of the page: the counts, the charts, the first problems
@@ -25,7 +25,7 @@ def save_demo_report(config: Config, round_started: datetime, run_budget: timede
                      say: Callable[[str], None]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     now = datetime.now(UTC)
-    location = configured_location(config.state, config.run.state_dir, {})
+    location = state_location(config, {})
     with changing_state(location, actor="demo-report", now=now) as session:
         runs = add_generated_history(session.state, [sheet.id for sheet in config.sheets], round_started,
                                      config.report.keep, config.run.round_interval, run_budget,

@@ -6,7 +6,6 @@ is one place where the pieces are put together.
 
 from __future__ import annotations
 
-import os
 import secrets
 import sys
 from collections.abc import Callable
@@ -32,7 +31,7 @@ from monitor.google.reader import GspreadReader
 from monitor.state import changing_state, own_lock, shares_state
 from monitor.state.access import ROUND_LOCK
 from monitor.storage import RUN_LOCK
-from monitor.storage.configured import configured_location, describe_location
+from monitor.storage.configured import describe_location, state_location
 
 if TYPE_CHECKING:  # the notifier loads only once the reads are done (see run_once)
     from monitor.app.notify_step import Delivered
@@ -76,7 +75,7 @@ def run_once(
     """
     clock = clock or SystemClock()
     run_id = run_id or new_run_id(clock.now())
-    location = configured_location(config.state, config.run.state_dir, os.environ)
+    location = state_location(config)
     runner = config.state.runner if shares_state(location) else None
     if runner:  # the Redis client is loaded only by a config that chose it
         from monitor.state.shared import SharedState, prepare

@@ -29,7 +29,7 @@ from monitor.checks.explain import condition_text
 from monitor.cli.common import admin_call, clock, quiet_logs, reading_options
 from monitor.cli.notify import verify_telegram
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
-from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, state_place
+from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, state_location
 from monitor.config import Config, Sheet
 from monitor.config.advice import budget_misfit
 from monitor.core.durations import format_duration
@@ -276,7 +276,7 @@ def _last_read_seconds(config: Config) -> float | None:
     """The last run's mean read time, if a run measured one; the plan's hint, so an unreadable state
     (`status`'s business) is no reason to fail."""
     try:
-        state = read_state(config.run.state_dir, only=("heartbeat",))
+        state = read_state(state_location(config), only=("heartbeat",))
     except StateError:
         return None
     stats = state.heartbeat.stats if state is not None and state.heartbeat is not None else None
@@ -412,7 +412,7 @@ def _past(config: Config, plan: SheetPlan) -> Past | None:
     if not any(check.kind in ("change", "headers_changed", "cross_sheet") for check in plan.checks):
         return None
     try:
-        state = read_state(config.run.state_dir, only=("history", "dlq"))
+        state = read_state(state_location(config), only=("history", "dlq"))
     except StateError:  # judged as at a first read; an unreadable state is `status`'s business
         state = None
     history = state.history if state is not None else {}
@@ -439,7 +439,7 @@ def _credential(config: Config, reads: int) -> str:
     """The credential with the most room left for ``reads``: judged from the last run's saved quota
     log on the state folder; on Redis, granted by the log the runners share, which so counts these
     reads for them (a check beside running runners must not meet, or cause, a 429)."""
-    location = state_place(config)
+    location = state_location(config)
     try:
         pacer = quota_pacer(config, location)
         state = read_state(location, only=("quota",))

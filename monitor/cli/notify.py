@@ -16,7 +16,7 @@ import click
 import httpx
 
 from monitor.cli.output import config_option, fail
-from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, state_place
+from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, state_location
 from monitor.config import Config
 from monitor.core.logs import configure_logging
 from monitor.notify.deadline import MAX_REQUEST_SECONDS
@@ -88,7 +88,7 @@ def notify_test(config_path: Path | None) -> None:
 def _runner_outbox(config: Config) -> Outbox:
     """The runner's outbox, for the chat migrations it learnt (none when there is no state yet)."""
     try:
-        state = read_state(state_place(config), only=("outbox",))
+        state = read_state(state_location(config), only=("outbox",))
     except StateError:
         return Outbox()
     return state.outbox if state is not None else Outbox()

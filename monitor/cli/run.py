@@ -15,7 +15,7 @@ import click
 
 from monitor.app.run import RunResult, new_run_id, run_once
 from monitor.cli.output import config_option, fail
-from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, state_place
+from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, state_location
 from monitor.cli.terminal import RunProgress, stderr_is_terminal
 from monitor.config import Config
 from monitor.core.clock import SystemClock
@@ -88,7 +88,7 @@ def run_summary(result: RunResult, progress: RunProgress, config: Config) -> lis
     """What a person who typed `sheet-monitor run` wants to know when it ends, and what to do next."""
     report = result.report
     if report is None:
-        where = describe_location(state_place(config))
+        where = describe_location(state_location(config))
         return [f"Another run is working (it holds the run lock in {where}); this one did nothing. "
                 "`sheet-monitor status` shows how far it got."]
     stop = STOP_REASONS.get(report.stop_reason, report.stop_reason or "-")
@@ -148,7 +148,7 @@ def _refusal(delivery) -> str:
 
 def _round_line(config: Config) -> str:
     try:
-        state = read_state(state_place(config), only=("round", "task"))
+        state = read_state(state_location(config), only=("round", "task"))
     except StateError:  # the summary's hint only; the run itself saved
         state = None
     rnd = state.round if state is not None else None

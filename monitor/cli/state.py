@@ -16,7 +16,7 @@ import click
 
 from monitor.admin.transfer import TransferFileError, export_document, read_export, replace_all
 from monitor.cli.output import config_option, fail
-from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, state_place, wait_option
+from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, state_location, wait_option
 from monitor.core.clock import SystemClock
 from monitor.core.logs import log_event
 from monitor.core.wording import counted
@@ -36,7 +36,7 @@ def state() -> None:
 def export(config_path: Path | None, file: Path) -> None:
     """Write every key of the runner's state, from the configured backend, to FILE (mode 0600)."""
     config = load_or_exit(config_path)
-    location = state_place(config)
+    location = state_location(config)
     where = describe_location(location)
     try:
         if not location.exists():
@@ -68,7 +68,7 @@ def import_(config_path: Path | None, file: Path, replace: bool, wait: float) ->
     except OSError as exc:
         fail(f"cannot read {file}: {exc.strerror or exc}; give the path of a file `state export` wrote",
              EXIT_USAGE)
-    location = state_place(config)
+    location = state_location(config)
     where = describe_location(location)
     try:
         lock = location.lock(RUN_LOCK)

@@ -21,8 +21,8 @@ from monitor.cli.output import emit_json, fail
 from monitor.config import Config, ConfigError, load_config, resolve_config_path
 from monitor.core.logs import log_event
 from monitor.state import State, admin_lock, changing_state, read_state, shares_state
-from monitor.storage import FileLocation, StateError, StateLocation
-from monitor.storage.configured import configured_location, describe_location
+from monitor.storage import FileLocation, StateError
+from monitor.storage.configured import describe_location, state_location
 
 EXIT_OPERATIONAL, EXIT_USAGE = 1, 2
 LOCK_WAIT_SECONDS = 10.0
@@ -52,14 +52,9 @@ def load_or_exit(config_path: Path | None, *, require_secrets: bool = False, as_
         raise SystemExit(EXIT_USAGE) from None
 
 
-def state_place(config: Config) -> StateLocation:
-    """Where the runner's state lives: the state folder, or the Redis of ``[state]``."""
-    return configured_location(config.state, config.run.state_dir, os.environ)
-
-
 def state_file(config: Config) -> str:
     """The runner's state file (or its Redis hash), to name in messages."""
-    location = state_place(config)
+    location = state_location(config)
     if isinstance(location, FileLocation):
         return str(location.paths().snapshot)
     return describe_location(location)
@@ -69,7 +64,7 @@ def read_or_exit(config: Config, as_runner: bool = False) -> State | None:
     """The state as the last save left it (None before the first run), or exit 1 with the store's
     message when neither it nor its last good copy can be read. ``as_runner``: beside runners sharing
     the state, as this host's runner sees it (its own heartbeat, run history and totals)."""
-    place = state_place(config)
+    place = state_location(config)
     runner = config.state.runner if as_runner and shares_state(place) else None
     try:
         return read_state(place, runner=runner)
@@ -85,7 +80,7 @@ def changing_or_exit(config: Config, now: datetime, command: str, wait: float) -
     opened. An exception in the block (an exit included) saves none of its changes; what opening had
     to repair (a restore, damaged entries) is saved before the block runs.
     """
-    location = state_place(config)
+    location = state_location(config)
     state_dir = describe_location(location)
     try:
         with changing_state(location, actor=f"admin-{command}", now=now, wait=wait,

@@ -7,15 +7,24 @@ the name ``[state] password_env`` gives.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from monitor.config import StateConfig
+from monitor.config import Config, StateConfig
 from monitor.storage.location import FileLocation, StateLocation
 
 
+def state_location(config: Config, environ: Mapping[str, str] = os.environ) -> StateLocation:
+    """Where ``config``'s runner keeps its state: the one way from a config to its state, so that
+    every command reads the state the runs write (a folder path passed on its own would be read even
+    when the runs write to Redis)."""
+    return configured_location(config.state, config.run.state_dir, environ)
+
+
 def configured_location(state: StateConfig, state_dir: Path, environ: Mapping[str, str]) -> StateLocation:
-    """Where the runner's state lives, as ``[state]`` (and ``[run] state_dir``) say."""
+    """Where the runner's state lives, as ``[state]`` (and ``[run] state_dir``) say: for a process that
+    has those sections without a whole config (the watchdog); the rest use ``state_location``."""
     if state.backend == "file" or state.url is None:
         return FileLocation(state_dir)
     from monitor.storage.redis_store import RedisLocation
