@@ -120,31 +120,33 @@ class TomlPositions:
             pos += 1
         if pos >= end or text[pos] != "[":
             return None
-        depth, pos, count, element_start = 1, pos + 1, -1, None
-        while pos < end:
-            char = text[pos]
-            if char == "#":
-                newline = text.find("\n", pos, end)
-                pos = end if newline < 0 else newline
-                continue
-            if depth == 1 and element_start is None and char not in " \t\r\n,]":
-                count += 1
-                element_start = pos
-            if char in "\"'":
-                pos = _skip_string(text, pos)
-                continue
-            if char in "[{":
-                depth += 1
-            elif char in "]}":
-                depth -= 1
-            if depth == 0 or (depth == 1 and char == ","):
-                if element_start is not None and count == index:
-                    return element_start, pos
-                if depth == 0:
-                    return None
-                element_start = None
-            pos += 1
-        return None
+        return _element_of(text, pos + 1, end, index)
+
+
+def _element_of(text: str, pos: int, end: int, index: int) -> tuple[int, int] | None:
+    """Offsets of the ``index``-th element of the array whose ``[`` is just before ``pos``."""
+    depth, count, element_start = 1, -1, None
+    while pos < end:
+        char = text[pos]
+        if char == "#":
+            newline = text.find("\n", pos, end)
+            pos = end if newline < 0 else newline
+            continue
+        if depth == 1 and element_start is None and char not in " \t\r\n,]":
+            count += 1
+            element_start = pos
+        if char in "\"'":
+            pos = _skip_string(text, pos)
+            continue
+        depth += 1 if char in "[{" else -1 if char in "]}" else 0
+        if depth == 0 or (depth == 1 and char == ","):
+            if element_start is not None and count == index:
+                return element_start, pos
+            if depth == 0:
+                return None
+            element_start = None
+        pos += 1
+    return None
 
 
 def _place(parts: tuple[str, ...], is_array: bool, tables_in: dict[Loc, int]) -> Loc:

@@ -306,37 +306,50 @@ def control_cell(value: object, where: str, zone: str = "Etc/GMT") -> object:
     if value is None or value == "":
         return None
     if isinstance(value, str):
-        if value in ERRORS:
-            return ERRORS[value]
-        if value.startswith("=") and len(value) > 1:
-            return Formula(value)
-        return value
+        return _text_cell(value)
     if isinstance(value, bool | int | float):
         return value
-    if isinstance(value, dict):
-        try:
-            if set(value) == {"date"}:
-                return _date_cell(value["date"], "date", zone)
-            if set(value) == {"datetime"}:
-                return _date_cell(value["datetime"], "datetime", zone)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{where}: bad date {value!r} ({exc})") from None
-        if value == {"loading": True}:
-            return LOADING
-        if set(value) == {"error", "message"}:
-            return _error_with_message(value, where)
-        if "formula" in value and set(value) <= {"formula", "value"}:
-            text = value["formula"]
-            if not isinstance(text, str) or not text.startswith("="):
-                raise ValueError(f"{where}: a formula must be a string starting with '='")
-            if "value" not in value:
-                return Formula(text)
-            return _FixedFormula(text, control_cell(value["value"], where, zone))
-    raise ValueError(
-        f"{where}: a cell must be a string, number, boolean, null, {{\"date\": \"YYYY-MM-DD\"}}, "
-        f"{{\"datetime\": \"RFC 3339\"}}, {{\"formula\": \"=...\", \"value\": ...}}, "
-        f"{{\"error\": \"#REF!\", \"message\": \"...\"}} or {{\"loading\": true}}; got {value!r}"
-    )
+    cell = _object_cell(value, where, zone) if isinstance(value, dict) else None
+    if cell is None:
+        raise ValueError(
+            f"{where}: a cell must be a string, number, boolean, null, {{\"date\": \"YYYY-MM-DD\"}}, "
+            f"{{\"datetime\": \"RFC 3339\"}}, {{\"formula\": \"=...\", \"value\": ...}}, "
+            f"{{\"error\": \"#REF!\", \"message\": \"...\"}} or {{\"loading\": true}}; got {value!r}"
+        )
+    return cell
+
+
+def _text_cell(value: str) -> object:
+    """An error code, a formula, or the text itself."""
+    if value in ERRORS:
+        return ERRORS[value]
+    if value.startswith("=") and len(value) > 1:
+        return Formula(value)
+    return value
+
+
+def _object_cell(value: dict, where: str, zone: str) -> object | None:
+    """A date, a moment, a cell still loading, an error with its message or a formula; None for an
+    object of no known shape."""
+    try:
+        if set(value) == {"date"}:
+            return _date_cell(value["date"], "date", zone)
+        if set(value) == {"datetime"}:
+            return _date_cell(value["datetime"], "datetime", zone)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: bad date {value!r} ({exc})") from None
+    if value == {"loading": True}:
+        return LOADING
+    if set(value) == {"error", "message"}:
+        return _error_with_message(value, where)
+    if "formula" in value and set(value) <= {"formula", "value"}:
+        text = value["formula"]
+        if not isinstance(text, str) or not text.startswith("="):
+            raise ValueError(f"{where}: a formula must be a string starting with '='")
+        if "value" not in value:
+            return Formula(text)
+        return _FixedFormula(text, control_cell(value["value"], where, zone))
+    return None
 
 
 def _error_with_message(value: dict, where: str) -> ErrorValue:

@@ -117,6 +117,24 @@ def validate(spec: object) -> dict:
     target = spec.get("spreadsheet")
     if not isinstance(target, str) or not target:
         raise ValueError('fault key "spreadsheet" is required: a spreadsheet id or "*"')
+    statuses = _statuses(spec, target)
+    flags = {key: _flag(spec, key) for key in ("repeat", "hang", "reset", "legacy_errors", "html")}
+    latency = spec.get("latency_ms", 0)
+    if isinstance(latency, bool) or not isinstance(latency, int | float) or latency < 0:
+        raise ValueError(f'fault key "latency_ms" must be a number >= 0, got {latency!r}')
+    probability = spec.get("probability", 1.0)
+    if isinstance(probability, bool) or not isinstance(probability, int | float) or not 0 < probability <= 1:
+        raise ValueError(f'fault key "probability" must be in (0, 1], got {probability!r}')
+    times = spec.get("times")
+    if times is not None and (isinstance(times, bool) or not isinstance(times, int) or times < 1):
+        raise ValueError(f'fault key "times" must be a positive integer, got {times!r}')
+    _check_outcome(statuses, flags, latency)
+    return {"spreadsheet": target, "statuses": statuses, "repeat": flags["repeat"], "latency_ms": latency,
+            "hang": flags["hang"], "reset": flags["reset"], "probability": float(probability),
+            "times": times, "legacy_errors": flags["legacy_errors"], "html": flags["html"]}
+
+
+def _statuses(spec: dict, target: str) -> list[int]:
     statuses = spec.get("statuses", [])
     if not isinstance(statuses, list) or not all(_is_status(s) for s in statuses):
         raise ValueError(
@@ -126,24 +144,18 @@ def validate(spec: object) -> dict:
         allowed = ", ".join(map(str, sorted(TOKEN_FAULT_STATUSES)))
         raise ValueError(f'the token endpoint\'s "statuses" may be {allowed} (the failures Google\'s '
                          f"token service is seen to answer), got {statuses!r}")
-    flags = {}
-    for key in ("repeat", "hang", "reset", "legacy_errors", "html"):
-        flags[key] = spec.get(key, False)
-        if not isinstance(flags[key], bool):
-            raise ValueError(f'fault key "{key}" must be true or false, got {flags[key]!r}')
-    latency = spec.get("latency_ms", 0)
-    if isinstance(latency, bool) or not isinstance(latency, int | float) or latency < 0:
-        raise ValueError(f'fault key "latency_ms" must be a number >= 0, got {latency!r}')
-    probability = spec.get("probability", 1.0)
-    if (
-        isinstance(probability, bool)
-        or not isinstance(probability, int | float)
-        or not 0 < probability <= 1
-    ):
-        raise ValueError(f'fault key "probability" must be in (0, 1], got {probability!r}')
-    times = spec.get("times")
-    if times is not None and (isinstance(times, bool) or not isinstance(times, int) or times < 1):
-        raise ValueError(f'fault key "times" must be a positive integer, got {times!r}')
+    return list(statuses)
+
+
+def _flag(spec: dict, key: str) -> bool:
+    value = spec.get(key, False)
+    if not isinstance(value, bool):
+        raise ValueError(f'fault key "{key}" must be true or false, got {value!r}')
+    return value
+
+
+def _check_outcome(statuses: list[int], flags: dict[str, bool], latency: float) -> None:
+    """A fault does one thing, and its flags fit it."""
     if sum([bool(statuses), flags["hang"], flags["reset"]]) > 1:
         raise ValueError('a fault has one kind of outcome: "statuses", "hang" or "reset", not several')
     if flags["repeat"] and not statuses:
@@ -152,18 +164,6 @@ def validate(spec: object) -> dict:
         raise ValueError('fault key "html" (the anti-abuse HTML page) needs 429 among "statuses"')
     if not (statuses or flags["hang"] or flags["reset"] or latency > 0):
         raise ValueError('a fault must do something: give "statuses", "hang", "reset" or "latency_ms"')
-    return {
-        "spreadsheet": target,
-        "statuses": list(statuses),
-        "repeat": flags["repeat"],
-        "latency_ms": latency,
-        "hang": flags["hang"],
-        "reset": flags["reset"],
-        "probability": float(probability),
-        "times": times,
-        "legacy_errors": flags["legacy_errors"],
-        "html": flags["html"],
-    }
 
 
 def removes_access(spec: dict) -> bool:
