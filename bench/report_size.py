@@ -32,8 +32,8 @@ from monitor.app.run import run_once  # noqa: E402
 from monitor.config import load_config  # noqa: E402
 from monitor.core.clock import SystemClock  # noqa: E402
 from monitor.core.logs import configure_logging  # noqa: E402
-from monitor.report.model import build_report, project_quotas  # noqa: E402
 from monitor.report.page import render_page  # noqa: E402
+from monitor.report.page_data import build_report, project_quotas  # noqa: E402
 from monitor.state import changing_state, read_state  # noqa: E402
 from monitor.storage.configured import configured_location  # noqa: E402
 

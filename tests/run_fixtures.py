@@ -25,7 +25,7 @@ from monitor.checks import FormulaErrorsCheck
 from monitor.core.clock import ManualClock
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.engine.breaker import BreakerPolicy
-from monitor.engine.changes import ChangedFiles, ChangeFeed
+from monitor.engine.change_detection import ChangedFiles, ChangeFeed
 from monitor.engine.events import Event
 from monitor.engine.inflight import ReadDone, ReadJob, Reads, perform
 from monitor.engine.inspect import SheetPlan, SheetReader, ZoneAnswer

@@ -18,7 +18,7 @@ from monitor.config import Config, load_config
 from monitor.core.errors import POISON, ErrorClass, ErrorInfo
 from monitor.core.timefmt import format_utc
 from monitor.engine.breaker import BreakerPolicy, BreakerState, record_failure
-from monitor.engine.changes import FeedState
+from monitor.engine.change_detection import FeedState
 from monitor.engine.health import FAIL, OK, WARN, Finding, SheetHealth, record_skip
 from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats
 from monitor.engine.mutes import Mute

@@ -1,5 +1,5 @@
 """Rounds that read only what changed: which spreadsheets a round reads, what it judges without a read,
-and how Drive's position is kept (``monitor.engine.changes``, ``monitor.engine.rejudge``).
+and how Drive's position is kept (``monitor.engine.change_detection``, ``monitor.engine.rejudge``).
 
 The run is the engine's, over a stored state, with a scripted reader and a scripted Drive: a feed
 that answers what a test says changed, and counts how it was asked. The same behaviour against the
@@ -31,7 +31,7 @@ from run_fixtures import (
 
 from monitor.checks import FreshnessCheck
 from monitor.core.errors import ErrorClass, SheetReadError
-from monitor.engine.changes import ChangedFiles, FeedState
+from monitor.engine.change_detection import ChangedFiles, FeedState
 from monitor.engine.events import ChangeFeedFailing, ChangeFeedRecovered, DeadLettered, HealthChanged
 from monitor.engine.health import ERROR, FAIL, OK, WARN
 from monitor.engine.heartbeat import Outcome

@@ -12,7 +12,7 @@ from config_fixtures import secrets_folder
 
 from monitor import admin
 from monitor.config import Config, load_config
-from monitor.engine.changes import due_for_read, rounds_between_reads
+from monitor.engine.change_detection import due_for_read, rounds_between_reads
 from monitor.engine.health import OK, SheetHealth
 from monitor.engine.inspect import SheetPlan
 

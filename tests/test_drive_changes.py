@@ -1,4 +1,4 @@
-"""Drive's change feed through real gspread clients against the sandbox (monitor.google.changes).
+"""Drive's change feed through real gspread clients against the sandbox (monitor.google.drive_feed).
 
 What changed after a saved position, over as many pages as it takes; files that left the
 credential's view are told apart; a position Drive does not know is a classified error.
@@ -10,7 +10,7 @@ import pytest
 from sandbox_fixtures import drive_caught_up
 
 from monitor.core.errors import ErrorClass, SheetReadError
-from monitor.google.changes import DriveChangeFeed
+from monitor.google.drive_feed import DriveChangeFeed
 from monitor.google.reader import GspreadReader
 
 

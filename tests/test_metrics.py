@@ -18,7 +18,7 @@ from metrics_fixtures import families, labelled, pushgateway, values
 from prometheus_client import CollectorRegistry, Gauge
 from telegram_fixtures import closed_port_url
 
-from monitor.app.metrics_step import publish_after_run, push
+from monitor.app.metrics_step import publish_metrics, push
 from monitor.config import MetricsConfig
 from monitor.config.sections import PER_SHEET_MAX
 from monitor.engine.heartbeat import RunStats
@@ -189,14 +189,14 @@ def test_a_push_to_a_pushgateway_that_never_answers_gives_up_at_its_timeout(capl
 def test_no_push_is_tried_once_the_runs_deadline_has_nearly_passed(tmp_path, caplog):
     with pushgateway() as gateway:
         config = load_minimal_with(tmp_path, f'pushgateway = "{gateway.url}"')
-        publish_after_run(config, State(), datetime.now(UTC), seconds_left=0.05)
+        publish_metrics(config, State(), datetime.now(UTC), seconds_left=0.05)
         assert gateway.requests == []
     assert [r.getMessage() for r in caplog.records] == ["metrics_push_skipped"]
 
 
 def test_a_pushgateway_refusing_connections_costs_one_warning(tmp_path, caplog):
     config = load_minimal_with(tmp_path, f'pushgateway = "{closed_port_url()}"')
-    publish_after_run(config, State(), datetime.now(UTC), seconds_left=2.0)
+    publish_metrics(config, State(), datetime.now(UTC), seconds_left=2.0)
     assert [r.getMessage() for r in caplog.records] == ["metrics_push_failed"]
 
 

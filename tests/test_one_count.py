@@ -32,7 +32,7 @@ from monitor.notify.counts import IN_WORDS
 from monitor.notify.destinations import DEFAULT
 from monitor.notify.notifier import compose_all
 from monitor.notify.settings import AlertSettings
-from monitor.report.model import build_report
+from monitor.report.page_data import build_report
 from monitor.sandbox.telegram_html import parse_html
 from monitor.state import State, changing_state, read_state
 from monitor.storage.redis_store import RedisLocation

@@ -13,8 +13,8 @@ from report_fixtures import NEXT_ROUND, run_on, sandbox_site
 from monitor.config import load_config
 from monitor.core.timefmt import format_utc, parse_utc
 from monitor.report.charts import Series, line_chart
-from monitor.report.model import build_report
 from monitor.report.page import render_page
+from monitor.report.page_data import build_report
 from monitor.state import read_state
 
 

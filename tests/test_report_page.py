@@ -12,11 +12,12 @@ import pytest
 from cli_fixtures import B, C, invoke, json_of
 from report_fixtures import HOSTILE_FINDING, NOW, report_config, seed_with_history
 
+from monitor.app.report_step import publish_page
 from monitor.config import load_config
 from monitor.report.charts import Guide, Series, line_chart, strip
-from monitor.report.model import build_report
 from monitor.report.page import render_page
-from monitor.report.publish import publish_after_run, write_page
+from monitor.report.page_data import build_report
+from monitor.report.publish import write_page
 from monitor.state import read_state
 
 
@@ -123,7 +124,7 @@ def test_after_a_run_a_page_not_written_is_one_warning_and_no_failure(tmp_path, 
     seed_with_history(path)
     config = load_config(path, {})
     with caplog.at_level(logging.INFO):
-        publish_after_run(config, read_state(config.run.state_dir), NOW)  # does not raise
+        publish_page(config, read_state(config.run.state_dir), NOW)  # does not raise
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "report_not_written" in warnings[0].getMessage()
 

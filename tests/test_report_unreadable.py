@@ -15,8 +15,8 @@ from report_fixtures import CHAT, page_of, run_on, sandbox_site
 from monitor.config import load_config
 from monitor.core.errors import ErrorInfo
 from monitor.engine.tasks import Task
-from monitor.report.model import build_report
 from monitor.report.page import render_page
+from monitor.report.page_data import build_report
 from monitor.state import changing_state, read_state
 
 

@@ -17,7 +17,7 @@ from monitor.core import remedies
 from monitor.engine.events import DeadLettered, SpreadsheetRestored, SpreadsheetTrashed
 from monitor.engine.health import ERROR, OK
 from monitor.engine.inspect import SheetPlan
-from monitor.google.changes import DriveChangeFeed
+from monitor.google.drive_feed import DriveChangeFeed
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 STOCK = {"Stock": [["SKU", "Qty"], ["A-1", 5]]}

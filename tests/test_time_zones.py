@@ -23,7 +23,7 @@ from monitor.checks import FreshnessCheck
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from monitor.core.errors import ErrorClass, QuotaScope, SheetReadError
-from monitor.engine.changes import ChangedFiles
+from monitor.engine.change_detection import ChangedFiles
 from monitor.engine.events import DeadLettered
 from monitor.engine.health import ERROR, OK, WARN, Moment, SheetHealth
 from monitor.engine.inspect import SheetPlan

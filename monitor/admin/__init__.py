@@ -5,8 +5,8 @@ Nothing here prints, reads a clock or touches the store: the CLI reads or opens 
 these, saves, and prints what they return.
 """
 
-from monitor.admin.changes import breaker_reset, dlq_purge, dlq_retry, mute, unmute
 from monitor.admin.errors import AdminError, unknown_id_message
+from monitor.admin.mutations import breaker_reset, dlq_purge, dlq_retry, mute, unmute
 from monitor.admin.plan import config_plan
 from monitor.admin.reports import (
     FEED_FAILING,

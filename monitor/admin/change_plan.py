@@ -1,7 +1,7 @@
 """What `check-config` expects a round to read with change detection, at a share of spreadsheets edited.
 
 With ``[run] change_detection`` a round reads only what may differ from its last read
-(``monitor.engine.changes.due_for_read``): the spreadsheets Drive reports changed, those whose last
+(``monitor.engine.change_detection.due_for_read``): the spreadsheets Drive reports changed, those whose last
 read ``max_age`` makes due, and the ``always_read`` ones. How many that is depends on how often people
 edit, which no config says, so the plan is given at a few edit shares (the share of spreadsheets
 edited within one round interval). Per spreadsheet, the share of rounds that read it:
@@ -32,7 +32,7 @@ from typing import Any
 
 from monitor.config import Config, Sheet
 from monitor.core.durations import format_duration
-from monitor.engine.changes import CHANGES_PER_FEED_REQUEST, rounds_between_reads
+from monitor.engine.change_detection import CHANGES_PER_FEED_REQUEST, rounds_between_reads
 from monitor.engine.concurrency import round_time_at_latency
 from monitor.engine.quota import round_estimate, sustained_rate
 from monitor.engine.zones import needs_time_zone, zone_reads_per_round

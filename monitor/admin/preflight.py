@@ -2,12 +2,12 @@
 
 Unlike the rest of ``monitor.admin`` this module does I/O, on purpose and nothing more than a run would
 do first: it writes (and removes) a probe file in the state folder (or asks the Redis of ``[state]``),
-takes and releases the run lock,
-loads every service-account key and signs with it, and, unless offline, asks Google's token service
-for a token with each (no Sheets or Drive quota is spent). Each check gives one :class:`Check`: ok, or a
-problem with its fix; ``usage`` marks a problem of the config's files (a key), which the CLI exits 2
-for, against a problem of the machine (exit 1). Before them, one the run would meet first and no
-machine can pass: a budget too short to read anything, listed only when it refuses one.
+takes and releases the run lock, loads every service-account key and signs with it, and, unless
+offline, asks Google's token service for a token with each (no Sheets or Drive quota is spent). Each
+gives one :class:`Probe` (a check of the machine, not a spreadsheet's ``Check``): ok, or a problem with
+its fix; ``usage`` marks a problem of the config's files (a key), which the CLI exits 2 for, against a
+problem of the machine (exit 1). Before them, one the run would meet first and no machine can pass: a
+budget too short to read anything, listed only when it refuses one.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ _SIGNED = b"sheet-monitor check-config"
 
 
 @dataclass(frozen=True)
-class Check:
+class Probe:
     name: str  # what was checked: "state folder", "run lock", "credential <path>"
     ok: bool
     detail: str  # what was found, or the problem
@@ -47,7 +47,7 @@ class Check:
         return asdict(self)
 
 
-def preflight(config: Config, *, offline: bool) -> list[Check]:
+def preflight(config: Config, *, offline: bool) -> list[Probe]:
     """Every check, in the order a run meets them: its budget (when too short), the state (folder or
     Redis), its lock, each credential."""
     timeout = config.google.request_timeout.total_seconds()
@@ -55,20 +55,20 @@ def preflight(config: Config, *, offline: bool) -> list[Check]:
             *(credential(path, offline=offline, timeout=timeout) for path in config.google.credentials)]
 
 
-def budget_checks(config: Config) -> list[Check]:
+def budget_checks(config: Config) -> list[Probe]:
     """A budget that leaves no time for a read after the reserve, refused: every run would end with
     nothing read and its round open, every spreadsheet without a verdict. Nothing when it is fine."""
     budget = config.run.budget
     if budget.total_seconds() >= LEAST_BUDGET_SECONDS:
         return []
     least = format_duration(timedelta(seconds=LEAST_BUDGET_SECONDS))
-    return [Check("run budget", False,
+    return [Probe("run budget", False,
                   f"run.budget ({format_duration(budget)}) leaves no time to read: a run keeps "
                   f"{RESERVE_SECONDS:g}s to save and needs {MIN_REQUEST_SECONDS:g}s for a read at least",
                   f"set budget to {least} or more; a little under round_interval reads the most", usage=True)]
 
 
-def state_checks(config: Config) -> list[Check]:
+def state_checks(config: Config) -> list[Probe]:
     """The state folder and its lock; or, on ``[state] backend = "redis"``, the Redis, asked for real
     whether offline or not (it is this machine's, as the folder is). The password is read from the
     environment as the run reads it: a check of what a run will meet must use what the run uses."""
@@ -79,14 +79,14 @@ def state_checks(config: Config) -> list[Check]:
         location.exists()
     except StateError as exc:
         what, _, fix = str(exc).partition(". Start Redis")
-        return [Check("state on Redis", False, what, ("start Redis" + fix) if fix else None)]
+        return [Probe("state on Redis", False, what, ("start Redis" + fix) if fix else None)]
     # Runners sharing the state each take their own lock (this host's runner's is the one to try).
     lock = own_lock(config.state.runner) if shares_state(location) else RUN_LOCK
-    return [Check("state on Redis", True, f"{describe_location(location)} answers"),
+    return [Probe("state on Redis", True, f"{describe_location(location)} answers"),
             _lock_check(location.lock(lock))]
 
 
-def state_folder(state_dir: Path) -> Check:
+def state_folder(state_dir: Path) -> Probe:
     paths = FileLocation(state_dir).paths()
     # A folder this user may not enter hides even the state's size: that is the problem to tell.
     problem = read_problem(Path(state_dir), paths.files)
@@ -95,48 +95,48 @@ def state_folder(state_dir: Path) -> Check:
         problem = folder_problem(Path(state_dir), (*paths.files, paths.lock(RUN_LOCK)),
                                  needed_bytes=size + MIN_FREE_BYTES)
     if problem is None:
-        return Check("state folder", True, f"{state_dir} can be written by user {user_name()}")
+        return Probe("state folder", True, f"{state_dir} can be written by user {user_name()}")
     what, _, fix = problem.partition(" Fix: ")
-    return Check("state folder", False, what, fix or None)
+    return Probe("state folder", False, what, fix or None)
 
 
-def run_lock(state_dir: Path) -> Check:
+def run_lock(state_dir: Path) -> Probe:
     lock = FileLocation(state_dir).lock(RUN_LOCK)
     if read_problem(Path(state_dir)) is not None:  # told once, by the state folder's check
-        return Check("run lock", False, f"{lock.describe()} cannot be tried: this user may not read the "
+        return Probe("run lock", False, f"{lock.describe()} cannot be tried: this user may not read the "
                      "state folder (above)")
     if not Path(state_dir).is_dir():
-        return Check("run lock", True, f"{lock.describe()} is created by the first run")
+        return Probe("run lock", True, f"{lock.describe()} is created by the first run")
     return _lock_check(lock)
 
 
-def _lock_check(lock: StoreLock) -> Check:
+def _lock_check(lock: StoreLock) -> Probe:
     try:
         taken = lock.acquire(timeout=0)
     except StateError as exc:
         what, _, fix = str(exc).partition(" Fix: ")
-        return Check("run lock", False, f"{lock.describe()} cannot be taken: {what}", fix or None)
+        return Probe("run lock", False, f"{lock.describe()} cannot be taken: {what}", fix or None)
     if not taken:
-        return Check("run lock", True, f"{lock.describe()} is held by a run in progress now")
+        return Probe("run lock", True, f"{lock.describe()} is held by a run in progress now")
     lock.release()
-    return Check("run lock", True, f"{lock.describe()} can be taken")
+    return Probe("run lock", True, f"{lock.describe()} can be taken")
 
 
-def credential(path: Path, *, offline: bool, timeout: float) -> Check:
+def credential(path: Path, *, offline: bool, timeout: float) -> Probe:
     """The key loads and signs; unless ``offline``, Google's token service issues a token for it."""
     name = f"credential {path}"
     try:
         key = load_service_account(str(path))
         key.signer.sign(_SIGNED)
     except CredentialUnusable as exc:
-        return Check(name, False, exc.problem.problem, exc.problem.fix, usage=True)
+        return Probe(name, False, exc.problem.problem, exc.problem.fix, usage=True)
     if offline:
-        return Check(name, True, f"{key.service_account_email}: the key loads and signs (token not asked: "
+        return Probe(name, True, f"{key.service_account_email}: the key loads and signs (token not asked: "
                                  "--offline)")
     return _token(name, key, timeout)
 
 
-def _token(name: str, key: SharedServiceAccount, timeout: float) -> Check:
+def _token(name: str, key: SharedServiceAccount, timeout: float) -> Probe:
     """Ask for a token as a run does; a refusal of the signature is asked again (it comes now and then
     for a moment), up to the count that makes it the key's problem in a run."""
     session = requests.Session()
@@ -151,15 +151,15 @@ def _token(name: str, key: SharedServiceAccount, timeout: float) -> Check:
                 if isinstance(exc, CredentialUnusable) or not is_refusal(exc):
                     raise
     except CredentialUnusable as exc:
-        return Check(name, False, exc.problem.problem, exc.problem.fix, usage=True)
+        return Probe(name, False, exc.problem.problem, exc.problem.fix, usage=True)
     except (google.auth.exceptions.GoogleAuthError, requests.RequestException) as exc:
         auth_error = isinstance(exc, google.auth.exceptions.GoogleAuthError)
         what = failure_text(exc) if auth_error else type(exc).__name__
-        return Check(name, False,
+        return Probe(name, False,
                      f"{key.service_account_email}: Google's token service did not issue a token ({what})",
                      "check the network and any proxy (HTTPS_PROXY) towards oauth2.googleapis.com, or run "
                      "check-config --offline to skip this check")
     finally:
         session.close()
-    return Check(name, True,
+    return Probe(name, True,
                  f"{key.service_account_email}: the key loads and signs, and Google issued a token")

@@ -18,7 +18,7 @@ from monitor.core.errors import ErrorInfo
 from monitor.core.remedies import remedy
 from monitor.core.timefmt import format_utc
 from monitor.core.wording import counted
-from monitor.engine.changes import FeedState
+from monitor.engine.change_detection import FeedState
 from monitor.engine.dlq import DeadLetter
 from monitor.engine.fleet import SHOWN_ORDER, Fleet
 from monitor.engine.health import UNKNOWN, SheetHealth
@@ -160,7 +160,7 @@ def edit_lag_text(lag: dict[str, int] | None) -> str:
 
 
 def _change_feed(feed: FeedState, enabled: bool) -> dict[str, Any]:
-    """Drive's change feed as the last round left it (``monitor.engine.changes``)."""
+    """Drive's change feed as the last round left it (``monitor.engine.change_detection``)."""
     if not enabled:
         shown = FEED_OFF
     elif feed.failing_since is not None:

@@ -12,7 +12,7 @@ from monitor.app.demo_history import add_generated_history
 from monitor.config import Config
 from monitor.core.wording import counted
 from monitor.report.browser import Browser, BrowserError, chromium_path
-from monitor.report.model import project_quotas
+from monitor.report.page_data import project_quotas
 from monitor.report.publish import write_page
 from monitor.state import changing_state
 from monitor.storage.configured import state_location

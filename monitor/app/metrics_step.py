@@ -27,7 +27,7 @@ PUSH_TIMEOUT_SECONDS = 3.0
 MIN_PUSH_SECONDS = 0.2  # less than this left of the deadline: the push is not tried (and so logged)
 
 
-def publish_after_run(config: Config, state: State, now: datetime, seconds_left: float) -> None:
+def publish_metrics(config: Config, state: State, now: datetime, seconds_left: float) -> None:
     """The run's one call: write the file and push, as ``[metrics]`` says; never raises."""
     metrics = config.metrics
     if metrics.textfile is None and metrics.pushgateway is None:

@@ -18,7 +18,7 @@ from monitor.app.pacing import quota_pacer
 from monitor.config import Config
 from monitor.core.clock import SystemClock
 from monitor.core.logs import log_event
-from monitor.engine.changes import ChangeFeed
+from monitor.engine.change_detection import ChangeFeed
 from monitor.engine.events import Event
 from monitor.engine.heartbeat import GOOD_OUTCOMES
 from monitor.engine.inflight import ThreadedReads
@@ -198,9 +198,9 @@ def _publish_report(config: Config, state, clock) -> None:
     memory: 0.05 s at 750 spreadsheets); its module loads only when it is set. Never fails the run."""
     if config.report.html is None:
         return
-    from monitor.report.publish import publish_after_run
+    from monitor.app.report_step import publish_page
 
-    publish_after_run(config, state, clock.now())
+    publish_page(config, state, clock.now())
 
 
 def _publish_metrics(config: Config, state, clock, deadline: float) -> None:
@@ -208,9 +208,9 @@ def _publish_metrics(config: Config, state, clock, deadline: float) -> None:
     state as saved), held to the run's deadline; prometheus_client loads only when they are set."""
     if config.metrics.textfile is None and config.metrics.pushgateway is None:
         return
-    from monitor.app.metrics_step import publish_after_run
+    from monitor.app.metrics_step import publish_metrics
 
-    publish_after_run(config, state, clock.now(), deadline - clock.monotonic())
+    publish_metrics(config, state, clock.now(), deadline - clock.monotonic())
 
 
 def _reader_maker(config: Config, timeout: float,
@@ -226,7 +226,7 @@ def _reader_maker(config: Config, timeout: float,
 def _change_feed(config: Config, timeout: float, credentials: CredentialCache) -> ChangeFeed:
     """Drive's change feed as the first credential sees it: every credential reads every spreadsheet,
     so any one's view holds all their changes. Asked on the run's own thread, with its own client."""
-    from monitor.google.changes import DriveChangeFeed
+    from monitor.google.drive_feed import DriveChangeFeed
 
     reader = GspreadReader.for_config(config, timeout, credentials)
     return DriveChangeFeed(reader, str(config.google.credentials[0]))

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from monitor.admin.changes import read_now
+from monitor.admin.mutations import read_now
 from monitor.chat.people import Gate
 from monitor.chat.updates import Person, Press
 from monitor.core.durations import human_duration

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from monitor.admin.changes import read_now
 from monitor.admin.errors import AdminError
+from monitor.admin.mutations import read_now
 from monitor.admin.targets import Target, resolve, resolve_all
 from monitor.chat.actions import Place, Said, ask
 from monitor.chat.people import Gate

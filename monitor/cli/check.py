@@ -147,27 +147,27 @@ def _echo_explanations(told: list[dict[str, Any]]) -> None:
 def _schedule_check(config: Config):
     """Does a run end before the next cron tick? A budget that does not is the config's problem (the
     runs work, but every other tick finds the previous run working and does nothing): not ready."""
-    from monitor.admin.preflight import Check
+    from monitor.admin.preflight import Probe
 
     run = config.run
     misfit = budget_misfit(run)
     if misfit is not None:
-        return Check("run budget", False, *misfit, usage=True)
+        return Probe("run budget", False, *misfit, usage=True)
     left = format_duration(run.round_interval - run.budget)
-    return Check("run budget", True, f"{format_duration(run.budget)} leaves {left} of round_interval "
+    return Probe("run budget", True, f"{format_duration(run.budget)} leaves {left} of round_interval "
                  f"({format_duration(run.round_interval)}, the cron line's interval) to save, send and exit")
 
 
 def _telegram_checks(config: Config, offline: bool) -> list:
     """Telegram's answers about the bot token and each chat, as checks (none when not asked). A
     refusal is the config's (exit 2); no answer from Telegram, the machine's or the network's."""
-    from monitor.admin.preflight import Check
+    from monitor.admin.preflight import Probe
 
     if offline or not config.telegram.enabled:
         return []
     with httpx.Client(timeout=MAX_REQUEST_SECONDS) as client:
         answers = verify_telegram(config, client)
-    return [Check(f"telegram {asked}", answer.ok, answer.text, None if answer.ok else answer.fix,
+    return [Probe(f"telegram {asked}", answer.ok, answer.text, None if answer.ok else answer.fix,
                   usage=not answer.ok and not answer.unreachable) for asked, answer in answers]
 
 

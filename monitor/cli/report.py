@@ -29,7 +29,7 @@ def report(config_path: Path | None, html_path: Path | None, as_json: bool) -> N
     config = load_or_exit(config_path)
     state = read_or_exit(config) or State()  # before the first run: the page says no run yet
     now = clock.now()
-    from monitor.report.model import build_report
+    from monitor.report.page_data import build_report
 
     if as_json:
         emit_json(build_report(config, state, now))

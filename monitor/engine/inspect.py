@@ -54,7 +54,7 @@ class SheetPlan:
     ranges: tuple[str, ...]  # every range its checks read, fetched in one batchGet
     needs_modified_time: bool = False  # a freshness check on the file's modifiedTime (one Drive request)
     fingerprint: str = ""  # of its checks: a last read judged by other checks does not count
-    # Read at least this often when Drive reports no change, or every round (monitor.engine.changes).
+    # Read at least this often when Drive reports no change, or every round (monitor.engine.change_detection).
     max_age: timedelta = timedelta(hours=1)
     always_read: bool = False
     tags: tuple[str, ...] = ()  # the config's, for the events about it

@@ -21,7 +21,7 @@ from monitor.core.errors import ErrorClass, ErrorInfo, QuotaScope, SheetReadErro
 from monitor.core.logs import log_event
 from monitor.engine import breaker, credentials, retry
 from monitor.engine.api_health import ApiHealth
-from monitor.engine.changes import marked_changed
+from monitor.engine.change_detection import marked_changed
 from monitor.engine.events import (
     ApiDegraded,
     ApiRecovered,

@@ -1,6 +1,6 @@
 """Judging a spreadsheet that has not changed since its last read, without reading it.
 
-A round that reads only what changed (``monitor.engine.changes``) must still catch a spreadsheet that
+A round that reads only what changed (``monitor.engine.change_detection``) must still catch a spreadsheet that
 silently goes stale: its freshness checks depend on the clock as much as on the values. The last
 read stored the newest moment each freshness check found (``SheetHealth.moments``); judging those
 again at ``now`` gives what a read would give, for the price of no request. Every other check's
@@ -31,7 +31,7 @@ def rejudged(plan: SheetPlan, record: SheetHealth, now: datetime
     """The verdict and findings ``plan``'s spreadsheet has at ``now`` with the values of its last read;
     None when nothing in it depends on time (its verdict stands until its values change), or when the
     zone its dates need is not known (such a spreadsheet is read, not judged again:
-    monitor.engine.changes).
+    monitor.engine.change_detection).
     Moments are instants; the zone only says how the newest one is shown, as its read showed it."""
     if not record.moments or (plan.needs_time_zone and record.time_zone is None):
         return None

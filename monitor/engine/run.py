@@ -20,7 +20,7 @@ from datetime import UTC, datetime, tzinfo
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.logs import log_event
 from monitor.engine.api_health import ApiHealth
-from monitor.engine.changes import ChangeDetection, ChangeFeed, marked_changed
+from monitor.engine.change_detection import ChangeDetection, ChangeFeed, marked_changed
 from monitor.engine.checkpoints import Checkpoints
 from monitor.engine.concurrency import LatencyEstimate, reads_in_flight
 from monitor.engine.events import CrashRecovered, Event, FallingBehind
@@ -146,7 +146,7 @@ class Run:
             # Not one spreadsheet could be read: too short a run to trip the whole-API breaker, but
             # the watchdog must still see runs that achieve nothing, those that Google's quota kept
             # from reading (its 429s, or the wait one left) too. Reads of spreadsheets known to be
-            # failing do not count: a quiet round may read nothing else (monitor.engine.changes).
+            # failing do not count: a quiet round may read nothing else (monitor.engine.change_detection).
             report.outcome = Outcome.DEGRADED
         self.state.dlq.prune(now)
         rnd = self.state.round

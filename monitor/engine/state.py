@@ -17,7 +17,7 @@ from monitor.core.runners import is_runner_name
 from monitor.core.tracking import Documents, Single, document
 from monitor.engine.api_health import ApiState
 from monitor.engine.breaker import BreakerState
-from monitor.engine.changes import FeedState
+from monitor.engine.change_detection import FeedState
 from monitor.engine.credentials import CredentialsState
 from monitor.engine.dlq import DeadLetters
 from monitor.engine.events import Event

@@ -25,7 +25,7 @@ CARD_LABELS = {"ok": "ok", "warn": "warning", "fail": "failing", "error": "unrea
 
 
 def render_page(data: dict[str, Any]) -> str:
-    """The page for ``data`` (as ``monitor.report.model.build_report`` makes it)."""
+    """The page for ``data`` (as ``monitor.report.page_data.build_report`` makes it)."""
     body = "".join((
         _header(data), _fleet(data), _charts(data), _problems(data["problems"]), _attention(data),
         _timelines(data["timelines"]), _monitor(data["monitor"]),

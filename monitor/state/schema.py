@@ -38,7 +38,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from monitor.engine.api_health import ApiState
 from monitor.engine.breaker import BreakerState
-from monitor.engine.changes import FeedState
+from monitor.engine.change_detection import FeedState
 from monitor.engine.credentials import CredentialsState
 from monitor.engine.dlq import DeadLetter
 from monitor.engine.events import BY_KIND, Event
@@ -219,7 +219,7 @@ def _health_last_read(value: Any) -> Any:
 def _health_time_zone(value: Any) -> Any:
     """health 2 -> 3 added the spreadsheet's time zone. An older record's dates were read in the
     config's zone, not the spreadsheet's: with none known, its next round reads it (and its zone)
-    instead of judging it again from moments that may be off by hours (monitor.engine.changes)."""
+    instead of judging it again from moments that may be off by hours (monitor.engine.change_detection)."""
     return {"time_zone": None, "zone_due": None, **value} if isinstance(value, dict) else value
 
 

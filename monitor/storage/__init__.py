@@ -16,9 +16,9 @@ from monitor.storage.errors import (
     StateWriteError,
 )
 from monitor.storage.file_store import FileStore
+from monitor.storage.in_memory import MemoryBacking, MemoryLock, MemoryStore
 from monitor.storage.location import PROPERTIES, FileLocation, MemoryLocation, StateLocation, location_of
 from monitor.storage.lock import FlockLock
-from monitor.storage.memory import MemoryBacking, MemoryLock, MemoryStore
 from monitor.storage.paths import STATE_FILE_NAME, StatePaths
 from monitor.storage.recovery import RestoreReport
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from monitor.storage.contract import RUN_LOCK, PropertyStore, StoreLock
 from monitor.storage.file_store import FileStore
+from monitor.storage.in_memory import MemoryBacking, MemoryLock, MemoryStore
 from monitor.storage.lock import FlockLock
-from monitor.storage.memory import MemoryBacking, MemoryLock, MemoryStore
 from monitor.storage.paths import StatePaths
 from monitor.storage.writability import reading
 

@@ -9,7 +9,7 @@ longer shared: ``removed``), and the position to ask from next time (``newStartP
 A file edited several times appears once. Errors are classified like every other request
 (``monitor.google.reader.classified``) and raised as ``SheetReadError``. The feed is one credential's
 view (the run asks its first credential's, which sees every spreadsheet the run reads); it implements
-the run's ``monitor.engine.changes.ChangeFeed``.
+the run's ``monitor.engine.change_detection.ChangeFeed``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.timefmt import parse_utc
-from monitor.engine.changes import CHANGES_PER_FEED_REQUEST, ChangedFiles
+from monitor.engine.change_detection import CHANGES_PER_FEED_REQUEST, ChangedFiles
 from monitor.google.reader import GspreadReader, classified
 
 CHANGES_URL = "https://www.googleapis.com/drive/v3/changes"

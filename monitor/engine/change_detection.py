@@ -74,7 +74,7 @@ class ChangedFiles:
 
 
 class ChangeFeed(Protocol):
-    """Drive's change feed as the run needs it (``monitor.google.changes`` implements it). Both raise
+    """Drive's change feed as the run needs it (``monitor.google.drive_feed`` implements it). Both raise
     ``SheetReadError`` (already classified), never a library's exception."""
 
     source: str  # whose feed it is (a credential's file name): a position is only valid in its own
