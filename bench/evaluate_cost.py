@@ -31,8 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run_overhead import richer_checks  # noqa: E402
 
 from monitor.checks import CrossSheetCheck, evaluate_all, ranges_of  # noqa: E402
+from monitor.checks.aggregates import keys_of  # noqa: E402
 from monitor.checks.imports import ambiguous_cell  # noqa: E402
-from monitor.checks.past import OtherSide, Past, keys_of  # noqa: E402
+from monitor.checks.past import OtherSide, Past  # noqa: E402
 from monitor.core.clock import ManualClock  # noqa: E402
 from monitor.sandbox import values  # noqa: E402
 from monitor.sandbox.dataset import CATALOGUE_TAB, CATALOGUE_TITLE, generate, stock_profile  # noqa: E402

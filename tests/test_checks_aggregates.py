@@ -228,9 +228,9 @@ def test_a_bad_filter_or_severity_is_refused_at_load_with_its_line_and_fix(tmp_p
 def test_a_kind_without_its_own_sentence_still_has_one():
     from typing import Literal
 
+    from monitor.checks.base import CheckBase as _CheckBase
     from monitor.checks.explain import condition_text
     from monitor.checks.fields import A1Text
-    from monitor.checks.models import _CheckBase
 
     class SpellingCheck(_CheckBase):
         kind: Literal["spelling"] = "spelling"
@@ -242,8 +242,8 @@ def test_a_kind_without_its_own_sentence_still_has_one():
 
 
 def test_change_and_cross_sheet_checks_measure_averages_and_distinct_counts_as_the_threshold_does():
-    from monitor.checks.models import ChangeCheck
-    from monitor.checks.past import metric_of
+    from monitor.checks.aggregates import metric_of
+    from monitor.checks.kinds.change import ChangeCheck
 
     sku = column("Stock!A2:A1000", "A-1", "A-1 ", "B-2", 5, 5.0)
     assert metric_of("distinct", sku) == evaluate(threshold("distinct", fail="< 0"), sku, NOW).observed == 3

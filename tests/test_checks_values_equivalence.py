@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from monitor.checks import ValuesStillLoading
 from monitor.checks.cells import LOADING_VALUES, Cell, coded_cells, is_empty, values_of
 from monitor.checks.dates import date_of
-from monitor.checks.evaluate import _error_code, _newest_date
 from monitor.checks.imports import AMBIGUOUS_CODES, ambiguous_cell
+from monitor.checks.kinds.formula_errors import _error_code
+from monitor.checks.kinds.freshness import _newest_date
 from monitor.checks.where import parse_where
 from monitor.core.a1 import parse_a1, quote_sheet_name
 

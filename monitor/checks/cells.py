@@ -259,3 +259,13 @@ def _origin(echoed: str) -> tuple[str, int, int]:
     parsed = parse_a1(echoed)
     prefix = quote_sheet_name(parsed.sheet) + "!" if parsed.sheet is not None else ""
     return prefix, parsed.start_row or 1, parsed.start_col or 1
+
+
+REFS_IN_MESSAGE = 3  # a message names a few cells; a result's ``cells`` carries up to MAX_CELLS
+
+
+def refs_text(cells: list[Cell], total: int | None = None) -> str:
+    """The first cells' references, and how many more of ``total`` (all of ``cells`` by default)."""
+    shown = ", ".join(c.ref for c in cells[:REFS_IN_MESSAGE])
+    more = (len(cells) if total is None else total) - REFS_IN_MESSAGE
+    return f"{shown} and {more} more" if more > 0 else shown

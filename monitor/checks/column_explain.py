@@ -1,5 +1,6 @@
-"""The column checks in one sentence, for `check-config`: "fails when Price of Stock!A1:H500 is not a
-number or is below 0 in any row". A check of ``severity = "warn"`` says "warns" where it would fail.
+"""The column checks' sentences, for `check-config`: each kind (``monitor.checks.kinds``) says what
+it finds, and these pieces say it under its levels: "fails when Price of Stock!A1:H500 is not a number
+or is below 0 in any row". A check of ``severity = "warn"`` says "warns" where it would fail.
 """
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from .conditions import format_number
-from .formats import FORMATS
 from .rates import Rate
 
 _RATE_WORDS = {">": "more than", ">=": "at least", "<": "fewer than", "<=": "at most", "==": "exactly",
@@ -38,46 +38,5 @@ def sentence(check: Any, subject: str) -> str:
     return "; ".join(parts)
 
 
-def missing_words(check: Any) -> str:
-    return _either(["blank", *(f'"{text}"' for text in check.missing_values)])
-
-
-def invalid_rules(check: Any) -> str:
-    """What a value breaking the check's rules is: "is not a number or is below 0"."""
-    rules: list[str] = []
-    if check.valid_values:
-        rules.append("is not one of " + ", ".join(_shown(value) for value in check.valid_values))
-    if check.format is not None:
-        rules.append(f"is not {FORMATS[check.format][1]}")
-    if check.regex is not None:
-        rules.append(f"does not match {check.regex}")
-    if check.min is not None:
-        rules.append(f"is below {format_number(check.min)}")
-    if check.max is not None:
-        rules.append(f"is above {format_number(check.max)}")
-    if check.min_length is not None:
-        rules.append(f"is shorter than {check.min_length} characters")
-    if check.max_length is not None:
-        rules.append(f"is longer than {check.max_length} characters")
-    return _either(rules)
-
-
-def header_problems(check: Any) -> str:
-    """What the header row of a headers check must not do: "lacks SKU or Qty, or has Notes"."""
-    problems: list[str] = []
-    if check.required:
-        problems.append(f"lacks {_either(check.required)}")
-    if check.forbidden:
-        problems.append(f"has {_either(check.forbidden)}")
-    if check.order:
-        problems.append(f"does not have {', '.join(check.order)} in this order")
-    problems += [f"does not have {header} in column {letter}" for header, letter in check.positions]
-    return _either(problems, ", or ")
-
-
-def _either(items: Sequence[str], last: str = " or ") -> str:
+def either(items: Sequence[str], last: str = " or ") -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + last + items[-1]
-
-
-def _shown(value: Any) -> str:
-    return format_number(value) if isinstance(value, int | float) else f'"{value}"'

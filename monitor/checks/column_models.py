@@ -1,30 +1,27 @@
-"""The column-aware check models: headers, missing, duplicates, invalid.
+"""What the column-aware check models share (headers, missing, duplicates, invalid: their kinds are
+in ``monitor.checks.kinds``): a table read whole, and a count of its rows against warn/fail levels.
 
 Each reads its whole table (``range``) in the spreadsheet's one batchGet and names its columns by
 header text (with ``header_row``) or by letter (without); see ``columns``. Everything an admin can
-get wrong is refused here, at load time, with a problem and a fix: a header named without a header
-row, a header row outside the range, an unknown format, a regex that does not compile, a level
-written as a bare number or as "5%".
+get wrong is refused at load time, with a problem and a fix: a header named without a header row, a
+header row outside the range, a level written as a bare number or as "5%"; each kind refuses its own
+(an unknown format, a regex that does not compile).
 
 A check written without a name is named "<kind> <columns> <range>", e.g. "missing Qty Stock!A1:Z".
 """
 
 from __future__ import annotations
 
-import difflib
-import re
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-from pydantic import Field, field_serializer, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from monitor.core.a1 import column_index
 from monitor.core.invalid import InvalidValue
 
-from . import column_explain
+from .base import CheckBase
 from .columns import is_column_letter
 from .fields import A1Text, WhereField
-from .formats import FORMATS
-from .models import _CheckBase  # models imports this module back: see its note
 from .rates import Rate, RateField, parse_rate
 from .result import Status
 
@@ -40,7 +37,7 @@ def _columns_of(data: dict[str, Any]) -> object:
     return data.get("column") or data.get("columns")
 
 
-def _names(value: object, key: str) -> tuple[str, ...]:
+def header_names(value: object, key: str) -> tuple[str, ...]:
     """A list of header texts as written: non-empty strings, kept as written."""
     if isinstance(value, str):
         value = [value]
@@ -50,7 +47,7 @@ def _names(value: object, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-class _TableCheck(_CheckBase):
+class TableCheck(CheckBase):
     """A check over a table: ``range`` is read whole; ``header_row`` is the sheet row of its headers."""
 
     range: A1Text
@@ -66,7 +63,7 @@ class _TableCheck(_CheckBase):
         return data
 
     @model_validator(mode="after")
-    def _header_row_in_range(self) -> _TableCheck:
+    def _header_row_in_range(self) -> TableCheck:
         a1, row = self.a1, self.header_row
         if a1 is None or row is None:
             return self
@@ -103,59 +100,7 @@ class _TableCheck(_CheckBase):
         return {"kind": self.kind, **written}
 
 
-class HeadersCheck(_TableCheck):
-    """The header row itself: ``required`` present, ``forbidden`` absent, ``order`` kept (those
-    headers left to right, others may stand between), ``positions`` (header -> column letter)."""
-
-    kind: Literal["headers"] = "headers"
-    header_row: int = Field(ge=1)
-    judges_rows: ClassVar[bool] = False  # "Stock!1:1" is enough
-    required: tuple[str, ...] = ()
-    forbidden: tuple[str, ...] = ()
-    order: tuple[str, ...] = ()
-    positions: tuple[tuple[str, str], ...] = ()
-
-    @field_validator("required", "forbidden", "order", mode="before")
-    @classmethod
-    def _header_lists(cls, value: object, info: Any) -> tuple[str, ...]:
-        return _names(value, info.field_name)
-
-    @field_validator("positions", mode="before")
-    @classmethod
-    def _positions(cls, value: object) -> tuple[tuple[str, str], ...]:
-        if isinstance(value, tuple):
-            value = dict(value)
-        fix = 'write e.g. positions = { SKU = "A", Qty = "F" } (header = column letter)'
-        if not isinstance(value, dict) or not value:
-            raise InvalidValue(f"positions must be a table of header = column letter, got {value!r}", fix)
-        for header, letter in value.items():
-            if not isinstance(letter, str) or not is_column_letter(letter.strip().upper()):
-                raise InvalidValue(f"position of {header!r} is {letter!r}, not a column letter", fix)
-        return tuple((header, letter.strip().upper()) for header, letter in value.items())
-
-    @field_serializer("positions")
-    def _positions_as_table(self, positions: tuple[tuple[str, str], ...]) -> dict[str, str]:
-        return dict(positions)
-
-    def explain(self) -> str:
-        verb = "warns" if getattr(self, "severity", "fail") == "warn" else "fails"
-        row = f"{self.range} row {self.header_row}"
-        return f"{verb} when {row} {column_explain.header_problems(self)}"
-
-    @model_validator(mode="after")
-    def _something_to_check(self) -> HeadersCheck:
-        if not (self.required or self.forbidden or self.order or self.positions):
-            raise InvalidValue("headers needs something to check",
-                               'add required = ["SKU", "Qty"], forbidden = [...], order = [...] '
-                               'or positions = { SKU = "A" }')
-        both = set(self.required) & set(self.forbidden)
-        if both:
-            raise InvalidValue(f"{', '.join(sorted(both))} both required and forbidden",
-                               "keep each header in one of the two lists")
-        return self
-
-
-class _ColumnCheck(_TableCheck):
+class ColumnCheck(TableCheck):
     """A count of rows over one column (or key columns) with warn/fail levels, "> 0" by default;
     ``where`` keeps it to the table's rows whose other columns match (found in the table itself)."""
 
@@ -166,7 +111,7 @@ class _ColumnCheck(_TableCheck):
     where: WhereField | None = None
 
     @model_validator(mode="after")
-    def _filter_columns(self) -> _ColumnCheck:
+    def _filter_columns(self) -> ColumnCheck:
         """The filter's columns are found in the table as the check's own are: refused now, not at
         every read, when they cannot be (a header without a header row, a letter outside the range)."""
         for name in self.where.columns if self.where is not None else ():
@@ -192,104 +137,3 @@ class _ColumnCheck(_TableCheck):
     @property
     def missing_texts(self) -> frozenset[str]:
         return frozenset(" ".join(text.split()).casefold() for text in self.missing_values)
-
-
-class MissingCheck(_ColumnCheck):
-    kind: Literal["missing"] = "missing"
-    column: str
-
-    def explain(self) -> str:
-        subject = f"{self.column} of {self.range} is {column_explain.missing_words(self)}"
-        return column_explain.sentence(self, subject)
-
-    @model_validator(mode="after")
-    def _column_usable(self) -> MissingCheck:
-        self._check_column(self.column, "column")
-        return self
-
-
-class DuplicatesCheck(_ColumnCheck):
-    """Rows whose key (one column, or several together) repeats an earlier row's key."""
-
-    kind: Literal["duplicates"] = "duplicates"
-    column: str | None = None
-    columns: tuple[str, ...] = ()
-
-    @field_validator("columns", mode="before")
-    @classmethod
-    def _key_columns(cls, value: object) -> tuple[str, ...]:
-        return _names(value, "columns")
-
-    @model_validator(mode="after")
-    def _one_key(self) -> DuplicatesCheck:
-        if (self.column is None) == (not self.columns):
-            raise InvalidValue("duplicates needs its key: column or columns, not both",
-                               'write column = "SKU", or columns = ["SKU", "Warehouse"] for a key of several')
-        for name in self.key_columns:
-            self._check_column(name, "column")
-        return self
-
-    @property
-    def key_columns(self) -> tuple[str, ...]:
-        return (self.column,) if self.column is not None else self.columns
-
-    def explain(self) -> str:
-        key = " + ".join(self.key_columns)
-        return column_explain.sentence(self, f"{key} of {self.range} repeats an earlier row's")
-
-
-class InvalidCheck(_ColumnCheck):
-    """Values that break a rule: a list of valid values, a regex the whole value matches, a format,
-    min/max (numbers), min_length/max_length (characters). Missing values are not judged here."""
-
-    kind: Literal["invalid"] = "invalid"
-    column: str
-    valid_values: tuple[str | int | float, ...] = ()
-    regex: str | None = None
-    format: str | None = None
-    min: int | float | None = None
-    max: int | float | None = None
-    min_length: int | None = Field(default=None, ge=0)
-    max_length: int | None = Field(default=None, ge=1)
-
-    def explain(self) -> str:
-        rules = column_explain.invalid_rules(self)
-        return column_explain.sentence(self, f"{self.column} of {self.range} {rules}")
-
-    @field_validator("regex")
-    @classmethod
-    def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise InvalidValue(f"regex {value!r} does not compile: {exc}",
-                                   "write a Python regular expression the whole value must match, "
-                                   r'e.g. regex = "SKU-\\d{4}" (in TOML, double the backslashes)'
-                                   ) from None
-        return value
-
-    @field_validator("format")
-    @classmethod
-    def _known_format(cls, value: str | None) -> str | None:
-        if value is not None and value not in FORMATS:
-            close = difflib.get_close_matches(str(value), FORMATS, n=1)
-            hint = f'did you mean "{close[0]}"? ' if close else ""
-            raise InvalidValue(f"unknown format {value!r}",
-                               f"{hint}write one of: {', '.join(FORMATS)}")
-        return value
-
-    @model_validator(mode="after")
-    def _some_rule(self) -> InvalidCheck:
-        self._check_column(self.column, "column")
-        rules = (self.valid_values, self.regex, self.format, self.min, self.max, self.min_length,
-                 self.max_length)
-        if not any(rule not in (None, ()) for rule in rules):
-            raise InvalidValue("invalid needs a rule", 'add valid_values = [...], regex = "...", '
-                               'format = "email", min/max or min_length/max_length')
-        for low, high in (("min", "max"), ("min_length", "max_length")):
-            if getattr(self, low) is not None and getattr(self, high) is not None \
-                    and getattr(self, low) > getattr(self, high):
-                raise InvalidValue(f"{low} ({getattr(self, low)}) is greater than {high} "
-                                   f"({getattr(self, high)})", "swap them")
-        return self

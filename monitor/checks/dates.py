@@ -20,8 +20,9 @@ overlap the first occurrence is taken (fold=0); at a gap the zone library's usua
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from .cells import is_number
 
@@ -79,3 +80,10 @@ def _from_parts(groups: tuple, day_first: bool, tz: tzinfo) -> datetime | None:
         )
     except ValueError:  # 31.02.2026, 25:00 and the like are text, not dates
         return None
+
+
+def zone(tz: tzinfo | str | None) -> tzinfo:
+    """A spreadsheet's time zone as evaluation takes it (a tzinfo, an IANA name, None for UTC)."""
+    if tz is None:
+        return UTC
+    return ZoneInfo(tz) if isinstance(tz, str) else tz

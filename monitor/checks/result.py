@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .cells import Cell
+    from .conditions import Condition
 
 Status = Literal["ok", "warn", "fail"]
 MAX_CELLS = 10  # offending cell references kept per result; the message says how many in total
@@ -41,6 +45,19 @@ class CheckResult:
             "cells": list(self.cells),
             "owner": self.owner,
         }
+
+
+def result_of(check: Any, status: Status, message: str, observed: Any,
+              offenders: Sequence[Cell] = ()) -> CheckResult:
+    """A check's result naming up to MAX_CELLS of the cells that make its finding."""
+    return CheckResult(check.name, check.kind, status, message, observed,
+                       tuple(cell.ref for cell in offenders[:MAX_CELLS]))
+
+
+def most_severe(warn: Condition | None, fail: Condition | None) -> Status:
+    """The level a check with these conditions reports what it cannot judge at (an aggregate gone
+    undefined): silence when the data vanished is worse than a noisy alert."""
+    return "fail" if fail is not None or warn is None else "warn"
 
 
 def worst(statuses: Iterable[Status]) -> Status:

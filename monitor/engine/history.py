@@ -27,18 +27,17 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from monitor.checks import (
-    ChangeCheck,
+    NOT_READ,
     CheckResult,
     CrossSheetCheck,
-    HeadersChangedCheck,
     OtherSide,
     Past,
     compare_cross,
     keys_of,
+    kind_of,
     metric_of,
     worst,
 )
-from monitor.checks.past import NOT_READ
 from monitor.config.defaults import HISTORY_KEYS, HISTORY_POINTS
 from monitor.config.model import Lend
 from monitor.core.timefmt import UtcTime
@@ -87,7 +86,7 @@ def past_for(checks: Sequence[Any], links: Linked, history: Mapping[str, SheetHi
     series = {name: tuple((p.at, p.value) for p in points) for name, points in mine.series.items()} \
         if mine else {}
     others = {check.name: other_side(check, links.others.get(check.name), history, names, failing)
-              for check in checks if isinstance(check, CrossSheetCheck)}
+              for check in checks if (kind := kind_of(check)) is not None and kind.other_side}
     return Past(series, dict(mine.headers) if mine else {}, others)
 
 
@@ -117,13 +116,17 @@ def recorded(checks: Sequence[Any], links: Linked, before: SheetHistory | None,
     headers: dict[str, tuple[str, ...]] = {}
     own: dict[str, Kept] = {}
     for check in checks:
-        if isinstance(check, ChangeCheck):
+        kind = kind_of(check)
+        keep = kind.keeps(check, observed.get(check.name), value_ranges.get(check.range)) if kind else None
+        if keep is None:
+            continue
+        if keep.slot == "series":
             earlier = before.series.get(check.name, ()) if before else ()
-            series[check.name] = kept_points(earlier, Point(now, observed.get(check.name)), check.over)
-        elif isinstance(check, HeadersChangedCheck):
-            headers[check.name] = tuple(observed.get(check.name) or ())
-        elif isinstance(check, CrossSheetCheck) and check.match == "aggregate":
-            own[check.name] = Kept(metric_of(check.aggregate, value_ranges.get(check.range)))
+            series[check.name] = kept_points(earlier, Point(now, keep.value), keep.over)
+        elif keep.slot == "headers":
+            headers[check.name] = keep.value
+        else:
+            own[check.name] = Kept(keep.value)
     lent = {lend.key: _kept(lend.what, value_ranges.get(lend.range)) for lend in links.lends}
     if not (series or headers or own or lent):
         return None
