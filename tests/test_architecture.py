@@ -39,6 +39,40 @@ def test_an_upward_import_breaks_the_layer_contract(tmp_path):
     assert "monitor.core is not allowed to import monitor.engine" in result.stdout
 
 
+# Every import a -> b that a chain of imports leads back from b to a, printed as "a -> b -> ... -> a".
+# Type-only imports (under TYPE_CHECKING) and imports inside functions count: each still ties the
+# two modules together, and any of them may be what breaks when one of the two changes.
+_CYCLES = """
+import grimp
+graph = grimp.build_graph("monitor", include_external_packages=False, cache_dir=None)
+for importer in sorted(graph.modules):
+    for imported in sorted(graph.find_modules_directly_imported_by(importer)):
+        back = graph.find_shortest_chain(imported, importer)
+        if back:
+            print(" -> ".join((importer, *back)))
+"""
+
+
+def import_cycles(root: Path) -> list[str]:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    result = subprocess.run([sys.executable, "-c", _CYCLES], cwd=root, env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+def test_no_module_imports_itself_back_through_others():
+    assert import_cycles(REPO) == []
+
+
+def test_a_type_only_import_back_is_a_cycle(tmp_path):
+    shutil.copytree(REPO / "monitor", tmp_path / "monitor", ignore=shutil.ignore_patterns("__pycache__"))
+    result = tmp_path / "monitor" / "checks" / "result.py"
+    result.write_text(result.read_text() + "\nif TYPE_CHECKING:\n    from .evaluate import evaluate\n")
+    cycles = import_cycles(tmp_path)
+    assert "monitor.checks.result -> monitor.checks.evaluate -> monitor.checks.result" in cycles
+
+
 def loaded_modules(code: str) -> set[str]:
     """The modules a fresh interpreter has loaded after running ``code``."""
     script = textwrap.dedent(code) + "\nimport sys\nprint('\\n'.join(sorted(sys.modules)))\n"

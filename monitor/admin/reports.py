@@ -18,8 +18,8 @@ from monitor.core.errors import ErrorInfo
 from monitor.core.remedies import remedy
 from monitor.core.timefmt import format_utc
 from monitor.core.wording import counted
-from monitor.engine.change_detection import FeedState
 from monitor.engine.dlq import DeadLetter
+from monitor.engine.feed_state import FeedState
 from monitor.engine.fleet import SHOWN_ORDER, Fleet
 from monitor.engine.health import UNKNOWN, SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunStats

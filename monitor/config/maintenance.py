@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -28,8 +28,15 @@ from .explain import choices_fix
 from .fields import Duration
 from .issues import Loc
 
-if TYPE_CHECKING:
-    from .model import Sheet
+
+class Listed(Protocol):
+    """A configured spreadsheet as a window finds it, by id, name or tag: a ``model.Sheet`` (named so
+    here, the model that holds the windows would be imported back)."""
+
+    id: str
+    name: str
+    tags: tuple[str, ...]
+
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 EVERY_DAY = "day"
@@ -168,7 +175,7 @@ class MaintenanceTable(BaseModel):
                          "shorten it; to silence a spreadsheet for good, use `sheet-monitor mute`")]
         return []
 
-    def resolve(self, sheets: Sequence[Sheet], report: Callable[[Loc, str, str], None]) -> Covered | None:
+    def resolve(self, sheets: Sequence[Listed], report: Callable[[Loc, str, str], None]) -> Covered | None:
         """What the window covers among ``sheets``; None when its schedule is wrong or a name or a tag
         matches none of them (each reported at its own key: a window that silently covers nothing
         is a typo)."""
@@ -191,7 +198,7 @@ class MaintenanceTable(BaseModel):
                                  self.end, weekday, at, self.for_)
 
 
-def cover(names: Sequence[str], tags: Sequence[str], sheets: Sequence[Sheet],
+def cover(names: Sequence[str], tags: Sequence[str], sheets: Sequence[Listed],
           report: Callable[[Loc, str, str], None]) -> Covered | None:
     """The spreadsheets of ``sheets`` named (by id or name) or tagged so, in the config's order; None
     when a name or a tag matches none (reported at ``("sheets", i)`` or ``("tags", i)``)."""

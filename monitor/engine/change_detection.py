@@ -41,8 +41,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.logs import log_event
-from monitor.core.timefmt import UtcTime
-from monitor.core.tracking import document
 from monitor.engine.events import (
     ChangeFeedFailing,
     ChangeFeedRecovered,
@@ -50,11 +48,12 @@ from monitor.engine.events import (
     SpreadsheetRestored,
     SpreadsheetTrashed,
 )
+from monitor.engine.feed_state import FeedState
 from monitor.engine.health import ERROR, SheetHealth
 from monitor.engine.inspect import SheetPlan
 
 if TYPE_CHECKING:
-    from monitor.engine.state import RunnerState  # which imports FeedState from here
+    from monitor.engine.state import RunnerState
 
 
 # Drive's largest page of changes: the feed asks for it, so it costs a request per this many changes.
@@ -83,19 +82,6 @@ class ChangeFeed(Protocol):
 
     def changed_since(self, position: str, timeout: float) -> ChangedFiles: ...
 
-
-@document
-class FeedState:
-    """The change feed as the last round left it: where to ask from next, and whether it is failing."""
-
-    position: str | None = None
-    source: str | None = None  # the feed ``position`` belongs to
-    asked_at: UtcTime | None = None  # when the feed was last asked (at a round's start, or watching)
-    failing_since: UtcTime | None = None  # Drive could not answer from then on (every sheet is read)
-    last_error: str | None = None
-    # Configured spreadsheets Drive reported in its trash, since when: told once when they go in,
-    # once when they come out. A trashed file is still read; Drive deletes it 30 days later.
-    trashed: dict[str, UtcTime] = field(default_factory=dict)
 
 
 def due_for_read(plan: SheetPlan, record: SheetHealth | None, now: datetime, interval: timedelta,

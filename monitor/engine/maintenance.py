@@ -16,15 +16,12 @@ import hashlib
 from collections.abc import Collection, Iterable
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from monitor.config import MaintenanceWindow
 from monitor.core.logs import log_event
 from monitor.core.timefmt import UtcTime, format_utc
 from monitor.core.tracking import document
-
-if TYPE_CHECKING:  # the state holds this module's document: imported for the annotations only
-    from monitor.engine.state import RunnerState
 
 WINDOWS_KEPT = 50  # windows started from the chat at once, at most: the oldest end first beyond it
 
@@ -87,7 +84,14 @@ def covering(windows: Iterable[Window], spreadsheet_ids: Iterable[str]) -> dict[
     return {sid: found[sid] for sid in ids if sid in found}
 
 
-def start_maintenance(state: RunnerState, now: datetime, until: datetime, by: str, reason: str,
+class HoldsMaintenance(Protocol):
+    """What starting and ending a window changes of the state (a ``RunnerState``, which holds this
+    module's document: named so here, it would be imported back)."""
+
+    maintenance: Maintenance
+
+
+def start_maintenance(state: HoldsMaintenance, now: datetime, until: datetime, by: str, reason: str,
                       spreadsheet_ids: Collection[str] | None = None, tags: tuple[str, ...] = ()) -> Window:
     """Start a window from the chat (``/maintenance 2h [#tag|name] [reason]``): from ``now`` until
     ``until``, over ``spreadsheet_ids`` (None: every configured spreadsheet), chosen by ``tags`` (for
@@ -116,7 +120,8 @@ def start_maintenance(state: RunnerState, now: datetime, until: datetime, by: st
     return window
 
 
-def end_maintenance(state: RunnerState, now: datetime, by: str, scheduled: Iterable[MaintenanceWindow] = (),
+def end_maintenance(state: HoldsMaintenance, now: datetime, by: str,
+                    scheduled: Iterable[MaintenanceWindow] = (),
                     spreadsheet_ids: Collection[str] | None = None) -> list[Window]:
     """End now the windows in force that cover any of ``spreadsheet_ids`` (None: every window in
     force), the chat's and the config's (``scheduled``) alike; a config window's next occurrence

@@ -17,10 +17,10 @@ from monitor.core.runners import is_runner_name
 from monitor.core.tracking import Documents, Single, document
 from monitor.engine.api_health import ApiState
 from monitor.engine.breaker import BreakerState
-from monitor.engine.change_detection import FeedState
 from monitor.engine.credentials import CredentialsState
 from monitor.engine.dlq import DeadLetters
 from monitor.engine.events import Event
+from monitor.engine.feed_state import FeedState
 from monitor.engine.health import SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunHistory
 from monitor.engine.history import SheetHistory

@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .http import Response
 from .telegram_errors import bad_request, ok
 from .telegram_messages import bot_message, inaccessible_message
 from .telegram_model import Bot, Chat, Person, SentMessage
 from .telegram_params import integer_arg, to_bool, to_integer
-from .telegram_updates import Update, enqueue
-
-if TYPE_CHECKING:
-    from .telegram import FakeTelegram
+from .telegram_updates import Receiving, Update, enqueue
 
 # Telegram documents no window; public reports see answers 17 and 20 s late refused and guess
 # 5-10 s (docs/sandbox.md): the fake takes the low end, never kinder. FakeTelegram can change it.
@@ -65,7 +62,13 @@ class CallbackQuery:
         }
 
 
-def make_callback(fake: FakeTelegram, bot: Bot, chat: Chat, message: SentMessage, person: Person,
+class Answering(Receiving, Protocol):
+    """The fake as the methods that make and answer callback queries see it."""
+
+    callbacks: dict[str, CallbackQuery]  # by query id
+
+
+def make_callback(fake: Answering, bot: Bot, chat: Chat, message: SentMessage, person: Person,
                   data: str, how: str, inaccessible: bool = False) -> tuple[CallbackQuery, Update]:
     """A callback query for ``bot`` from ``person`` on ``message``, queued as an update."""
     now = fake.clock.time()
@@ -93,7 +96,7 @@ def chat_instance(bot: Bot, chat: Chat) -> str:
     return str(int.from_bytes(digest, "big", signed=True))
 
 
-def answer_callback_query(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Response:
+def answer_callback_query(fake: Answering, bot: Bot, params: dict[str, str]) -> Response:
     # The Bot API reads the id as an int64: garbage reads 0, which no query has.
     query = fake.callbacks.get(str(to_integer(params.get("callback_query_id", ""))))
     now = fake.clock.time()

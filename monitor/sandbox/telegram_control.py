@@ -1,7 +1,7 @@
 """The fake Telegram's control API under ``/_sandbox/``: register bots and chats, set a chat's
 behaviour, make people write and press buttons, read what was sent, edited, received and
 answered, stats, reset. Each endpoint is a thin JSON shell over a Python method of
-``FakeTelegram``; answers use the Bot API's own envelope (``{"ok": true, "result": ...}`` or
+``telegram_state.TelegramState``; answers use the Bot API's own envelope (``{"ok": true, "result": ...}`` or
 ``{"ok": false, "error_code", "description"}``). Bot tokens go in and never come out.
 
     POST /_sandbox/tokens     {"token", "username"?, "first_name"?, "privacy"?: bool}
@@ -40,7 +40,7 @@ from .telegram_errors import TelegramError, bad_request, not_found, ok
 from .telegram_webhook import set_webhook
 
 if TYPE_CHECKING:
-    from .telegram import FakeTelegram
+    from .telegram_state import TelegramState
 
 _CHAT_FIELDS = {
     "id",
@@ -56,7 +56,7 @@ _CHAT_FIELDS = {
 }
 
 
-def handle(fake: FakeTelegram, request: Request) -> Response:
+def handle(fake: TelegramState, request: Request) -> Response:
     route = (request.method, request.raw_path.rstrip("/"))
     handlers = {
         ("POST", "/_sandbox/tokens"): _add_token,
@@ -116,7 +116,7 @@ def _int(body: dict, name: str, required: bool = False, minimum: int | None = No
     return value
 
 
-def _add_token(fake: FakeTelegram, request: Request) -> Response:
+def _add_token(fake: TelegramState, request: Request) -> Response:
     body = _body(request)
     token = body.get("token")
     if not isinstance(token, str) or ":" not in token:
@@ -128,11 +128,11 @@ def _add_token(fake: FakeTelegram, request: Request) -> Response:
     return ok(bot.me())
 
 
-def _list_chats(fake: FakeTelegram, request: Request) -> Response:
+def _list_chats(fake: TelegramState, request: Request) -> Response:
     return ok([chat.describe() for chat in fake.chats.values()])
 
 
-def _set_chat(fake: FakeTelegram, request: Request) -> Response:
+def _set_chat(fake: TelegramState, request: Request) -> Response:
     """Create the chat if new (type/title/username/topics apply only then), then apply behaviour."""
     body = _body(request)
     unknown = set(body) - _CHAT_FIELDS
@@ -167,7 +167,7 @@ def _set_chat(fake: FakeTelegram, request: Request) -> Response:
     return ok(chat.describe())
 
 
-def _migrate(fake: FakeTelegram, chat_id: int, target: object) -> None:
+def _migrate(fake: TelegramState, chat_id: int, target: object) -> None:
     if target is None or target is False:
         fake.chat(chat_id).migrate_to = None
     elif target is True:
@@ -178,7 +178,7 @@ def _migrate(fake: FakeTelegram, chat_id: int, target: object) -> None:
         raise bad_request("migrate_to must be a chat id, true (default id) or null")
 
 
-def _apply_force(fake: FakeTelegram, spec: object, chat_id: int | None) -> None:
+def _apply_force(fake: TelegramState, spec: object, chat_id: int | None) -> None:
     if not isinstance(spec, dict):
         raise bad_request('force_429 must be {"count": K, "retry_after": N}')
     count = _int(spec, "count", minimum=1) or 1
@@ -186,7 +186,7 @@ def _apply_force(fake: FakeTelegram, spec: object, chat_id: int | None) -> None:
     fake.force_rate_limit(count, retry_after, chat_id)
 
 
-def _force_429(fake: FakeTelegram, request: Request) -> Response:
+def _force_429(fake: TelegramState, request: Request) -> Response:
     body = _body(request)
     chat_id = _int(body, "chat_id")
     if chat_id is not None and chat_id not in fake.chats:
@@ -195,15 +195,15 @@ def _force_429(fake: FakeTelegram, request: Request) -> Response:
     return ok(True)
 
 
-def _messages(fake: FakeTelegram, request: Request) -> Response:
+def _messages(fake: TelegramState, request: Request) -> Response:
     return ok([message.as_json() for message in fake.messages(_chat_arg(request))])
 
 
-def _edits(fake: FakeTelegram, request: Request) -> Response:
+def _edits(fake: TelegramState, request: Request) -> Response:
     return ok([edit.as_json() for edit in fake.edits(_chat_arg(request))])
 
 
-def _updates(fake: FakeTelegram, request: Request) -> Response:
+def _updates(fake: TelegramState, request: Request) -> Response:
     raw = request.arg("bot")
     bot = None if raw in (None, "") else (int(raw) if raw.lstrip("-").isdigit() else raw)
     return ok([update.as_json() for update in fake.updates(bot)])
@@ -232,7 +232,7 @@ def _text(body: dict, name: str) -> str:
     return value
 
 
-def _write(fake: FakeTelegram, request: Request) -> Response:
+def _write(fake: TelegramState, request: Request) -> Response:
     body = _body(request)
     _allowed(body, "chat_id", "text", "user", "bot", "message_thread_id", "reply_to_message_id")
     return ok(fake.write(
@@ -242,7 +242,7 @@ def _write(fake: FakeTelegram, request: Request) -> Response:
     ))
 
 
-def _press(fake: FakeTelegram, request: Request) -> Response:
+def _press(fake: TelegramState, request: Request) -> Response:
     body = _body(request)
     _allowed(body, "chat_id", "message_id", "callback_data", "text", "position", "user",
              "inaccessible")
@@ -258,7 +258,7 @@ def _press(fake: FakeTelegram, request: Request) -> Response:
     ))
 
 
-def _forge(fake: FakeTelegram, request: Request) -> Response:
+def _forge(fake: TelegramState, request: Request) -> Response:
     body = _body(request)
     _allowed(body, "chat_id", "message_id", "data", "user")
     return ok(fake.forge_callback(
@@ -267,7 +267,7 @@ def _forge(fake: FakeTelegram, request: Request) -> Response:
     ))
 
 
-def _replay(fake: FakeTelegram, request: Request) -> Response:
+def _replay(fake: TelegramState, request: Request) -> Response:
     body = _body(request)
     _allowed(body, "callback_query_id", "chat_id", "message_id", "user")
     return ok(fake.replay_callback(
@@ -276,7 +276,7 @@ def _replay(fake: FakeTelegram, request: Request) -> Response:
     ))
 
 
-def _webhook(fake: FakeTelegram, request: Request) -> Response:
+def _webhook(fake: TelegramState, request: Request) -> Response:
     """setWebhook from the control side ("url" empty or null: deleteWebhook); its description."""
     body = _body(request)
     url = body.pop("url", None) or ""
@@ -289,6 +289,6 @@ def _webhook(fake: FakeTelegram, request: Request) -> Response:
     return ok(json.loads(answer.body)["description"])  # its errors are Telegram's, as they are
 
 
-def _reset(fake: FakeTelegram, request: Request) -> Response:
+def _reset(fake: TelegramState, request: Request) -> Response:
     fake.reset(full=bool(_body(request).get("full")))
     return ok(True)

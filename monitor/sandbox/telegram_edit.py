@@ -35,13 +35,13 @@ from .telegram_send import (
 )
 
 if TYPE_CHECKING:
-    from .telegram import FakeTelegram
+    from .telegram_fake import Fake
 
 NOT_MODIFIED = ("message is not modified: specified new message content and reply markup are "
                 "exactly the same as a current content and reply markup of the message")
 
 
-def edit_message_text(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Response:
+def edit_message_text(fake: Fake, bot: Bot, params: dict[str, str]) -> Response:
     raw_text, parse_mode, plain, entities = read_text(fake, params)
     markup = parse_reply_markup(params.get("reply_markup"))
     chat, message = _editable(fake, bot, params)
@@ -53,7 +53,7 @@ def edit_message_text(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> R
     return _apply(fake, bot, chat, message, edited, "editMessageText")
 
 
-def edit_message_reply_markup(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Response:
+def edit_message_reply_markup(fake: Fake, bot: Bot, params: dict[str, str]) -> Response:
     markup = parse_reply_markup(params.get("reply_markup"))
     chat, message = _editable(fake, bot, params)
     _check_markup(markup, chat)
@@ -61,7 +61,7 @@ def edit_message_reply_markup(fake: FakeTelegram, bot: Bot, params: dict[str, st
     return _apply(fake, bot, chat, message, edited, "editMessageReplyMarkup")
 
 
-def _editable(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> tuple[Chat, SentMessage]:
+def _editable(fake: Fake, bot: Bot, params: dict[str, str]) -> tuple[Chat, SentMessage]:
     chat_id = params.get("chat_id", "")
     message_id = integer_arg(params, "message_id", 0, 0)
     if not chat_id.strip() and message_id == 0:
@@ -87,7 +87,7 @@ def _check_markup(markup: Markup, chat: Chat) -> None:
         raise TelegramError(403, blocked_description(chat))
 
 
-def _apply(fake: FakeTelegram, bot: Bot, chat: Chat, before: SentMessage, after: SentMessage,
+def _apply(fake: Fake, bot: Bot, chat: Chat, before: SentMessage, after: SentMessage,
            method: str) -> Response:
     def content(message: SentMessage) -> tuple:
         return message.plain_text, message.entities, message.reply_markup

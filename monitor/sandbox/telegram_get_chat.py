@@ -12,10 +12,10 @@ from .telegram_errors import TelegramError, ok
 from .telegram_send import blocked_description, resolve_chat
 
 if TYPE_CHECKING:
-    from .telegram import FakeTelegram
+    from .telegram_fake import Fake
 
 
-def get_chat(fake: FakeTelegram, params: dict[str, str]) -> Response:
+def get_chat(fake: Fake, params: dict[str, str]) -> Response:
     chat = resolve_chat(fake.chats, params.get("chat_id", ""))
     # Telegram lets a bot read a private chat whose user blocked it; the fake refuses it as a send
     # would, never kinder: a check that passes here then also means a send can pass.

@@ -20,18 +20,13 @@ control API answers them as 400.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .telegram_callbacks import CallbackQuery, make_callback
+from .telegram_callbacks import Answering, CallbackQuery, make_callback
 from .telegram_commands import bot_commands, command_target
 from .telegram_markup import MAX_CALLBACK_DATA_BYTES, buttons
 from .telegram_messages import bot_message, person_message
 from .telegram_model import Bot, Chat, Person, PersonMessage, SentMessage
 from .telegram_send import blocked_description
 from .telegram_updates import Update, enqueue
-
-if TYPE_CHECKING:
-    from .telegram import FakeTelegram
 
 DEFAULT_PERSON = Person(1000001, "Sandbox", "sandbox_user")
 PRIVACY = ("privacy mode: in groups the bot receives only commands meant for it and replies to "
@@ -74,7 +69,7 @@ def person_from_json(value: object) -> Person:
                   texts["last_name"], texts["language_code"])
 
 
-def write(fake: FakeTelegram, chat_id: int, text: str, *, user: Person | dict | None = None,
+def write(fake: Answering, chat_id: int, text: str, *, user: Person | dict | None = None,
           bot: int | str | None = None, message_thread_id: int | None = None,
           reply_to_message_id: int | None = None) -> dict:
     """A person writes ``text`` in the chat; the bot receives it as a ``message`` update unless
@@ -100,7 +95,7 @@ def write(fake: FakeTelegram, chat_id: int, text: str, *, user: Person | dict | 
     return _delivery(update, reason, message=payload)
 
 
-def press(fake: FakeTelegram, chat_id: int, message_id: int, *, callback_data: str | None = None,
+def press(fake: Answering, chat_id: int, message_id: int, *, callback_data: str | None = None,
           text: str | None = None, position: tuple[int, int] | None = None,
           user: Person | dict | None = None, inaccessible: bool = False) -> dict:
     """A person presses a callback button of a bot's message, named by exactly one of its
@@ -119,7 +114,7 @@ def press(fake: FakeTelegram, chat_id: int, message_id: int, *, callback_data: s
     return _delivery(update, None, callback_query=query)
 
 
-def forge(fake: FakeTelegram, chat_id: int, message_id: int, data: str, *,
+def forge(fake: Answering, chat_id: int, message_id: int, data: str, *,
           user: Person | dict | None = None) -> dict:
     """A tampered client sends ``data`` for a bot's message, whatever its buttons say."""
     chat, message, owner = _bot_message(fake, chat_id, message_id)
@@ -129,7 +124,7 @@ def forge(fake: FakeTelegram, chat_id: int, message_id: int, data: str, *,
     return _delivery(update, None, callback_query=query)
 
 
-def replay(fake: FakeTelegram, callback_query_id: str, *, chat_id: int | None = None,
+def replay(fake: Answering, callback_query_id: str, *, chat_id: int | None = None,
            message_id: int | None = None, user: Person | dict | None = None) -> dict:
     """An old callback query's data sent again: a new query (new id) on the same message, or on
     another one of the bot's, by the same person or another."""
@@ -145,7 +140,7 @@ def replay(fake: FakeTelegram, callback_query_id: str, *, chat_id: int | None = 
     return _delivery(update, None, callback_query=query)
 
 
-def open_chat(fake: FakeTelegram, chat_id: int) -> Chat:
+def open_chat(fake: Answering, chat_id: int) -> Chat:
     chat = fake.chats.get(chat_id)
     if chat is None:
         raise ValueError(f"no chat {chat_id} in the sandbox; add it with POST /_sandbox/chats")
@@ -157,7 +152,7 @@ def open_chat(fake: FakeTelegram, chat_id: int) -> Chat:
     return chat
 
 
-def _bot_message(fake: FakeTelegram, chat_id: int, message_id: int) -> tuple[Chat, SentMessage, Bot]:
+def _bot_message(fake: Answering, chat_id: int, message_id: int) -> tuple[Chat, SentMessage, Bot]:
     chat = open_chat(fake, chat_id)
     message = fake.find_message(chat.id, message_id)
     if not isinstance(message, SentMessage):
@@ -205,7 +200,7 @@ def _thread(chat: Chat, thread: int | None,
     return replied.message_id, False
 
 
-def _nested(fake: FakeTelegram, chat: Chat, replied) -> dict | None:
+def _nested(fake: Answering, chat: Chat, replied) -> dict | None:
     if isinstance(replied, SentMessage):
         return bot_message(fake.bot_by_id(replied.bot_id), chat, replied)
     if isinstance(replied, PersonMessage):
@@ -213,7 +208,7 @@ def _nested(fake: FakeTelegram, chat: Chat, replied) -> dict | None:
     return None
 
 
-def _not_received(fake: FakeTelegram, bot: Bot, chat: Chat, message: PersonMessage,
+def _not_received(fake: Answering, bot: Bot, chat: Chat, message: PersonMessage,
                   replied) -> str | None:
     if chat.blocked:
         return f"{blocked_description(chat)}: the bot receives nothing from this chat"

@@ -20,17 +20,11 @@ clock instead of sleeping, and a capped real wait keeps a forgotten poll from ha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 from .http import Response
 from .telegram_errors import TelegramError, ok
 from .telegram_model import Bot
 from .telegram_params import integer_arg
-from .telegram_updates import Mailbox, Update, allowed_updates, mailbox
-
-if TYPE_CHECKING:
-    from .telegram import FakeTelegram
+from .telegram_updates import Mailbox, Poll, Receiving, Update, allowed_updates, mailbox
 
 LONG_POLL_MAX_TIMEOUT = 50
 CONFLICT_SPACING = 3.0
@@ -41,17 +35,7 @@ WEBHOOK_ACTIVE = ("Conflict: can't use getUpdates method while webhook is active
                   "deleteWebhook to delete the webhook first")
 
 
-@dataclass
-class Poll:
-    """A getUpdates request waiting for updates; ``conflict`` is set when another request ends it."""
-
-    offset: int
-    limit: int
-    conflict: str | None = None
-    answer_at: float = 0.0
-
-
-def get_updates(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Response:
+def get_updates(fake: Receiving, bot: Bot, params: dict[str, str]) -> Response:
     box = mailbox(fake, bot)
     now = fake.clock.time()
     if box.webhook is not None:
@@ -86,7 +70,7 @@ def get_updates(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Respons
     return ok(_delivered(found or []))
 
 
-def end_poll(fake: FakeTelegram, box: Mailbox, reason: str) -> None:
+def end_poll(fake: Receiving, box: Mailbox, reason: str) -> None:
     """End the long poll waiting in ``box`` with a 409 (another getUpdates, or setWebhook)."""
     poll = box.waiting
     if poll is None:
@@ -105,7 +89,7 @@ def conflict_answer_time(box: Mailbox, now: float) -> float:
     return now + CONFLICT_SPACING
 
 
-def _answer_conflict(fake: FakeTelegram, box: Mailbox, description: str, answer_at: float) -> None:
+def _answer_conflict(fake: Receiving, box: Mailbox, description: str, answer_at: float) -> None:
     if answer_at > fake.clock.time():
         box.held += 1
         try:
@@ -115,7 +99,7 @@ def _answer_conflict(fake: FakeTelegram, box: Mailbox, description: str, answer_
     raise TelegramError(409, description)
 
 
-def _ready(fake: FakeTelegram, box: Mailbox, poll: Poll) -> list[Update] | bool | None:
+def _ready(fake: Receiving, box: Mailbox, poll: Poll) -> list[Update] | bool | None:
     if poll.conflict is not None:
         return True if fake.clock.time() >= poll.answer_at else None
     return box.queue.take(poll.offset, poll.limit, fake.clock.time()) or None

@@ -24,13 +24,13 @@ from .telegram_messages import bot_message
 from .telegram_model import Bot, Chat, SentMessage
 
 if TYPE_CHECKING:
-    from .telegram import FakeTelegram
+    from .telegram_fake import Fake
 
 MAX_MESSAGE_LENGTH = 4096  # Unicode code points after entity parsing (TDLib: utf8_length > max)
 _TRIMMED = " \t\r\n\x0b\x0c"
 
 
-def send_message(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Response:
+def send_message(fake: Fake, bot: Bot, params: dict[str, str]) -> Response:
     """Accept and record the message ``params`` describe, or raise the TelegramError Telegram
     would answer first."""
     raw_text, parse_mode, plain, entities = read_text(fake, params)
@@ -63,7 +63,7 @@ def send_message(fake: FakeTelegram, bot: Bot, params: dict[str, str]) -> Respon
     return ok(bot_message(bot, chat, message))
 
 
-def read_text(fake: FakeTelegram, params: dict[str, str]) -> tuple[str, str | None, str, list[dict]]:
+def read_text(fake: Fake, params: dict[str, str]) -> tuple[str, str | None, str, list[dict]]:
     """The Bot API's reading of ``text`` and ``parse_mode`` (sendMessage and editMessageText):
     the text as sent, the parse mode, the visible text and its entities; or the 400 for an empty
     text, an unknown parse mode or malformed HTML."""
@@ -75,7 +75,7 @@ def read_text(fake: FakeTelegram, params: dict[str, str]) -> tuple[str, str | No
     return raw_text, parse_mode, plain, entities
 
 
-def visible_text(fake: FakeTelegram, plain: str, entities: list[dict]) -> tuple[str, list[dict]]:
+def visible_text(fake: Fake, plain: str, entities: list[dict]) -> tuple[str, list[dict]]:
     """TDLib's checks once the chat is known: whitespace trimmed, nothing left is an empty text,
     more than the limit too long."""
     plain, entities = _trim(plain, entities)
@@ -134,7 +134,7 @@ def _thread(chat: Chat, raw: str | None) -> int | None:
     return thread_id
 
 
-def _flood_check(fake: FakeTelegram, chat: Chat, now: float) -> None:
+def _flood_check(fake: Fake, chat: Chat, now: float) -> None:
     for key in (chat.id, None):
         forced = fake.forced.get(key)
         if forced:

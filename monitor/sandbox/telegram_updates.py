@@ -21,13 +21,12 @@ import json
 import math
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
+
+from .telegram_fake import Fake
 
 if TYPE_CHECKING:
-    from .telegram import FakeTelegram
     from .telegram_model import Bot
-    from .telegram_polling import Poll
-    from .telegram_webhook import Webhook
 
 # Client.h's UpdateType order; chat_member and the reaction kinds are off unless asked for.
 UPDATE_TYPES = (
@@ -147,6 +146,24 @@ class UpdateQueue:
 
 
 @dataclass
+class Poll:
+    """A getUpdates request waiting for updates; ``conflict`` is set when another request ends it."""
+
+    offset: int
+    limit: int
+    conflict: str | None = None
+    answer_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class Webhook:
+    url: str
+    max_connections: int
+    secret_token: str = ""
+    ip_address: str = ""
+
+
+@dataclass
 class Mailbox:
     """One bot's side of receiving: its queue, the kinds it allowed, its waiting long poll and the
     throttling state around it (telegram_polling), and its webhook (telegram_webhook)."""
@@ -162,14 +179,21 @@ class Mailbox:
     next_set_webhook_at: float = 0.0
 
 
-def mailbox(fake: FakeTelegram, bot: Bot) -> Mailbox:
+class Receiving(Fake, Protocol):
+    """The fake as the methods that queue and read updates see it."""
+
+    mailboxes: dict[int, Mailbox]  # bot id -> its updates, polling and webhook
+    update_log: list[Update]
+
+
+def mailbox(fake: Receiving, bot: Bot) -> Mailbox:
     box = fake.mailboxes.get(bot.id)
     if box is None:
         box = fake.mailboxes[bot.id] = Mailbox(UpdateQueue(fake.random.randint(2_000_001, 2**30)))
     return box
 
 
-def enqueue(fake: FakeTelegram, bot: Bot, kind: str, payload: dict) -> Update:
+def enqueue(fake: Receiving, bot: Bot, kind: str, payload: dict) -> Update:
     """Make an update for ``bot`` and queue it if its allowed_updates let it through; a waiting
     long poll is woken. Called under the fake's lock."""
     box = mailbox(fake, bot)

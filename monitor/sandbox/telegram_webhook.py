@@ -12,8 +12,6 @@ is taken as it is (the fake resolves nothing).
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from .http import Response
@@ -21,24 +19,13 @@ from .telegram_errors import bad_request, ok, too_many_requests
 from .telegram_model import Bot
 from .telegram_params import integer_arg, to_bool
 from .telegram_polling import TERMINATED_BY_WEBHOOK, end_poll
-from .telegram_updates import DEFAULT_ALLOWED, allowed_updates, mailbox, ordered
-
-if TYPE_CHECKING:
-    from .telegram import FakeTelegram
+from .telegram_updates import DEFAULT_ALLOWED, Receiving, Webhook, allowed_updates, mailbox, ordered
 
 DEFAULT_MAX_CONNECTIONS = 40
 _PORTS = (80, 88, 443, 8443)
 
 
-@dataclass(frozen=True)
-class Webhook:
-    url: str
-    max_connections: int
-    secret_token: str = ""
-    ip_address: str = ""
-
-
-def set_webhook(fake: FakeTelegram, bot: Bot, params: dict[str, str], delete: bool) -> Response:
+def set_webhook(fake: Receiving, bot: Bot, params: dict[str, str], delete: bool) -> Response:
     box = mailbox(fake, bot)
     now = fake.clock.time()
     url = "" if delete else params.get("url", "")
@@ -66,7 +53,7 @@ def set_webhook(fake: FakeTelegram, bot: Bot, params: dict[str, str], delete: bo
     return _answer("Webhook was set")
 
 
-def webhook_info(fake: FakeTelegram, bot: Bot) -> Response:
+def webhook_info(fake: Receiving, bot: Bot) -> Response:
     box = mailbox(fake, bot)
     hook = box.webhook
     info: dict = {

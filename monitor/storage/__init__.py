@@ -6,7 +6,7 @@ Callers import from here; the submodules are the backends' parts. The Redis back
 the Redis client.
 """
 
-from monitor.storage.contract import RUN_LOCK, PropertyStore, StoreLock
+from monitor.storage.contract import RUN_LOCK, PropertyStore, RestoreReport, StoreLock
 from monitor.storage.errors import (
     LockHeld,
     StateError,
@@ -20,7 +20,6 @@ from monitor.storage.in_memory import MemoryBacking, MemoryLock, MemoryStore
 from monitor.storage.location import PROPERTIES, FileLocation, MemoryLocation, StateLocation, location_of
 from monitor.storage.lock import FlockLock
 from monitor.storage.paths import STATE_FILE_NAME, StatePaths
-from monitor.storage.recovery import RestoreReport
 
 __all__ = [
     "PROPERTIES",

@@ -29,18 +29,30 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Self
+from typing import Self
 
 from monitor.storage.errors import LockHeld, StateError
-
-if TYPE_CHECKING:
-    from monitor.storage.recovery import RestoreReport
 
 RUN_LOCK = "run"
 _NO_VALUES: Mapping[str, str] = MappingProxyType({})
 # A lock's name becomes part of a file name (``<state_dir>/<name>.lock``): no separators, no dot files.
 _LOCK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+
+
+@dataclass(frozen=True)
+class RestoreReport:
+    """Part of the saved state could not be used; ``reason`` says what and what it cost (a store's
+    ``restore_report``; ``monitor.storage.recovery`` makes it)."""
+
+    path: Path  # the snapshot
+    backup_path: Path
+    reason: str
+    moved_aside_to: Path | None  # where the bad snapshot now is; None if missing or opened read-only
+    journals_moved_aside: tuple[Path, ...] = ()
+    from_backup: bool = False  # the snapshot was unreadable: what was loaded is the backup's
 
 
 class StoreLock(ABC):

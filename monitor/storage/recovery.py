@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from monitor.storage.contract import RestoreReport
 from monitor.storage.errors import StateError, StateUnreadable
 from monitor.storage.files import atomic_write_bytes, move_aside, read_file, same_file, stat_or_none
 from monitor.storage.format import (
@@ -55,18 +56,6 @@ _MISSING = "the file is missing"
 # A reader re-reads when a compaction replaced the snapshot under it; compactions are seconds apart
 # at the least, so more than a few attempts means something else keeps replacing the file.
 READ_ATTEMPTS = 10
-
-
-@dataclass(frozen=True)
-class RestoreReport:
-    """Part of the saved state could not be used; ``reason`` says what and what it cost."""
-
-    path: Path  # the snapshot
-    backup_path: Path
-    reason: str
-    moved_aside_to: Path | None  # where the bad snapshot now is; None if missing or opened read-only
-    journals_moved_aside: tuple[Path, ...] = ()
-    from_backup: bool = False  # the snapshot was unreadable: what was loaded is the backup's
 
 
 @dataclass(frozen=True)
