@@ -18,7 +18,7 @@ TOKEN_FILE_ENV = "TELEGRAM_BOT_TOKEN_FILE"
 
 # The metric history a spreadsheet keeps in the state (monitor.engine.history), bounded so the state
 # grows with the number of checks, not with time. Its age is each change check's own ``over`` (at most
-# checks.models.LONGEST_OVER; with none, only the previous read's value is kept), and a point is kept
+# checks.kinds.change.LONGEST_OVER; with none, only the previous read's value is kept), and a point is kept
 # only when the value changed. 24 points spread over ``over`` tell the value "24h ago" within the hour
 # (a day-over-day drop of X % is not about minutes), and cost at most ~1.2 KB per check when every read
 # changes the value (bench/history_growth.py): the state of 5,000 spreadsheets stays a few MB.

@@ -178,7 +178,7 @@ def tab_of(finding: Finding) -> str | None:
 
 def _is_default_name(finding: Finding) -> bool:
     # A check written without a name is named "<kind> [aggregate] <range or source>"
-    # (``monitor.checks.models.default_name``): that name says nothing the line does not.
+    # (``monitor.checks.base.default_name``): that name says nothing the line does not.
     return finding.check == finding.kind or finding.check.startswith(finding.kind + " ")
 
 

@@ -44,7 +44,7 @@ REGISTRY: Mapping[str, Kind] = {kind.name: kind for kind in (
     headers_changed.KIND,
     cross_sheet.KIND,
 )}
-_BY_MODEL: Mapping[type, Kind] = {kind.model: kind for kind in REGISTRY.values()}
+BY_MODEL: Mapping[type, Kind] = {kind.model: kind for kind in REGISTRY.values()}
 
 CHECK_KINDS: Mapping[str, type] = {name: kind.model for name, kind in REGISTRY.items()}
 KINDS: tuple[str, ...] = tuple(REGISTRY)
@@ -54,4 +54,4 @@ Check: Any = reduce(or_, CHECK_KINDS.values())
 
 def kind_of(check: object) -> Kind | None:
     """The kind of a check model; None for anything else (a model of no registered kind included)."""
-    return _BY_MODEL.get(type(check))
+    return BY_MODEL.get(type(check))
