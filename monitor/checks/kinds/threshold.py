@@ -105,27 +105,13 @@ def judge(check: ThresholdCheck, value_range, now, tz, modified_time, past) -> C
     found = values_of(value_range)
     values, numeric = found.values, found.numeric
     others = len(values) - len(numeric)
-
-    if aggregate == "count":
-        observed: float = len(values)
-    elif aggregate == "distinct":
-        observed = len({_distinct_key(value) for value in values})
-    elif aggregate == "value" and values and not is_number(values[0]):
+    if aggregate == "value" and values and not is_number(values[0]):
         message = f"{found.cell(0).ref} is not a number: {_show(values[0])}"
         return result_of(check, most_severe(warn, fail), message, None, [found.cell(0)])
-    elif aggregate == "value" and values:
-        observed = values[0]
+    if aggregate == "value" and values:
         numeric = [0]
-    elif aggregate == "sum" and (numeric or not others):
-        observed = sum(values[index] for index in numeric)
-    elif aggregate in ("min", "max") and numeric:
-        pick = min if aggregate == "min" else max
-        observed = pick(values[index] for index in numeric)
-    elif aggregate == "avg" and numeric:
-        observed = sum(values[index] for index in numeric) / len(numeric)
-    elif aggregate == "percentile" and numeric:
-        observed = _percentile(sorted(values[index] for index in numeric), check.percentile or 0)
-    else:
+    observed = _aggregate(check, found, others)
+    if observed is None:
         return _undefined(check, check.label, found, most_severe(warn, fail))
 
     ignored = ""
@@ -140,6 +126,30 @@ def judge(check: ThresholdCheck, value_range, now, tz, modified_time, past) -> C
                 offenders = found.cells(islice(holding, MAX_CELLS))
             return result_of(check, status, f"{shown} {condition}{ignored}", observed, offenders)
     return result_of(check, "ok", shown + ignored, observed)
+
+
+def _aggregate(check: ThresholdCheck, found: Values, others: int) -> float | None:
+    """The check's aggregate of the range's values; None when there is none (no value, or no number
+    among them). ``value``'s first cell is known to be a number here."""
+    aggregate, values = check.aggregate, found.values
+    numbers = [values[index] for index in found.numeric]
+    if aggregate == "count":
+        return len(values)
+    if aggregate == "distinct":
+        return len({_distinct_key(value) for value in values})
+    if aggregate == "value":
+        return values[0] if values else None
+    if aggregate == "sum":
+        return sum(numbers) if numbers or not others else None
+    if not numbers:
+        return None
+    if aggregate in ("min", "max"):
+        return min(numbers) if aggregate == "min" else max(numbers)
+    if aggregate == "avg":
+        return sum(numbers) / len(numbers)
+    if aggregate == "percentile":
+        return _percentile(sorted(numbers), check.percentile or 0)
+    return None
 
 
 def _percentile(ordered: list[float], level: float) -> float:
