@@ -16,9 +16,22 @@ pytest_plugins = (
     "telegram_fixtures", "sheets_api_fixtures", "storage_fixtures", "sandbox_fixtures", "redis_fixtures",
     "redis_server", "fake_telegram_fixtures")
 
-import pytest  # noqa: E402 - after pytest_plugins, which must come first
+from pathlib import Path  # noqa: E402 - after pytest_plugins, which must come first
+
+import pytest  # noqa: E402
 
 from monitor.state import access  # noqa: E402
+
+KINDS = ("process", "contract", "sandbox", "unit")  # tests/<kind>/..., each a marker (pyproject.toml)
+
+
+def pytest_collection_modifyitems(items):
+    """Mark each test with the kind its folder names, so ``-m`` picks kinds."""
+    tests = Path(__file__).parent
+    for item in items:
+        kind = item.path.relative_to(tests).parts[0]
+        if kind in KINDS:
+            item.add_marker(kind)
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,7 @@
 """One example of every message people get in Telegram, rendered by the real renderers, written into
 docs/operations.md ("What people see in Telegram") between two marker lines.
 
-tests/test_message_examples.py fails when the section differs from what the renderers give today.
+tests/contract/test_message_examples.py fails when the section differs from what the renderers give today.
 After changing a message, regenerate it:
 
     .venv/bin/python tests/render_examples.py --write

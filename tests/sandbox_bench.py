@@ -1,6 +1,6 @@
 """A run ``Bench`` whose reader is the real gspread reader on a sandbox served on 127.0.0.1, for run
-tests that meet Google's answers as they are (tests/test_run_computing_cells.py,
-tests/test_run_refused_files.py). No asserts here: test modules make them.
+tests that meet Google's answers as they are (tests/unit/engine/test_run_computing_cells.py,
+tests/unit/engine/test_run_refused_files.py). No asserts here: test modules make them.
 """
 
 from __future__ import annotations
