@@ -1,4 +1,4 @@
-"""Peak memory, start-up and state size of `sheet-monitor run` processes, at 700, 5,000 and 20,000 spreadsheets.
+"""Peak memory, start-up and state size of `sheet-monitor run`, at 700, 5,000 and 20,000 spreadsheets.
 
 Serves N generated spreadsheets from a sandbox process (quotas out of the way, injected faults removed so
 the round is not spent waiting on hanging and slow spreadsheets: memory depends on what the run holds,
@@ -90,7 +90,8 @@ def one_round_read(reads: dict[str, int], configured: list[str]) -> str | None:
     if unread:
         return f"{len(unread)} of {len(configured)} spreadsheets not read (e.g. {unread[0]})"
     if twice:
-        return f"{len(twice)} spreadsheets read more than {MOST_READS_A_ROUND} times (more than one round?), e.g. {twice[0]}"
+        return (f"{len(twice)} spreadsheets read more than {MOST_READS_A_ROUND} times (more than one "
+                f"round?), e.g. {twice[0]}")
     return None
 
 
@@ -154,8 +155,8 @@ def main() -> int:
             target = TARGETS_MB.get(sheets)
             ratio = f" (target {target:.0f} MB: ratio {run['peak_mb'] / target:.2f})" if target else ""
             startup = f"{run['startup_s']:.2f} s" if run["startup_s"] is not None else "-"
-            print(f"{sheets:>6} spreadsheets, {run['label']}: exit {run['code']}, {run['reads']} Sheets reads "
-                  f"in {run['wall_s']:.1f} s, start-up to the first request {startup}, peak RSS "
+            print(f"{sheets:>6} spreadsheets, {run['label']}: exit {run['code']}, {run['reads']} Sheets "
+                  f"reads in {run['wall_s']:.1f} s, start-up to the first request {startup}, peak RSS "
                   f"{run['peak_mb']:.1f} MB{ratio}; state {run['state_bytes'] / 1e6:.1f} MB on disk, "
                   f"snapshot {run['snapshot_bytes'] / 1e6:.2f} MB ({run['snapshot_bytes'] / sheets:.0f} B "
                   "a spreadsheet)", flush=True)

@@ -4,8 +4,8 @@ The one place that does it, for the run and for `sheet-monitor check ID` alike: 
 ``values:batchGet`` for every range of the spreadsheet's checks (plus one Drive request when a
 freshness check looks at the file's modified time; when the caller does not know the spreadsheet's
 time zone, the values come from one ``spreadsheets.get`` with grid data that gives the zone too, still
-one request: see ``monitor.engine.zones``), then the checks, evaluated over what Google returned, with dates read in the
-spreadsheet's own zone. Reading and judging are separate steps
+one request: see ``monitor.engine.zones``), then the checks, evaluated over what Google returned, with
+dates read in the spreadsheet's own zone. Reading and judging are separate steps
 because the run holds a task's lease only while the requests are in flight.
 
 Values show an error cell only by its code, and #N/A or #REF! may be IMPORTRANGE or GOOGLEFINANCE
