@@ -15,8 +15,9 @@ def test_a_run_asks_glibc_for_two_arenas():
     assert limit_arenas() is True
 
 
-def test_an_operators_own_malloc_arena_max_stands(monkeypatch):
+def test_an_operators_own_settings_stand(monkeypatch):
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")
     assert limit_arenas() is False
 
 
