@@ -109,8 +109,13 @@ class TimedReader:
         # A spreadsheet showing #N/A or #REF! is read again with Google's details (engine.inspect).
         return self._timed(self.inner.read_detailed, *args, **kwargs)
 
+    def read_with_zone(self, *args, **kwargs):
+        # The values and the time zone in one request, before a spreadsheet's dates are first judged
+        # (engine.zones).
+        return self._timed(self.inner.read_with_zone, *args, **kwargs)
+
     def time_zone(self, *args, **kwargs):
-        # Asked as a request of its own before a spreadsheet's dates are first judged (engine.zones).
+        # The zone alone, for a spreadsheet whose checks read no range (engine.inspect).
         return self._timed(self.inner.time_zone, *args, **kwargs)
 
     def modified_time(self, *args, **kwargs):

@@ -88,6 +88,14 @@ class ScriptedReader:
         plain = [{k: v for k, v in value_range.items() if k != "errors"} for value_range in value_ranges]
         return plain, errors, plain  # no formulas: the scripted cells are values
 
+    def read_with_zone(self, spreadsheet_id, ranges, credential, timeout, detailed=False):
+        """The spreadsheet's zone (``zones``: a name, or an exception to raise) and its values, as one
+        spreadsheets.get with grid data gives both: counted in ``zone_reads`` and ``reads``."""
+        zone = self.time_zone(spreadsheet_id, credential, timeout)
+        if detailed:
+            return self.read_detailed(spreadsheet_id, ranges, credential, timeout), zone
+        return (self.read(spreadsheet_id, ranges, credential, timeout), (), []), zone
+
     def modified_time(self, spreadsheet_id, credential, timeout):
         raise NotImplementedError("no check of these plans needs the file's modified time")
 

@@ -12,12 +12,11 @@ edited within one round interval). Per spreadsheet, the share of rounds that rea
   A spreadsheet edited is read then and its max_age starts again, so adding the two counts some
   reads twice: the figure errs toward more reads, never fewer.
 
-A round also carries its share of the daily time-zone reads (``monitor.engine.zones``), as a full
-round does: a zone due is asked with the spreadsheet's next read, and max_age makes one at least
-every max_age (a max_age over a day asks fewer: the figure again errs toward more).
+A time zone due (``monitor.engine.zones``) is asked in the request of the spreadsheet's next read: it
+adds no read.
 
 The first round, and any round Drive cannot answer, reads every spreadsheet: that is the full round of
-the rest of the plan (the first round also reads every zone its checks need). Drive's own requests (the
+the rest of the plan. Drive's own requests (the
 change feed, one per 1,000 changes; a file's modifiedTime for a freshness check, when its spreadsheet is
 read) count against Drive's quota, not Sheets'.
 """
@@ -35,7 +34,6 @@ from monitor.core.durations import format_duration
 from monitor.engine.change_detection import CHANGES_PER_FEED_REQUEST, rounds_between_reads
 from monitor.engine.concurrency import round_time_at_latency
 from monitor.engine.quota import round_estimate, sustained_rate
-from monitor.engine.zones import needs_time_zone, zone_reads_per_round
 
 DEFAULT_EDIT_SHARES = (0.05, 0.20, 0.50)
 
@@ -63,7 +61,6 @@ def _estimate(config: Config, edit_share: float, sizes: Mapping[str, int], read_
               ) -> dict[str, Any]:
     """One edit share's row: its reads by reason, the Drive requests, the round's time and fit."""
     interval = config.run.round_interval
-    zones = zone_reads_per_round(sum(1 for sheet in config.sheets if needs_time_zone(sheet.checks)), interval)
     changed = due = always = file_reads = 0.0
     for sheet in config.sheets:
         if sheet.always_read:
@@ -76,11 +73,11 @@ def _estimate(config: Config, edit_share: float, sizes: Mapping[str, int], read_
         if sheet.needs_modified_time:
             file_reads += share
     # Rounded first, so that float noise cannot ask for one read more.
-    reads = math.ceil(round(changed + due + always, 6)) + zones
+    reads = math.ceil(round(changed + due + always, 6))
     feed = max(1, math.ceil(round(edit_share * len(config.sheets), 6) / CHANGES_PER_FEED_REQUEST))
     row: dict[str, Any] = {
         "edit_share": edit_share, "changed_reads": round(changed, 1), "max_age_reads": round(due, 1),
-        "always_read_reads": int(always), "zone_reads": zones, "reads_per_round": reads,
+        "always_read_reads": int(always), "reads_per_round": reads,
         "drive_requests_per_round": feed + math.ceil(round(file_reads, 6)),
         "round_seconds": None, "round_seconds_at_latency": None, "fits": None,
     }

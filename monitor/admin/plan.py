@@ -5,10 +5,10 @@ Quotas are per Google Cloud project: each project's credentials together may rea
 how long a read takes: with ``W`` reads in flight (``reads_in_flight``, at most
 ``max_concurrent_reads``) a round of N reads of L seconds cannot be shorter than N x L / W.
 
-A full round's reads are one ``values:batchGet`` per spreadsheet plus the time-zone reads of
-spreadsheets with a freshness check on a range: each asks for its zone once a day, spread over the day
-(``monitor.engine.zones``), so a round carries its share of them; the first round asks for all. With
-change detection most rounds read fewer, how many ``monitor.admin.change_plan`` estimates.
+A full round's reads are one request per spreadsheet: a ``values:batchGet``, or for one whose zone is
+due (a freshness check on a range: its first read, then daily, ``monitor.engine.zones``) one
+``spreadsheets.get`` that gives the values and the zone, still one read. With change detection most
+rounds read fewer, how many ``monitor.admin.change_plan`` estimates.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from monitor.core.wording import counted
 from monitor.engine.concurrency import TYPICAL_READ_SECONDS, reads_in_flight, round_time_at_latency
 from monitor.engine.quota import Growth, credentials_needed
 from monitor.engine.settings import LEAST_BUDGET_SECONDS, RESERVE_SECONDS
-from monitor.engine.zones import needs_time_zone, zone_reads_per_round
 
 MEASURED, TYPICAL = "the last run's mean", "typical of Google; no run has measured one yet"
 
@@ -38,9 +37,7 @@ def config_plan(config: Config, read_seconds: float | None = None,
     google, run = config.google, config.run
     count = len(config.sheets)
     interval = run.round_interval.total_seconds()
-    zoned = sum(1 for sheet in config.sheets if needs_time_zone(sheet.checks))
-    zone_reads = zone_reads_per_round(zoned, run.round_interval)
-    projects = _projects(config, count + zone_reads)
+    projects = _projects(config, count)
     rate = sum(project["reads_per_minute"] for project in projects)
     sizes = {project["project"]: len(project["credentials"]) for project in projects}
     latency = read_seconds if read_seconds else TYPICAL_READ_SECONDS
@@ -50,11 +47,8 @@ def config_plan(config: Config, read_seconds: float | None = None,
         "spreadsheets": count,
         "checks": sum(len(sheet.checks) for sheet in config.sheets),
         "ranges": sum(len(sheet.ranges) for sheet in config.sheets),
-        # One values:batchGet per spreadsheet whatever its ranges, and the round's share of the
-        # daily time-zone reads; the first round reads every zone its checks need.
-        "reads_per_round": count + zone_reads,
-        "zone_reads_per_round": zone_reads,
-        "first_round_reads": count + zoned,
+        # One read per spreadsheet whatever its ranges, its time zone, when due, in the same one.
+        "reads_per_round": count,
         "drive_reads_per_round": sum(1 for sheet in config.sheets if sheet.needs_modified_time),
         "credentials": len(google.credentials),
         "read_requests_per_minute": google.read_requests_per_minute,

@@ -167,9 +167,9 @@ def _print_setup(config, latency: str, feed_delay: str, say) -> None:
     )
     say(f"  Answers are delayed by the {latency} (Google: ~0.4 s).")
     say(f"  Drive shows edits late, by {feed_delay}.")
-    # A first round reads each spreadsheet's time zone too (every generated one has a freshness check).
-    first = config_plan(config)["first_round_reads"]
-    say(f"  With Google's real quota this first round ({first} reads: values, and each time zone once) "
+    # A first round learns each spreadsheet's time zone in the request that reads its values.
+    first = config_plan(config)["reads_per_round"]
+    say(f"  With Google's real quota this first round ({first} reads: values, each with its time zone) "
         f"would take {first / (60 * DEMO_CREDENTIALS):.1f} min.")
     say()
 

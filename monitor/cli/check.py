@@ -206,14 +206,9 @@ def _exit_for(checks) -> None:
 
 
 def _reads_per_round(plan: dict[str, Any]) -> str:
-    zones = plan["zone_reads_per_round"]
-    zone = f", {counted(zones, 'time-zone read')}" if zones else ""
     drive = f", plus {plan['drive_reads_per_round']} Drive reads" if plan["drive_reads_per_round"] else ""
-    text = f"{plan['reads_per_round']} in a full round (one values:batchGet per spreadsheet{zone}{drive})"
-    if plan["first_round_reads"] > plan["spreadsheets"]:
-        # Each zone a freshness check needs is read with the spreadsheet's first read, then daily.
-        text += f"; the first round {plan['first_round_reads']}, every spreadsheet's time zone once"
-    return text
+    # A time zone a freshness check needs comes in the same request as the values: no read of its own.
+    return f"{plan['reads_per_round']} in a full round (one read per spreadsheet{drive})"
 
 
 def _cross_sheet_field(plan: dict[str, Any]) -> list[tuple[str, str]]:
@@ -249,10 +244,7 @@ def _echo_change_estimates(plan: dict[str, Any], config: Config) -> None:
     if not estimates:
         return
     interval = format_duration(config.run.round_interval)
-    zones = plan["zone_reads_per_round"]
-    # A round's share of the daily time-zone reads does not depend on the edits: said once, not a column.
-    with_zones = f", {counted(zones, 'time-zone read')} included" if zones else ""
-    click.echo(f"\nReads per round with change detection{with_zones}, by share of spreadsheets edited "
+    click.echo(f"\nReads per round with change detection, by share of spreadsheets edited "
                f"per round_interval ({interval}):")
     headers = ("edited", "changed", "max_age due", "always_read", "reads", "Drive requests", "round", "fits")
     echo_table(headers,
@@ -323,8 +315,9 @@ def check(config_path: Path | None, as_json: bool, reference: str, exit_zero: bo
     """Read one spreadsheet now and print each check's result and the cells involved, and warn about
     formulas in its ranges whose values move without an edit (NOW(), IMPORTRANGE) when change
     detection would read it late. Changes no queue, breaker or health state; spends one read of Google
-    quota (two with a freshness check on a range: its dates are read in the spreadsheet's own time
-    zone, asked for first), plus one Drive read for a freshness check on the file's modified time.
+    quota (with a freshness check on a range, its dates are read in the spreadsheet's own time zone,
+    which the same request gives), plus one Drive read for a freshness check on the file's modified
+    time.
 
     The spreadsheet is named by its id, its URL or its name (a part of the name that fits only one).
     Exit 0 when its checks are ok or only warn, 1 when one fails (or it cannot be read), 2 when the
@@ -337,19 +330,19 @@ def check(config_path: Path | None, as_json: bool, reference: str, exit_zero: bo
     from monitor.google.reader import GspreadReader
 
     plan = SheetPlan.of(sheet, config)
-    credential = _credential(config, (1 if plan.ranges else 0) + plan.needs_time_zone)
+    credential = _credential(config, 1 if plan.ranges else 0)
     timeout = config.google.request_timeout.total_seconds()
     reader = GspreadReader.for_config(config, timeout)
     now = clock.now()
-    # Sheets reads (values, and the time zone) count against the quota the runs pace; a Drive read
-    # (freshness on the file's modified time) counts against Drive's own quota.
+    # Sheets reads (the values, with the time zone when asked) count against the quota the runs pace;
+    # a Drive read (freshness on the file's modified time) counts against Drive's own quota.
     fetch_zone = plan.needs_time_zone
-    spent = {"reads": (1 if plan.ranges else 0) + fetch_zone,
+    spent = {"reads": 1 if plan.ranges else 0,
              "drive_reads": 1 if plan.needs_modified_time else 0, "credential": credential}
     try:
         # With Google's details at once: a check of one spreadsheet has no later try to learn
         # whether an #N/A is IMPORTRANGE still computing (monitor.engine.inspect); one read, which
-        # also gives each cell's formula, after the spreadsheet's time zone when its dates need it.
+        # also gives each cell's formula, and the spreadsheet's time zone when its dates need it.
         data = read(plan, reader, credential, lambda: timeout, fetch_zone=fetch_zone, detailed=True)
         results = judge(plan, data, now, zone_of(plan, data.time_zone), past=_past(config, plan))
     except SheetReadError as error:
@@ -381,7 +374,7 @@ def _echo_check(sheet: Sheet, health: str, time_zone: str | None, results, warni
                status_column=1, empty="(no checks configured)")
     for warning in warnings:
         click.echo(f"\n{click.style('Warning: ' + warning, fg='yellow')}")
-    reads = ("no read", "one read", "two reads")[spent["reads"]]
+    reads = ("no read", "one read")[spent["reads"]]
     drive = " and one Drive read" if spent["drive_reads"] else ""
     click.echo(f"\nSpent {reads} of {Path(credential).name}'s quota{drive}; nothing was recorded.", err=True)
 

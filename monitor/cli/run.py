@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from monitor.app.allocator import limit_arenas
 from monitor.app.run import RunResult, new_run_id, run_once
 from monitor.cli.output import config_option, fail
 from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, state_location
@@ -54,6 +55,7 @@ STOP_REASONS = {
 )
 def run(config_path: Path | None, budget: float | None, progress: bool | None) -> None:
     """One time-boxed run: check due spreadsheets until the budget is spent, save, notify."""
+    limit_arenas()  # before the read workers start
     config = load_or_exit(config_path, require_secrets=True)
     clock = SystemClock()
     run_id = new_run_id(clock.now())

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from monitor.engine.breaker import BreakerState
-from monitor.engine.inspect import SheetData, SheetPlan, SheetReader, read, read_zone
+from monitor.engine.inspect import SheetData, SheetPlan, SheetReader, read
 from monitor.engine.tasks import Task
 
 
@@ -32,7 +32,7 @@ class ReadJob:
     plan: SheetPlan
     credential: str
     started: float  # the run clock's monotonic reading when the read was handed out
-    zone_only: bool = False  # only the spreadsheet's time zone: its own request (monitor.engine.zones)
+    fetch_zone: bool = False  # the spreadsheet's time zone too, in the same request (monitor.engine.zones)
     detailed: bool = False  # with every error cell's details (monitor.engine.inspect)
 
 
@@ -52,9 +52,7 @@ class ReadDone:
 
 def perform(job: ReadJob, reader: SheetReader, timeout: Callable[[], float]) -> SheetData:
     """The requests ``job`` stands for, with ``reader``: what every :class:`Reads` runs."""
-    if job.zone_only:
-        return read_zone(job.plan, reader, job.credential, timeout)
-    return read(job.plan, reader, job.credential, timeout, detailed=job.detailed)
+    return read(job.plan, reader, job.credential, timeout, fetch_zone=job.fetch_zone, detailed=job.detailed)
 
 
 @dataclass(slots=True)
@@ -68,7 +66,7 @@ class InFlight:
     alone: bool  # a quarantined task, read with nothing else in flight
     sent_at: float | None = None  # epoch seconds, as the pacer counted the send
     started: float = 0.0  # monotonic, set when its read is handed out
-    zone_only: bool = False  # the request asks for the spreadsheet's time zone alone
+    fetch_zone: bool = False  # the read asks for the spreadsheet's time zone too
     # Monotonic, when its answer becomes overdue, after which the run marks its task so while it is
     # alone in flight (the poison guard's evidence, monitor.engine.overdue); None once marked, or when
     # nothing says when it is due.

@@ -2,10 +2,10 @@
 
 The one place that does it, for the run and for `sheet-monitor check ID` alike: one
 ``values:batchGet`` for every range of the spreadsheet's checks (plus one Drive request when a
-freshness check looks at the file's modified time, and one ``spreadsheets.get`` for its time zone
-when the caller does not know it: see ``monitor.engine.zones``; the run asks that one on its own,
-``read_zone``), then the checks, evaluated over what Google returned, with dates read in the
-spreadsheet's own zone. Reading and judging are separate steps
+freshness check looks at the file's modified time; when the caller does not know the spreadsheet's
+time zone, the values come from one ``spreadsheets.get`` with grid data that gives the zone too, still
+one request: see ``monitor.engine.zones``), then the checks, evaluated over what Google returned, with
+dates read in the spreadsheet's own zone. Reading and judging are separate steps
 because the run holds a task's lease only while the requests are in flight.
 
 Values show an error cell only by its code, and #N/A or #REF! may be IMPORTRANGE or GOOGLEFINANCE
@@ -93,6 +93,14 @@ class SheetReader(Protocol):
         same ranges as formulas (as ``valueRenderOption=FORMULA`` renders them)."""
         ...
 
+    def read_with_zone(
+        self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float,
+        detailed: bool = False,
+    ) -> tuple[tuple[list[dict], tuple[CellError, ...], list[dict]], ZoneAnswer]:
+        """What :meth:`read` gives (or :meth:`read_detailed` when ``detailed``; not detailed, no
+        error details and no formulas) and the spreadsheet's time zone and tabs, in one request."""
+        ...
+
     def modified_time(self, spreadsheet_id: str, credential: str, timeout: float) -> str: ...
 
     def time_zone(self, spreadsheet_id: str, credential: str, timeout: float) -> ZoneAnswer: ...
@@ -121,14 +129,22 @@ class SheetData:
 
 def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callable[[], float], *,
          fetch_zone: bool = False, detailed: bool = False) -> SheetData:
-    """Every request ``plan`` needs, and its spreadsheet's time zone first when ``fetch_zone``;
-    ``timeout()`` is asked as each request starts (the budget shrinks). ``detailed``: the values come
-    with every error cell's details (see the module doc)."""
-    zone = reader.time_zone(plan.id, credential, timeout()) if fetch_zone else ZoneAnswer("")
+    """Every request ``plan`` needs, and its spreadsheet's time zone when ``fetch_zone``, asked in the
+    request that reads the values (one ``spreadsheets.get`` with grid data, one read of quota), or
+    alone when the plan reads no range; ``timeout()`` is asked as each request starts (the budget
+    shrinks). ``detailed``: the values come with every error cell's details (see the module doc)."""
+    zone = ZoneAnswer("")
     value_ranges: list[dict] = []
     errors: tuple[CellError, ...] | None = None
     formula_ranges: tuple[dict, ...] | None = None
-    if plan.ranges and detailed:
+    if fetch_zone and not plan.ranges:
+        zone = reader.time_zone(plan.id, credential, timeout())
+    elif fetch_zone:
+        (value_ranges, found, formulas), zone = reader.read_with_zone(
+            plan.id, plan.ranges, credential, timeout(), detailed=detailed)
+        if detailed:  # else judged as a batchGet's values: a code that may be computing is read again
+            errors, formula_ranges = found, tuple(formulas)
+    elif plan.ranges and detailed:
         value_ranges, errors, formulas = reader.read_detailed(plan.id, plan.ranges, credential, timeout())
         formula_ranges = tuple(formulas)
     elif plan.ranges:
@@ -136,14 +152,6 @@ def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callabl
     modified = reader.modified_time(plan.id, credential, timeout()) if plan.needs_modified_time else None
     return SheetData(dict(zip(plan.ranges, value_ranges, strict=True)), modified, errors, formula_ranges,
                      zone.time_zone or None, zone.tabs)
-
-
-def read_zone(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callable[[], float]
-              ) -> SheetData:
-    """The spreadsheet's time zone alone, one request: the run asks it as a request of its own, paced
-    when it goes, and reads the values with the task's next request (``monitor.engine.run``)."""
-    zone = reader.time_zone(plan.id, credential, timeout())
-    return SheetData({}, time_zone=zone.time_zone, tabs=zone.tabs)
 
 
 def zone_of(plan: SheetPlan, name: str | None) -> tzinfo:

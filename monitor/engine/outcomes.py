@@ -81,7 +81,7 @@ class RunReport:
     retries_scheduled: int = 0
     reads_of_failing: int = 0  # requests sent to spreadsheets already failing (dead-lettered, breaker)
     quota_errors: int = 0  # reads Google refused for quota (429)
-    zones_read: int = 0  # requests for a spreadsheet's time zone alone answered (monitor.engine.zones)
+    zones_read: int = 0  # reads that gave their spreadsheet's time zone (monitor.engine.zones)
     reads_by_credential: dict[str, int] = field(default_factory=dict)
     retries_by_class: dict[str, int] = field(default_factory=dict)  # retries scheduled, by ErrorClass value
     # Requests answered (or failed), per bucket of totals.READ_SECONDS_BUCKETS, +Inf last; their sum.

@@ -247,10 +247,9 @@ class Run:
             self.checkpoints.save()
             return True
 
-        # Dates are judged in the spreadsheet's own zone: asked before its first read that needs it,
-        # then about daily (monitor.engine.zones), as a request of its own, paced when it goes: the
-        # values then go as the task's next request (_zone_read).
-        zone_only = plan.needs_time_zone and zone_due(self.state.health.get(plan.id), now)
+        # Dates are judged in the spreadsheet's own zone: asked with its first read that needs it,
+        # then about daily (monitor.engine.zones), in the request that reads the values.
+        fetch_zone = plan.needs_time_zone and zone_due(self.state.health.get(plan.id), now)
         sent_at = self.clock.time()
         credential, wait = self.pacer.acquire(sent_at)
         if credential is None:
@@ -262,7 +261,7 @@ class Run:
         # Only now, with a request certain to go out, may an open breaker's probe be spent.
         breaker_before = self.outcomes.breaker_let_through(plan, now)
         self._start(rnd, InFlight(task, plan, credential, breaker_before, alone, sent_at,
-                                  zone_only=zone_only))
+                                  fetch_zone=fetch_zone))
         return True
 
     def _watch_feed(self, now: datetime) -> None:
@@ -357,7 +356,7 @@ class Run:
         rnd.start(task, self.run_id if self.sharing.shared else None)
         by_credential = self.report.reads_by_credential  # Sheets requests, the quota they spend
         by_credential[flight.credential] = by_credential.get(flight.credential, 0) + 1
-        self.report.tasks += not flight.zone_only  # a zone request is an attempt only if it fails
+        self.report.tasks += 1
         self.report.reads_of_failing += self.state.is_failing(task.target)
         # The lease is on disk before the request goes out: if the process dies during it, the next
         # run must know which reads were in flight (how many, for the poison guard).
@@ -370,7 +369,7 @@ class Run:
         # A read that found values not known yet is tried again with Google's details (engine.inspect).
         detailed = task.last_error is not None and task.last_error.error_class == ErrorClass.LOADING
         flight.job = ReadJob(task.id, flight.plan, flight.credential, flight.started,
-                             zone_only=flight.zone_only, detailed=detailed)
+                             fetch_zone=flight.fetch_zone, detailed=detailed)
         self.reads.start(flight.job, self._request_timeout)
         self._collect(0)  # whatever has finished meanwhile (this read, if it was quick)
 
@@ -427,9 +426,8 @@ class Run:
             if done.error is not None:
                 raise done.error
             self.outcomes.credential_worked(flight.credential, now)
-            if flight.zone_only:
+            if done.data.time_zone is not None:
                 self._zone_read(flight, done.data, now)
-                return
             results = judge(plan, done.data, now, self._zone(plan),
                             last_try=is_last_try(ErrorClass.LOADING, task.attempts),
                             past=self.outcomes.past_for(plan))
@@ -462,16 +460,11 @@ class Run:
         return changed_at if changed_at is not None and changed_at > sent else None
 
     def _zone_read(self, flight: InFlight, data: SheetData, now: datetime) -> None:
-        """The spreadsheet's time zone came back: keep it and give the task back, due at once, for its
-        values read. Not an attempt, and no judgement: that is the values read's. A name this machine
-        cannot read fails here, as the read it stands for (monitor.engine.inspect.zone_of)."""
-        plan, name = flight.plan, data.time_zone
-        zone_of(plan, name)
-        self.outcomes.learned_zone(plan, name, data.tabs, now)
+        """The read gave the spreadsheet's time zone: kept before its values are judged in it. A name
+        this machine cannot read fails the read (monitor.engine.inspect.zone_of)."""
+        zone_of(flight.plan, data.time_zone)
+        self.outcomes.learned_zone(flight.plan, data.time_zone, data.tabs, now)
         self.report.zones_read += 1
-        self.outcomes.give_back_probe(plan, flight.breaker_before)  # the values read is the probe
-        self.state.round.release(flight.task)
-        log_event("zone_read", task_id=flight.task.id, spreadsheet_id=plan.id, time_zone=name)
 
     def _zone(self, plan: SheetPlan) -> tzinfo:
         """The zone ``plan``'s dates are judged in: the one its record keeps (read before the values,
@@ -482,7 +475,6 @@ class Run:
     def _failed(self, rnd: Round, flight: InFlight, error: SheetReadError, now: datetime, seconds: float
                 ) -> None:
         task = flight.task
-        self.report.tasks += flight.zone_only  # the read's attempt, its values never asked
         fate = self.outcomes.failed(rnd, task, flight.plan, flight.credential, error, now,
                                     sent_at=flight.sent_at)
         fields = {

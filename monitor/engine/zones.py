@@ -1,10 +1,11 @@
 """When a read asks a spreadsheet for its time zone, and what the state keeps of the answer.
 
 Date serials are wall-clock times in the spreadsheet's own zone (``properties.timeZone``), which is
-its creator's unless someone changed it in File > Settings. Asking for it is one more Sheets read
-(``spreadsheets.get?fields=properties.timeZone``, counted against the read quota like any other),
-so it is asked with a spreadsheet's first read that needs it, kept on its health record, and asked
-again about once a day, with a read that happens anyway: a changed zone is seen within a day.
+its creator's unless someone changed it in File > Settings. It is asked in the request that reads the
+values: one ``spreadsheets.get`` with the ranges' grid data and ``properties.timeZone``, one read of
+quota like the ``values:batchGet`` it stands in for, but a larger answer (each cell as an object). So
+it is asked with a spreadsheet's first read that needs it, kept on its health record, and asked again
+about once a day, with a read that happens anyway: a changed zone is seen within a day.
 
 A zone first learnt is asked again after a part of the day that depends on the spreadsheet's id, so
 the spreadsheets whose zones were all learnt in one round (the first, or the first after an upgrade)
@@ -13,7 +14,6 @@ spread their daily questions over the day instead of doubling one round's reads 
 
 from __future__ import annotations
 
-import math
 import zlib
 from collections.abc import Iterable
 from dataclasses import replace
@@ -47,13 +47,6 @@ def with_zone(record: SheetHealth | None, spreadsheet_id: str, name: str, now: d
     record = record or SheetHealth()
     wait = ZONE_REFRESH if record.time_zone is not None else ZONE_REFRESH * _share_of_day(spreadsheet_id)
     return replace(record, time_zone=name, zone_due=now + wait, tabs=tabs)
-
-
-def zone_reads_per_round(spreadsheets: int, round_interval: timedelta) -> int:
-    """Time-zone reads a round sends once every zone is known (each spreadsheet's once a day, spread
-    over the day), for ``spreadsheets`` spreadsheets whose checks need one: check-config's arithmetic.
-    The first round reads all of them."""
-    return min(spreadsheets, math.ceil(spreadsheets * (round_interval / ZONE_REFRESH)))
 
 
 def _share_of_day(spreadsheet_id: str) -> float:

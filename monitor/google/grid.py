@@ -26,6 +26,9 @@ from monitor.core.a1 import A1Error, A1Range, cell_ref, format_a1, parse_a1, par
 FIELDS = ("namedRanges(name,range(sheetId)),"
           "sheets(properties(sheetId,title,index),data(startRow,startColumn,rowMetadata(pixelSize),"
           "columnMetadata(pixelSize),rowData(values(effectiveValue,userEnteredValue(formulaValue)))))")
+# The values alone (no formulas): what a ``values:batchGet`` would give, from the same request as the
+# spreadsheet's properties (its time zone).
+VALUE_FIELDS = FIELDS.replace(",userEnteredValue(formulaValue)", "")
 
 
 class UnreadableGrid(ValueError):
@@ -40,10 +43,10 @@ class GridValues(NamedTuple):
     formula_ranges: list[dict]  # as ``FORMULA`` renders them: a formula cell shows its formula text
 
 
-def value_ranges_of(body: Mapping[str, Any], ranges: Sequence[str]) -> GridValues:
+def value_ranges_of(body: Mapping[str, Any], ranges: Sequence[str], formulas: bool = True) -> GridValues:
     """One ValueRange per range of ``ranges`` (in order) from the answer ``body``, the error cells
-    found in them, and the same ranges as formulas; UnreadableGrid when ranges and grid data cannot
-    be matched."""
+    found in them, and the same ranges as formulas (none unless ``formulas``: an answer of
+    :data:`VALUE_FIELDS` has none); UnreadableGrid when ranges and grid data cannot be matched."""
     sheets = list(body.get("sheets") or ())
     named = {item.get("name", "").casefold(): (item.get("range") or {}).get("sheetId", 0)
              for item in body.get("namedRanges") or ()}
@@ -63,7 +66,8 @@ def value_ranges_of(body: Mapping[str, Any], ranges: Sequence[str]) -> GridValue
         raise UnreadableGrid(f"no grid for {[ranges[p] for ps in waiting.values() for p in ps]}")
     errors: list[CellError] = []
     value_ranges = [_value_range(*found[position], errors) for position in range(len(ranges))]
-    formula_ranges = [_value_range(*found[position], [], formulas=True) for position in range(len(ranges))]
+    formula_ranges = [_value_range(*found[position], [], formulas=True)
+                      for position in range(len(ranges))] if formulas else []
     return GridValues(value_ranges, tuple(errors), formula_ranges)
 
 

@@ -13,7 +13,8 @@ bad input gets a Google-shaped 400 naming the problem, an unknown path 404, a wr
     POST   /_sandbox/faults                  one fault spec or a list of them (all or none are added)
     DELETE /_sandbox/faults[?spreadsheet=ID] all faults, or one target's
     GET    /_sandbox/stats                   requests by endpoint/status/user, 429s, quota windows,
-                                             delayed answers
+                                             delayed answers, the first request's time
+    DELETE /_sandbox/stats                   forget the counts alone (data, faults, quotas stay)
     POST   /_sandbox/reset                   forget data, faults, quota windows, stats
     GET    /_sandbox/quota                   limits and current usage
     PUT    /_sandbox/quota                   {"read_per_user": 10, ...} change limits at runtime
@@ -160,6 +161,11 @@ def _stats(sandbox, request: Request, item: None) -> Response:
     })
 
 
+def _clear_stats(sandbox, request: Request, item: None) -> Response:
+    sandbox.stats.reset()
+    return Response.json(200, {"cleared": "stats"})
+
+
 def _reset(sandbox, request: Request, item: None) -> Response:
     sandbox.reset()
     return Response.json(200, {"reset": True})
@@ -256,7 +262,7 @@ _ROUTES: dict[tuple[str, bool], dict[str, _Handler]] = {
         "DELETE": _delete_spreadsheet,
     },
     ("faults", False): {"GET": _list_faults, "POST": _add_faults, "DELETE": _clear_faults},
-    ("stats", False): {"GET": _stats},
+    ("stats", False): {"GET": _stats, "DELETE": _clear_stats},
     ("reset", False): {"POST": _reset},
     ("quota", False): {"GET": _get_quota, "PUT": _put_quota},
     ("drive_quota", False): {"GET": _get_drive_quota, "PUT": _put_drive_quota},

@@ -71,7 +71,7 @@ class GoogleSandbox:
         # A permanent 403 on a spreadsheet is the sandbox's "access removed": Drive's change feed
         # reports the file removed, and back when the fault is cleared.
         self.faults = FaultPlan(seed=self.seed, on_access=self._access_changed)
-        self.stats = Stats()
+        self.stats = Stats(self.clock.time)
         self.latency = Latency(latency, seed=self.seed)
         # What a loaded dataset broke in each spreadsheet (monitor.sandbox.dataset_files.apply), for
         # GET /_sandbox/spreadsheets: id -> {"title", "kind", "expect", "note"}.

@@ -23,7 +23,7 @@ from .cells import (
     Formula,
     render,
 )
-from .fieldmask import FieldMaskError, apply_mask, parse_mask
+from .fieldmask import FieldMaskError, Mask, apply_mask, parse_mask
 from .http import BadJSON, Request, Response
 from .model import Spreadsheet
 from .sheet_requests import apply_requests
@@ -114,8 +114,11 @@ def _answer(handler):
 # -- spreadsheets.get ------------------------------------------------------------------------
 
 
-def spreadsheet_json(spreadsheet: Spreadsheet, with_data: bool, ranges: list[str]) -> dict:
-    """The Spreadsheet resource, with grid data for ``ranges`` (or all tabs) when asked."""
+def spreadsheet_json(spreadsheet: Spreadsheet, with_data: bool, ranges: list[str],
+                     cell_fields: Mask | None = None) -> dict:
+    """The Spreadsheet resource, with grid data for ``ranges`` (or all tabs) when asked.
+    ``cell_fields``: the fields of a cell the mask keeps (None: all), the only ones worked out; the
+    mask cuts the answer to the same either way, this only spares making what it would drop."""
     properties = {**spreadsheet.properties}
     for key in ("defaultFormat", "spreadsheetTheme"):
         properties[key] = _defaults()[key]
@@ -132,7 +135,7 @@ def spreadsheet_json(spreadsheet: Spreadsheet, with_data: bool, ranges: list[str
         sheet: dict = {"properties": props}
         if with_data:
             boxes = wanted.get(tab.sheet_id) or [values.resolve(spreadsheet, _whole(tab.title))[1]]
-            sheet["data"] = [_grid_data(tab, r) for r in boxes]
+            sheet["data"] = [_grid_data(tab, r, cell_fields) for r in boxes]
         sheets.append(sheet)
     body = {"spreadsheetId": spreadsheet.id, "properties": properties, "sheets": sheets}
     if spreadsheet.named_ranges:  # absent when there are none, as Google leaves empty lists out
@@ -146,7 +149,7 @@ def _whole(title: str) -> str:
     return "'" + title.replace("'", "''") + "'"
 
 
-def _grid_data(tab, r) -> dict:
+def _grid_data(tab, r, cell_fields: Mask | None = None) -> dict:
     data: dict = {}
     if r.start_row > 1:
         data["startRow"] = r.start_row - 1
@@ -155,7 +158,7 @@ def _grid_data(tab, r) -> dict:
     row_data = []
     for row in range(r.start_row, min(r.end_row, len(tab.rows)) + 1):
         cells = tab.rows[row - 1][r.start_col - 1 : r.end_col]
-        row_data.append({"values": [_cell_data(c) for c in cells]} if cells else {})
+        row_data.append({"values": [_cell_data(c, cell_fields) for c in cells]} if cells else {})
     while row_data and not row_data[-1]:
         row_data.pop()
     if row_data:
@@ -182,19 +185,28 @@ _ERROR_TYPES = {"#REF!": "REF", "#N/A": "N_A", "#DIV/0!": "DIVIDE_BY_ZERO", "#VA
                 LOADING_TEXT: "LOADING"}
 
 
-def _cell_data(cell: object) -> dict:
+def _cell_data(cell: object, fields: Mask | None = None) -> dict:
     if cell is None:
         return {}
     value = cell.value if isinstance(cell, Formula) else cell
     out: dict = {}
-    if isinstance(cell, Formula):
-        out["userEnteredValue"] = {"formulaValue": cell.text}
-    else:
-        out["userEnteredValue"] = _extended(cell)
-    if value is not None:
+    if fields is None or "userEnteredValue" in fields:
+        entered = {"formulaValue": cell.text} if isinstance(cell, Formula) else _extended(cell)
+        out["userEnteredValue"] = entered
+    if value is not None and (fields is None or "effectiveValue" in fields):
         out["effectiveValue"] = _extended(value)
+    if value is not None and (fields is None or "formattedValue" in fields):
         out["formattedValue"] = render(value, FORMATTED_VALUE)
     return out
+
+
+def _cell_fields(mask: Mask | None) -> Mask | None:
+    """The fields of a cell ``mask`` keeps (``sheets.data.rowData.values``), None when all."""
+    for name in ("sheets", "data", "rowData", "values"):
+        if not isinstance(mask, dict) or "*" in mask or not isinstance(mask.get(name), dict):
+            return None
+        mask = mask[name]
+    return None if "*" in mask else mask
 
 
 @_answer
@@ -210,7 +222,7 @@ def get_spreadsheet(sandbox, request: Request, route) -> Response:
         return errors.field_violation(f"Invalid field selection {fields}", "fields")
     if mask is not None and "sheets" in mask and isinstance(mask["sheets"], dict):
         with_data = with_data or "data" in mask["sheets"]  # asking for data fields implies it
-    body = spreadsheet_json(spreadsheet, with_data, ranges)
+    body = spreadsheet_json(spreadsheet, with_data, ranges, _cell_fields(mask))
     return Response.json(200, apply_mask(body, mask))
 
 

@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
+from collections.abc import Callable
 
 ANONYMOUS = "anonymous"  # the user of requests answered before (or without) authentication
 
 
 class Stats:
     """Requests by endpoint, by status, by user and, for those that name one, by spreadsheet (which
-    tells a test whether a given spreadsheet was read). Thread-safe; ``record`` is a few dict updates."""
+    tells a test whether a given spreadsheet was read, and a benchmark that each one was read as often
+    as it claims), and when the first request since the last reset came (a run's start-up, measured
+    where Google would see it). Thread-safe; ``record`` is a few dict updates."""
 
-    def __init__(self) -> None:
+    def __init__(self, time_of: Callable[[], float] = time.time) -> None:
+        self._time_of = time_of  # epoch seconds: the sandbox's clock
         self._lock = threading.Lock()
         self.reset()
 
     def record(self, endpoint: str, status: int, user: str | None, spreadsheet: str | None = None) -> None:
         with self._lock:
+            if self._first_request_at is None:
+                self._first_request_at = self._time_of()
             self._total += 1
             self._by_endpoint[endpoint] += 1
             self._by_status[status] += 1
@@ -35,7 +42,8 @@ class Stats:
     def snapshot(self) -> dict:
         """A JSON-ready copy: total, by_endpoint, by_status (string keys), by_user, quota_exceeded,
         quota_exceeded_by_user (whose requests were refused for quota: which accounts a client kept
-        sending after a 429), by_spreadsheet (id -> endpoint -> count)."""
+        sending after a 429), by_spreadsheet (id -> endpoint -> count), first_request_at (epoch
+        seconds of the first request since the last reset; None before one)."""
         with self._lock:
             return {
                 "total": self._total,
@@ -45,6 +53,7 @@ class Stats:
                 "quota_exceeded": self._by_status.get(429, 0),
                 "quota_exceeded_by_user": dict(self._refused_by_user),
                 "by_spreadsheet": {sid: dict(counts) for sid, counts in self._by_spreadsheet.items()},
+                "first_request_at": self._first_request_at,
             }
 
     def reset(self) -> None:
@@ -55,3 +64,4 @@ class Stats:
             self._by_user: Counter[str] = Counter()
             self._by_spreadsheet: dict[str, Counter[str]] = {}
             self._refused_by_user: Counter[str] = Counter()
+            self._first_request_at: float | None = None

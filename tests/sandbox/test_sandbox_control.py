@@ -107,6 +107,23 @@ def test_stats_count_requests_by_status_and_user(url, token):
         "s1": 2, "missing": 1}
 
 
+def test_stats_say_when_the_first_request_came_and_clear_alone(url, token, control_sandbox):
+    requests.put(f"{url}/_sandbox/spreadsheets/s1", json=SPREADSHEET, timeout=5)
+    assert requests.get(f"{url}/_sandbox/stats", timeout=5).json()["first_request_at"] is None
+    first = control_sandbox.clock.time()
+    read(url, token)
+    requests.post(f"{url}/_sandbox/clock", json={"advance_seconds": 30}, timeout=5)
+    read(url, token)  # a later request does not move it
+    stats = requests.get(f"{url}/_sandbox/stats", timeout=5).json()
+    assert stats["first_request_at"] == first and stats["total"] == 2
+    answer = requests.delete(f"{url}/_sandbox/stats", timeout=5)
+    assert answer.status_code == 200 and answer.json() == {"cleared": "stats"}
+    cleared = requests.get(f"{url}/_sandbox/stats", timeout=5).json()
+    assert (cleared["total"], cleared["by_spreadsheet"], cleared["first_request_at"]) == (0, {}, None)
+    assert read(url, token).status_code == 200  # the data stays
+    assert requests.get(f"{url}/_sandbox/stats", timeout=5).json()["first_request_at"] == first + 30
+
+
 def test_quota_limits_change_at_runtime(url, token):
     requests.put(f"{url}/_sandbox/spreadsheets/s1", json=SPREADSHEET, timeout=5)
     answer = requests.put(f"{url}/_sandbox/quota", json={"read_per_user": 2}, timeout=5)

@@ -237,7 +237,8 @@ def test_unknown_kinds_are_a_programming_error(clock):
 
 
 def test_stats_count_requests_by_endpoint_status_user_and_spreadsheet():
-    stats = Stats()
+    moments = iter([100.0, 101.0, 102.0, 103.0, 104.0])
+    stats = Stats(lambda: next(moments))
     stats.record("values.get", 200, "a@x", "sheet-1")
     stats.record("values.get", 429, "a@x", "sheet-1")
     stats.record("spreadsheets.get", 404, None, "sheet-2")
@@ -251,7 +252,11 @@ def test_stats_count_requests_by_endpoint_status_user_and_spreadsheet():
         "quota_exceeded": 1,
         "quota_exceeded_by_user": {"a@x": 1},
         "by_spreadsheet": {"sheet-1": {"values.get": 2}, "sheet-2": {"spreadsheets.get": 1}},
+        "first_request_at": 100.0,  # the first request's moment, asked once
     }
     assert stats.of_spreadsheet("sheet-1") == {"values.get": 2} and stats.of_spreadsheet("sheet-3") == {}
     stats.reset()
     assert stats.snapshot()["total"] == 0 and stats.of_spreadsheet("sheet-1") == {}
+    assert stats.snapshot()["first_request_at"] is None
+    stats.record("values.get", 200, "a@x", "sheet-1")
+    assert stats.snapshot()["first_request_at"] == 101.0

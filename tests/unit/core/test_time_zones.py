@@ -28,7 +28,7 @@ from monitor.engine.events import DeadLettered
 from monitor.engine.health import ERROR, OK, WARN, Moment, SheetHealth
 from monitor.engine.inspect import SheetPlan
 from monitor.engine.run import Run
-from monitor.engine.zones import ZONE_REFRESH, with_zone, zone_due, zone_reads_per_round
+from monitor.engine.zones import ZONE_REFRESH, with_zone, zone_due
 from monitor.sandbox.server import running_sandbox
 from monitor.state import changing_state
 from monitor.state.schema import HEALTH, upgraded
@@ -36,6 +36,7 @@ from monitor.storage import MemoryLocation
 
 GMT, LOS_ANGELES, NOVOSIBIRSK = (f"1zone{name}".ljust(44, "x") for name in ("Gmt", "LosAngeles", "Nsk"))
 SPREADSHEETS_GET = "GET /v4/spreadsheets/{id}"
+BATCH_GET = "GET /v4/spreadsheets/{id}/values:batchGet"
 FRESH = ('\n[profiles.fresh]\n'
          'checks = [{ kind = "freshness", range = "Log!A2:A", warn = "> 2h", fail = "> 1d" }]\n')
 
@@ -89,8 +90,9 @@ def test_the_zone_is_read_once_then_daily_and_counts_as_a_read(zoned_site):
     sandbox, clock, path = zoned_site
     config = load_config(path, {})
     first = run_once(config, clock=clock, messages_to=io.StringIO())
-    assert zone_reads(sandbox) == 3  # one spreadsheets.get?fields=properties.timeZone each
-    assert sum(first.report.reads_by_credential.values()) == 6  # the quota they spent, with the values
+    assert zone_reads(sandbox) == 3  # one spreadsheets.get each: its values, with properties.timeZone
+    assert sum(first.report.reads_by_credential.values()) == 3  # the quota they spent: one read each
+    assert sandbox.google.stats.snapshot()["by_endpoint"].get(BATCH_GET, 0) == 0
     for _ in range(3):  # rounds within the day ask no zone again
         clock.advance(6 * 60)
         run_once(config, clock=clock, messages_to=io.StringIO())
@@ -112,39 +114,35 @@ def test_the_zone_is_read_once_then_daily_and_counts_as_a_read(zoned_site):
     assert record.zone_due - clock.now() == pytest.approx(ZONE_REFRESH, abs=timedelta(minutes=1))
 
 
-def test_check_asks_for_the_zone_and_says_it_spent_two_reads(zoned_site):
+def test_check_asks_for_the_zone_with_the_values_and_says_it_spent_one_read(zoned_site):
     sandbox, _, path = zoned_site
     data = json_of(invoke(path, "check", NOVOSIBIRSK, "--json"))
     assert data["time_zone"] == "Asia/Novosibirsk" and data["health"] == "warn"
-    assert data["quota_spent"]["reads"] == 2
+    assert data["quota_spent"]["reads"] == 1
     assert "UTC+7" in data["results"][0]["message"]
     human = invoke(path, "check", LOS_ANGELES)
     assert "in its time zone America/Los_Angeles" in human.stdout
-    assert "Spent two reads" in human.stderr
-    # Each check: its zone, then its values with Google's details; both are spreadsheets.get.
-    assert zone_reads(sandbox) == 2 * 2
-    assert sum(sandbox.google.quota.usage()["read"]["users"].values()) == 2 * 2
+    assert "Spent one read" in human.stderr
+    # Each check: its values with Google's details and its zone, one spreadsheets.get.
+    assert zone_reads(sandbox) == 2
+    assert sum(sandbox.google.quota.usage()["read"]["users"].values()) == 2
 
 
-def test_check_config_counts_the_zone_reads_in_the_quota_arithmetic(tmp_path):
+def test_check_config_counts_no_read_for_the_zones(tmp_path):
     ids = [f"1plan{n:04d}".ljust(44, "x") for n in range(300)]
     sheets = "".join(f'\n[[sheets]]\nid = "{sid}"\nname = "S{n}"\nprofile = "fresh"\n'
                      for n, sid in enumerate(ids))
     path = write_config(tmp_path / "site", ids=(), extra=FRESH + sheets)
     data = json_of(invoke(path, "check-config", "--offline", "--json"))
-    # 300 zones a day, spread over the day: 300 x 5 min / 24 h = 1.04, so 2 in a 5-minute round.
-    assert (data["zone_reads_per_round"], data["reads_per_round"], data["first_round_reads"]) == (2, 302, 600)
-    assert data["round_seconds"] == 302.0  # 302 reads at 60 a minute
+    # Each zone comes in the request that reads its spreadsheet's values, the first round's too.
+    assert data["reads_per_round"] == 300 and "zone_reads_per_round" not in data
+    assert data["round_seconds"] == 300.0  # 300 reads at 60 a minute
     human = invoke(path, "check-config", "--offline").stdout
-    assert "302 in a full round (one values:batchGet per spreadsheet, 2 time-zone reads)" in human
-    assert "the first round 600, every spreadsheet's time zone once" in human
-    # With change detection a round carries the same share of zone reads, whatever the edits: with
-    # everything edited it reads what a full round does.
+    assert "300 in a full round (one read per spreadsheet)" in human
     every = json_of(invoke(path, "check-config", "--offline", "--edits", "100%", "--json")
                     )["change_detection"]
     [edited] = every["estimates"]
-    assert (edited["zone_reads"], edited["reads_per_round"]) == (2, 302)
-    assert "Reads per round with change detection, 2 time-zone reads included" in human
+    assert edited["reads_per_round"] == 300 and "zone_reads" not in edited
 
 
 # -- the engine's run, scripted ----------------------------------------------------------------------
@@ -189,39 +187,39 @@ def simulated_run(reader: ScriptedReader, per_credential: int = 4) -> tuple[list
     return [(sid, round(at - start, 1)) for sid, at in made[0].started], run
 
 
-def test_a_zone_is_a_request_of_its_own_paced_when_it_goes_and_the_values_follow():
+def test_a_zone_comes_in_the_request_of_the_values_paced_as_one_read():
     reader = ScriptedReader()
     sent, run = simulated_run(reader)
-    # 4 requests a minute: s0's zone, then its values once the zone is back, then s1's two; s2's zone
-    # waits for the window (60 s and the pacer's 1 s margin) rather than meet a 429. Each request
-    # is counted when it goes, as Google counts it when it arrives.
-    assert sent == [("s0", 0.0), ("s0", 0.1), ("s1", 0.2), ("s1", 0.3), ("s2", 61.0), ("s2", 61.1)]
+    # 4 requests a minute: each spreadsheet's zone and values in one request, so the three go at once.
+    assert sent == [("s0", 0.0), ("s1", 0.1), ("s2", 0.2)]
     assert reader.zone_reads == ["s0", "s1", "s2"] and reader.reads == ["s0", "s1", "s2"]
-    assert run.report.reads_by_credential == {"sa-1.json": 6}  # Sheets requests, zones included
-    assert run.report.tasks == 3 and run.report.ok == 3  # a zone alone is no attempt and no verdict
+    assert run.report.reads_by_credential == {"sa-1.json": 3}
+    assert run.report.tasks == 3 and run.report.ok == 3 and run.report.zones_read == 3
     assert all(len(task.history) == 1 for task in run.state.round.tasks.values())
+    assert {run.state.health[sid].time_zone for sid in ("s0", "s1", "s2")} == {"Etc/GMT"}
 
 
-def test_a_failed_zone_request_is_the_reads_failure_and_no_values_request_follows():
+def test_a_read_whose_zone_fails_is_the_reads_failure():
     reader = ScriptedReader()
     reader.zones["s1"] = SheetReadError(ErrorClass.PERMANENT, 404, "NOT_FOUND",
                                         "Requested entity was not found.")
     sent, run = simulated_run(reader, per_credential=60)
-    assert [sid for sid, _ in sent] == ["s0", "s0", "s1", "s2", "s2"]
+    assert [sid for sid, _ in sent] == ["s0", "s1", "s2"]
     assert reader.reads == ["s0", "s2"]
-    assert run.report.tasks == 3  # the failed zone request was s1's attempt
+    assert run.report.tasks == 3
     [dead] = [event for event in run.state.events if isinstance(event, DeadLettered)]
     assert dead.spreadsheet_id == "s1" and dead.error.http_status == 404
+    assert run.state.health["s1"].time_zone is None
 
 
-def test_a_zone_refused_for_quota_leaves_the_pacers_log_as_google_did_not_count_it():
+def test_a_read_refused_for_quota_leaves_the_zone_unknown_and_the_pacers_log_as_google_did_not_count_it():
     full = SheetReadError(ErrorClass.QUOTA, 429, "RESOURCE_EXHAUSTED", "Quota exceeded ... per user",
                           quota_scope=QuotaScope.USER)
     reader = ScriptedReader()
     reader.zones["s0"] = full
     sent, run = simulated_run(reader)
     # Refused (answered at 0.1 s): the window is taken as the others', filled at the refusal, so
-    # nothing goes until it ages out; then s0's zone again, and the round as before.
+    # nothing goes until it ages out; then s0 again, zone and values, and the round as before.
     assert sent[0] == ("s0", 0.0) and sent[1][1] >= 61.0
     first = run.state.round.tasks[next(iter(run.state.round.tasks))]
     assert first.target == "s0" and first.history[0].outcome == "quota"
@@ -297,13 +295,6 @@ def test_a_zone_first_learnt_is_asked_again_within_the_day_then_daily():
     assert not zone_due(record, record.zone_due - timedelta(seconds=1)) and zone_due(record, record.zone_due)
     again = with_zone(record, "sheet-0", "Europe/Moscow", record.zone_due)
     assert again.zone_due - record.zone_due == ZONE_REFRESH and again.time_zone == "Europe/Moscow"
-
-
-def test_the_zone_reads_a_round_carries():
-    assert zone_reads_per_round(700, timedelta(minutes=10)) == 5  # 700 x 10 min / 24 h = 4.9
-    assert zone_reads_per_round(3, timedelta(minutes=5)) == 1
-    assert zone_reads_per_round(0, timedelta(minutes=5)) == 0
-    assert zone_reads_per_round(10, timedelta(days=2)) == 10  # never more than once a round each
 
 
 def test_a_health_record_from_before_zones_is_read_with_no_zone_known():

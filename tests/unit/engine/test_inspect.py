@@ -157,27 +157,45 @@ def test_the_zone_to_judge_in_is_the_spreadsheets_and_is_never_guessed():
     assert "'Mars/Olympus_Mons'" in unknown.value.message and "tzdata" in unknown.value.message
 
 
-def test_a_read_that_must_learn_the_zone_asks_for_it_alone_first(google):
+def test_a_read_that_must_learn_the_zone_learns_it_in_the_request_that_reads_the_values(google):
     google.sandbox.google.store.put_control(SHEET, {"title": "Store", "timeZone": "Asia/Novosibirsk",
-                                                    "tabs": {"Stock": ROWS}})
-    data = read(plan(ERRORS), google.reader, google.credential, google.timeout, fetch_zone=True)
+                                                    "tabs": {"Stock": ROWS, "Notes": [["x"]]}})
+    data = read(plan(ERRORS, LOW_STOCK), google.reader, google.credential, google.timeout, fetch_zone=True)
     assert data.time_zone == "Asia/Novosibirsk"
-    assert google.requests() == {"GET /v4/spreadsheets/{id}": 1, BATCH_GET: 1}
-    assert google.timeouts_asked == 2
+    assert [tab.title for tab in data.tabs] == ["Stock"]  # the tabs the ranges name: Google answers those
+    assert google.requests() == {"GET /v4/spreadsheets/{id}": 1}
+    assert google.timeouts_asked == 1
     quota = google.sandbox.google.quota.usage()["read"]
-    assert sum(quota["users"].values()) == 2  # both count against the Sheets read quota
+    assert sum(quota["users"].values()) == 1  # one read of the Sheets read quota
+    # Judged as a batchGet's values: an error code is no detail, and may be an import computing.
+    assert data.cell_errors is None and data.formula_ranges is None
+    assert data.value_ranges == google.read(plan(ERRORS, LOW_STOCK)).value_ranges
 
 
-def test_a_read_with_details_that_must_learn_the_zone_sends_two_spreadsheets_gets(google):
-    # `check ID` reads with details at once; its zone request is a narrower spreadsheets.get first.
+def test_a_read_with_details_that_must_learn_the_zone_sends_one_spreadsheets_get(google):
+    # `check ID` reads with details at once: the zone comes in the same answer.
     google.sandbox.google.store.put_control(SHEET, {"title": "Store", "timeZone": "GMT-07:00",
                                                     "tabs": {"Stock": ROWS}})
     data = read(plan(ERRORS), google.reader, google.credential, google.timeout, fetch_zone=True,
                 detailed=True)
     assert data.time_zone == "GMT-07:00"
     assert data.cell_errors is not None and data.formula_ranges is not None
-    assert google.requests() == {"GET /v4/spreadsheets/{id}": 2}
+    assert data.value_ranges == google.read(plan(ERRORS), detailed=True).value_ranges
+    assert google.requests() == {"GET /v4/spreadsheets/{id}": 2}  # with the comparison's own
     assert google.timeouts_asked == 2
+
+
+def test_a_read_that_must_learn_the_zone_of_a_renamed_tab_is_refused_as_a_batchget_is(google):
+    google.put(ROWS)
+    renamed = plan(ThresholdCheck(range="Stocks!C2:C3", aggregate="min", fail="< 0"))
+    with pytest.raises(SheetReadError) as zoned:
+        read(renamed, google.reader, google.credential, google.timeout, fetch_zone=True)
+    with pytest.raises(SheetReadError) as plain:
+        google.read(renamed)
+    assert zoned.value.error_class is plain.value.error_class is ErrorClass.PERMANENT
+    assert (zoned.value.http_status, zoned.value.range) == (400, "Stocks!C2:C3") == (
+        plain.value.http_status, plain.value.range)
+    assert zoned.value.tabs == plain.value.tabs == ("Stock",)
 
 
 def test_the_plans_of_a_config(tmp_path):

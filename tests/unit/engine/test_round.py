@@ -47,9 +47,8 @@ DLQ_STATUS = {"missing": 404, "access_removed": 403, "renamed_tab": 400}
 
 
 class CountingReader:
-    """The real reader, counting per spreadsheet the requests that are attempts: a batchGet or a
-    spreadsheets.get with details, and a request for the spreadsheet's time zone only when it fails
-    (one that works is no attempt: the values read follows as the task's next request)."""
+    """The real reader, counting per spreadsheet the requests that are attempts: a batchGet, a
+    spreadsheets.get with details, or one of the values that learns the spreadsheet's time zone."""
 
     def __init__(self, inner: GspreadReader, reads: Counter) -> None:
         self.inner = inner
@@ -59,12 +58,9 @@ class CountingReader:
         self.reads[spreadsheet_id] += 1
         return self.inner.read(spreadsheet_id, ranges, credential, timeout)
 
-    def time_zone(self, spreadsheet_id, credential, timeout):
-        try:
-            return self.inner.time_zone(spreadsheet_id, credential, timeout)
-        except Exception:
-            self.reads[spreadsheet_id] += 1
-            raise
+    def read_with_zone(self, spreadsheet_id, ranges, credential, timeout, detailed=False):
+        self.reads[spreadsheet_id] += 1
+        return self.inner.read_with_zone(spreadsheet_id, ranges, credential, timeout, detailed)
 
     def read_detailed(self, spreadsheet_id, ranges, credential, timeout):
         self.reads[spreadsheet_id] += 1
