@@ -20,14 +20,17 @@ from telegram_fixtures import PRIVATE, TOKEN
 
 from monitor.config import WatchdogConfig
 from monitor.engine.heartbeat import Heartbeat, Outcome, RunHistory, RunStats, RunSummary
+from monitor.notify.documents import Outbox
 from monitor.notify.outbox import chat_id_for
 from monitor.notify.telegram import TelegramSender
 from monitor.sandbox.http import HTTPServerThread, Request, Response
 from monitor.sandbox.telegram import FakeTelegram
 from monitor.state import changing_state
+from monitor.state.schema import OUTBOX
 from monitor.storage import FileLocation
 from monitor.watchdog import store as watchdog_store
 from monitor.watchdog.judge import WatchdogSettings
+from monitor.watchdog.memory import WatchdogMemory
 from monitor.watchdog.watch import PassReport, watchdog_pass
 
 CHAT = PRIVATE  # a chat the shared fake Telegram knows
@@ -86,8 +89,13 @@ def watchdog_documents(state_dir: Path) -> dict[str, str]:
         return store.get_properties()
 
 
-def stored_outbox(state_dir: Path) -> dict:
-    return json.loads(watchdog_documents(state_dir)["outbox"])
+def stored_outbox(state_dir: Path) -> Outbox:
+    return OUTBOX.decode(watchdog_documents(state_dir)["outbox"])
+
+
+def stored_memory(state_dir: Path) -> WatchdogMemory:
+    """The watchdog's alert memory as its next pass reads it (a stored document leaves its defaults out)."""
+    return watchdog_store.MEMORY.decode(watchdog_documents(state_dir)["memory"])
 
 
 def texts(fake: FakeTelegram) -> list[str]:

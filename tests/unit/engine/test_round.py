@@ -131,8 +131,8 @@ def test_no_spreadsheet_is_read_twice_except_by_its_retries(finished_round):
         quota_waits[entry.id] = sum(1 for h in task.history if h.outcome == "quota")
         # Every request the run sent left one line in the task's history, and no more were sent.
         attempts = [h for h in task.history if h.outcome != "skipped_breaker_open"]
-        assert reads[entry.id] == len(attempts), entry
-        assert reads[entry.id] - quota_waits[entry.id] == READS_BY_KIND.get(entry.kind, 1), entry
+        assert reads[entry.id] == len(attempts), (entry, task.history)
+        assert reads[entry.id] - quota_waits[entry.id] == READS_BY_KIND.get(entry.kind, 1), (entry, task.history)
     assert sum(quota_waits.values()) > 0
 
 

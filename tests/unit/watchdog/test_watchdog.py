@@ -32,6 +32,7 @@ from monitor.notify.documents import Outbox, PendingMessage
 from monitor.notify.telegram import PrintingSender
 from monitor.state.schema import OUTBOX
 from monitor.storage import FileLocation
+from monitor.watchdog import store as watchdog_store
 from monitor.watchdog.judge import SILENT, STATE_MISSING, STATE_UNREADABLE
 from monitor.watchdog.watch import watchdog_pass
 
@@ -141,9 +142,9 @@ def test_the_watchdog_keeps_its_memory_in_its_own_private_store(dog):
     before = runner_files(dog.state_dir)
     dog.run()
     documents = watchdog_documents(dog.state_dir)
-    assert json.loads(documents["memory"])["status"] == SILENT
-    outbox = json.loads(documents["outbox"])
-    assert outbox["pending"] == [] and len(outbox["sent_keys"]) == 1
+    assert watchdog_store.MEMORY.decode(documents["memory"]).status == SILENT
+    outbox = OUTBOX.decode(documents["outbox"])
+    assert outbox.pending == () and len(outbox.sent_keys) == 1
     own_files = list(dog.state_dir.glob("watchdog-state.json*"))
     assert own_files and {oct(path.stat().st_mode & 0o777) for path in own_files} == {"0o600"}
     assert runner_files(dog.state_dir) == before  # the runner's state untouched
@@ -156,7 +157,7 @@ def test_a_telegram_outage_loses_nothing_and_duplicates_nothing(tmp_path, clock,
     assert report.said == "alert" and report.delivery_failed and report.undelivered == 1
     clock.advance(15 * 60)
     assert down.run().delivery_failed  # still down: still owed, nothing composed twice
-    assert len(stored_outbox(tmp_path)["pending"]) == 1
+    assert len(stored_outbox(tmp_path).pending) == 1
 
     clock.advance(15 * 60)
     report = Watchdog(tmp_path, clock, server.base_url, http).run()
@@ -171,7 +172,7 @@ def test_an_outage_over_before_its_alert_could_be_sent_is_told_once_by_the_recov
     happened, not that stale alert just before it."""
     write_runner_state(tmp_path, heartbeat(T0 - timedelta(minutes=20)))
     down = Watchdog(tmp_path, clock, closed_port_url(), http)
-    assert down.run().said == "alert" and len(stored_outbox(tmp_path)["pending"]) == 1
+    assert down.run().said == "alert" and len(stored_outbox(tmp_path).pending) == 1
     clock.advance(30 * 60)
     runs = runs_every_5_minutes(clock.now() - timedelta(minutes=12), 3)
     write_runner_state(tmp_path, heartbeat(clock.now() - timedelta(minutes=2)), runs)

@@ -18,6 +18,7 @@ from watchdog_helpers import (
     Watchdog,
     heartbeat,
     runs_every_5_minutes,
+    stored_memory,
     stored_outbox,
     texts,
     watchdog_documents,
@@ -59,8 +60,8 @@ def test_the_first_pass_makes_the_store_with_its_two_documents(dog, fake):
     assert report.verdict.healthy and report.said is None and texts(fake) == []
     documents = watchdog_documents(dog.state_dir)
     assert set(documents) == {"memory", "outbox"}
-    assert json.loads(documents["memory"])["status"] == HEALTHY
-    assert stored_outbox(dog.state_dir)["pending"] == []
+    assert watchdog_store.MEMORY.decode(documents["memory"]).status == HEALTHY
+    assert stored_outbox(dog.state_dir).pending == ()
 
 
 DAMAGED_DOCUMENTS = {
@@ -86,7 +87,8 @@ def test_a_damaged_document_is_set_aside_and_started_afresh_instead_of_failing_e
     documents = watchdog_documents(dog.state_dir)
     kept = json.loads(documents[DAMAGED_PREFIX + key])
     assert kept["value"] == raw and kept["problem"] and kept["found_at"] == format_utc(T0)
-    assert json.loads(documents["memory"])["status"] == SILENT  # a fresh, valid document in its place
+    # A fresh, valid document in its place.
+    assert watchdog_store.MEMORY.decode(documents["memory"]).status == SILENT
     assert OUTBOX.decode(documents["outbox"]).pending == ()
 
     clock.advance(15 * 60)
@@ -175,4 +177,4 @@ def test_two_overlapping_passes_never_both_write(tmp_path, clock):
     assert not first.skipped and first.pinged is True
     [second] = overlapping
     assert second.skipped and second.verdict is None and second.pinged is None
-    assert json.loads(watchdog_documents(state_dir)["memory"])["status"] == HEALTHY
+    assert stored_memory(state_dir).status == HEALTHY
