@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections import defaultdict
 
@@ -289,3 +290,20 @@ def test_more_requests_than_a_limit_are_taken_as_the_limit_rather_than_never_sen
     pacer = QuotaPacer(["sa-1"], per_credential=1, per_project=300, margin_seconds=0.0)
     assert pacer.acquire(0.0, requests=2) == ("sa-1", 0.0)
     assert pacer.acquire(0.0, requests=2) == (None, 60.0)
+
+
+def test_credentials_excluded_are_not_given_out_and_the_wait_is_the_others():
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=2, per_project=300, margin_seconds=0.0)
+    assert pacer.acquire(0.0, exclude={"sa-1"}) == ("sa-2", 0.0)
+    assert pacer.acquire(1.0, exclude={"sa-1"}) == ("sa-2", 0.0)
+    assert pacer.acquire(2.0, exclude={"sa-1"}) == (None, 58.0)  # sa-2's window, not sa-1's room
+    assert pacer.acquire(2.0, exclude={"sa-1", "sa-2"}) == (None, math.inf)  # nobody to wait for
+    assert pacer.acquire(2.0) == ("sa-1", 0.0)
+
+
+def test_a_read_of_two_requests_takes_two_slots_or_waits_for_both():
+    pacer = QuotaPacer(["sa-1"], per_credential=3, per_project=300, margin_seconds=0.0)
+    assert pacer.acquire(0.0, 2) == ("sa-1", 0.0)
+    assert pacer.acquire(10.0, 2) == (None, 50.0)  # one slot left: both free when the first two age out
+    assert pacer.acquire(10.0) == ("sa-1", 0.0)
+    assert pacer.usage()["sent"] == 3

@@ -138,6 +138,13 @@ def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callabl
                      zone.time_zone or None, zone.tabs)
 
 
+def sheets_requests(plan: SheetPlan, *, fetch_zone: bool = False) -> int:
+    """The Sheets requests :func:`read` sends for ``plan``: its values when it reads ranges (one
+    batchGet, or with details one ``spreadsheets.get``), and its zone first when ``fetch_zone``. Each
+    takes a slot of the read quota; Drive's request for the modified time counts against Drive's own."""
+    return (1 if plan.ranges else 0) + fetch_zone
+
+
 def read_zone(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callable[[], float]
               ) -> SheetData:
     """The spreadsheet's time zone alone, one request: the run asks it as a request of its own, paced

@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections import Counter, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,29 +157,27 @@ class QuotaPacer:
         """The credentials not retired, in the configured order."""
         return tuple(c for c in self.credentials if c not in self._retired)
 
-    def acquire(self, now: float, requests: int = 1) -> tuple[str | None, float]:
+    def acquire(self, now: float, requests: int = 1, *, exclude: Collection[str] = ()
+                ) -> tuple[str | None, float]:
         """Take ``requests`` send slots of one credential at ``now`` if any credential has them (`check
         ID` of a spreadsheet whose dates need its time zone sends two); else say how long to wait.
-        A count above a limit is taken as the limit: one credential could never send it at once."""
+        A count above a limit is taken as the limit: one credential could never send it at once.
+        ``exclude``: credentials not to give out now, whatever their room (the run's credentials
+        whose first read, which fetches their token, is still out); the wait is then the others'
+        (infinite when there are none: the caller waits for what it has out)."""
         now = self._advance(now)
         requests = max(1, min(requests, self._credential_limit, self._project_limit))
-        ready = self._ready_at_by_credential(now, requests)
+        ready = {c: at for c, at in self._ready_at_by_credential(now, requests).items() if c not in exclude}
         soonest = min(ready.values(), default=math.inf)  # none at all once every one is retired
         if soonest > now:
             return None, soonest - now
         order = {c: i for i, c in enumerate(self.credentials)}
-        free = [c for c in self.usable if ready[c] <= now]
+        free = [c for c in ready if ready[c] <= now]
         chosen = min(free, key=lambda c: (len(self._sent[c]), self._totals[c], order[c]))
         self._sent[chosen].extend([now] * requests)
         self._project_sent[self._project_of[chosen]].extend([now] * requests)
         self._totals[chosen] += requests
         return chosen, 0.0
-
-    def reads_per_second(self) -> float:
-        """The rate the limits sustain, summed over the projects (what the run sizes its reads in
-        flight for)."""
-        sizes = [len(members) for members in self.projects.values()]
-        return sustained_rate(sizes, self._credential_limit, self._project_limit) / self.window_seconds
 
     def next_ready_in(self, now: float) -> float:
         """Seconds until :meth:`acquire` would grant a slot (0.0 if now); takes nothing."""

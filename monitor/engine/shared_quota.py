@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
 from monitor.config import Config
@@ -85,10 +85,11 @@ class SharedQuotaPacer(QuotaPacer):
                    per_project=google.project_read_requests_per_minute,
                    credential_projects={str(p): google.project_of(p) for p in google.credentials})
 
-    def acquire(self, now: float, requests: int = 1) -> tuple[str | None, float]:
+    def acquire(self, now: float, requests: int = 1, *, exclude: Collection[str] = ()
+                ) -> tuple[str | None, float]:
         now = self._advance(now)
         requests = max(1, min(requests, self._credential_limit, self._project_limit))
-        candidates = self._candidates(now)
+        candidates = [c for c in self._candidates(now) if c not in exclude]
         if not candidates:
             return None, self._local_wait(now)
         answer = self.shared_log.admit([self._pair(c) for c in candidates], now, requests)
