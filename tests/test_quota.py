@@ -307,3 +307,13 @@ def test_a_read_of_two_requests_takes_two_slots_or_waits_for_both():
     assert pacer.acquire(10.0, 2) == (None, 50.0)  # one slot left: both free when the first two age out
     assert pacer.acquire(10.0) == ("sa-1", 0.0)
     assert pacer.usage()["sent"] == 3
+
+
+def test_spare_room_is_left_beside_the_slots_taken_in_the_credentials_window_and_its_projects():
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=3, per_project=5, margin_seconds=0.0)
+    assert pacer.acquire(0.0, spare={"sa-1": 1}) == ("sa-1", 0.0)  # fewest sends: sa-1, room for 2
+    assert pacer.acquire(1.0, spare={"sa-1": 2}) == ("sa-2", 0.0)  # sa-1 has 1 sent: no room for 3
+    # The project keeps the spares of all its credentials: 2 sent, room for 1 + 2 of 5.
+    assert pacer.acquire(2.0, spare={"sa-1": 1, "sa-2": 1})[0] is not None
+    assert pacer.acquire(3.0, spare={"sa-1": 1, "sa-2": 1}) == (None, 57.0)  # 3 sent: 3 + 1 + 2 > 5
+    assert pacer.acquire(3.0)[0] is not None  # without the spare it would have gone

@@ -24,6 +24,7 @@ from run_fixtures import (
     plans,
 )
 
+from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.engine.api_health import ApiState
 from monitor.engine.events import CrashRecovered
 from monitor.engine.tasks import DONE, FAILED, PENDING, POISON_INTERRUPTIONS
@@ -114,6 +115,40 @@ def test_a_hanging_first_read_holds_its_credential_back_only_until_it_is_taken_f
     # Still none back: that read too goes alone, and once it is back the others go together.
     assert starts[2] - starts[1] == pytest.approx(LATENCY) and starts[4] == starts[2]
     assert all(run.state.health[f"s{n}"].last_checked_at for n in range(1, 5))
+
+
+class RenamedTabs(ScriptedReader):
+    """Every tenth spreadsheet's range is refused (a renamed tab), and the refusal is explained with
+    one more request, sent without a slot of its own (its tab titles, as monitor.google.reader does):
+    ``explained`` holds when each went, at the read's end, the latest the run can learn of it."""
+
+    def __init__(self, clock) -> None:
+        super().__init__()
+        self.clock = clock
+        self.explained: list[float] = []
+
+    def read(self, spreadsheet_id, ranges, credential, timeout):
+        if int(spreadsheet_id[1:]) % 10 == 0:
+            self.reads.append(spreadsheet_id)
+            self.explained.append(self.clock.time() + LATENCY)
+            error = SheetReadError(ErrorClass.PERMANENT, 400, "INVALID_ARGUMENT",
+                                   "Unable to parse range: Stock!A1:B2", range="Stock!A1:B2")
+            error.extra_requests = 1
+            raise error
+        return super().read(spreadsheet_id, ranges, credential, timeout)
+
+
+def test_requests_a_read_sends_without_a_slot_find_room_left_for_them_in_the_window():
+    # Sent at once, a window's allowance fills it: a refusal's explanation sent then would be the
+    # window's 61st request at Google, unless the pacer kept a slot for each read out that may send one.
+    reader = RenamedTabs(None)
+    the_bench, made = bench(reader, 150)
+    reader.clock = the_bench.clock
+    run = the_bench.run(max_in_flight=16, budget=timedelta(minutes=4))
+    assert run.state.round.is_complete() and len(reader.explained) == 15
+    sends = sorted([start for _, start in made[0].started] + reader.explained)
+    assert most_in_a_window(sends, 61.0) <= 60
+    assert run.report.duration_seconds <= 1.05 * (165 // 60 * 60.0 + LATENCY)  # still the window's pace
 
 
 def test_a_hanging_spreadsheet_holds_one_worker_and_the_others_go_on():

@@ -157,17 +157,21 @@ class QuotaPacer:
         """The credentials not retired, in the configured order."""
         return tuple(c for c in self.credentials if c not in self._retired)
 
-    def acquire(self, now: float, requests: int = 1, *, exclude: Collection[str] = ()
-                ) -> tuple[str | None, float]:
+    def acquire(self, now: float, requests: int = 1, *, exclude: Collection[str] = (),
+                spare: Mapping[str, int] | None = None) -> tuple[str | None, float]:
         """Take ``requests`` send slots of one credential at ``now`` if any credential has them (`check
         ID` of a spreadsheet whose dates need its time zone sends two); else say how long to wait.
         A count above a limit is taken as the limit: one credential could never send it at once.
         ``exclude``: credentials not to give out now, whatever their room (the run's credentials
         whose first read, which fetches their token, is still out); the wait is then the others'
-        (infinite when there are none: the caller waits for what it has out)."""
+        (infinite when there are none: the caller waits for what it has out). ``spare``: slots to
+        leave free beside the ones taken, by credential (and their sum in its project's window):
+        requests that reads already out may still send without a slot of their own (a refused
+        range's tab titles, :meth:`count_unpaced`), which would otherwise meet a full window."""
         now = self._advance(now)
         requests = max(1, min(requests, self._credential_limit, self._project_limit))
-        ready = {c: at for c, at in self._ready_at_by_credential(now, requests).items() if c not in exclude}
+        ready = {c: at for c, at in self._ready_at_by_credential(now, requests, spare or {}).items()
+                 if c not in exclude}
         soonest = min(ready.values(), default=math.inf)  # none at all once every one is retired
         if soonest > now:
             return None, soonest - now
@@ -318,14 +322,24 @@ class QuotaPacer:
                 log.popleft()
         return now
 
-    def _ready_at_by_credential(self, now: float, requests: int = 1) -> dict[str, float]:
-        """When each credential may send ``requests``: its own window and pause, and its project's."""
-        projects = {p: self._ready_at(log, self._project_limit, now, requests)
+    def _ready_at_by_credential(self, now: float, requests: int = 1, spare: Mapping[str, int] | None = None
+                                ) -> dict[str, float]:
+        """When each credential may send ``requests`` and leave ``spare`` free: its own window and
+        pause, and its project's."""
+        spare = spare or {}
+        kept: Counter[str] = Counter()
+        for credential, count in spare.items():
+            if credential in self._project_of:
+                kept[self._project_of[credential]] += count
+        projects = {p: self._ready_at(log, self._project_limit, now,
+                                      min(requests + kept[p], self._project_limit))
                     for p, log in self._project_sent.items()}
-        return {c: max(self._credential_ready_at(c, now, requests), projects[self._project_of[c]])
+        return {c: max(self._credential_ready_at(c, now, requests + spare.get(c, 0)),
+                       projects[self._project_of[c]])
                 for c in self.usable}
 
     def _credential_ready_at(self, credential: str, now: float, requests: int) -> float:
+        requests = min(requests, self._credential_limit)
         ready = self._ready_at(self._sent[credential], self._credential_limit, now, requests)
         return max(ready, self._paused_until.get(credential, -math.inf))
 

@@ -256,7 +256,7 @@ class Run:
         sent_at = self.clock.time()
         requests = 1 if zone_only else sheets_requests(plan)  # a slot for each Sheets request it sends
         held = self._fetching_tokens()
-        credential, wait = self.pacer.acquire(sent_at, requests, exclude=held)
+        credential, wait = self.pacer.acquire(sent_at, requests, exclude=held, spare=self._may_explain())
         if credential is None:
             wait = min([wait, *held.values()])  # or until a held credential's first read is taken as slow
             if self.sharing.shared:
@@ -524,6 +524,15 @@ class Run:
         is taken for slow: until then another read of theirs waits (monitor.engine.concurrency)."""
         out = ((flight.credential, flight.started) for flight in self.in_flight.values())
         return first_reads_out(out, self.answered, self.clock.monotonic(), self._stuck_seconds())
+
+    def _may_explain(self) -> dict[str, int]:
+        """By credential, the values reads out: each may yet send one request without a slot (a
+        refused range's tab titles, monitor.google.reader), for which its windows keep room."""
+        out: dict[str, int] = {}
+        for flight in self.in_flight.values():
+            if not flight.zone_only:
+                out[flight.credential] = out.get(flight.credential, 0) + 1
+        return out
 
     def _stuck_seconds(self) -> float:
         """How long a read may be out before it is taken for hanging, at the latency seen so far."""
