@@ -15,7 +15,10 @@ beside it would wait inside its request for that token, its slot counted when it
 arrival at Google later by the token's time, which the pacer's 1 s margin may not cover. Once one of
 its reads has come back, or its first has been out for longer than a read is expected to take (it is
 then the spreadsheet that is slow, not the token: a hanging spreadsheet first would hold the
-credential for its whole timeout), its reads go together (:func:`first_reads_out`).
+credential for its whole timeout), its reads go together (:func:`first_reads_out`). And a window
+filled at once keeps a slot free for each values read out: such a read may still send a request
+without a slot of its own (a refused range's tab titles), which a full window would refuse (the
+pacer's ``spare``).
 
 The latency is measured as the run goes; it tells when a read is taken for hanging, and check-config
 uses it for the round's time when the reads, not the quota, set the pace (:func:`round_time_at_latency`).
