@@ -13,9 +13,10 @@ ever holds more than the quotas allow, however many reads are out.
 A credential's first read goes alone: it fetches the credential's access token, and a read sent
 beside it would wait inside its request for that token, its slot counted when it left but its
 arrival at Google later by the token's time, which the pacer's 1 s margin may not cover. Once one of
-its reads has come back, or its first has been out for longer than a read is expected to take (it is
-then the spreadsheet that is slow, not the token: a hanging spreadsheet first would hold the
-credential for its whole timeout), its reads go together (:func:`first_reads_out`). And a window
+its reads has come back, or its first has been out for ``FIRST_READ_HOLD_SECONDS``, its reads go
+together (:func:`first_reads_out`): a read sent then is late at Google only by what the token takes
+beyond that, which the margin covers for a token up to 2 s (Google's take a fraction of a second),
+and a slow or hanging spreadsheet read first holds its credential back no longer than that. And a window
 filled at once keeps a slot free for each values read out: such a read may still send a request
 without a slot of its own (a refused range's tab titles), which a full window would refuse (the
 pacer's ``spare``).
@@ -34,6 +35,8 @@ TYPICAL_READ_SECONDS = 0.4
 # Weight of each new read in the running estimate: about the last ten reads decide it, so it
 # follows a change within seconds without jumping at one slow answer.
 _WEIGHT = 0.2
+# How long a credential's first read goes alone at most (see the module doc): the pacer's margin.
+FIRST_READ_HOLD_SECONDS = 1.0
 
 
 def reads_in_flight(per_window: int, ceiling: int) -> int:

@@ -22,7 +22,7 @@ from monitor.core.logs import log_event
 from monitor.engine.api_health import ApiHealth
 from monitor.engine.changes import ChangeDetection, ChangeFeed, marked_changed
 from monitor.engine.checkpoints import Checkpoints
-from monitor.engine.concurrency import LatencyEstimate, first_reads_out
+from monitor.engine.concurrency import FIRST_READ_HOLD_SECONDS, LatencyEstimate, first_reads_out
 from monitor.engine.events import CrashRecovered, Event, FallingBehind
 from monitor.engine.fleet import Fleet
 from monitor.engine.health import record_skip
@@ -45,8 +45,7 @@ from monitor.engine.unconfigured import forget_unconfigured
 from monitor.engine.zones import zone_due
 
 # A read out this many times the usual latency (and at least this many seconds) is taken for hanging:
-# a credential's first read out that long no longer holds back its others (it is the spreadsheet that
-# is slow, not the token), and a suspect whose own answer time is unknown is given that long.
+# a suspect whose own answer time is unknown is given that long.
 _STUCK_AFTER_TIMES = 5
 _STUCK_AFTER_SECONDS = 2.0
 # A wait shorter than this is no wait: the clock may not move by it (floating point), and nothing in a
@@ -258,7 +257,7 @@ class Run:
         held = self._fetching_tokens()
         credential, wait = self.pacer.acquire(sent_at, requests, exclude=held, spare=self._may_explain())
         if credential is None:
-            wait = min([wait, *held.values()])  # or until a held credential's first read is taken as slow
+            wait = min([wait, *held.values()])  # or until a held credential's first read was out long enough
             if self.sharing.shared:
                 rnd.release(task)  # claimed, but not read now: saved pending, another runner may take it
             if not self.pacer.usable:  # every credential refused: nothing can be read (told as such)
@@ -520,10 +519,10 @@ class Run:
         return self.outcomes.api.probe_required and bool(self.in_flight)  # Google was failing: one probe
 
     def _fetching_tokens(self) -> dict[str, float]:
-        """Credentials whose first read is out, fetching their token, with the seconds until that read
-        is taken for slow: until then another read of theirs waits (monitor.engine.concurrency)."""
+        """Credentials whose first read is out, fetching their token, with the seconds until it has
+        been out long enough: until then another read of theirs waits (monitor.engine.concurrency)."""
         out = ((flight.credential, flight.started) for flight in self.in_flight.values())
-        return first_reads_out(out, self.answered, self.clock.monotonic(), self._stuck_seconds())
+        return first_reads_out(out, self.answered, self.clock.monotonic(), FIRST_READ_HOLD_SECONDS)
 
     def _may_explain(self) -> dict[str, int]:
         """By credential, the values reads out: each may yet send one request without a slot (a
