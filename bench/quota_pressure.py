@@ -42,7 +42,7 @@ from gspread.exceptions import APIError
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import sandbox_url, served_dataset  # noqa: E402
-from round_time import run_cli  # noqa: E402
+from round_time import run_cli, run_finished  # noqa: E402
 
 from monitor.config import load_config  # noqa: E402
 from monitor.google.client import build_gspread_client  # noqa: E402
@@ -187,7 +187,7 @@ def measure(args) -> dict:
         sampler = Sampler(base, args.sample)
         sampler.start()
         started = time.perf_counter()
-        finished = run_cli(config_path, args.monitor_root)
+        finished = run_finished(run_cli(config_path, args.monitor_root))
         wall = time.perf_counter() - started
         sampler.stop()
         tool.stop()

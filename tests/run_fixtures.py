@@ -151,10 +151,12 @@ class SimulatedReads:
         self._out: list[tuple[float, int, ReadDone]] = []  # heap of (ends at, order, result)
         self._sequence = 0
         self.started: list[tuple[str, float]] = []  # (spreadsheet id, start in epoch seconds, as the pacer)
+        self.credentials: list[str] = []  # each read's credential, in the order of ``started``
 
     def start(self, job: ReadJob, timeout: Callable[[], float]) -> None:
         limit, seconds = timeout(), self.latency(job.plan.id)
         self.started.append((job.plan.id, self.clock.time()))
+        self.credentials.append(job.credential)
         data = error = None
         if seconds is None:
             seconds = math.inf

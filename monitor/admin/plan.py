@@ -2,8 +2,8 @@
 
 Quotas are per Google Cloud project: each project's credentials together may read at most
 ``project_read_requests_per_minute``, and the projects add up. How long a round takes also depends on
-how long a read takes: with ``W`` reads in flight (``reads_in_flight``, at most
-``max_concurrent_reads``) a round of N reads of L seconds cannot be shorter than N x L / W.
+how long a read takes: with ``W`` reads in flight (``reads_in_flight``: ``max_concurrent_reads``
+while the window has room) a round of N reads of L seconds cannot be shorter than N x L / W.
 
 A full round's reads are one request per spreadsheet: a ``values:batchGet``, or for one whose zone is
 due (a freshness check on a range: its first read, then daily, ``monitor.engine.zones``) one
@@ -144,7 +144,7 @@ def _add_round(plan: dict[str, Any], config: Config, sizes: dict[str, int]) -> N
                                 closed=[project for project in sizes if project not in known])
     fits = at_latency <= interval
     plan.update(
-        reads_in_flight=reads_in_flight(rate / 60, latency, google.max_concurrent_reads),
+        reads_in_flight=reads_in_flight(rate, google.max_concurrent_reads),  # rate: a window's reads
         round_seconds=round(at_quota, 1), round_seconds_at_latency=round(at_latency, 1), fits=fits,
         credentials_needed=plan["credentials"] + growth.credentials,
         projects_needed=len(sizes) + len(growth.new_projects),

@@ -37,7 +37,7 @@ from monitor.core.errors import SheetReadError
 from monitor.core.timefmt import format_utc
 from monitor.core.wording import counted
 from monitor.engine.history import past_for
-from monitor.engine.inspect import SheetPlan, judge, read, volatile_formulas, zone_of
+from monitor.engine.inspect import SheetPlan, judge, read, sheets_requests, volatile_formulas, zone_of
 from monitor.engine.quota import QuotaPacer
 from monitor.notify.deadline import MAX_REQUEST_SECONDS
 from monitor.state import read_state
@@ -330,14 +330,14 @@ def check(config_path: Path | None, as_json: bool, reference: str, exit_zero: bo
     from monitor.google.reader import GspreadReader
 
     plan = SheetPlan.of(sheet, config)
-    credential = _credential(config, 1 if plan.ranges else 0)
+    fetch_zone = plan.needs_time_zone
+    credential = _credential(config, sheets_requests(plan))
     timeout = config.google.request_timeout.total_seconds()
     reader = GspreadReader.for_config(config, timeout)
     now = clock.now()
     # Sheets reads (the values, with the time zone when asked) count against the quota the runs pace;
     # a Drive read (freshness on the file's modified time) counts against Drive's own quota.
-    fetch_zone = plan.needs_time_zone
-    spent = {"reads": 1 if plan.ranges else 0,
+    spent = {"reads": sheets_requests(plan),
              "drive_reads": 1 if plan.needs_modified_time else 0, "credential": credential}
     try:
         # With Google's details at once: a check of one spreadsheet has no later try to learn

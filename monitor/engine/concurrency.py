@@ -1,16 +1,33 @@
-"""How many reads to keep in flight: enough for the quota at the latency Google shows, no more.
+"""How many reads to keep in flight: as many as the window has room for now, up to the ceiling.
 
-Little's law: a run that sends ``rate`` reads a second, each taking ``latency`` seconds, has
-``rate * latency`` of them in flight on average. Fewer, and the quota goes unused while the run waits
-on the network (one at a time at 0.4 s a read, 700 reads are 4.7 minutes of waiting, whatever the
-quota); more only queue at the pacer. One spare keeps the next read ready the moment a quota slot
-frees. The latency is measured as the run goes, so spreadsheets that hang (each one a worker held
-for its whole timeout) raise the mean and with it the number of workers.
+Google counts reads over a rolling 60-second window, so N reads at L a window cannot take less than
+floor((N - 1) / L) windows plus one read's answer: each window's allowance sent as soon as it frees,
+the last one answered. A run sized for the *average* rate (Little's law: rate x latency, 4 to 8 reads
+at 300 a minute) spreads each window's allowance over the window instead: 300 reads at 0.4 s with 4
+in flight take 30 s to send, and a round of four windows ends half a window late. So while the pacer
+has slots free now, the run keeps up to ``[google] max_concurrent_reads`` in flight, and a window's
+allowance goes in L x latency / ceiling seconds (300 x 0.4 / 32: under 4 s); once the window is
+full, a read starts as each slot frees. The pacer still decides every send, so no rolling window
+ever holds more than the quotas allow, however many reads are out.
+
+A credential's first read goes alone: it fetches the credential's access token, and a read sent
+beside it would wait inside its request for that token, its slot counted when it left but its
+arrival at Google later by the token's time, which the pacer's 1 s margin may not cover. Once one of
+its reads has come back, or its first has been out for ``FIRST_READ_HOLD_SECONDS``, its reads go
+together (:func:`first_reads_out`): a read sent then is late at Google only by what the token takes
+beyond that, which the margin covers for a token up to 2 s (Google's take a fraction of a second),
+and a slow or hanging spreadsheet read first holds its credential back no longer than that. And a window
+filled at once keeps a slot free for each values read out: such a read may still send a request
+without a slot of its own (a refused range's tab titles), which a full window would refuse (the
+pacer's ``spare``).
+
+The latency is measured as the run goes; it tells when a read is taken for hanging, and check-config
+uses it for the round's time when the reads, not the quota, set the pace (:func:`round_time_at_latency`).
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Collection, Iterable
 
 # Until a run has measured its own: the median time of one request to real Google in gspread's
 # recorded traffic (docs/sandbox.md, "Latency"). A run starts from the previous run's mean instead.
@@ -18,21 +35,36 @@ TYPICAL_READ_SECONDS = 0.4
 # Weight of each new read in the running estimate: about the last ten reads decide it, so it
 # follows a change within seconds without jumping at one slow answer.
 _WEIGHT = 0.2
+# How long a credential's first read goes alone at most (see the module doc): the pacer's margin.
+FIRST_READ_HOLD_SECONDS = 1.0
 
 
-def reads_in_flight(reads_per_second: float, read_seconds: float, ceiling: int) -> int:
-    """The reads to keep in flight at ``reads_per_second`` when each takes ``read_seconds``: enough
-    that the quota, not the wait for answers, sets the pace, never above ``ceiling``
-    (``[google] max_concurrent_reads``)."""
-    return max(1, min(ceiling, math.ceil(reads_per_second * read_seconds) + 1))
+def reads_in_flight(per_window: int, ceiling: int) -> int:
+    """The most reads a run keeps in flight while its window has room: the ceiling
+    (``[google] max_concurrent_reads``), or a whole window's allowance when that is fewer."""
+    return max(1, min(ceiling, per_window))
 
 
 def round_time_at_latency(spreadsheets: int, rate_per_minute: float, read_seconds: float,
                           ceiling: int) -> float:
     """Seconds a round takes when each read takes ``read_seconds``: the quota's bound, or the reads'
-    own if ``reads_in_flight`` at that latency cannot keep up with the quota."""
-    in_flight = reads_in_flight(rate_per_minute / 60.0, read_seconds, ceiling)
+    own when even ``reads_in_flight`` of them at a time cannot send a window's allowance within the
+    window."""
+    in_flight = reads_in_flight(max(1, int(rate_per_minute)), ceiling)
     return max(spreadsheets * 60.0 / rate_per_minute, spreadsheets * read_seconds / in_flight)
+
+
+def first_reads_out(out: Iterable[tuple[str, float]], answered: Collection[str], now: float,
+                    hold_seconds: float) -> dict[str, float]:
+    """The credentials to give no read now, each with the seconds until it may have one again: of the
+    reads ``out`` (credential, when it was sent), those out for less than ``hold_seconds`` with a
+    credential none of whose reads has come back yet (``answered``: the credentials that had one)."""
+    held: dict[str, float] = {}
+    for credential, started in out:
+        left = started + hold_seconds - now
+        if credential not in answered and left > 0:
+            held[credential] = max(held.get(credential, 0.0), left)
+    return held
 
 
 class LatencyEstimate:

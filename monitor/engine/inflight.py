@@ -67,6 +67,7 @@ class InFlight:
     sent_at: float | None = None  # epoch seconds, as the pacer counted the send
     started: float = 0.0  # monotonic, set when its read is handed out
     fetch_zone: bool = False  # the read asks for the spreadsheet's time zone too
+    requests: int = 1  # the Sheets requests it sends: the pacer's slots it took
     # Monotonic, when its answer becomes overdue, after which the run marks its task so while it is
     # alone in flight (the poison guard's evidence, monitor.engine.overdue); None once marked, or when
     # nothing says when it is due.

@@ -154,6 +154,13 @@ def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callabl
                      zone.time_zone or None, zone.tabs)
 
 
+def sheets_requests(plan: SheetPlan) -> int:
+    """The Sheets requests :func:`read` sends for ``plan``: one when it reads ranges (a batchGet, or
+    with details or its zone one ``spreadsheets.get``), none otherwise. Each takes a slot of the read
+    quota; Drive's request for the modified time counts against Drive's own."""
+    return 1 if plan.ranges else 0
+
+
 def zone_of(plan: SheetPlan, name: str | None) -> tzinfo:
     """The zone to judge ``plan``'s dates in, from the name Google gave (``properties.timeZone``).
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections import Counter, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,29 +157,31 @@ class QuotaPacer:
         """The credentials not retired, in the configured order."""
         return tuple(c for c in self.credentials if c not in self._retired)
 
-    def acquire(self, now: float, requests: int = 1) -> tuple[str | None, float]:
+    def acquire(self, now: float, requests: int = 1, *, exclude: Collection[str] = (),
+                spare: Mapping[str, int] | None = None) -> tuple[str | None, float]:
         """Take ``requests`` send slots of one credential at ``now`` if any credential has them (`check
         ID` of a spreadsheet whose dates need its time zone sends two); else say how long to wait.
-        A count above a limit is taken as the limit: one credential could never send it at once."""
+        A count above a limit is taken as the limit: one credential could never send it at once.
+        ``exclude``: credentials not to give out now, whatever their room (the run's credentials
+        whose first read, which fetches their token, is still out); the wait is then the others'
+        (infinite when there are none: the caller waits for what it has out). ``spare``: slots to
+        leave free beside the ones taken, by credential (and their sum in its project's window):
+        requests that reads already out may still send without a slot of their own (a refused
+        range's tab titles, :meth:`count_unpaced`), which would otherwise meet a full window."""
         now = self._advance(now)
         requests = max(1, min(requests, self._credential_limit, self._project_limit))
-        ready = self._ready_at_by_credential(now, requests)
+        ready = {c: at for c, at in self._ready_at_by_credential(now, requests, spare or {}).items()
+                 if c not in exclude}
         soonest = min(ready.values(), default=math.inf)  # none at all once every one is retired
         if soonest > now:
             return None, soonest - now
         order = {c: i for i, c in enumerate(self.credentials)}
-        free = [c for c in self.usable if ready[c] <= now]
+        free = [c for c in ready if ready[c] <= now]
         chosen = min(free, key=lambda c: (len(self._sent[c]), self._totals[c], order[c]))
         self._sent[chosen].extend([now] * requests)
         self._project_sent[self._project_of[chosen]].extend([now] * requests)
         self._totals[chosen] += requests
         return chosen, 0.0
-
-    def reads_per_second(self) -> float:
-        """The rate the limits sustain, summed over the projects (what the run sizes its reads in
-        flight for)."""
-        sizes = [len(members) for members in self.projects.values()]
-        return sustained_rate(sizes, self._credential_limit, self._project_limit) / self.window_seconds
 
     def next_ready_in(self, now: float) -> float:
         """Seconds until :meth:`acquire` would grant a slot (0.0 if now); takes nothing."""
@@ -320,14 +322,24 @@ class QuotaPacer:
                 log.popleft()
         return now
 
-    def _ready_at_by_credential(self, now: float, requests: int = 1) -> dict[str, float]:
-        """When each credential may send ``requests``: its own window and pause, and its project's."""
-        projects = {p: self._ready_at(log, self._project_limit, now, requests)
+    def _ready_at_by_credential(self, now: float, requests: int = 1, spare: Mapping[str, int] | None = None
+                                ) -> dict[str, float]:
+        """When each credential may send ``requests`` and leave ``spare`` free: its own window and
+        pause, and its project's."""
+        spare = spare or {}
+        kept: Counter[str] = Counter()
+        for credential, count in spare.items():
+            if credential in self._project_of:
+                kept[self._project_of[credential]] += count
+        projects = {p: self._ready_at(log, self._project_limit, now,
+                                      min(requests + kept[p], self._project_limit))
                     for p, log in self._project_sent.items()}
-        return {c: max(self._credential_ready_at(c, now, requests), projects[self._project_of[c]])
+        return {c: max(self._credential_ready_at(c, now, requests + spare.get(c, 0)),
+                       projects[self._project_of[c]])
                 for c in self.usable}
 
     def _credential_ready_at(self, credential: str, now: float, requests: int) -> float:
+        requests = min(requests, self._credential_limit)
         ready = self._ready_at(self._sent[credential], self._credential_limit, now, requests)
         return max(ready, self._paused_until.get(credential, -math.inf))
 

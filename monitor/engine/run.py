@@ -2,9 +2,9 @@
 
 ``Run`` is the whole algorithm over injected parts: a clock, the reads in flight
 (``monitor.engine.inflight``), a quota pacer, the state, and a ``save`` callback that writes what
-changed atomically. It keeps as many reads in flight as the quota can use at the latency it observes
-(``monitor.engine.concurrency``), and changes the state on its own thread only: a read's result is
-applied when it is collected, with the time it is applied. It never prints, never exits, and never
+changed atomically. It keeps up to ``max_in_flight`` reads in flight while the quota's window has
+room (``monitor.engine.concurrency``), and changes the state on its own thread only: a read's result
+is applied when it is collected, with the time it is applied. It never prints, never exits, and never
 waits past the point where enough budget is left to save and hand events over. What a task's result
 does to the state is ``monitor.engine.outcomes``; when saves happen is ``monitor.engine.checkpoints``.
 """
@@ -22,14 +22,14 @@ from monitor.core.logs import log_event
 from monitor.engine.api_health import ApiHealth
 from monitor.engine.change_detection import ChangeDetection, ChangeFeed, marked_changed
 from monitor.engine.checkpoints import Checkpoints
-from monitor.engine.concurrency import LatencyEstimate, reads_in_flight
+from monitor.engine.concurrency import FIRST_READ_HOLD_SECONDS, LatencyEstimate, first_reads_out
 from monitor.engine.events import CrashRecovered, Event, FallingBehind
 from monitor.engine.fleet import Fleet
 from monitor.engine.health import record_skip
 from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats, RunSummary
 from monitor.engine.incidents import incident_id, settle_incidents
 from monitor.engine.inflight import InFlight, ReadDone, ReadJob, Reads
-from monitor.engine.inspect import SheetData, SheetPlan, judge, zone_of
+from monitor.engine.inspect import SheetData, SheetPlan, judge, sheets_requests, zone_of
 from monitor.engine.listening import LISTEN_SLICE_SECONDS, Listener
 from monitor.engine.outcomes import Fate, Outcomes, RunReport
 from monitor.engine.overdue import answer_due, answered
@@ -45,7 +45,7 @@ from monitor.engine.unconfigured import forget_unconfigured
 from monitor.engine.zones import zone_due
 
 # A read out this many times the usual latency (and at least this many seconds) is taken for hanging:
-# it keeps its worker, but no longer counts among the reads that keep the quota busy.
+# a suspect whose own answer time is unknown is given that long.
 _STUCK_AFTER_TIMES = 5
 _STUCK_AFTER_SECONDS = 2.0
 # A wait shorter than this is no wait: the clock may not move by it (floating point), and nothing in a
@@ -93,6 +93,7 @@ class Run:
         self.reads = reads
         self.in_flight: dict[str, InFlight] = {}
         self.peak_in_flight = 0
+        self.answered: set[str] = set()  # credentials that had a read back: their token is fetched
         self.pacer = pacer
         self.clock = clock
         self.started_monotonic = clock.monotonic()
@@ -251,8 +252,11 @@ class Run:
         # then about daily (monitor.engine.zones), in the request that reads the values.
         fetch_zone = plan.needs_time_zone and zone_due(self.state.health.get(plan.id), now)
         sent_at = self.clock.time()
-        credential, wait = self.pacer.acquire(sent_at)
+        requests = sheets_requests(plan)  # a slot for each Sheets request it sends
+        held = self._fetching_tokens()
+        credential, wait = self.pacer.acquire(sent_at, requests, exclude=held, spare=self._may_explain())
         if credential is None:
+            wait = min([wait, *held.values()])  # or until a held credential's first read was out long enough
             if self.sharing.shared:
                 rnd.release(task)  # claimed, but not read now: saved pending, another runner may take it
             if not self.pacer.usable:  # every credential refused: nothing can be read (told as such)
@@ -261,7 +265,7 @@ class Run:
         # Only now, with a request certain to go out, may an open breaker's probe be spent.
         breaker_before = self.outcomes.breaker_let_through(plan, now)
         self._start(rnd, InFlight(task, plan, credential, breaker_before, alone, sent_at,
-                                  fetch_zone=fetch_zone))
+                                  fetch_zone=fetch_zone, requests=max(1, requests)))
         return True
 
     def _watch_feed(self, now: datetime) -> None:
@@ -355,7 +359,7 @@ class Run:
         task = flight.task
         rnd.start(task, self.run_id if self.sharing.shared else None)
         by_credential = self.report.reads_by_credential  # Sheets requests, the quota they spend
-        by_credential[flight.credential] = by_credential.get(flight.credential, 0) + 1
+        by_credential[flight.credential] = by_credential.get(flight.credential, 0) + flight.requests
         self.report.tasks += 1
         self.report.reads_of_failing += self.state.is_failing(task.target)
         # The lease is on disk before the request goes out: if the process dies during it, the next
@@ -413,6 +417,7 @@ class Run:
         backoff counts from when the failure became known, not from when the request started."""
         for done in finished:
             flight = self.in_flight.pop(done.job.task_id)
+            self.answered.add(flight.credential)
             self.latency.add(done.seconds)
             self.report.count_read_time(done.seconds)
             self._settle(flight, done)
@@ -498,17 +503,26 @@ class Run:
             log_event("task_retry", logging.WARNING, **fields, retry_in_s=round(retry_in, 1))
 
     def _busy(self) -> bool:
-        """Are enough reads in flight? Reads out far longer than usual (hanging, most likely, until
-        their timeout) do not count, so a few hanging spreadsheets cannot starve the others; the
-        ceiling counts every read."""
+        """Are as many reads in flight as may be? Up to the ceiling: the pacer grants each read a slot
+        only if its window has one now, so a window's allowance goes as fast as reads can be sent and
+        the rest wait for slots to free, never at the workers (monitor.engine.concurrency)."""
         if len(self.in_flight) >= self.settings.max_in_flight:
             return True
-        if self.outcomes.api.probe_required:
-            return bool(self.in_flight)  # Google was failing when last seen: one probe first, alone
-        stuck_since = self.clock.monotonic() - self._stuck_seconds()
-        moving = sum(1 for flight in self.in_flight.values() if flight.started > stuck_since)
-        return moving >= reads_in_flight(self.pacer.reads_per_second(), self.latency.value,
-                                         self.settings.max_in_flight)
+        return self.outcomes.api.probe_required and bool(self.in_flight)  # Google was failing: one probe
+
+    def _fetching_tokens(self) -> dict[str, float]:
+        """Credentials whose first read is out, fetching their token, with the seconds until it has
+        been out long enough: until then another read of theirs waits (monitor.engine.concurrency)."""
+        out = ((flight.credential, flight.started) for flight in self.in_flight.values())
+        return first_reads_out(out, self.answered, self.clock.monotonic(), FIRST_READ_HOLD_SECONDS)
+
+    def _may_explain(self) -> dict[str, int]:
+        """By credential, the values reads out: each may yet send one request without a slot (a
+        refused range's tab titles, monitor.google.reader), for which its windows keep room."""
+        out: dict[str, int] = {}
+        for flight in self.in_flight.values():
+            out[flight.credential] = out.get(flight.credential, 0) + 1
+        return out
 
     def _stuck_seconds(self) -> float:
         """How long a read may be out before it is taken for hanging, at the latency seen so far."""

@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
 from monitor.config import Config
 from monitor.core.errors import QuotaScope
 from monitor.engine.quota import QuotaLog, QuotaPacer
+
+# How soon to ask again when only the spare room held every credential back: the reads out that
+# it is kept for come back within a read's time.
+_RECHECK_SECONDS = 0.05
 
 
 class Admitted(Protocol):
@@ -85,10 +89,21 @@ class SharedQuotaPacer(QuotaPacer):
                    per_project=google.project_read_requests_per_minute,
                    credential_projects={str(p): google.project_of(p) for p in google.credentials})
 
-    def acquire(self, now: float, requests: int = 1) -> tuple[str | None, float]:
+    def acquire(self, now: float, requests: int = 1, *, exclude: Collection[str] = (),
+                spare: Mapping[str, int] | None = None) -> tuple[str | None, float]:
+        """As ``QuotaPacer.acquire``. A credential's ``spare`` is asked of the shared log as room for
+        that many more in its window and its project's (one question more, before the admission:
+        another runner may take that room meanwhile, which costs the margin, never a limit)."""
         now = self._advance(now)
         requests = max(1, min(requests, self._credential_limit, self._project_limit))
-        candidates = self._candidates(now)
+        candidates = [c for c in self._candidates(now) if c not in exclude]
+        if spare and candidates:
+            wanted = [min(requests + spare.get(c, 0), self._credential_limit) for c in candidates]
+            roomy = [c for c, room in zip(candidates, wanted, strict=True) if room == requests
+                     or self.shared_log.readiness([self._pair(c)], now, room)[0].ready_in <= 0]
+            if not roomy:
+                return None, min(self._ready_in(now).values(), default=math.inf) or _RECHECK_SECONDS
+            candidates = roomy
         if not candidates:
             return None, self._local_wait(now)
         answer = self.shared_log.admit([self._pair(c) for c in candidates], now, requests)

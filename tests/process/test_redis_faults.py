@@ -52,7 +52,8 @@ def sheet(quantity: int) -> dict:
 def configured(tmp_path: Path, sandbox, redis_url: str) -> Path:
     sandbox.google.store.put_control(A, sheet(-3))  # fails its threshold
     sandbox.google.store.put_control(B, sheet(10))
-    return write_config(tmp_path, ids=(A, B), credentials=sandbox.write_credentials(tmp_path / "keys", 1),
+    # Two credentials: A and B each go as their credential's first read, together, as two reads in flight
+    return write_config(tmp_path, ids=(A, B), credentials=sandbox.write_credentials(tmp_path / "keys", 2),
                         endpoint=sandbox.base_url, extra=state_section(redis_url))
 
 

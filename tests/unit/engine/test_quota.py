@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections import defaultdict
 
@@ -289,3 +290,30 @@ def test_more_requests_than_a_limit_are_taken_as_the_limit_rather_than_never_sen
     pacer = QuotaPacer(["sa-1"], per_credential=1, per_project=300, margin_seconds=0.0)
     assert pacer.acquire(0.0, requests=2) == ("sa-1", 0.0)
     assert pacer.acquire(0.0, requests=2) == (None, 60.0)
+
+
+def test_credentials_excluded_are_not_given_out_and_the_wait_is_the_others():
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=2, per_project=300, margin_seconds=0.0)
+    assert pacer.acquire(0.0, exclude={"sa-1"}) == ("sa-2", 0.0)
+    assert pacer.acquire(1.0, exclude={"sa-1"}) == ("sa-2", 0.0)
+    assert pacer.acquire(2.0, exclude={"sa-1"}) == (None, 58.0)  # sa-2's window, not sa-1's room
+    assert pacer.acquire(2.0, exclude={"sa-1", "sa-2"}) == (None, math.inf)  # nobody to wait for
+    assert pacer.acquire(2.0) == ("sa-1", 0.0)
+
+
+def test_a_read_of_two_requests_takes_two_slots_or_waits_for_both():
+    pacer = QuotaPacer(["sa-1"], per_credential=3, per_project=300, margin_seconds=0.0)
+    assert pacer.acquire(0.0, 2) == ("sa-1", 0.0)
+    assert pacer.acquire(10.0, 2) == (None, 50.0)  # one slot left: both free when the first two age out
+    assert pacer.acquire(10.0) == ("sa-1", 0.0)
+    assert pacer.usage()["sent"] == 3
+
+
+def test_spare_room_is_left_beside_the_slots_taken_in_the_credentials_window_and_its_projects():
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=3, per_project=5, margin_seconds=0.0)
+    assert pacer.acquire(0.0, spare={"sa-1": 1}) == ("sa-1", 0.0)  # fewest sends: sa-1, room for 2
+    assert pacer.acquire(1.0, spare={"sa-1": 2}) == ("sa-2", 0.0)  # sa-1 has 1 sent: no room for 3
+    # The project keeps the spares of all its credentials: 2 sent, room for 1 + 2 of 5.
+    assert pacer.acquire(2.0, spare={"sa-1": 1, "sa-2": 1})[0] is not None
+    assert pacer.acquire(3.0, spare={"sa-1": 1, "sa-2": 1}) == (None, 57.0)  # 3 sent: 3 + 1 + 2 > 5
+    assert pacer.acquire(3.0)[0] is not None  # without the spare it would have gone

@@ -1,11 +1,13 @@
 """The arithmetic of a round per Google Cloud project: rates, round times, credentials to add, reads in
-flight. Pure functions, checked against figures worked out by hand."""
+flight and which credentials wait for their first read. Pure functions, checked against figures worked
+out by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from monitor.engine.concurrency import reads_in_flight, round_time_at_latency
+from monitor.engine.concurrency import first_reads_out, reads_in_flight, round_time_at_latency
+from monitor.engine.inspect import SheetPlan, sheets_requests
 from monitor.engine.quota import Growth, credentials_needed, round_estimate, sustained_rate
 
 
@@ -65,23 +67,47 @@ def test_credentials_needed_refuses_no_time_at_all():
         credentials_needed(10, 0, {"east": 1})
 
 
-@pytest.mark.parametrize("rate, seconds, ceiling, expected", [
-    (5.0, 0.4, 16, 3),  # 300/min at 0.4 s: 2 waiting on answers, one more so no slot idles
-    (5.0, 0.2, 16, 2),
-    (1.0, 0.4, 16, 2),
-    (25.0, 0.6, 16, 16),  # 16 + 1 wanted, 16 allowed
-    (5.0, 0.0, 16, 1),
-    (50.0, 3.0, 4, 4),
-    (5.0, 0.4, 1, 1),
+@pytest.mark.parametrize("per_window, ceiling, expected", [
+    (300, 32, 32),  # a window's allowance of 300: the ceiling, whatever the latency
+    (60, 16, 16),
+    (10, 16, 10),  # more in flight than a window allows at once would only wait for slots
+    (300, 1, 1),
+    (0, 16, 1),
 ])
-def test_reads_in_flight(rate, seconds, ceiling, expected):
-    assert reads_in_flight(rate, seconds, ceiling) == expected
+def test_reads_in_flight_are_the_ceiling_or_a_windows_allowance(per_window, ceiling, expected):
+    assert reads_in_flight(per_window, ceiling) == expected
 
 
 def test_the_round_at_a_latency_is_the_quotas_unless_the_reads_in_flight_cannot_keep_up():
-    assert round_time_at_latency(300, 300, 0.4, 16) == 60.0  # 3 in flight: the quota sets the pace
+    assert round_time_at_latency(300, 300, 0.4, 16) == 60.0  # 300 x 0.4 / 16 = 7.5 s a window
     assert round_time_at_latency(300, 300, 2.5, 2) == 375.0  # 300 x 2.5 / 2
-    assert round_time_at_latency(300, 300, 2.5, 16) == 60.0  # 14 in flight keep up
+    assert round_time_at_latency(300, 300, 2.5, 16) == 60.0  # 47 s of sending a window: it keeps up
+    assert round_time_at_latency(600, 300, 4.0, 16) == 150.0  # 600 x 4 / 16: the reads set the pace
+
+
+HOLD = 2.0
+
+
+def test_a_credential_with_nothing_back_is_held_while_its_read_is_out_for_less_than_the_hold():
+    out = [("a", 10.0), ("b", 10.0), ("b", 11.5)]
+    assert first_reads_out(out, set(), 10.0, HOLD) == {"a": 2.0, "b": 3.5}  # the latest of b's reads
+    assert first_reads_out(out, {"b"}, 10.0, HOLD) == {"a": 2.0}  # b had a read back: its token is here
+
+
+def test_a_first_read_out_for_the_hold_no_longer_holds_its_credential():
+    out = [("a", 10.0)]
+    assert first_reads_out(out, set(), 11.999, HOLD) == {"a": pytest.approx(0.001)}
+    assert first_reads_out(out, set(), 12.0, HOLD) == {}
+    assert first_reads_out(out, set(), 12.5, HOLD) == {}
+    assert first_reads_out([], set(), 12.5, HOLD) == {}
+
+
+def test_a_read_takes_a_slot_for_each_sheets_request_it_sends():
+    values = SheetPlan(id="s", name="S", checks=(), ranges=("A1:B2", "C1:C9"))
+    assert sheets_requests(values) == 1  # every range in one batchGet
+    assert sheets_requests(values, fetch_zone=True) == 2  # `check ID`: the zone, then the values
+    drive_only = SheetPlan(id="s", name="S", checks=(), ranges=())
+    assert sheets_requests(drive_only) == 0  # the modified time is Drive's quota, not the Sheets read quota
 
 
 def test_credentials_needed_are_never_added_to_a_group_that_is_no_known_project():

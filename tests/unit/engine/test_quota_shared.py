@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import random
 import threading
 import time
@@ -137,6 +138,21 @@ def test_the_projects_are_used_to_their_limit_when_runners_keep_asking(quota_pre
     assert {p: most_in_a_window(t, WINDOW + MARGIN) for p, t in by_project.items()} == {
         "east": PER_PROJECT, "west": PER_PROJECT}
     assert_within_limits(sends)
+
+
+def test_credentials_excluded_are_not_given_out_by_the_shared_log(quota_prefix):
+    pacer = runner(quota_prefix, "a")
+    assert [pacer.acquire(0.0, exclude={"a-1"})[0] for _ in range(3)] == ["a-2"] * 3
+    assert pacer.acquire(0.0, exclude={"a-1", "a-2"}) == (None, math.inf)
+    assert pacer.acquire(0.0)[0] == "a-1"
+
+
+def test_spare_room_is_asked_of_the_shared_log_beside_the_slots_taken(quota_prefix):
+    pacer = runner(quota_prefix, "a")
+    assert [pacer.acquire(0.0, exclude={"a-2"})[0] for _ in range(4)] == ["a-1"] * 4
+    credential, wait = pacer.acquire(1.0, exclude={"a-2"}, spare={"a-1": 2})  # 4 + 1 + 2 > 6
+    assert credential is None and wait > 0
+    assert pacer.acquire(1.0, exclude={"a-2"}, spare={"a-1": 1})[0] == "a-1"  # 4 + 1 + 1 = 6
 
 
 def test_a_project_429_pauses_that_project_for_every_runner_and_no_other(quota_prefix):

@@ -53,9 +53,11 @@ class Saves:
 
 def run(checkpoint_every: float, *, seconds: dict[str, float] | None = None, sheets: int = 3,
         max_in_flight: int = 3, fail_on: int | None = None) -> tuple[Bench, Saves, Reader]:
-    """A run over ``sheets`` spreadsheets whose reads last ``seconds[id]`` (default 0.5 s) and overlap."""
+    """A run over ``sheets`` spreadsheets whose reads last ``seconds[id]`` (default 0.5 s) and overlap
+    (a credential each: a credential's first read goes alone)."""
     reader, lasts = Reader(), seconds or {}
     bench = Bench(reader, plans(sheets), MemoryLocation(), per_credential=1000, per_project=1000,
+                  credentials=tuple(f"sa-{n}.json" for n in range(1, sheets + 1)),
                   make_reads=lambda clock: SimulatedReads(reader, clock, lambda sheet: lasts.get(sheet, 0.5)))
     reader.bench = bench
     saves = Saves(bench, fail_on)
