@@ -104,8 +104,7 @@ def test_a_first_read_out_for_the_hold_no_longer_holds_its_credential():
 
 def test_a_read_takes_a_slot_for_each_sheets_request_it_sends():
     values = SheetPlan(id="s", name="S", checks=(), ranges=("A1:B2", "C1:C9"))
-    assert sheets_requests(values) == 1  # every range in one batchGet
-    assert sheets_requests(values, fetch_zone=True) == 2  # `check ID`: the zone, then the values
+    assert sheets_requests(values) == 1  # every range in one batchGet (or, with the zone, one get)
     drive_only = SheetPlan(id="s", name="S", checks=(), ranges=())
     assert sheets_requests(drive_only) == 0  # the modified time is Drive's quota, not the Sheets read quota
 
