@@ -225,7 +225,10 @@ class Run:
             return True  # the state was read again in a turn: start the step over
         if self._busy() or self._alone_in_flight():
             return self._wait(None, usable)
+        return self._next_step_of(rnd, now, usable)
 
+    def _next_step_of(self, rnd: Round, now: datetime, usable: float) -> bool:
+        """The round's next task read, skipped or waited for; False when the round's work is done."""
         task, alone, suspect_in = self._next_task(rnd, now)
         if task is None:
             due = rnd.next_retry_at()
@@ -236,7 +239,10 @@ class Run:
             return self._wait(min(waits, default=None), usable)
         if self.sharing.shared and not self._claim(rnd, task):
             return True  # another runner has it: the next one
+        return self._read_or_skip(rnd, task, alone, now, usable)
 
+    def _read_or_skip(self, rnd: Round, task: Task, alone: bool, now: datetime, usable: float) -> bool:
+        """Start ``task``'s read, or skip it (muted, its breaker open), or wait for a quota slot."""
         plan = self.plans[task.target]
         if self.state.mute_skips_reads(plan.id, now):
             self._skip(rnd, task, plan, now, "muted")

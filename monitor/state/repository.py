@@ -226,39 +226,11 @@ class StateRepository:
             return
         values: dict[str, str] = {}
         deleted: set[str] = set()
-        written_tasks: set[str] = set()
-        rnd = state.round
-        if "round" in state.changed_singles:  # a new round replaces every task of the old one
-            deleted |= set(self._task_keys)
-            if rnd is None:
-                deleted.add(ROUND.key())
-            else:
-                rnd.tasks.mark_all_changed()  # only those not fresh are written: see below
-                values[ROUND.key()] = ROUND.encode(rnd.info)
-        if rnd is not None:
-            info, tasks, removed = rnd.pending_changes()
-            if info is not None:
-                values[ROUND.key()] = ROUND.encode(info)
-            for id, task in tasks.items():
-                key = TASK.key(id)
-                if not task.fresh:
-                    values[key] = TASK.encode(task)
-                    written_tasks.add(key)
-                elif key in self._task_keys:  # fresh again (never, today): its round implies it
-                    deleted.add(key)
-            deleted |= {TASK.key(id) for id in removed}
+        written_tasks = self._round_changes(state, values, deleted)
         for attribute, kind in FAMILIES.items():
             _collect(kind, getattr(state, attribute), values, deleted)
         _collect(EVENT, state.events.documents, values, deleted)
-        for attribute in state.changed_singles & SINGLES.keys():
-            if self.runner == "" and attribute in PER_RUNNER:
-                continue  # the runners' own, not this process's
-            kind, key = self._single(attribute)
-            value = getattr(state, attribute)
-            if value is None:
-                deleted.add(key)
-            else:
-                values[key] = kind.encode(value)
+        self._single_changes(state, values, deleted)
         values.update(self._staged)
         deleted |= self._staged_removals
         deleted -= values.keys()
@@ -269,6 +241,44 @@ class StateRepository:
         self._task_keys -= deleted
         self._task_keys |= written_tasks
         _mark_saved(state)
+
+    def _round_changes(self, state: State, values: dict[str, str], deleted: set[str]) -> set[str]:
+        """The round's and its tasks' changes into ``values`` and ``deleted``; the task keys written."""
+        written_tasks: set[str] = set()
+        rnd = state.round
+        if "round" in state.changed_singles:  # a new round replaces every task of the old one
+            deleted |= set(self._task_keys)
+            if rnd is None:
+                deleted.add(ROUND.key())
+            else:
+                rnd.tasks.mark_all_changed()  # only those not fresh are written: see below
+                values[ROUND.key()] = ROUND.encode(rnd.info)
+        if rnd is None:
+            return written_tasks
+        info, tasks, removed = rnd.pending_changes()
+        if info is not None:
+            values[ROUND.key()] = ROUND.encode(info)
+        for id, task in tasks.items():
+            key = TASK.key(id)
+            if not task.fresh:
+                values[key] = TASK.encode(task)
+                written_tasks.add(key)
+            elif key in self._task_keys:  # fresh again (never, today): its round implies it
+                deleted.add(key)
+        deleted |= {TASK.key(id) for id in removed}
+        return written_tasks
+
+    def _single_changes(self, state: State, values: dict[str, str], deleted: set[str]) -> None:
+        """The single documents that changed (heartbeat, quota log...) into ``values`` and ``deleted``."""
+        for attribute in state.changed_singles & SINGLES.keys():
+            if self.runner == "" and attribute in PER_RUNNER:
+                continue  # the runners' own, not this process's
+            kind, key = self._single(attribute)
+            value = getattr(state, attribute)
+            if value is None:
+                deleted.add(key)
+            else:
+                values[key] = kind.encode(value)
 
     def _single(self, attribute: str) -> tuple[Kind, str]:
         """The kind and key of a single document: a runner's own ones under its name."""

@@ -73,6 +73,23 @@ def test_a_type_only_import_back_is_a_cycle(tmp_path):
     assert "monitor.checks.result -> monitor.checks.evaluate -> monitor.checks.result" in cycles
 
 
+def test_ruff_finds_nothing_to_fix():
+    """The lint rules of pyproject.toml (style, imports, bugbear, complexity at most 12) hold in the
+    product, the tests and the benchmarks."""
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", "monitor", "tests", "bench"], cwd=REPO,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_function_too_complex_breaks_the_lint(tmp_path):
+    branches = "".join(f"    if x == {n}:\n        return {n}\n" for n in range(13))
+    (tmp_path / "deep.py").write_text(f"def deep(x):\n{branches}    return -1\n")
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", "deep.py"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and "C901" in result.stdout, result.stdout
+
+
 def loaded_modules(code: str) -> set[str]:
     """The modules a fresh interpreter has loaded after running ``code``."""
     script = textwrap.dedent(code) + "\nimport sys\nprint('\\n'.join(sorted(sys.modules)))\n"
