@@ -9,7 +9,7 @@ Against the sandbox over real HTTP (gspread, google-auth, Drive's change feed), 
   unedited spreadsheet goes stale and is told without a read, values changed without a Drive change
   are seen within ``max_age`` (every round with ``always_read``), a spreadsheet whose access is
   removed is dead-lettered, a failing Drive makes rounds read everything until it answers.
-Whether a spreadsheet was read is the sandbox's count of the batchGet requests that named it.
+Whether a spreadsheet was read is the sandbox's count of the reads of values that named it (``reads_of``).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from monitor.state import State, read_state
 from monitor.storage import FileLocation
 
 BATCH_GET = "GET /v4/spreadsheets/{id}/values:batchGet"
+GRID_GET = "GET /v4/spreadsheets/{id}"
 DRIVE_ASKS = ("GET /drive/v3/changes", "GET /drive/v3/changes/startPageToken")
 QUANTITY = 5  # the Stock tab's Quantity column in a generated spreadsheet (F)
 # Generous quotas: killed runs never save their quota log, and pacing is tested elsewhere.
@@ -51,8 +52,10 @@ FEED_DELAY = 1 / 300
 
 
 def reads_of(sandbox: SandboxHandle, spreadsheet_id: str) -> int:
-    """The batchGet requests the sandbox answered for ``spreadsheet_id``, whatever the answer."""
-    return sandbox.google.stats.of_spreadsheet(spreadsheet_id).get(BATCH_GET, 0)
+    """The reads of values the sandbox answered for ``spreadsheet_id``, whatever the answer: batchGets,
+    and the spreadsheets.get that reads the values with the time zone (or with Google's details)."""
+    requests = sandbox.google.stats.of_spreadsheet(spreadsheet_id)
+    return requests.get(BATCH_GET, 0) + requests.get(GRID_GET, 0)
 
 
 # == child processes, the real clock ===============================================================
@@ -176,7 +179,7 @@ def kill_at(aim: str, process: subprocess.Popen, served: ServedDataset, rng: ran
     elif aim == "unsaved":
         log.wait_for("round_started")
     else:
-        endpoints = DRIVE_ASKS if aim == "drive" else (BATCH_GET,)
+        endpoints = DRIVE_ASKS if aim == "drive" else (BATCH_GET, GRID_GET)
         before = requests_to(served, endpoints)
         log.wait_for("run_started")  # it holds the lock and has saved its heartbeat
         until = time.monotonic() + 1.5
