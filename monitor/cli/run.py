@@ -22,18 +22,20 @@ from monitor.config import Config
 from monitor.core.clock import SystemClock
 from monitor.core.logs import configure_logging, install_handler, log_event
 from monitor.core.wording import counted
+from monitor.engine.heartbeat import StopReason
 from monitor.engine.settings import LEAST_BUDGET_SECONDS
 from monitor.notify.messages import utc_text
 from monitor.state import read_state
 from monitor.storage import StateError
 from monitor.storage.configured import describe_location
 
-STOP_REASONS = {
-    "round_done": "the round is done",
-    "budget": "its budget was spent",
-    "watched": "the round's work is done; it watched Drive's change feed until its budget was spent",
-    "no_usable_credential": "no credential can read: see the credentials' alerts",
-    "api_degraded": "Google failed too often: the next run starts with one probe",
+STOP_REASONS = {  # every StopReason, in words (a test holds it to the enum)
+    StopReason.NONE: "-",
+    StopReason.ROUND_DONE: "the round is done",
+    StopReason.BUDGET: "its budget was spent",
+    StopReason.WATCHED: "the round's work is done; it watched Drive's change feed until its budget was spent",
+    StopReason.NO_USABLE_CREDENTIAL: "no credential can read: see the credentials' alerts",
+    StopReason.API_DEGRADED: "Google failed too often: the next run starts with one probe",
 }
 
 
@@ -93,7 +95,7 @@ def run_summary(result: RunResult, progress: RunProgress, config: Config) -> lis
         where = describe_location(state_location(config))
         return [f"Another run is working (it holds the run lock in {where}); this one did nothing. "
                 "`sheet-monitor status` shows how far it got."]
-    stop = STOP_REASONS.get(report.stop_reason, report.stop_reason or "-")
+    stop = STOP_REASONS[report.stop_reason]
     lines = [f"Run {report.run_id}: {report.outcome}, {report.duration_seconds:.0f} s ({stop})."]
     verdicts = ", ".join(f"{count} {verdict}" for verdict, count in sorted(progress.verdicts.items()))
     read = f"  Read {progress.reads} spreadsheet{'s' * (progress.reads != 1)}"

@@ -26,6 +26,17 @@ class Outcome(StrEnum):
 GOOD_OUTCOMES = frozenset({Outcome.OK, Outcome.NOTHING_TO_DO})
 
 
+class StopReason(StrEnum):
+    """Why a run stopped starting reads (`sheet-monitor run` says each in words)."""
+
+    NONE = ""  # it has not stopped (yet)
+    ROUND_DONE = "round_done"
+    BUDGET = "budget"
+    WATCHED = "watched"  # the round's work was done: the rest of the budget watched Drive's feed
+    NO_USABLE_CREDENTIAL = "no_usable_credential"
+    API_DEGRADED = "api_degraded"  # the whole-API breaker opened
+
+
 @document
 class RoundProgress:
     id: str
@@ -46,7 +57,7 @@ class RunStats:
     mean_read_seconds: float | None = None  # a read's mean time, request to answer; None: no read
     concurrency: int | None = None  # the most reads in flight at once; None: not measured
     duration_seconds: float = 0.0
-    stop_reason: str = ""
+    stop_reason: StopReason = StopReason.NONE
     round: RoundProgress | None = None
     quota_refusals: int = 0  # 429s met (reads Google refused for quota)
     retries_by_class: dict[str, int] = field(default_factory=dict)  # retries scheduled, by ErrorClass value

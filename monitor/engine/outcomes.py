@@ -44,7 +44,7 @@ from monitor.engine.health import (
     record_skip,
     record_verdict,
 )
-from monitor.engine.heartbeat import Outcome
+from monitor.engine.heartbeat import Outcome, StopReason
 from monitor.engine.history import compares_keys_with, depends_on, past_for, recorded, rejudged_cross
 from monitor.engine.inspect import SheetPlan
 from monitor.engine.quota import QuotaPacer
@@ -74,7 +74,7 @@ class Fate(StrEnum):
 class RunReport:
     run_id: str
     outcome: Outcome = Outcome.OK
-    stop_reason: str = ""
+    stop_reason: StopReason = StopReason.NONE
     tasks: int = 0  # read attempts: reads sent, and requests for a time zone alone that failed
     ok: int = 0
     failed: int = 0  # dead-lettered

@@ -26,7 +26,7 @@ from monitor.engine.concurrency import FIRST_READ_HOLD_SECONDS, LatencyEstimate,
 from monitor.engine.events import CrashRecovered, Event, FallingBehind
 from monitor.engine.fleet import Fleet
 from monitor.engine.health import record_skip
-from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats, RunSummary
+from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats, RunSummary, StopReason
 from monitor.engine.incidents import incident_id, settle_incidents
 from monitor.engine.inflight import InFlight, ReadDone, ReadJob, Reads
 from monitor.engine.inspect import SheetData, SheetPlan, judge, sheets_requests, zone_of
@@ -210,7 +210,7 @@ class Run:
         usable = self._usable_seconds()
         if usable < self.settings.min_request_seconds:
             # A request cut shorter than this would mostly time out and be blamed on the spreadsheet.
-            return self._stop("budget")
+            return self._stop(StopReason.BUDGET)
         if self.detection.due_to_ask(now, self.settings.change_poll) and not (
                 self.sharing.shared and self.in_flight):  # a turn re-reads the round: none may be out
             self._watch_feed(now)
@@ -220,7 +220,7 @@ class Run:
                 self.report.outcome = Outcome.NOTHING_TO_DO
             if self.detection.watches(self.settings.change_poll):
                 return self._wait_for_feed(now, usable)
-            return self._stop("round_done")
+            return self._stop(StopReason.ROUND_DONE)
         if self._watch_progress(rnd, now):
             return True  # the state was read again in a turn: start the step over
         if self._busy() or self._alone_in_flight():
@@ -235,7 +235,7 @@ class Run:
             waits = [wait for wait in ((due - now).total_seconds() if due else None, suspect_in)
                      if wait is not None]
             if not waits and not self.in_flight:
-                return self._look_for_dead_runs(rnd, now) or self._stop("round_done")
+                return self._look_for_dead_runs(rnd, now) or self._stop(StopReason.ROUND_DONE)
             return self._wait(min(waits, default=None), usable)
         if self.sharing.shared and not self._claim(rnd, task):
             return True  # another runner has it: the next one
@@ -266,7 +266,7 @@ class Run:
             if self.sharing.shared:
                 rnd.release(task)  # claimed, but not read now: saved pending, another runner may take it
             if not self.pacer.usable:  # every credential refused: nothing can be read (told as such)
-                return self._stop("no_usable_credential")
+                return self._stop(StopReason.NO_USABLE_CREDENTIAL)
             return self._wait(wait, usable)
         # Only now, with a request certain to go out, may an open breaker's probe be spent.
         breaker_before = self.outcomes.breaker_let_through(plan, now)
@@ -501,7 +501,7 @@ class Run:
             log_event("credential_refused", logging.ERROR, **fields, credential=flight.credential)
         elif fate is Fate.API_DEGRADED:
             log_event("task_retry", logging.WARNING, **fields, reason="api_degraded")
-            self._stop("api_degraded")
+            self._stop(StopReason.API_DEGRADED)
         elif fate is Fate.DEAD_LETTERED:
             log_event("task_failed", logging.ERROR, **fields)
         elif fate is Fate.RETRY:
@@ -642,12 +642,12 @@ class Run:
             return True
         if seconds is None or seconds >= usable:
             self.clock.sleep(max(usable, 0))
-            return self._stop("budget")
+            return self._stop(StopReason.BUDGET)
         self.clock.sleep(limit)
         return True
 
-    def _stop(self, reason: str) -> bool:
-        if reason == "budget" and self.watching:
-            reason = "watched"  # the round's work was done: the rest of the budget watched the feed
+    def _stop(self, reason: StopReason) -> bool:
+        if reason is StopReason.BUDGET and self.watching:
+            reason = StopReason.WATCHED  # the round's work was done: the rest of the budget watched the feed
         self.report.stop_reason = self.report.stop_reason or reason
         return False

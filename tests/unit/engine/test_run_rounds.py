@@ -17,7 +17,7 @@ from monitor.engine.api_health import ApiState
 from monitor.engine.events import ApiRecovered, CrashRecovered, DeadLettered, FallingBehind
 from monitor.engine.fleet import MUTED, standing
 from monitor.engine.health import ERROR, OK, SheetHealth
-from monitor.engine.heartbeat import Outcome, RoundProgress, RunStats
+from monitor.engine.heartbeat import Outcome, RoundProgress, RunStats, StopReason
 from monitor.engine.mutes import Mute
 from monitor.engine.quota import ONE_PROJECT
 from monitor.engine.state import RetryFirst
@@ -222,7 +222,7 @@ def test_the_heartbeat_says_running_while_the_run_works_then_its_outcome_and_sta
     assert format_utc(heartbeat.finished_at) == format_utc(the_bench.clock.now())  # stored to the ms
     assert heartbeat.stats == RunStats(
         tasks=3, ok=2, failed=0, retries_scheduled=1, reads_by_credential={"sa-1.json": 3},
-        duration_seconds=run.report.duration_seconds, stop_reason="round_done",
+        duration_seconds=run.report.duration_seconds, stop_reason=StopReason.ROUND_DONE,
         round=RoundProgress(run.state.round.id, pending=0, processing=0, done=2, failed=0),
         reads_by_project={ONE_PROJECT: 3}, mean_read_seconds=0.0, concurrency=1,
         retries_by_class={"transient": 1}, read_seconds_buckets=(3, 0, 0, 0, 0, 0, 0, 0, 0),

@@ -7,7 +7,7 @@ is the in-memory twin of the store, opened as a run opens it (see run_fixtures).
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from run_fixtures import FORBIDDEN, QUOTA, RANGE, ROWS, Bench, ScriptedReader, plans
 
@@ -245,3 +245,16 @@ def test_first_tries_of_different_spreadsheets_failing_in_a_row_still_stop_the_r
     run = bench(reader, 10).run()
     assert run.report.stop_reason == "api_degraded" and run.state.api.degraded
     assert reader.reads == [f"s{n}" for n in range(8)]
+
+
+def test_every_reason_a_run_stops_is_said_in_words_and_stored_as_the_enum():
+    from monitor.cli.run import STOP_REASONS
+    from monitor.engine.heartbeat import Heartbeat, RunStats, StopReason
+    from monitor.state.schema import HEARTBEAT
+
+    assert set(STOP_REASONS) == set(StopReason)
+    assert all(words.strip() for words in STOP_REASONS.values())
+    for reason in StopReason:
+        stats = RunStats(stop_reason=reason)
+        beat = Heartbeat("run-1", datetime(2026, 12, 2, tzinfo=UTC), 270.0, stats=stats)
+        assert HEARTBEAT.decode(HEARTBEAT.encode(beat)).stats.stop_reason is reason
