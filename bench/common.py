@@ -111,7 +111,7 @@ class TimedReader:
 
     def read_with_zone(self, *args, **kwargs):
         # The values and the time zone in one request, before a spreadsheet's dates are first judged
-        # (engine.zones).
+        # (engine.zone_refresh).
         return self._timed(self.inner.read_with_zone, *args, **kwargs)
 
     def time_zone(self, *args, **kwargs):

@@ -60,7 +60,7 @@ from common import ROOT, sandbox_url, served_dataset  # noqa: E402
 
 from monitor.config import load_config  # noqa: E402
 from monitor.config.sections import StateConfig  # noqa: E402
-from monitor.engine.quota import sustained_rate  # noqa: E402
+from monitor.engine.pacer import sustained_rate  # noqa: E402
 from monitor.state import read_state  # noqa: E402
 from monitor.storage.redis_store import RedisLocation  # noqa: E402
 

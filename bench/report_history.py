@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from monitor.app.demo_history import add_generated_history  # noqa: E402
 from monitor.engine.health import FAIL, OK, READ_TIMES_KEPT, VERDICT_CHANGES_KEPT, SheetHealth, VerdictChange  # noqa: E402,E501
 from monitor.engine.runlog import RunRecord  # noqa: E402
-from monitor.engine.state import RunnerState  # noqa: E402
+from monitor.engine.runner_state import RunnerState  # noqa: E402
 from monitor.state.schema import HEALTH, RUNLOG  # noqa: E402
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)

@@ -69,7 +69,7 @@ from common import ROOT, sandbox_url, served_dataset  # noqa: E402
 from edit_watch import editable_payloads, with_marker  # noqa: E402
 
 from monitor.config import load_config  # noqa: E402
-from monitor.engine.quota import WINDOW_SECONDS, sustained_rate  # noqa: E402
+from monitor.engine.pacer import WINDOW_SECONDS, sustained_rate  # noqa: E402
 from monitor.engine.tasks import FINISHED  # noqa: E402
 from monitor.state import read_state  # noqa: E402
 

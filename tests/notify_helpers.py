@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from monitor.engine.events import Event, HealthChanged
 from monitor.engine.fleet import Fleet
 from monitor.engine.health import BAD, FAIL, OK, Finding, Health, SheetHealth, record_verdict
-from monitor.engine.state import RunnerState
+from monitor.engine.runner_state import RunnerState
 from monitor.notify.digest import Overview
 from monitor.notify.documents import AlertMemory, Outbox
 from monitor.notify.notifier import NotifyReport, notify

@@ -25,7 +25,7 @@ from monitor.engine.fleet import Fleet
 from monitor.engine.health import ERROR, FAIL, OK, UNKNOWN, WARN, Finding, SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunSummary
 from monitor.engine.incidents import Incident
-from monitor.engine.state import RunnerState
+from monitor.engine.runner_state import RunnerState
 from monitor.engine.tasks import Round, Task
 from monitor.notify.alerts import compose_alert, no_buttons
 from monitor.notify.buttons import Offer, Signer, buttons_in_text, keyboard

@@ -29,7 +29,7 @@ from monitor.engine.change_detection import ChangedFiles, ChangeFeed
 from monitor.engine.events import Event
 from monitor.engine.inflight import ReadDone, ReadJob, Reads, perform
 from monitor.engine.inspect import SheetPlan, SheetReader, ZoneAnswer
-from monitor.engine.quota import QuotaPacer
+from monitor.engine.pacer import QuotaPacer
 from monitor.engine.run import Run
 from monitor.engine.settings import RunSettings
 from monitor.state import State, StateSession, changing_state, read_state

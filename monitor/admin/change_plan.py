@@ -12,7 +12,7 @@ edited within one round interval). Per spreadsheet, the share of rounds that rea
   A spreadsheet edited is read then and its max_age starts again, so adding the two counts some
   reads twice: the figure errs toward more reads, never fewer.
 
-A time zone due (``monitor.engine.zones``) is asked in the request of the spreadsheet's next read: it
+A time zone due (``monitor.engine.zone_refresh``) is asked in the request of the spreadsheet's next read: it
 adds no read.
 
 The first round, and any round Drive cannot answer, reads every spreadsheet: that is the full round of
@@ -33,7 +33,7 @@ from monitor.config import Config, Sheet
 from monitor.core.durations import format_duration
 from monitor.engine.change_detection import CHANGES_PER_FEED_REQUEST, rounds_between_reads
 from monitor.engine.concurrency import round_time_at_latency
-from monitor.engine.quota import round_estimate, sustained_rate
+from monitor.engine.pacer import round_estimate, sustained_rate
 
 DEFAULT_EDIT_SHARES = (0.05, 0.20, 0.50)
 

@@ -33,7 +33,7 @@ from monitor.config import UNREAD_PROJECT, Config
 from monitor.engine.fleet import SHOWN_ORDER, Fleet
 from monitor.engine.heartbeat import Heartbeat, Outcome
 from monitor.engine.incidents import INCIDENT_KINDS
-from monitor.engine.quota import QuotaLog
+from monitor.engine.pacer import QuotaLog
 from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round
 from monitor.engine.totals import READ_SECONDS_BUCKETS, RunTotals
 from monitor.state import State

@@ -20,7 +20,7 @@ from monitor.admin.reports import SheetLike
 from monitor.core.durations import format_duration
 from monitor.core.timefmt import format_utc
 from monitor.engine.mutes import Mute
-from monitor.engine.state import RetryFirst
+from monitor.engine.runner_state import RetryFirst
 from monitor.state import State
 
 

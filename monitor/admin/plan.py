@@ -6,7 +6,7 @@ how long a read takes: with ``W`` reads in flight (``reads_in_flight``: ``max_co
 while the window has room) a round of N reads of L seconds cannot be shorter than N x L / W.
 
 A full round's reads are one request per spreadsheet: a ``values:batchGet``, or for one whose zone is
-due (a freshness check on a range: its first read, then daily, ``monitor.engine.zones``) one
+due (a freshness check on a range: its first read, then daily, ``monitor.engine.zone_refresh``) one
 ``spreadsheets.get`` that gives the values and the zone, still one read. With change detection most
 rounds read fewer, how many ``monitor.admin.change_plan`` estimates.
 """
@@ -23,7 +23,7 @@ from monitor.config import MAX_CONCURRENT_READS, Config
 from monitor.core.durations import format_duration
 from monitor.core.wording import counted
 from monitor.engine.concurrency import TYPICAL_READ_SECONDS, reads_in_flight, round_time_at_latency
-from monitor.engine.quota import Growth, credentials_needed
+from monitor.engine.pacer import Growth, credentials_needed
 from monitor.engine.settings import LEAST_BUDGET_SECONDS, RESERVE_SECONDS
 
 MEASURED, TYPICAL = "the last run's mean", "typical of Google; no run has measured one yet"

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 from monitor.engine.health import FAIL, OK, VERDICT_CHANGES_KEPT, WARN, Health, SheetHealth, VerdictChange
 from monitor.engine.runlog import RunRecord, add_run
-from monitor.engine.state import RunnerState
+from monitor.engine.runner_state import RunnerState
 
 FLAPPING, TROUBLED = 0.03, 0.15  # shares of spreadsheets that flap, that have a few bad episodes
 

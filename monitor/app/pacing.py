@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from monitor.config import Config
-from monitor.engine.quota import QuotaPacer
-from monitor.engine.shared_quota import SharedQuotaPacer
+from monitor.engine.pacer import QuotaPacer
+from monitor.engine.shared_pacer import SharedQuotaPacer
 from monitor.storage.location import StateLocation
 
 

@@ -38,7 +38,7 @@ from monitor.core.timefmt import format_utc
 from monitor.core.wording import counted
 from monitor.engine.history import past_for
 from monitor.engine.inspect import SheetPlan, judge, read, sheets_requests, volatile_formulas, zone_of
-from monitor.engine.quota import QuotaPacer
+from monitor.engine.pacer import QuotaPacer
 from monitor.notify.deadline import MAX_REQUEST_SECONDS
 from monitor.state import read_state
 from monitor.storage import StateError

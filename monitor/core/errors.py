@@ -125,7 +125,7 @@ def classify(
 
 
 class QuotaScope(StrEnum):
-    """Whose quota a refusal says ran out: it decides which credentials wait (``engine.quota``)."""
+    """Whose quota a refusal says ran out: it decides which credentials wait (``engine.pacer``)."""
 
     USER = "user"  # the credential's own per-user quota: only it waits
     PROJECT = "project"  # its Google Cloud project's: every credential of that project waits

@@ -53,7 +53,7 @@ from monitor.engine.health import ERROR, SheetHealth
 from monitor.engine.inspect import SheetPlan
 
 if TYPE_CHECKING:
-    from monitor.engine.state import RunnerState
+    from monitor.engine.runner_state import RunnerState
 
 
 # Drive's largest page of changes: the feed asks for it, so it costs a request per this many changes.

@@ -18,7 +18,7 @@ from monitor.config import MaintenanceWindow
 from monitor.engine.health import ERROR, FAIL, OK, SKIPPED, UNKNOWN, WARN, SheetHealth
 from monitor.engine.maintenance import Window, covering, in_force
 from monitor.engine.mutes import Mute
-from monitor.engine.state import RunnerState
+from monitor.engine.runner_state import RunnerState
 
 MUTED = "muted"
 MAINTENANCE = "maintenance"

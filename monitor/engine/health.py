@@ -132,7 +132,7 @@ class SheetHealth:
     # the next read that works. Marks are made as a round starts, when no read is in flight.
     changed_at: UtcTime | None = None
     # The spreadsheet's own time zone (``properties.timeZone``, as Google names it), in which its
-    # dates are read, and from when a read asks for it again (``monitor.engine.zones``).
+    # dates are read, and from when a read asks for it again (``monitor.engine.zone_refresh``).
     time_zone: str | None = None
     zone_due: UtcTime | None = None
     # Its tabs' ids, asked with the time zone at no extra cost (the same request): links to a bad cell.

@@ -32,7 +32,7 @@ class ReadJob:
     plan: SheetPlan
     credential: str
     started: float  # the run clock's monotonic reading when the read was handed out
-    fetch_zone: bool = False  # the spreadsheet's time zone too, in the same request (monitor.engine.zones)
+    fetch_zone: bool = False  # the time zone too, in the same request (monitor.engine.zone_refresh)
     detailed: bool = False  # with every error cell's details (monitor.engine.inspect)
 
 

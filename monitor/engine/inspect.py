@@ -4,7 +4,7 @@ The one place that does it, for the run and for `sheet-monitor check ID` alike: 
 ``values:batchGet`` for every range of the spreadsheet's checks (plus one Drive request when a
 freshness check looks at the file's modified time; when the caller does not know the spreadsheet's
 time zone, the values come from one ``spreadsheets.get`` with grid data that gives the zone too, still
-one request: see ``monitor.engine.zones``), then the checks, evaluated over what Google returned, with
+one request: see ``monitor.engine.zone_refresh``), then the checks, evaluated over what Google returned, with
 dates read in the spreadsheet's own zone. Reading and judging are separate steps
 because the run holds a task's lease only while the requests are in flight.
 
@@ -41,7 +41,7 @@ from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.zones import zone_named
 from monitor.engine.health import Tab
 from monitor.engine.history import Linked
-from monitor.engine.zones import needs_time_zone
+from monitor.engine.zone_refresh import needs_time_zone
 
 
 @dataclass(frozen=True)

@@ -47,14 +47,14 @@ from monitor.engine.health import (
 from monitor.engine.heartbeat import Outcome, StopReason
 from monitor.engine.history import compares_keys_with, depends_on, past_for, recorded, rejudged_cross
 from monitor.engine.inspect import SheetPlan
-from monitor.engine.quota import QuotaPacer
+from monitor.engine.pacer import QuotaPacer
 from monitor.engine.rejudge import moments_of, rejudged
+from monitor.engine.runner_state import RunnerState
 from monitor.engine.settings import RunSettings
-from monitor.engine.state import RunnerState
 from monitor.engine.tasks import Round, Task
 from monitor.engine.totals import READ_SECONDS_BUCKETS, bucket_of
 from monitor.engine.unreadable import judge_streak, read_again, record_failed_read
-from monitor.engine.zones import with_zone
+from monitor.engine.zone_refresh import with_zone
 
 FINDINGS_TOLD = 5  # findings an event carries: enough for a message, which shows two anyway
 
@@ -81,7 +81,7 @@ class RunReport:
     retries_scheduled: int = 0
     reads_of_failing: int = 0  # requests sent to spreadsheets already failing (dead-lettered, breaker)
     quota_errors: int = 0  # reads Google refused for quota (429)
-    zones_read: int = 0  # reads that gave their spreadsheet's time zone (monitor.engine.zones)
+    zones_read: int = 0  # reads that gave their spreadsheet's time zone (monitor.engine.zone_refresh)
     reads_by_credential: dict[str, int] = field(default_factory=dict)
     retries_by_class: dict[str, int] = field(default_factory=dict)  # retries scheduled, by ErrorClass value
     # Requests answered (or failed), per bucket of totals.READ_SECONDS_BUCKETS, +Inf last; their sum.

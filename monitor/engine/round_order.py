@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from monitor.engine.health import record_skip
 from monitor.engine.heartbeat import RoundProgress
 from monitor.engine.inspect import SheetPlan
-from monitor.engine.state import RunnerState
+from monitor.engine.runner_state import RunnerState
 from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round
 
 _NEVER = datetime.min.replace(tzinfo=UTC)  # "last checked" of a spreadsheet never checked: first in line

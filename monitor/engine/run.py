@@ -33,16 +33,16 @@ from monitor.engine.inspect import SheetData, SheetPlan, judge, sheets_requests,
 from monitor.engine.listening import LISTEN_SLICE_SECONDS, Listener
 from monitor.engine.outcomes import Fate, Outcomes, RunReport
 from monitor.engine.overdue import answer_due, answered
-from monitor.engine.quota import QuotaPacer
+from monitor.engine.pacer import QuotaPacer
 from monitor.engine.retry import is_last_try
 from monitor.engine.round_order import progress_of, round_order
 from monitor.engine.runlog import add_run, record_of
+from monitor.engine.runner_state import RetryFirst, RunnerState
 from monitor.engine.settings import RunSettings
 from monitor.engine.sharing import Alone, Claim, Sharing
-from monitor.engine.state import RetryFirst, RunnerState
 from monitor.engine.tasks import PROCESSING, Round, Task
 from monitor.engine.unconfigured import forget_unconfigured
-from monitor.engine.zones import zone_due
+from monitor.engine.zone_refresh import zone_due
 
 # A read out this many times the usual latency (and at least this many seconds) is taken for hanging:
 # a suspect whose own answer time is unknown is given that long.
@@ -255,7 +255,7 @@ class Run:
             return True
 
         # Dates are judged in the spreadsheet's own zone: asked with its first read that needs it,
-        # then about daily (monitor.engine.zones), in the request that reads the values.
+        # then about daily (monitor.engine.zone_refresh), in the request that reads the values.
         fetch_zone = plan.needs_time_zone and zone_due(self.state.health.get(plan.id), now)
         sent_at = self.clock.time()
         requests = sheets_requests(plan)  # a slot for each Sheets request it sends

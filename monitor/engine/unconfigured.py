@@ -18,7 +18,7 @@ from monitor.core.logs import log_event
 from monitor.engine.events import Event, NoLongerMonitored
 from monitor.engine.fleet import standing
 from monitor.engine.health import OK, UNKNOWN
-from monitor.engine.state import RetryFirst, RunnerState
+from monitor.engine.runner_state import RetryFirst, RunnerState
 
 _QUIET = frozenset({OK, UNKNOWN})  # left with nothing open: nobody needs telling
 

@@ -151,7 +151,7 @@ def _tab_lead(tab: str | None, cell: str | None, gid: int | None, spreadsheet_id
         # Without the tab's id a link can open only the spreadsheet (its first tab), which the
         # spreadsheet's name already links to. The id comes with the time zone, which is asked only
         # for spreadsheets with a freshness check on a range: asking it for every spreadsheet would
-        # cost a read each (monitor.engine.zones).
+        # cost a read each (monitor.engine.zone_refresh).
         return esc(tab, 80)
     first = cell if cell and "!" not in cell else None
     return link(tab_url(spreadsheet_id, gid, first), esc(tab, 80))

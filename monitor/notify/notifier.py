@@ -17,7 +17,7 @@ from monitor.engine.events import Event, SheetEvent
 from monitor.engine.fleet import Fleet, configured_ids
 from monitor.engine.incidents import Told
 from monitor.engine.maintenance import in_force
-from monitor.engine.state import RunnerState
+from monitor.engine.runner_state import RunnerState
 from monitor.notify.alerts import Buttons, alert_items, compose_alert, no_buttons, shown_sheets
 from monitor.notify.buttons import Offer, Signer, incidents_of, joined_keyboards, keyboard
 from monitor.notify.crashes import fold_crashes

@@ -13,7 +13,7 @@ from monitor.state.access import (
     run_lock_held,
     shares_state,
 )
-from monitor.state.state import Damage, State
+from monitor.state.whole import Damage, State
 
 __all__ = ["NOTIFY_LOCK", "ROUND_LOCK", "Damage", "State", "StateSession", "admin_lock", "changing_state",
            "own_lock", "read_state", "read_state_with_repairs", "run_lock_held", "shares_state"]

@@ -25,7 +25,7 @@ from monitor.core.logs import log_event
 from monitor.engine.events import StateEntryDamaged, StateMemoryLost, StateRestored
 from monitor.notify.relearning import start_relearning
 from monitor.state.repository import StateRepository
-from monitor.state.state import State
+from monitor.state.whole import State
 from monitor.storage import RUN_LOCK, PropertyStore, RestoreReport, StateLocation, location_of
 
 Place = StateLocation | str | Path  # a location, or the path of a state folder

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from monitor.engine.state import RetryFirst
+from monitor.engine.runner_state import RetryFirst
 from monitor.engine.tasks import Round, task_id
 from monitor.state.schema import (
     ALERTS,
@@ -34,7 +34,7 @@ from monitor.state.schema import (
     Kind,
     upgraded,
 )
-from monitor.state.state import Damage, State
+from monitor.state.whole import Damage, State
 
 # Task fields layout 1 stored that no code consulted: the type (always one) and a fixed attempt limit
 # (the limit applied was always the error class's).

@@ -18,7 +18,7 @@ from typing import Any
 from monitor.core.timefmt import format_utc
 from monitor.core.tracking import Documents
 from monitor.engine.heartbeat import RunHistory
-from monitor.engine.state import is_event_key
+from monitor.engine.runner_state import is_event_key
 from monitor.engine.tasks import Round, RoundInfo, Task, task_number
 from monitor.engine.totals import RunTotals
 from monitor.state import legacy
@@ -42,7 +42,7 @@ from monitor.state.schema import (
     schema_document,
     upgraded,
 )
-from monitor.state.state import Damage, State
+from monitor.state.whole import Damage, State
 from monitor.storage import PropertyStore, StateVersionError
 
 # A runner's own documents that a fresh state holds empty rather than not at all.

@@ -50,9 +50,9 @@ from monitor.engine.history import SheetHistory
 from monitor.engine.incidents import Incident
 from monitor.engine.maintenance import Maintenance
 from monitor.engine.mutes import Mute
-from monitor.engine.quota import QuotaLog
+from monitor.engine.pacer import QuotaLog
 from monitor.engine.runlog import RunHour
-from monitor.engine.state import RetryFirst
+from monitor.engine.runner_state import RetryFirst
 from monitor.engine.tasks import RoundInfo, Task
 from monitor.engine.totals import RunTotals
 from monitor.notify.documents import AlertMemory, Conversation, Outbox

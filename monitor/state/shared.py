@@ -30,7 +30,7 @@ from monitor.engine.tasks import Task
 from monitor.state.access import NOTIFY_LOCK, ROUND_LOCK, StateSession, own_lock
 from monitor.state.repository import StateRepository
 from monitor.state.schema import BREAKER, DLQ, HEALTH, HISTORY, MUTE, ROUND, TASK, DocumentError
-from monitor.state.state import State
+from monitor.state.whole import State
 from monitor.storage.redis_shared import GUARD_CHANGED, SET, alive, compare_and_set, refresh
 from monitor.storage.redis_store import RedisLocation, RedisLock
 

@@ -32,7 +32,7 @@ from monitor.core.logs import log_event
 from monitor.notify.documents import Outbox
 from monitor.state.repository import set_aside_value
 from monitor.state.schema import DAMAGED_PREFIX, OUTBOX, DocumentError, Kind
-from monitor.state.state import Damage
+from monitor.state.whole import Damage
 from monitor.storage import FileLocation, PropertyStore
 from monitor.watchdog.memory import WatchdogMemory
 

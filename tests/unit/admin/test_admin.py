@@ -22,7 +22,7 @@ from monitor.engine.change_detection import FeedState
 from monitor.engine.health import FAIL, OK, WARN, Finding, SheetHealth, record_skip
 from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats, StopReason
 from monitor.engine.mutes import Mute
-from monitor.engine.state import RetryFirst
+from monitor.engine.runner_state import RetryFirst
 from monitor.engine.tasks import FAILED, PENDING, Round, Task, tick_slack
 from monitor.notify.documents import Outbox, PendingMessage
 from monitor.state import State

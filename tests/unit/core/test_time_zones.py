@@ -1,4 +1,4 @@
-"""Each spreadsheet judged in its own time zone (monitor.engine.zones): read from Google with its first
+"""Each spreadsheet judged in its own time zone (monitor.engine.zone_refresh): read from Google with its first
 read, kept on its health record, asked again about daily, paced as the read it is, and shown in every
 freshness message. The [alerts] timezone is the digest's alone.
 
@@ -28,7 +28,7 @@ from monitor.engine.events import DeadLettered
 from monitor.engine.health import ERROR, OK, WARN, Moment, SheetHealth
 from monitor.engine.inspect import SheetPlan
 from monitor.engine.run import Run
-from monitor.engine.zones import ZONE_REFRESH, with_zone, zone_due
+from monitor.engine.zone_refresh import ZONE_REFRESH, with_zone, zone_due
 from monitor.sandbox.server import running_sandbox
 from monitor.state import changing_state
 from monitor.state.schema import HEALTH, upgraded

@@ -11,8 +11,8 @@ from monitor.engine.breaker import HALF_OPEN, OPEN, BreakerPolicy, BreakerState
 from monitor.engine.events import ApiDegraded
 from monitor.engine.heartbeat import RUNS_KEPT, Outcome, RunHistory, RunSummary
 from monitor.engine.mutes import Mute
+from monitor.engine.runner_state import EVENTS_KEPT, EventLog, RunnerState
 from monitor.engine.settings import RunSettings
-from monitor.engine.state import EVENTS_KEPT, EventLog, RunnerState
 
 NOW = datetime(2026, 3, 2, 3, 47, tzinfo=UTC)
 

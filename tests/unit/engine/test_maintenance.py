@@ -15,7 +15,7 @@ from monitor.engine.fleet import MAINTENANCE, MUTED, Fleet
 from monitor.engine.health import FAIL, OK, WARN, SheetHealth
 from monitor.engine.maintenance import end_maintenance, in_force, start_maintenance
 from monitor.engine.mutes import Mute
-from monitor.engine.state import RunnerState
+from monitor.engine.runner_state import RunnerState
 from monitor.notify.destinations import DEFAULT, Destination
 from monitor.notify.documents import AlertMemory
 from monitor.notify.notifier import compose_all

@@ -10,7 +10,7 @@ import pytest
 from concurrency_helpers import WINDOW, most_in_a_window
 
 from monitor.core.errors import QuotaScope
-from monitor.engine.quota import ONE_PROJECT, QuotaLog, QuotaPacer, round_estimate
+from monitor.engine.pacer import ONE_PROJECT, QuotaLog, QuotaPacer, round_estimate
 from monitor.state.schema import QUOTA
 
 

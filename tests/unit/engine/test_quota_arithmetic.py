@@ -8,7 +8,7 @@ import pytest
 
 from monitor.engine.concurrency import first_reads_out, reads_in_flight, round_time_at_latency
 from monitor.engine.inspect import SheetPlan, sheets_requests
-from monitor.engine.quota import Growth, credentials_needed, round_estimate, sustained_rate
+from monitor.engine.pacer import Growth, credentials_needed, round_estimate, sustained_rate
 
 
 def test_the_sustained_rate_is_each_projects_lesser_quota_summed():

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from monitor.core.errors import QuotaScope
-from monitor.engine.quota import ONE_PROJECT, QuotaLog, QuotaPacer
+from monitor.engine.pacer import ONE_PROJECT, QuotaLog, QuotaPacer
 from monitor.state.schema import QUOTA
 
 EAST = {"e-1": "east", "e-2": "east", "e-3": "east", "e-4": "east", "e-5": "east"}

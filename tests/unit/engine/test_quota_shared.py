@@ -31,8 +31,8 @@ from monitor.app.run import run_once
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from monitor.core.errors import QuotaScope
-from monitor.engine.quota import QuotaPacer
-from monitor.engine.shared_quota import SharedQuotaPacer
+from monitor.engine.pacer import QuotaPacer
+from monitor.engine.shared_pacer import SharedQuotaPacer
 from monitor.sandbox.server import running_sandbox
 from monitor.storage.location import FileLocation
 from monitor.storage.redis_quota import RedisQuotaLog

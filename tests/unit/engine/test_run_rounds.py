@@ -19,8 +19,8 @@ from monitor.engine.fleet import MUTED, standing
 from monitor.engine.health import ERROR, OK, SheetHealth
 from monitor.engine.heartbeat import Outcome, RoundProgress, RunStats, StopReason
 from monitor.engine.mutes import Mute
-from monitor.engine.quota import ONE_PROJECT
-from monitor.engine.state import RetryFirst
+from monitor.engine.pacer import ONE_PROJECT
+from monitor.engine.runner_state import RetryFirst
 from monitor.engine.tasks import DONE, FAILED, POISON_INTERRUPTIONS, PROCESSING, tick_slack
 from monitor.state.repository import encode_all
 from monitor.storage import MemoryLocation

@@ -12,7 +12,7 @@ from monitor.config import StateConfig
 from monitor.config.sections import host_runner_name
 from monitor.engine.events import CrashRecovered
 from monitor.engine.heartbeat import Heartbeat, Outcome, RunSummary
-from monitor.engine.state import EventLog, is_event_key
+from monitor.engine.runner_state import EventLog, is_event_key
 from monitor.watchdog.judge import HEALTHY, RUNNER_STOPPED, SILENT, RunnerReading, evaluate
 from monitor.watchdog.memory import WatchdogMemory, advance
 

@@ -217,7 +217,7 @@ def test_runners_watching_the_feed_share_one_look_and_read_what_it_queued(redis_
     from run_fixtures import SETTINGS, InlineReads, ScriptedDrive, ScriptedReader, plans
 
     from monitor.core.clock import ManualClock
-    from monitor.engine.quota import QuotaPacer
+    from monitor.engine.pacer import QuotaPacer
     from monitor.engine.run import Run
 
     clock, reader, drive = ManualClock(NOW), ScriptedReader(), ScriptedDrive()

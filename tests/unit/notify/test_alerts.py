@@ -12,7 +12,7 @@ from monitor.engine import events as ev
 from monitor.engine.fleet import Fleet
 from monitor.engine.health import ERROR, FAIL, OK, UNKNOWN, WARN, SheetHealth
 from monitor.engine.mutes import Mute
-from monitor.engine.state import RunnerState
+from monitor.engine.runner_state import RunnerState
 from monitor.notify import render
 from monitor.notify.alerts import compose_alert
 from monitor.notify.messages import split_message

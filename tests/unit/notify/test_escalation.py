@@ -16,7 +16,7 @@ from monitor.engine.health import FAIL, OK, SheetHealth
 from monitor.engine.incidents import incident_id, settle_incidents
 from monitor.engine.maintenance import start_maintenance
 from monitor.engine.mutes import Mute
-from monitor.engine.state import RunnerState
+from monitor.engine.runner_state import RunnerState
 from monitor.notify.buttons import ACK, Signer, incidents_of
 from monitor.notify.destinations import DEFAULT, Destination
 from monitor.notify.documents import AlertMemory

@@ -14,7 +14,7 @@ from monitor.engine.dlq import DeadLetter
 from monitor.engine.health import ERROR, FAIL, OK, WARN, SheetHealth
 from monitor.engine.incidents import Action, Incident, incident_id, reconcile, settle_incidents
 from monitor.engine.mutes import Mute
-from monitor.engine.state import RunnerState
+from monitor.engine.runner_state import RunnerState
 from monitor.engine.tasks import Task
 from monitor.notify.buttons import ACK, CHECK, MUTE_DAY, UNMUTE, Offer, Signer, incidents_of, keyboard
 

@@ -24,7 +24,7 @@ from monitor.engine.mutes import Mute
 from monitor.engine.tasks import FINISHED, PENDING, Round
 from monitor.state.repository import StateRepository, encode_all
 from monitor.state.schema import DAMAGED_PREFIX, OUTBOX, SCHEMA_KEY
-from monitor.state.state import State
+from monitor.state.whole import State
 from monitor.storage import MemoryBacking, MemoryStore
 
 T0 = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from monitor.core.tracking import Single
-from monitor.engine.state import RunnerState
+from monitor.engine.runner_state import RunnerState
 from monitor.notify.documents import AlertMemory, Conversation, Outbox
 
 

@@ -24,7 +24,7 @@ from typing import Protocol
 
 from monitor.config import Config
 from monitor.core.errors import QuotaScope
-from monitor.engine.quota import QuotaLog, QuotaPacer
+from monitor.engine.pacer import QuotaLog, QuotaPacer
 
 # How soon to ask again when only the spare room held every credential back: the reads out that
 # it is kept for come back within a read's time.

@@ -27,7 +27,7 @@ from monitor.engine.history import SheetHistory
 from monitor.engine.incidents import Incident
 from monitor.engine.maintenance import Maintenance
 from monitor.engine.mutes import Mute, active_mutes
-from monitor.engine.quota import QuotaLog
+from monitor.engine.pacer import QuotaLog
 from monitor.engine.runlog import RunHour
 from monitor.engine.tasks import Round
 from monitor.engine.totals import RunTotals
