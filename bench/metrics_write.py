@@ -29,7 +29,7 @@ from monitor.app.metrics_step import write_textfile  # noqa: E402
 from monitor.config import load_config  # noqa: E402
 from monitor.core.clock import SystemClock  # noqa: E402
 from monitor.engine.health import OK, WARN, SheetHealth  # noqa: E402
-from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats  # noqa: E402
+from monitor.engine.heartbeat import Heartbeat, RunOutcome, RunStats  # noqa: E402
 from monitor.engine.tasks import Round  # noqa: E402
 from monitor.engine.totals import RunTotals  # noqa: E402
 from monitor.sandbox import dataset as ds  # noqa: E402
@@ -53,7 +53,7 @@ def state_for(config) -> State:
                      reads_by_project={"p": len(ids)},
                      read_seconds_buckets=(0, 1, len(ids), 0, 0, 0, 0, 0, 0))
     state = State(round=rnd, heartbeat=Heartbeat("run-1", NOW - timedelta(minutes=4), 270.0,
-                                                 finished_at=NOW, outcome=Outcome.OK, stats=stats))
+                                                 finished_at=NOW, outcome=RunOutcome.OK, stats=stats))
     state.totals = RunTotals().add("ok", stats)
     for n, sid in enumerate(ids):
         state.health[sid] = SheetHealth(WARN if n % 7 == 0 else OK, since=NOW, last_checked_at=NOW)

@@ -80,7 +80,7 @@ BATCH_GET = "GET /v4/spreadsheets/{id}/values:batchGet"  # a spreadsheet's value
 # ?fields=properties.timeZone (a zone), grid data (a read with details), or a refused range's titles
 SPREADSHEET_GET = "GET /v4/spreadsheets/{id}"
 SHEETS_READS = (BATCH_GET, SPREADSHEET_GET)
-# Events the run logs when it applies a read's answer (engine/run.py, engine/outcomes.py)
+# Events the run logs when it applies a read's answer (engine/run.py, engine/task_results.py)
 READ_EVENTS = {"task_done", "zone_read", "task_retry", "task_failed", "task_quota_wait", "credential_refused"}
 # Between the round and the burst: the round's last sends age out of every window (the pacer's 60 s
 # and its 1 s margin), so the burst starts with the whole allowance as a run after a pause does.

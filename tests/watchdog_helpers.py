@@ -19,7 +19,7 @@ from config_fixtures import pem_key
 from telegram_fixtures import PRIVATE, TOKEN
 
 from monitor.config import WatchdogConfig
-from monitor.engine.heartbeat import Heartbeat, Outcome, RunHistory, RunStats, RunSummary
+from monitor.engine.heartbeat import Heartbeat, RunHistory, RunOutcome, RunStats, RunSummary
 from monitor.notify.documents import Outbox
 from monitor.notify.outbox import chat_id_for
 from monitor.notify.telegram import TelegramSender
@@ -43,16 +43,17 @@ def settings(**changes) -> WatchdogSettings:
     return replace(SETTINGS, **changes)
 
 
-def heartbeat(finished_at: datetime | None, started_at: datetime | None = None, outcome: Outcome = Outcome.OK,
+def heartbeat(finished_at: datetime | None, started_at: datetime | None = None,
+              outcome: RunOutcome = RunOutcome.OK,
               budget: float = 360.0, run_id: str = "run-1") -> Heartbeat:
     """A finished run's heartbeat, or (``finished_at`` None) the heartbeat of a run still going."""
     started_at = started_at or (finished_at - timedelta(minutes=1) if finished_at else T0)
     return Heartbeat(run_id=run_id, started_at=started_at, budget_seconds=budget, finished_at=finished_at,
-                     outcome=outcome if finished_at else Outcome.RUNNING, stats=RunStats())
+                     outcome=outcome if finished_at else RunOutcome.RUNNING, stats=RunStats())
 
 
 def runs_every_5_minutes(first_finish: datetime, count: int,
-                         outcome: Outcome = Outcome.OK) -> list[RunSummary]:
+                         outcome: RunOutcome = RunOutcome.OK) -> list[RunSummary]:
     return [
         RunSummary(run_id=f"run-{i}", started_at=first_finish + timedelta(minutes=5 * i - 1),
                    finished_at=first_finish + timedelta(minutes=5 * i), outcome=outcome)

@@ -31,7 +31,7 @@ from prometheus_client.utils import floatToGoString
 from monitor.admin.reports import edit_lag_report
 from monitor.config import UNREAD_PROJECT, Config
 from monitor.engine.fleet import SHOWN_ORDER, Fleet
-from monitor.engine.heartbeat import Heartbeat, Outcome
+from monitor.engine.heartbeat import Heartbeat, RunOutcome
 from monitor.engine.incidents import INCIDENT_KINDS
 from monitor.engine.pacer import QuotaLog
 from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round
@@ -100,7 +100,7 @@ def run_families(heartbeat: Heartbeat | None, totals: RunTotals) -> Iterable[Met
     yield _gauge("last_run_budget_seconds", "The time budget of the latest run.", heartbeat.budget_seconds)
     outcome = _gauge("last_run_outcome", "1 for the latest run's outcome (running until it finishes).",
                      labels=["outcome"])
-    for value in Outcome:
+    for value in RunOutcome:
         outcome.add_metric([value.value], float(heartbeat.outcome is value))
     yield outcome
     stats = heartbeat.stats

@@ -23,9 +23,9 @@ from monitor.engine.events import Event
 from monitor.engine.heartbeat import GOOD_OUTCOMES
 from monitor.engine.inflight import ThreadedReads
 from monitor.engine.inspect import SheetReader, plans_of
-from monitor.engine.outcomes import RunReport
 from monitor.engine.run import Run
 from monitor.engine.settings import RunSettings
+from monitor.engine.task_results import RunReport
 from monitor.google.client import CredentialCache
 from monitor.google.reader import GspreadReader
 from monitor.state import changing_state, own_lock, shares_state

@@ -16,14 +16,14 @@ from monitor.core.tracking import document
 RUNS_KEPT = 20  # the watchdog needs the last few outcomes ("failing" is 3 bad runs in a row)
 
 
-class Outcome(StrEnum):
+class RunOutcome(StrEnum):
     RUNNING = "running"  # started, not finished (yet, or ever: the watchdog tells which)
     OK = "ok"
     DEGRADED = "degraded"  # Google failing (the whole-API breaker), or not one spreadsheet could be read
     NOTHING_TO_DO = "nothing_to_do"  # the round was done and the next one not yet due
 
 
-GOOD_OUTCOMES = frozenset({Outcome.OK, Outcome.NOTHING_TO_DO})
+GOOD_OUTCOMES = frozenset({RunOutcome.OK, RunOutcome.NOTHING_TO_DO})
 
 
 class StopReason(StrEnum):
@@ -73,7 +73,7 @@ class Heartbeat:
     started_at: UtcTime
     budget_seconds: float
     finished_at: UtcTime | None = None
-    outcome: Outcome = Outcome.RUNNING
+    outcome: RunOutcome = RunOutcome.RUNNING
     previous_run_id: str | None = None
     stats: RunStats | None = None
 
@@ -83,7 +83,7 @@ class RunSummary:
     run_id: str
     started_at: UtcTime
     finished_at: UtcTime
-    outcome: Outcome
+    outcome: RunOutcome
 
 
 @document

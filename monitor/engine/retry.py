@@ -11,7 +11,7 @@ Jitter only ever lengthens a wait, so a retry is never earlier than the nominal 
 the retries of sheets that failed together.
 
 Quota refusals (429) are not decided here: they are not the spreadsheet's fault, count no attempt,
-and wait for the quota pacer (see ``Outcomes.failed``).
+and wait for the quota pacer (see ``TaskResults.failed``).
 """
 
 from __future__ import annotations

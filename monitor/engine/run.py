@@ -6,7 +6,7 @@ changed atomically. It keeps up to ``max_in_flight`` reads in flight while the q
 room (``monitor.engine.concurrency``), and changes the state on its own thread only: a read's result
 is applied when it is collected, with the time it is applied. It never prints, never exits, and never
 waits past the point where enough budget is left to save and hand events over. What a task's result
-does to the state is ``monitor.engine.outcomes``; when saves happen is ``monitor.engine.checkpoints``.
+does to the state is ``monitor.engine.task_results``; when saves happen is ``monitor.engine.checkpoints``.
 """
 
 from __future__ import annotations
@@ -26,12 +26,11 @@ from monitor.engine.concurrency import FIRST_READ_HOLD_SECONDS, LatencyEstimate,
 from monitor.engine.events import CrashRecovered, Event, FallingBehind
 from monitor.engine.fleet import Fleet
 from monitor.engine.health import record_skip
-from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats, RunSummary, StopReason
+from monitor.engine.heartbeat import Heartbeat, RunOutcome, RunStats, RunSummary, StopReason
 from monitor.engine.incidents import incident_id, settle_incidents
 from monitor.engine.inflight import InFlight, ReadDone, ReadJob, Reads
 from monitor.engine.inspect import SheetData, SheetPlan, judge, sheets_requests, zone_of
 from monitor.engine.listening import LISTEN_SLICE_SECONDS, Listener
-from monitor.engine.outcomes import Fate, Outcomes, RunReport
 from monitor.engine.overdue import answer_due, answered
 from monitor.engine.pacer import QuotaPacer
 from monitor.engine.retry import is_last_try
@@ -40,6 +39,7 @@ from monitor.engine.runlog import add_run, record_of
 from monitor.engine.runner_state import RetryFirst, RunnerState
 from monitor.engine.settings import RunSettings
 from monitor.engine.sharing import Alone, Claim, Sharing
+from monitor.engine.task_results import Fate, RunReport, TaskResults
 from monitor.engine.tasks import PROCESSING, Round, Task
 from monitor.engine.unconfigured import forget_unconfigured
 from monitor.engine.zone_refresh import zone_due
@@ -100,7 +100,7 @@ class Run:
         self.deadline = self.started_monotonic + settings.budget.total_seconds()
         self.report = RunReport(run_id=run_id)
         self.checkpoints = Checkpoints(save, clock.monotonic, settings.checkpoint_every)
-        self.outcomes = Outcomes(
+        self.task_results = TaskResults(
             run_id=run_id, state=state, settings=settings, pacer=pacer,
             api=ApiHealth(state.api, threshold=settings.api_degraded_after), report=self.report,
             emit=self.emit, epoch_seconds=clock.time, rng=self.rng, plans=self.plans,
@@ -141,14 +141,14 @@ class Run:
         report = self.report
         report.duration_seconds = round(self.clock.monotonic() - self.started_monotonic, 3)
         sent = sum(report.reads_by_credential.values())
-        if report.outcome is Outcome.OK and not (report.ok or report.zones_read) and (
+        if report.outcome is RunOutcome.OK and not (report.ok or report.zones_read) and (
                 sent > report.reads_of_failing or report.quota_errors
                 or self.pacer.held_by_quota_errors(self.clock.time())):
             # Not one spreadsheet could be read: too short a run to trip the whole-API breaker, but
             # the watchdog must still see runs that achieve nothing, those that Google's quota kept
             # from reading (its 429s, or the wait one left) too. Reads of spreadsheets known to be
             # failing do not count: a quiet round may read nothing else (monitor.engine.change_detection).
-            report.outcome = Outcome.DEGRADED
+            report.outcome = RunOutcome.DEGRADED
         self.state.dlq.prune(now)
         rnd = self.state.round
         by_project: dict[str, int] = {}
@@ -178,7 +178,7 @@ class Run:
                 self.settings.history_keep,
                 self.sharing.runner if self.sharing.shared else "")
         self.state.quota = self.pacer.snapshot(self.clock.time())
-        self.state.api = self.outcomes.api.state
+        self.state.api = self.task_results.api.state
         self._reconcile_incidents(now)
         self.checkpoints.save(force=True)
         log_event(
@@ -217,7 +217,7 @@ class Run:
         rnd = self._current_round(now)
         if rnd is None:
             if self.report.tasks == 0:
-                self.report.outcome = Outcome.NOTHING_TO_DO
+                self.report.outcome = RunOutcome.NOTHING_TO_DO
             if self.detection.watches(self.settings.change_poll):
                 return self._wait_for_feed(now, usable)
             return self._stop(StopReason.ROUND_DONE)
@@ -247,9 +247,9 @@ class Run:
         if self.state.mute_skips_reads(plan.id, now):
             self._skip(rnd, task, plan, now, "muted")
             return True
-        if self.outcomes.breaker_blocks(plan, now):
+        if self.task_results.breaker_blocks(plan, now):
             self._skip(rnd, task, plan, now, "breaker_open")
-            self.outcomes.judge_unreadable(plan, now)  # no read judges it while its breaker is open
+            self.task_results.judge_unreadable(plan, now)  # no read judges it while its breaker is open
             log_event("task_skipped", task_id=task.id, spreadsheet_id=plan.id, status="breaker_open")
             self.checkpoints.save()
             return True
@@ -269,7 +269,7 @@ class Run:
                 return self._stop(StopReason.NO_USABLE_CREDENTIAL)
             return self._wait(wait, usable)
         # Only now, with a request certain to go out, may an open breaker's probe be spent.
-        breaker_before = self.outcomes.breaker_let_through(plan, now)
+        breaker_before = self.task_results.breaker_let_through(plan, now)
         self._start(rnd, InFlight(task, plan, credential, breaker_before, alone, sent_at,
                                   fetch_zone=fetch_zone, requests=max(1, requests)))
         return True
@@ -289,8 +289,8 @@ class Run:
             queued = [sid for sid in sorted(changed) if rnd.read_first(sid, now)]
             if queued:
                 self.watching = False
-                if self.report.outcome is Outcome.NOTHING_TO_DO:
-                    self.report.outcome = Outcome.OK  # it has work again
+                if self.report.outcome is RunOutcome.NOTHING_TO_DO:
+                    self.report.outcome = RunOutcome.OK  # it has work again
             self.checkpoints.save(force=True)
             log_event("feed_watched", changed=len(changed), queued=len(queued),
                       drive_requests=self.detection.drive_requests - before)
@@ -436,17 +436,17 @@ class Run:
         try:
             if done.error is not None:
                 raise done.error
-            self.outcomes.credential_worked(flight.credential, now)
+            self.task_results.credential_worked(flight.credential, now)
             if done.data.time_zone is not None:
                 self._zone_read(flight, done.data, now)
             results = judge(plan, done.data, now, self._zone(plan),
                             last_try=is_last_try(ErrorClass.LOADING, task.attempts),
-                            past=self.outcomes.past_for(plan))
+                            past=self.task_results.past_for(plan))
         except SheetReadError as error:
             if error.error_class in (ErrorClass.QUOTA, ErrorClass.LOADING):
                 # Neither says whether the spreadsheet can be read; a probe spent on one is given back,
                 # or the retry would find the breaker half-open and skip the sheet for a cooldown.
-                self.outcomes.give_back_probe(plan, flight.breaker_before)
+                self.task_results.give_back_probe(plan, flight.breaker_before)
             self._failed(rnd, flight, error, now, done.seconds)
         except Exception as exc:  # noqa: BLE001 - one odd spreadsheet must never stop the other 699
             log_event("task_crashed", logging.ERROR, exc_info=exc, task_id=task.id, spreadsheet_id=plan.id)
@@ -454,7 +454,7 @@ class Run:
             self._failed(rnd, flight, error, now, done.seconds)
         else:
             reported = self._reported_during(flight)
-            verdict = self.outcomes.succeeded(rnd, task, plan, results, now, done.data.value_ranges,
+            verdict = self.task_results.succeeded(rnd, task, plan, results, now, done.data.value_ranges,
                                               read_seconds=done.seconds)
             if reported is not None:  # its answer may predate that edit: read it again, first
                 self.state.health[plan.id] = marked_changed(self.state.health[plan.id], reported)
@@ -474,7 +474,7 @@ class Run:
         """The read gave the spreadsheet's time zone: kept before its values are judged in it. A name
         this machine cannot read fails the read (monitor.engine.inspect.zone_of)."""
         zone_of(flight.plan, data.time_zone)
-        self.outcomes.learned_zone(flight.plan, data.time_zone, data.tabs, now)
+        self.task_results.learned_zone(flight.plan, data.time_zone, data.tabs, now)
         self.report.zones_read += 1
 
     def _zone(self, plan: SheetPlan) -> tzinfo:
@@ -486,7 +486,7 @@ class Run:
     def _failed(self, rnd: Round, flight: InFlight, error: SheetReadError, now: datetime, seconds: float
                 ) -> None:
         task = flight.task
-        fate = self.outcomes.failed(rnd, task, flight.plan, flight.credential, error, now,
+        fate = self.task_results.failed(rnd, task, flight.plan, flight.credential, error, now,
                                     sent_at=flight.sent_at)
         fields = {
             "task_id": task.id, "spreadsheet_id": task.target, "name": flight.plan.name,
@@ -514,7 +514,7 @@ class Run:
         the rest wait for slots to free, never at the workers (monitor.engine.concurrency)."""
         if len(self.in_flight) >= self.settings.max_in_flight:
             return True
-        return self.outcomes.api.probe_required and bool(self.in_flight)  # Google was failing: one probe
+        return self.task_results.api.probe_required and bool(self.in_flight)  # Google was failing: one probe
 
     def _fetching_tokens(self) -> dict[str, float]:
         """Credentials whose first read is out, fetching their token, with the seconds until it has
@@ -560,7 +560,7 @@ class Run:
         targets, unread = self.detection.select(candidates, self.plans, now, self.settings.round_interval,
                                                 self._request_timeout())
         for plan_id in unread:
-            self.outcomes.judged_unread(self.plans[plan_id], now)
+            self.task_results.judged_unread(self.plans[plan_id], now)
         rnd = self.state.round = Round.build(targets, now, unread=len(unread))
         if self.state.retry_first.spreadsheet_ids:
             self.state.retry_first = RetryFirst()  # taken: it applied to this one round
@@ -587,7 +587,7 @@ class Run:
         for task in poisoned:
             plan = self.plans.get(task.target)
             if plan is not None:
-                self.outcomes.dead_letter(rnd, task, plan, task.last_error, now)
+                self.task_results.dead_letter(rnd, task, plan, task.last_error, now)
 
     def _watch_progress(self, rnd: Round, now: datetime) -> bool:
         """Tell once per round that it is falling behind. Beside other runners, only in a turn (the

@@ -39,7 +39,7 @@ def load_interactions() -> list[dict]:
 
 
 @dataclass
-class Outcome:
+class RunOutcome:
     item: dict
     matched: bool
     reason: str = ""
@@ -63,7 +63,7 @@ class Replayer:
         self.spreadsheet_ids.clear()
         self.sheet_ids.clear()
 
-    def replay(self, item: dict) -> Outcome:
+    def replay(self, item: dict) -> RunOutcome:
         path = item["path"]
         for recorded, actual in self.spreadsheet_ids.items():
             path = path.replace(recorded, actual)
@@ -79,10 +79,10 @@ class Replayer:
         if response.status_code == 200:
             self._learn_ids(item, actual)
         if response.status_code != item["status"]:
-            return Outcome(item, False, f"status {response.status_code} != {item['status']}")
+            return RunOutcome(item, False, f"status {response.status_code} != {item['status']}")
         expected = self._expected(item.get("response_json"))
         difference = _first_difference(expected, _stamp_times(actual), "")
-        return Outcome(item, difference is None, difference or "")
+        return RunOutcome(item, difference is None, difference or "")
 
     def _learn_ids(self, item: dict, actual: object) -> None:
         recorded = item.get("response_json")
@@ -187,7 +187,7 @@ def files_already_there(cassette: list[dict]) -> list[dict]:
     return list(seen.values())
 
 
-def replay_all() -> tuple[list[Outcome], list[str]]:
+def replay_all() -> tuple[list[RunOutcome], list[str]]:
     """Each cassette in order against one sandbox, its Drive set to what the recorder's held."""
     sandbox = GoogleSandbox(
         clock=SystemClock(),
@@ -199,7 +199,7 @@ def replay_all() -> tuple[list[Outcome], list[str]]:
         latency="off",
     )
     sandbox.faults.add({"spreadsheet": PRIVATE_SPREADSHEET, "statuses": [403], "repeat": True})
-    outcomes: list[Outcome] = []
+    outcomes: list[RunOutcome] = []
     created: list[str] = []
     with HTTPServerThread(sandbox) as server:
         replayer = Replayer(server.base_url)

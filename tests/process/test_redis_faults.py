@@ -26,7 +26,7 @@ from monitor.cli.watchdog import run_watchdog
 from monitor.config import load_config
 from monitor.core.clock import ManualClock, SystemClock
 from monitor.engine.health import FAIL, OK
-from monitor.engine.heartbeat import GOOD_OUTCOMES, Outcome
+from monitor.engine.heartbeat import GOOD_OUTCOMES, RunOutcome
 from monitor.engine.tasks import DONE
 from monitor.sandbox.http import HTTPServerThread
 from monitor.sandbox.server import running_sandbox
@@ -143,7 +143,7 @@ def test_a_run_whose_redis_stops_answering_ends_within_budget_and_the_next_run_t
         result = run_once(load_config(config, {}), clock=ManualClock(datetime.now(UTC)),
                           messages_to=io.StringIO())
 
-    assert result.report.outcome is Outcome.OK
+    assert result.report.outcome is RunOutcome.OK
     state = read_state(RedisLocation(private_redis.url, prefix=PREFIX))
     assert {task.status for task in state.round.tasks.values()} == {DONE}
     assert state.health[A].health == FAIL and state.health[B].health == OK

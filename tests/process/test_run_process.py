@@ -27,7 +27,7 @@ from sandbox_fixtures import ServedDataset, clean_env, served_dataset
 from monitor.core.clock import SystemClock
 from monitor.core.errors import POISON
 from monitor.engine.health import ERROR, UNKNOWN
-from monitor.engine.heartbeat import Outcome
+from monitor.engine.heartbeat import RunOutcome
 from monitor.engine.mutes import Mute
 from monitor.engine.tasks import DONE, FAILED, POISON_INTERRUPTIONS, PROCESSING
 from monitor.notify.documents import Outbox, PendingMessage
@@ -391,7 +391,7 @@ def test_a_run_whose_every_request_hangs_ends_within_budget_and_saves(tmp_path, 
         assert result.returncode == 0, result.stderr
         assert elapsed <= budget + 5, f"a {budget} s run took {elapsed:.1f} s"
         heartbeat = loads_cleanly(served).heartbeat
-        assert heartbeat.finished_at and heartbeat.outcome == Outcome.DEGRADED  # nothing could be read
+        assert heartbeat.finished_at and heartbeat.outcome == RunOutcome.DEGRADED  # nothing could be read
         assert heartbeat.stats.stop_reason == "budget" and heartbeat.stats.ok == 0
 
 

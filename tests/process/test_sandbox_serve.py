@@ -26,7 +26,7 @@ from monitor.app.run import run_once
 from monitor.cli.main import cli
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
-from monitor.engine.heartbeat import Outcome
+from monitor.engine.heartbeat import RunOutcome
 from monitor.google.client import build_gspread_client
 from monitor.sandbox import dataset as ds
 from monitor.state import read_state
@@ -307,7 +307,7 @@ def test_the_docs_dataset_example_gives_a_config_that_checks_and_runs(tmp_path, 
         assert checked.exit_code == 0, checked.output
         clock = ManualClock(start=datetime.now(UTC))  # google-auth signs with the real clock
         report = run_once(load_config(config_file, os.environ), clock=clock, messages_to=io.StringIO()).report
-    assert report.outcome is Outcome.OK
+    assert report.outcome is RunOutcome.OK
     state = read_state(tmp_path / "state")
     assert [sheet["id"] for sheet in tomllib.loads(config_file.read_text())["sheets"]] == spreadsheets
     assert {state.health[sid].health for sid in spreadsheets} == {"ok"}  # no formula error, a row of data

@@ -20,7 +20,7 @@ from monitor.core.timefmt import format_utc
 from monitor.engine.breaker import BreakerPolicy, BreakerState, record_failure
 from monitor.engine.change_detection import FeedState
 from monitor.engine.health import FAIL, OK, WARN, Finding, SheetHealth, record_skip
-from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats, StopReason
+from monitor.engine.heartbeat import Heartbeat, RunOutcome, RunStats, StopReason
 from monitor.engine.mutes import Mute
 from monitor.engine.runner_state import RetryFirst
 from monitor.engine.tasks import FAILED, PENDING, Round, Task, tick_slack
@@ -102,7 +102,7 @@ def test_status_reports_the_last_run_dlq_breakers_outbox_mutes_and_quota():
     state = state_with_round()
     state.heartbeat = Heartbeat(
         run_id="run-1", started_at=NOW - timedelta(minutes=4), budget_seconds=270,
-        finished_at=NOW - timedelta(minutes=3), outcome=Outcome.OK,
+        finished_at=NOW - timedelta(minutes=3), outcome=RunOutcome.OK,
         stats=RunStats(duration_seconds=61.5, stop_reason=StopReason.ROUND_DONE, tasks=3,
                        reads_by_credential={"/s/sa-1.json": 2, "/s/sa-2.json": 1},
                        reads_by_project={"shop-east": 2, "shop-west": 1}, mean_read_seconds=0.42,

@@ -19,7 +19,7 @@ from metrics_fixtures import families, labelled, pushgateway, values
 from monitor.app.run import run_once
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
-from monitor.engine.heartbeat import Outcome
+from monitor.engine.heartbeat import RunOutcome
 from monitor.sandbox.server import running_sandbox
 
 TOKEN = "123456:SECRET-metrics-token-0123456789"
@@ -90,7 +90,7 @@ def test_a_run_writes_every_family_and_pushes_the_same_to_the_pushgateway(site):
         path.write_text(config_text(sandbox, folder, f'textfile = "{textfile}"\n'
                                     f'pushgateway = "{gateway.url}"\ninstance = "runner-1"\n'))
         report = run(path, clock)
-    assert report.outcome is Outcome.OK
+    assert report.outcome is RunOutcome.OK
     written = families(textfile.read_text())
     assert {name.removeprefix("sheet_monitor_") for name in written} == FAMILIES
     assert not list(textfile.parent.glob("*.prom.*"))  # the temporary file was renamed, none left
@@ -179,7 +179,7 @@ def test_an_unwritable_file_and_a_refusing_pushgateway_cost_a_warning_each_not_t
                                     f'pushgateway = "{gateway.url}"\n'))
         with caplog.at_level(logging.WARNING, logger="monitor"):
             report = run(path, clock)
-    assert report.outcome is Outcome.OK and report.ok == 3
+    assert report.outcome is RunOutcome.OK and report.ok == 3
     warnings = {record.getMessage(): record for record in caplog.records if record.levelno >= logging.WARNING}
     assert set(warnings) == {"metrics_file_not_written", "metrics_push_failed"}
     assert "sheet_monitor.prom" in warnings["metrics_file_not_written"].fields["path"]

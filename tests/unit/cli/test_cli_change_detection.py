@@ -24,7 +24,7 @@ from monitor.app.run import run_once
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from monitor.core.timefmt import format_utc
-from monitor.engine.heartbeat import Outcome
+from monitor.engine.heartbeat import RunOutcome
 from monitor.sandbox.server import running_sandbox
 
 NEXT_ROUND = 6 * 60  # seconds: past write_config's round_interval (5m), so a run starts a new round
@@ -44,7 +44,7 @@ class Site:
         """One run on the manual clock; returns when it started (its round's start, if it built one)."""
         started = self.clock.now()
         result = run_once(load_config(self.path, {}), clock=self.clock, messages_to=io.StringIO())
-        assert result.report.outcome is Outcome.OK
+        assert result.report.outcome is RunOutcome.OK
         return started
 
 

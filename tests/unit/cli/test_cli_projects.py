@@ -10,7 +10,7 @@ import pytest
 from cli_fixtures import invoke, json_of, state_dir, write_config
 from config_fixtures import secrets_folder
 
-from monitor.engine.heartbeat import Heartbeat, Outcome, RunStats
+from monitor.engine.heartbeat import Heartbeat, RunOutcome, RunStats
 from monitor.state import changing_state
 
 
@@ -31,7 +31,7 @@ def finished_run(config, stats: RunStats) -> None:
     with changing_state(state_dir(config), actor="test", now=now) as session:
         session.state.heartbeat = Heartbeat(
             run_id="run-1", started_at=now - timedelta(minutes=2), budget_seconds=240,
-            finished_at=now - timedelta(minutes=1), outcome=Outcome.OK, stats=stats)
+            finished_at=now - timedelta(minutes=1), outcome=RunOutcome.OK, stats=stats)
 
 
 def test_check_config_prints_each_project_with_its_credentials_and_rate(config):

@@ -34,7 +34,7 @@ from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.engine.change_detection import ChangedFiles, FeedState
 from monitor.engine.events import ChangeFeedFailing, ChangeFeedRecovered, DeadLettered, HealthChanged
 from monitor.engine.health import ERROR, FAIL, OK, WARN
-from monitor.engine.heartbeat import Outcome
+from monitor.engine.heartbeat import RunOutcome
 from monitor.engine.inspect import SheetPlan
 from monitor.engine.mutes import Mute
 from monitor.storage import MemoryLocation
@@ -86,7 +86,7 @@ def test_a_round_where_nothing_changed_reads_nothing_and_is_not_a_degraded_run()
 
     quiet = the_bench.run()
 
-    assert quiet.report.tasks == 0 and quiet.report.outcome is Outcome.NOTHING_TO_DO
+    assert quiet.report.tasks == 0 and quiet.report.outcome is RunOutcome.NOTHING_TO_DO
     assert the_bench.stored().round.info.unread == 3 and drive.asked[-1] == "1"
 
 

@@ -9,7 +9,7 @@ from config_fixtures import FULL, load, secrets_folder
 
 from monitor.engine.breaker import HALF_OPEN, OPEN, BreakerPolicy, BreakerState
 from monitor.engine.events import ApiDegraded
-from monitor.engine.heartbeat import RUNS_KEPT, Outcome, RunHistory, RunSummary
+from monitor.engine.heartbeat import RUNS_KEPT, RunHistory, RunOutcome, RunSummary
 from monitor.engine.mutes import Mute
 from monitor.engine.runner_state import EVENTS_KEPT, EventLog, RunnerState
 from monitor.engine.settings import RunSettings
@@ -71,14 +71,14 @@ def test_open_breakers_are_those_not_closed_in_id_order():
 def test_a_state_as_loaded_has_nothing_to_save_and_an_assignment_is_a_change():
     state = RunnerState(runs=RunHistory(), mutes={"s1": Mute(until=NOW, reason="x")})
     assert state.changed_singles == set() and state.mutes.pending_changes() == ({}, set())
-    state.runs = state.runs.add(RunSummary("run-1", NOW, NOW, Outcome.OK))
+    state.runs = state.runs.add(RunSummary("run-1", NOW, NOW, RunOutcome.OK))
     assert state.changed_singles == {"runs"}
 
 
 def test_the_run_history_keeps_the_latest_runs_oldest_first():
     history = RunHistory()
     for n in range(RUNS_KEPT + 3):
-        history = history.add(RunSummary(f"run-{n}", NOW, NOW, Outcome.OK))
+        history = history.add(RunSummary(f"run-{n}", NOW, NOW, RunOutcome.OK))
     assert len(history.runs) == RUNS_KEPT
     assert (history.runs[0].run_id, history.runs[-1].run_id) == ("run-3", f"run-{RUNS_KEPT + 2}")
 

@@ -147,7 +147,7 @@ def test_permanent_errors_go_straight_to_the_dead_letter_queue_without_tripping_
 
 
 def test_quota_errors_are_not_decided_by_attempts():
-    # A 429 waits for the quota pacer and counts no attempt (monitor.engine.outcomes); asking the
+    # A 429 waits for the quota pacer and counts no attempt (monitor.engine.task_results); asking the
     # retry policy about one is a mistake that must fail loudly rather than dead-letter a sheet.
     with pytest.raises(ValueError, match="quota pacer"):
         decide(ErrorClass.QUOTA, 0, NOW, random.Random(1))

@@ -28,7 +28,7 @@ from monitor.engine.events import (
 )
 from monitor.engine.fleet import MUTED, standing
 from monitor.engine.health import ERROR, FAIL, OK
-from monitor.engine.heartbeat import Outcome
+from monitor.engine.heartbeat import RunOutcome
 from monitor.engine.inspect import SheetPlan
 from monitor.engine.mutes import Mute
 from monitor.engine.tasks import DONE, PENDING, PROCESSING
@@ -97,7 +97,7 @@ def test_a_round_checks_every_spreadsheet_once_and_records_health(world):
     }
     reads = world.sandbox.google.stats.snapshot()
     assert reads["by_endpoint"][BATCH_GET] == 5  # one request each
-    assert state.heartbeat.outcome == Outcome.OK and state.heartbeat.finished_at
+    assert state.heartbeat.outcome == RunOutcome.OK and state.heartbeat.finished_at
     changes = [event for event in state.events if isinstance(event, HealthChanged)]
     assert sorted(event.spreadsheet_id for event in changes) == sorted(broken + low)
     assert state.health[broken[0]].findings[0].cells == ("Stock!B3",)
@@ -216,7 +216,7 @@ def test_many_spreadsheets_failing_in_a_row_end_the_run_with_one_event(world):
     world.add_sheets(30)
     world.fault("*", statuses=[503], repeat=True)
     run = world.run()
-    assert run.report.outcome == Outcome.DEGRADED
+    assert run.report.outcome == RunOutcome.DEGRADED
     assert kinds(of_run(run)).count(ApiDegraded.KIND) == 1
     assert DeadLettered.KIND not in kinds(of_run(run))
     assert world.reads() < 15
@@ -225,7 +225,7 @@ def test_many_spreadsheets_failing_in_a_row_end_the_run_with_one_event(world):
     world.clock.advance(60)
     probe = world.run()  # still failing: one probe, then stop, no second event
     assert ApiDegraded.KIND not in kinds(of_run(probe))
-    assert probe.report.tasks == 1 and probe.report.outcome == Outcome.DEGRADED
+    assert probe.report.tasks == 1 and probe.report.outcome == RunOutcome.DEGRADED
 
 
 def test_the_run_never_sleeps_past_its_budget(world):
@@ -281,4 +281,4 @@ def test_a_run_that_could_read_nothing_is_degraded_for_the_watchdog(world):
     world.fault("*", statuses=[503], repeat=True)
     run = world.run(budget=timedelta(seconds=10))  # too short for the whole-API breaker's 8 failures
     assert run.report.tasks > 0 and run.report.ok == 0
-    assert world.stored().heartbeat.outcome == Outcome.DEGRADED
+    assert world.stored().heartbeat.outcome == RunOutcome.DEGRADED

@@ -19,7 +19,7 @@ from monitor.core.errors import ErrorInfo
 from monitor.engine.events import ApiDegraded, BreakerOpened, DeadLettered
 from monitor.engine.fleet import Fleet
 from monitor.engine.health import OK
-from monitor.engine.heartbeat import Outcome
+from monitor.engine.heartbeat import RunOutcome
 from monitor.google.client import CredentialCache
 from monitor.google.reader import GspreadReader
 from monitor.notify.alerts import compose_alert
@@ -44,7 +44,7 @@ def test_a_token_service_answering_502_stops_the_run_with_one_alert_that_names_i
     world.fault("/token", statuses=[502], repeat=True)
     with caplog.at_level(logging.INFO, logger="monitor"):
         run = world.run()
-    assert run.report.outcome == Outcome.DEGRADED and run.report.ok == 0
+    assert run.report.outcome == RunOutcome.DEGRADED and run.report.ok == 0
     event = degraded_event(run)
     assert event.last_error.message == "token request failed for sa-1.json: HTTP 502 error page"
     assert DeadLettered.KIND not in kinds(of_run(run)) and BreakerOpened.KIND not in kinds(of_run(run))
@@ -56,7 +56,7 @@ def test_an_intermittent_invalid_jwt_signature_is_retried_and_every_spreadsheet_
     ids = world.add_sheets(3)
     world.fault("/token", statuses=[400], times=1)
     run = world.run()
-    assert run.report.outcome == Outcome.OK
+    assert run.report.outcome == RunOutcome.OK
     assert {run.state.health[sid].health for sid in ids} == {OK}
     [first] = [task for task in run.state.round.tasks.values() if len(task.history) > 1]
     assert [attempt.outcome for attempt in first.history] == ["transient", "ok"]

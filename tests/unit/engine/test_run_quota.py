@@ -13,7 +13,7 @@ import pytest
 from test_run import World
 
 from monitor.core.clock import ManualClock
-from monitor.engine.heartbeat import Outcome
+from monitor.engine.heartbeat import RunOutcome
 from monitor.sandbox.projects import project_of
 from monitor.sandbox.server import running_sandbox
 
@@ -61,7 +61,7 @@ def test_a_per_project_429_stops_that_projects_credentials_and_no_other(world, t
     stats = world.sandbox.google.stats.snapshot()
     assert stats["quota_exceeded"] == 1 and EAST in next(iter(stats["quota_exceeded_by_user"]))
     assert by_project == {EAST: 5, WEST: 8}
-    assert run.report.quota_errors == 1 and run.state.heartbeat.outcome is Outcome.OK
+    assert run.report.quota_errors == 1 and run.state.heartbeat.outcome is RunOutcome.OK
     stats = world.stored().heartbeat.stats
     assert stats.quota_refusals == 1 and stats.retries_by_class == {}  # a 429 waits; it is no retry
 
@@ -84,11 +84,11 @@ def test_a_run_that_a_429_kept_from_reading_anything_is_degraded(world):
     world.add_sheets(3)
     first = world.run(budget=timedelta(seconds=30))  # two reads, then a 429 it cannot wait out
     assert first.report.ok == 2 and first.report.quota_errors == 1
-    assert world.stored().heartbeat.outcome is Outcome.OK  # it read what it could
+    assert world.stored().heartbeat.outcome is RunOutcome.OK  # it read what it could
     world.clock.advance(5)
     second = world.run(budget=timedelta(seconds=20))  # the wait the 429 left outlasts this run
     assert second.report.tasks == 0 and second.report.ok == 0
-    assert world.stored().heartbeat.outcome is Outcome.DEGRADED
+    assert world.stored().heartbeat.outcome is RunOutcome.DEGRADED
     world.clock.advance(60)
     third = world.run(budget=timedelta(seconds=20))
-    assert third.report.ok == 1 and world.stored().heartbeat.outcome is Outcome.OK
+    assert third.report.ok == 1 and world.stored().heartbeat.outcome is RunOutcome.OK

@@ -19,7 +19,7 @@ from test_run import World
 
 from monitor.engine.events import ApiDegraded, CredentialRefused, CredentialWorksAgain, DeadLettered
 from monitor.engine.health import OK
-from monitor.engine.heartbeat import Outcome
+from monitor.engine.heartbeat import RunOutcome
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def test_an_account_google_does_not_know_is_told_once_and_the_other_credential_r
     gone = unknown_account(tmp_path / "secrets", f"{world.sandbox.base_url}/token")
     world.use_credentials([gone, good])
     run = world.run()
-    assert run.report.outcome == Outcome.OK and run.report.ok == 6
+    assert run.report.outcome == RunOutcome.OK and run.report.ok == 6
     assert {run.state.health[sid].health for sid in ids} == {OK}
     [event] = refused(run)
     assert event.credential == str(gone) and event.email == "gone@monitor-proj.iam.gserviceaccount.com"
@@ -59,7 +59,7 @@ def test_a_run_whose_only_credential_is_unknown_stops_at_once_and_says_why(world
     world.add_sheets(5)
     world.use_credentials([unknown_account(tmp_path / "secrets", f"{world.sandbox.base_url}/token")])
     run = world.run()
-    assert run.report.stop_reason == "no_usable_credential" and run.report.outcome == Outcome.DEGRADED
+    assert run.report.stop_reason == "no_usable_credential" and run.report.outcome == RunOutcome.DEGRADED
     assert len(refused(run)) == 1 and ApiDegraded.KIND not in kinds(of_run(run))
     assert world.reads() == 0
     assert all(task.attempts == 0 for task in run.state.round.tasks.values())  # no spreadsheet blamed

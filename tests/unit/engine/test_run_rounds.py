@@ -17,7 +17,7 @@ from monitor.engine.api_health import ApiState
 from monitor.engine.events import ApiRecovered, CrashRecovered, DeadLettered, FallingBehind
 from monitor.engine.fleet import MUTED, standing
 from monitor.engine.health import ERROR, OK, SheetHealth
-from monitor.engine.heartbeat import Outcome, RoundProgress, RunStats, StopReason
+from monitor.engine.heartbeat import RoundProgress, RunOutcome, RunStats, StopReason
 from monitor.engine.mutes import Mute
 from monitor.engine.pacer import ONE_PROJECT
 from monitor.engine.runner_state import RetryFirst
@@ -48,8 +48,8 @@ def test_a_finished_round_leaves_nothing_to_do_until_its_interval_has_passed():
     due = INTERVAL - tick_slack(INTERVAL)  # the next cron tick, less what its start-up may gain
     later(the_bench, due - timedelta(milliseconds=1))
     idle = the_bench.run()
-    assert idle.report.outcome == Outcome.NOTHING_TO_DO and idle.report.tasks == 0
-    assert the_bench.stored().heartbeat.outcome == Outcome.NOTHING_TO_DO
+    assert idle.report.outcome == RunOutcome.NOTHING_TO_DO and idle.report.tasks == 0
+    assert the_bench.stored().heartbeat.outcome == RunOutcome.NOTHING_TO_DO
     later(the_bench, due)
     second = the_bench.run()
     assert second.report.ok == 3 and second.state.round.id != first.state.round.id
@@ -213,12 +213,12 @@ def test_the_heartbeat_says_running_while_the_run_works_then_its_outcome_and_sta
     with the_bench.opened() as run:
         run.begin()
         beating = the_bench.stored().heartbeat  # saved by the first checkpoint, read without the lock
-        assert (beating.outcome, beating.run_id, beating.finished_at) == (Outcome.RUNNING, "run-1", None)
+        assert (beating.outcome, beating.run_id, beating.finished_at) == (RunOutcome.RUNNING, "run-1", None)
         while run.step():
             pass
         run.end()
     heartbeat = the_bench.stored().heartbeat
-    assert heartbeat.outcome == Outcome.OK
+    assert heartbeat.outcome == RunOutcome.OK
     assert format_utc(heartbeat.finished_at) == format_utc(the_bench.clock.now())  # stored to the ms
     assert heartbeat.stats == RunStats(
         tasks=3, ok=2, failed=0, retries_scheduled=1, reads_by_credential={"sa-1.json": 3},
@@ -231,7 +231,8 @@ def test_the_heartbeat_says_running_while_the_run_works_then_its_outcome_and_sta
     the_bench.run()
     stored = the_bench.stored()
     assert stored.heartbeat.previous_run_id == "run-1"
-    assert [(r.run_id, r.outcome) for r in stored.runs.runs] == [("run-1", Outcome.OK), ("run-2", Outcome.OK)]
+    assert [(r.run_id, r.outcome) for r in stored.runs.runs] == [
+        ("run-1", RunOutcome.OK), ("run-2", RunOutcome.OK)]
 
 
 def test_a_run_that_finds_the_api_degraded_probes_once_and_tells_of_the_recovery():
@@ -252,7 +253,7 @@ def test_a_run_that_finds_the_api_still_degraded_stops_after_one_probe_without_a
     with the_bench.session() as session:
         session.state.api = ApiState(degraded=True, degraded_since=the_bench.clock.now())
     run = the_bench.run()
-    assert reader.reads == ["s0"] and run.report.outcome == Outcome.DEGRADED
+    assert reader.reads == ["s0"] and run.report.outcome == RunOutcome.DEGRADED
     assert kinds(of_run(run)) == []
 
 

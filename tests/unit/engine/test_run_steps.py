@@ -15,7 +15,7 @@ from monitor.checks import FormulaErrorsCheck, FreshnessCheck
 from monitor.core.clock import ManualClock
 from monitor.engine.breaker import OPEN, BreakerState
 from monitor.engine.health import OK
-from monitor.engine.heartbeat import Outcome
+from monitor.engine.heartbeat import RunOutcome
 from monitor.engine.inspect import SheetPlan, ZoneAnswer
 from monitor.engine.tasks import DONE, PENDING
 from monitor.storage import MemoryLocation
@@ -235,7 +235,7 @@ def test_retries_failing_together_at_the_end_of_a_round_are_not_taken_for_google
     # their retries all come due at the round's end, eight failures of different sheets in a row.
     reader = ScriptedReader({f"s{n}": 3 for n in range(0, 16, 2)})
     run = bench(reader, 16).run()
-    assert run.report.stop_reason == "round_done" and run.report.outcome == Outcome.OK
+    assert run.report.stop_reason == "round_done" and run.report.outcome == RunOutcome.OK
     assert not run.state.api.degraded
     assert reader.reads.count("s0") == 3  # each tried until its breaker opened
 

@@ -11,7 +11,7 @@ from watchdog_helpers import SETTINGS
 from monitor.config import StateConfig
 from monitor.config.sections import host_runner_name
 from monitor.engine.events import CrashRecovered
-from monitor.engine.heartbeat import Heartbeat, Outcome, RunSummary
+from monitor.engine.heartbeat import Heartbeat, RunOutcome, RunSummary
 from monitor.engine.runner_state import EventLog, is_event_key
 from monitor.watchdog.judge import HEALTHY, RUNNER_STOPPED, SILENT, RunnerReading, evaluate
 from monitor.watchdog.memory import WatchdogMemory, advance
@@ -23,8 +23,9 @@ def finished(run_id: str, minutes_ago: float) -> tuple[Heartbeat, tuple[RunSumma
     """A runner whose last run finished ``minutes_ago`` minutes before NOW."""
     end = NOW - timedelta(minutes=minutes_ago)
     start = end - timedelta(minutes=1)
-    beat = Heartbeat(run_id=run_id, started_at=start, budget_seconds=300, finished_at=end, outcome=Outcome.OK)
-    return beat, (RunSummary(run_id, start, end, Outcome.OK),)
+    beat = Heartbeat(run_id=run_id, started_at=start, budget_seconds=300, finished_at=end,
+                     outcome=RunOutcome.OK)
+    return beat, (RunSummary(run_id, start, end, RunOutcome.OK),)
 
 
 def reading(**runners) -> RunnerReading:

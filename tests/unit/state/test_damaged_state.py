@@ -34,7 +34,7 @@ from monitor.cli.watchdog import run_watchdog
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from monitor.engine.events import StateEntryDamaged
-from monitor.engine.heartbeat import Outcome
+from monitor.engine.heartbeat import RunOutcome
 from monitor.sandbox.server import running_sandbox
 from monitor.state import read_state
 from monitor.state.schema import DAMAGED_PREFIX
@@ -136,7 +136,7 @@ def test_a_run_sets_the_damaged_entry_aside_tells_it_once_and_checks_every_sprea
 
     result = run_once(config, clock=clock, messages_to=told)
 
-    assert result.report.outcome is Outcome.OK
+    assert result.report.outcome is RunOutcome.OK
     [event] = damage_events(result.new_events)
     assert event.key == key and event.set_aside_as == DAMAGED_PREFIX + key and event.problem
     kept = json.loads(stored(folder)[DAMAGED_PREFIX + key])
@@ -146,7 +146,7 @@ def test_a_run_sets_the_damaged_entry_aside_tells_it_once_and_checks_every_sprea
     state = read_state(folder)
     assert state.damaged == [] and state.set_aside == [key]
     assert all(state.health[sid].last_checked_at >= started for sid in (B, C))  # the rest carried on
-    assert A in state.dlq and state.heartbeat.outcome is Outcome.OK
+    assert A in state.dlq and state.heartbeat.outcome is RunOutcome.OK
 
     clock.advance(6 * 60)
     assert damage_events(run_once(config, clock=clock, messages_to=io.StringIO()).new_events) == []

@@ -14,7 +14,7 @@ from paths import FIXTURES
 from monitor.engine import events
 from monitor.engine.breaker import OPEN
 from monitor.engine.health import ERROR, OK
-from monitor.engine.heartbeat import Outcome
+from monitor.engine.heartbeat import RunOutcome
 from monitor.engine.tasks import FAILED, PENDING, PROCESSING
 from monitor.state import changing_state, read_state
 from monitor.state.schema import SCHEMA_KEY
@@ -59,7 +59,7 @@ def test_every_document_of_the_first_release_is_read_into_its_type(state_dir):
     assert set(state.mutes) == set(old["mutes"])
     assert state.retry_first.spreadsheet_ids == tuple(old["flags"]["retry_first"])
     assert state.heartbeat.run_id == old["heartbeat"]["run_id"]
-    assert state.heartbeat.outcome is Outcome.OK
+    assert state.heartbeat.outcome is RunOutcome.OK
     assert state.heartbeat.stats.round.done == old["heartbeat"]["stats"]["round"]["done"]
     assert [run.run_id for run in state.runs.runs] == [run["run_id"] for run in old["runs"]]
     assert state.api.degraded

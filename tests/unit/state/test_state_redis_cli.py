@@ -17,7 +17,7 @@ from monitor.cli.watchdog import run_watchdog
 from monitor.config import load_config
 from monitor.config.sections import host_runner_name
 from monitor.core.clock import ManualClock
-from monitor.engine.heartbeat import Outcome
+from monitor.engine.heartbeat import RunOutcome
 from monitor.sandbox.server import running_sandbox
 from monitor.state import read_state
 
@@ -42,7 +42,7 @@ def test_a_run_on_redis_then_status_an_admin_command_and_check_config_use_it_the
                               endpoint=sandbox.base_url,
                               extra=state_section(REDIS_URL, redis_location.prefix))
         result = run_once(load_config(config, {}), clock=clock, messages_to=io.StringIO())
-    assert result.report.outcome is Outcome.OK
+    assert result.report.outcome is RunOutcome.OK
 
     saved = read_state(redis_location)
     assert saved is not None and saved.round is not None and len(saved.round) == 3

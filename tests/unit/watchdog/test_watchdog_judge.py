@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 import pytest
 from watchdog_helpers import SETTINGS, T0, heartbeat, runs_every_5_minutes, settings
 
-from monitor.engine.heartbeat import Heartbeat, Outcome, RunSummary
+from monitor.engine.heartbeat import Heartbeat, RunOutcome, RunSummary
 from monitor.notify.documents import Halt
 from monitor.watchdog import judge as wd
 from monitor.watchdog.memory import WatchdogMemory, advance
@@ -44,7 +44,7 @@ def test_the_newest_finish_counts_whether_it_is_in_runs_or_the_heartbeat():
     runs = runs_every_5_minutes(T0 - timedelta(hours=1), 3)
     running_now = heartbeat(None, started_at=T0 - timedelta(minutes=1))
     assert judge(running_now, runs, T0).status == wd.SILENT  # the latest finish is 50 min old
-    runs.append(RunSummary("x", T0 - timedelta(minutes=3), T0 - timedelta(minutes=2), Outcome.OK))
+    runs.append(RunSummary("x", T0 - timedelta(minutes=3), T0 - timedelta(minutes=2), RunOutcome.OK))
     assert judge(running_now, runs, T0).status == wd.HEALTHY
 
 
@@ -85,7 +85,7 @@ def test_a_stuck_run_is_named_before_the_silence_it_causes():
 )
 def test_the_last_n_runs_failing_is_an_outage(outcomes, expected):
     every_5 = runs_every_5_minutes(T0 - timedelta(minutes=5 * len(outcomes)), len(outcomes))
-    runs = [replace(run, outcome=Outcome(outcome)) for run, outcome in zip(every_5, outcomes, strict=True)]
+    runs = [replace(run, outcome=RunOutcome(outcome)) for run, outcome in zip(every_5, outcomes, strict=True)]
     last = runs[-1]
     verdict = judge(heartbeat(last.finished_at, outcome=last.outcome), runs, T0)
     assert verdict.status == expected

@@ -44,7 +44,7 @@ from monitor.engine.health import (
     record_skip,
     record_verdict,
 )
-from monitor.engine.heartbeat import Outcome, StopReason
+from monitor.engine.heartbeat import RunOutcome, StopReason
 from monitor.engine.history import compares_keys_with, depends_on, past_for, recorded, rejudged_cross
 from monitor.engine.inspect import SheetPlan
 from monitor.engine.pacer import QuotaPacer
@@ -73,7 +73,7 @@ class Fate(StrEnum):
 @dataclass
 class RunReport:
     run_id: str
-    outcome: Outcome = Outcome.OK
+    outcome: RunOutcome = RunOutcome.OK
     stop_reason: StopReason = StopReason.NONE
     tasks: int = 0  # read attempts: reads sent, and requests for a time zone alone that failed
     ok: int = 0
@@ -98,7 +98,7 @@ class RunReport:
         self.read_seconds_sum += seconds
 
 
-class Outcomes:
+class TaskResults:
     """Applies read results to ``state`` for one run; ``emit`` records an event for people."""
 
     def __init__(
@@ -412,5 +412,5 @@ class Outcomes:
             self._emit(ApiDegraded(at=now, run_id=self.run_id, failing_in_a_row=failing, last_error=error))
             log_event("api_degraded", logging.ERROR, failing_in_a_row=failing)
         if stop:
-            self.report.outcome = Outcome.DEGRADED
+            self.report.outcome = RunOutcome.DEGRADED
         return stop
