@@ -22,8 +22,7 @@ from monitor.admin.explanations import explanations
 from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
 from monitor.admin.targets import resolve
-from monitor.app.pacing import quota_pacer
-from monitor.checks import Check, CheckResult, Past, VolatileCell, health_of
+from monitor.checks import Check, CheckResult, VolatileCell
 from monitor.checks.conditions import format_number
 from monitor.checks.explain import condition_text
 from monitor.cli.common import admin_call, clock, quiet_logs, reading_options
@@ -33,12 +32,9 @@ from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit,
 from monitor.config import Config, Sheet
 from monitor.config.advice import budget_misfit
 from monitor.core.durations import format_duration
-from monitor.core.errors import SheetReadError
 from monitor.core.timefmt import format_utc
 from monitor.core.wording import counted
-from monitor.engine.history import past_for
-from monitor.engine.inspect import SheetPlan, judge, read, sheets_requests, volatile_formulas, zone_of
-from monitor.engine.pacer import QuotaPacer
+from monitor.engine.inspect import SheetPlan
 from monitor.notify.deadline import MAX_REQUEST_SECONDS
 from monitor.state import read_state
 from monitor.storage import StateError
@@ -326,41 +322,28 @@ def check(config_path: Path | None, as_json: bool, reference: str, exit_zero: bo
     quiet_logs()
     config = load_or_exit(config_path, require_secrets=True)
     sheet = admin_call(resolve, config.sheets, reference)
-    # gspread and google-auth load only for the command that reads.
-    from monitor.google.reader import GspreadReader
+    from monitor.app.check import NoQuotaLeft, check_now  # gspread loads only for the command that reads
 
-    plan = SheetPlan.of(sheet, config)
-    fetch_zone = plan.needs_time_zone
-    credential = _credential(config, sheets_requests(plan))
-    timeout = config.google.request_timeout.total_seconds()
-    reader = GspreadReader.for_config(config, timeout)
-    now = clock.now()
-    # Sheets reads (the values, with the time zone when asked) count against the quota the runs pace;
-    # a Drive read (freshness on the file's modified time) counts against Drive's own quota.
-    spent = {"reads": sheets_requests(plan),
-             "drive_reads": 1 if plan.needs_modified_time else 0, "credential": credential}
     try:
-        # With Google's details at once: a check of one spreadsheet has no later try to learn
-        # whether an #N/A is IMPORTRANGE still computing (monitor.engine.inspect); one read, which
-        # also gives each cell's formula, and the spreadsheet's time zone when its dates need it.
-        data = read(plan, reader, credential, lambda: timeout, fetch_zone=fetch_zone, detailed=True)
-        results = judge(plan, data, now, zone_of(plan, data.time_zone), past=_past(config, plan))
-    except SheetReadError as error:
-        _read_failed(sheet, error_dict(error.info()), spent, as_json)
-    volatile = volatile_formulas(plan, data, config.run.change_detection)
+        checked = check_now(config, sheet, clock)
+    except NoQuotaLeft as exc:
+        fail(str(exc), EXIT_OPERATIONAL)
+    if checked.error is not None:
+        _read_failed(sheet, error_dict(checked.error), checked.spent, as_json)
+    plan, results, volatile = checked.plan, checked.results, checked.volatile
     warnings = _volatile_warnings(plan, sheet, volatile or [])
-    health = health_of(results)
     by_name = {check.name: check for check in plan.checks}
     if as_json:
-        emit_json({"id": sheet.id, "name": sheet.name, "checked_at": format_utc(now), "health": health,
-                   "time_zone": data.time_zone,
+        emit_json({"id": sheet.id, "name": sheet.name, "checked_at": format_utc(checked.checked_at),
+                   "health": checked.health, "time_zone": checked.time_zone,
                    "results": [_result_dict(r, by_name.get(r.check_name)) for r in results],
-                   "quota_spent": spent,
+                   "quota_spent": checked.spent,
                    "volatile": None if volatile is None else [cell.to_dict() for cell in volatile],
                    "warnings": warnings})
     else:
-        _echo_check(sheet, health, data.time_zone, results, warnings, spent, credential, by_name)
-    if health in FAILING and not exit_zero:
+        _echo_check(sheet, checked.health, checked.time_zone, results, warnings, checked.spent,
+                    checked.credential, by_name)
+    if checked.health in FAILING and not exit_zero:
         raise SystemExit(EXIT_OPERATIONAL)
 
 
@@ -399,21 +382,6 @@ def _condition(check: Check | None) -> str:
     return condition_text(check) if check is not None else "-"  # a finding of no check (IMPORTRANGE)
 
 
-def _past(config: Config, plan: SheetPlan) -> Past | None:
-    """What the last run kept for ``plan``'s change, header and cross-sheet checks (none without a
-    state: they are judged as at a first read)."""
-    if not any(check.kind in ("change", "headers_changed", "cross_sheet") for check in plan.checks):
-        return None
-    try:
-        state = read_state(state_location(config), only=("history", "dlq"))
-    except StateError:  # judged as at a first read; an unreadable state is `status`'s business
-        state = None
-    history = state.history if state is not None else {}
-    failing = {sid: entry.last_error.message for sid, entry in state.dlq.items()} if state else {}
-    return past_for(plan.checks, plan.links, history, plan.id,
-                    {sheet.id: sheet.name for sheet in config.sheets}, failing)
-
-
 def _volatile_warnings(plan: SheetPlan, sheet: Sheet, volatile: list[VolatileCell]) -> list[str]:
     if not volatile:
         return []
@@ -426,25 +394,6 @@ def _volatile_warnings(plan: SheetPlan, sheet: Sheet, volatile: list[VolatileCel
         f"{cells}{more}: these values change without an edit, which Drive does not report, so with "
         f"change detection a round reads them only when max_age ({format_duration(plan.max_age)}) "
         f"comes due; to read this spreadsheet every round, {where}"]
-
-
-def _credential(config: Config, reads: int) -> str:
-    """The credential with the most room left for ``reads``: judged from the last run's saved quota
-    log on the state folder; on Redis, granted by the log the runners share, which so counts these
-    reads for them (a check beside running runners must not meet, or cause, a 429)."""
-    location = state_location(config)
-    try:
-        pacer = quota_pacer(config, location)
-        state = read_state(location, only=("quota",))
-        if state is not None:
-            pacer.restore(state.quota)
-        credential, wait = pacer.acquire(clock.time(), max(reads, 1))
-    except StateError:  # the quota log is only a hint; an unreachable state is `status`'s business
-        credential, wait = QuotaPacer.from_config(config).acquire(clock.time(), max(reads, 1))
-    if credential is None:
-        fail(f"every credential used its quota in the last minute; try again in {wait:.0f} s",
-             EXIT_OPERATIONAL)
-    return credential
 
 
 def _read_failed(sheet: Sheet, error: dict, spent: dict, as_json: bool) -> NoReturn:
