@@ -20,8 +20,8 @@ from monitor.core.errors import ErrorInfo, SheetReadError
 from monitor.engine.history import past_for
 from monitor.engine.inspect import SheetPlan, judge, read, sheets_requests, volatile_formulas, zone_of
 from monitor.engine.pacer import QuotaPacer
-from monitor.state import read_state
-from monitor.storage import StateError
+from monitor.state import State, read_state
+from monitor.storage import StateError, StateLocation
 from monitor.storage.configured import state_location
 
 
@@ -57,7 +57,9 @@ def check_now(config: Config, sheet: Sheet, clock: SystemClock | ManualClock) ->
     from monitor.google.reader import GspreadReader
 
     plan = SheetPlan.of(sheet, config)
-    credential = _credential(config, sheets_requests(plan), clock)
+    location = state_location(config)
+    saved = _saved(location, plan)
+    credential = _credential(config, location, saved, sheets_requests(plan), clock)
     timeout = config.google.request_timeout.total_seconds()
     reader = GspreadReader.for_config(config, timeout)
     now = clock.now()
@@ -70,21 +72,32 @@ def check_now(config: Config, sheet: Sheet, clock: SystemClock | ManualClock) ->
         # whether an #N/A is IMPORTRANGE still computing (monitor.engine.inspect); one read, which
         # also gives each cell's formula, and the spreadsheet's time zone when its dates need it.
         data = read(plan, reader, credential, lambda: timeout, fetch_zone=plan.needs_time_zone, detailed=True)
-        results = judge(plan, data, now, zone_of(plan, data.time_zone), past=_past(config, plan))
+        results = judge(plan, data, now, zone_of(plan, data.time_zone), past=_past(config, plan, saved))
     except SheetReadError as error:
         return Checked(plan, now, credential, spent, error=error.info())
     return Checked(plan, now, credential, spent, results, data.time_zone,
                    volatile_formulas(plan, data, config.run.change_detection))
 
 
-def _credential(config: Config, reads: int, clock: SystemClock | ManualClock) -> str:
+def _saved(location: StateLocation, plan: SheetPlan) -> State | None:
+    """What the runs saved that this check needs, read once: the quota log, and the history and the
+    DLQ when a change, header or cross-sheet check is judged against them. None without a state, or
+    when it cannot be read (`status`'s business): the quota is then only the config's, and those
+    checks are judged as at a first read."""
+    only = ("quota", "history", "dlq") if _judged_against_the_past(plan) else ("quota",)
+    try:
+        return read_state(location, only=only)
+    except StateError:
+        return None
+
+
+def _credential(config: Config, location: StateLocation, saved: State | None, reads: int,
+                clock: SystemClock | ManualClock) -> str:
     """The credential with the most room left for ``reads``, from the quota log the runs keep."""
-    location = state_location(config)
     try:
         pacer = quota_pacer(config, location)
-        state = read_state(location, only=("quota",))
-        if state is not None:
-            pacer.restore(state.quota)
+        if saved is not None:
+            pacer.restore(saved.quota)
         credential, wait = pacer.acquire(clock.time(), max(reads, 1))
     except StateError:  # the quota log is only a hint; an unreachable state is `status`'s business
         credential, wait = QuotaPacer.from_config(config).acquire(clock.time(), max(reads, 1))
@@ -93,16 +106,16 @@ def _credential(config: Config, reads: int, clock: SystemClock | ManualClock) ->
     return credential
 
 
-def _past(config: Config, plan: SheetPlan) -> Past | None:
+def _judged_against_the_past(plan: SheetPlan) -> bool:
+    return any(check.kind in ("change", "headers_changed", "cross_sheet") for check in plan.checks)
+
+
+def _past(config: Config, plan: SheetPlan, saved: State | None) -> Past | None:
     """What the last run kept for ``plan``'s change, header and cross-sheet checks (none without a
     state: they are judged as at a first read)."""
-    if not any(check.kind in ("change", "headers_changed", "cross_sheet") for check in plan.checks):
+    if not _judged_against_the_past(plan):
         return None
-    try:
-        state = read_state(state_location(config), only=("history", "dlq"))
-    except StateError:  # judged as at a first read; an unreadable state is `status`'s business
-        state = None
-    history = state.history if state is not None else {}
-    failing = {sid: entry.last_error.message for sid, entry in state.dlq.items()} if state else {}
+    history = saved.history if saved is not None else {}
+    failing = {sid: entry.last_error.message for sid, entry in saved.dlq.items()} if saved else {}
     return past_for(plan.checks, plan.links, history, plan.id,
                     {sheet.id: sheet.name for sheet in config.sheets}, failing)
