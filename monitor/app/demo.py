@@ -18,6 +18,7 @@ from typing import IO
 
 from monitor.admin.plan import config_plan
 from monitor.app.run import run_once
+from monitor.checks import Health
 from monitor.config import load_config
 from monitor.core.wording import counted
 from monitor.notify.buttons import buttons_in_text
@@ -215,6 +216,6 @@ def _print_status(state, dataset, say) -> None:
 def _verdict(record) -> str:
     # A spreadsheet whose breaker opened was never read successfully this round: for the team it is
     # as unreadable as a dead-lettered one (they were told by a "breaker opened" alert).
-    if record.skipped == "breaker_open" and record.health == "unknown":
+    if record.skipped == "breaker_open" and record.health is Health.UNKNOWN:
         return "error"
     return record.health

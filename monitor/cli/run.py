@@ -15,6 +15,7 @@ import click
 
 from monitor.app.allocator import limit_arenas
 from monitor.app.run import RunResult, new_run_id, run_once
+from monitor.checks import Health
 from monitor.cli.output import config_option, fail
 from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, state_location
 from monitor.cli.terminal import RunProgress, stderr_is_terminal
@@ -109,7 +110,7 @@ def run_summary(result: RunResult, progress: RunProgress, config: Config) -> lis
                      "to be tried again.")
     lines.append(_round_line(config))
     lines.append("  " + delivery_line(result, config))
-    if progress.verdicts.get("fail") or progress.verdicts.get("error") or counts.dead_lettered:
+    if progress.verdicts.get(Health.FAIL) or progress.verdicts.get(Health.ERROR) or counts.dead_lettered:
         lines.append("  Next: `sheet-monitor sheets --status fail` shows what each failing sheet found.")
     return lines
 

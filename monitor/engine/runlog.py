@@ -1,7 +1,7 @@
 """The runs of the last days, kept for the status page (``[report] keep``): one document per hour.
 
 Each finished run adds one :class:`RunRecord` to the document of the hour it started in
-(``runlog/2026-11-30T15``), so a run writes one small document (a few runs of the hour, ~400 bytes
+(``runlog/2026-11-30T15``), so a run writes one small document (a few runs of the hour, ~500 bytes
 each) whatever the number of spreadsheets and however long the history is kept, and the keys stay few
 (24 a day). Hours older than ``keep`` are removed by the run that finds them expired.
 """

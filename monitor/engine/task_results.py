@@ -132,7 +132,7 @@ class TaskResults:
             self.report.edit_lags.append(max(0.0, (now - before.changed_at).total_seconds()))
         findings = tuple(Finding.of(result) for result in results if result.is_finding)
         findings = located(findings, before.tabs if before else ())  # links open the first bad cell
-        verdict = Health(health_of(results))
+        verdict = health_of(results)
         record, change = record_verdict(before, verdict, now, findings, self.settings.history_keep)
         if read_seconds is not None:
             record = record_read_time(record, read_seconds)

@@ -68,7 +68,7 @@ def build_report(config: Config, state: State, now: datetime) -> dict[str, Any]:
 
 def _problems(sheets: Iterable[Sheet], state: State, shown: Mapping[str, str]) -> dict[str, Any]:
     """Failing spreadsheets first, then warning ones; each with its findings linked to their cells."""
-    rank = {"error": 0, "fail": 0, "warn": 1}
+    rank = {ERROR: 0, FAIL: 0, WARN: 1}
     bad = [sheet for sheet in sheets if shown[sheet.id] in rank]
     bad.sort(key=lambda sheet: (rank[shown[sheet.id]], sheet.name.lower()))
     listed = []
