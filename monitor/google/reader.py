@@ -12,6 +12,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from monitor.google import lean_gspread  # noqa: F401  before gspread: see its doc
+
+# isort: split
+
 import google.auth.exceptions
 import gspread
 import requests
