@@ -1,4 +1,4 @@
-"""gspread imported without google-auth-oauthlib, which it loads for a browser login the monitor never uses."""
+"""gspread imported without google-auth-oauthlib, loaded for a browser login the monitor never uses."""
 
 from __future__ import annotations
 
