@@ -12,6 +12,10 @@ import socket
 import sys
 from pathlib import Path
 
+from monitor.notify import lean_httpx  # noqa: F401  before httpx: see its doc
+
+# isort: split
+
 import click
 import httpx
 
