@@ -14,6 +14,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from monitor.notify import lean_httpx  # noqa: F401  before httpx: see its doc
+
+# isort: split
+
 import httpx
 
 from monitor.chat.actions import Place

@@ -11,6 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from monitor.notify import lean_httpx  # noqa: F401  before httpx: see its doc
+
+# isort: split
+
 import httpx
 
 from monitor.config import Config

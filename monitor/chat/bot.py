@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import logging
 
+from monitor.notify import lean_httpx  # noqa: F401  before httpx: see its doc
+
+# isort: split
+
 import httpx
 
 from monitor.core.logs import log_event

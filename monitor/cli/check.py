@@ -13,6 +13,10 @@ import math
 from pathlib import Path
 from typing import Any, NoReturn
 
+from monitor.notify import lean_httpx  # noqa: F401  before httpx: see its doc
+
+# isort: split
+
 import click
 
 from monitor.admin.change_plan import DEFAULT_EDIT_SHARES

@@ -9,6 +9,10 @@ import socket
 import sys
 from pathlib import Path
 
+from monitor.notify import lean_httpx  # noqa: F401  before httpx: see its doc
+
+# isort: split
+
 import click
 
 from monitor.app.telegram_probe import send_test

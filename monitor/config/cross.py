@@ -56,7 +56,10 @@ def link_cross_sheets(sheets: Sequence[Sheet], issues: list[ConfigIssue], *,
                 lends[found].append(lend)
     if not others:
         return tuple(sheets)
-    return tuple(_linked(sheet, tuple(others.get(sheet.id, ())), tuple(lends.get(sheet.id, ())))
+    # One tuple for identical links: a profile's check names the same other for all its spreadsheets.
+    shared: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
+    return tuple(_linked(sheet, shared.setdefault(own := tuple(others.get(sheet.id, ())), own),
+                         tuple(lends.get(sheet.id, ())))
                  for sheet in sheets)
 
 
@@ -92,8 +95,8 @@ def _resolve(sheet: Sheet, check: CrossSheetCheck, by_id: dict[str, Sheet], by_n
 def _linked(sheet: Sheet, others: tuple[tuple[str, str], ...], lends: tuple[Lend, ...]) -> Sheet:
     if not others and not lends:
         return sheet
-    ranges = tuple(dict.fromkeys((*sheet.ranges, *(lend.range for lend in lends))))
-    fingerprint = sheet.fingerprint
+    ranges, fingerprint = sheet.ranges, sheet.fingerprint  # its profile's, shared: see CheckSet
     if lends:  # a new dependent: the next round reads this spreadsheet to have its range to lend
+        ranges = tuple(dict.fromkeys((*sheet.ranges, *(lend.range for lend in lends))))
         fingerprint = checks_fingerprint(sheet.checks, extra=[lend.key for lend in lends])
     return replace(sheet, ranges=ranges, fingerprint=fingerprint, others=others, lends=lends)

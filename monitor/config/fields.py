@@ -7,6 +7,7 @@ file:line. Check parameters have their own field types beside the check models (
 from __future__ import annotations
 
 import re
+import sys
 from datetime import time, timedelta
 from pathlib import Path
 from typing import Annotated
@@ -138,7 +139,7 @@ def spreadsheet_id(value: object) -> str:
                            "copy the id from the spreadsheet's URL: docs.google.com/spreadsheets/d/ID/")
     text = value.strip()
     if _ID_RE.fullmatch(text):
-        return text
+        return sys.intern(text)  # the same object as the state's records of it: see tracking.Interned
     match = _URL_ID_RE.search(text)
     if match:
         raise InvalidValue("this is a URL, not a spreadsheet id", f'write only the id: "{match.group(1)}"')

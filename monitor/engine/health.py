@@ -15,7 +15,7 @@ from typing import Literal
 from monitor.checks import CheckResult, Health
 from monitor.core.a1 import A1Error, parse_a1
 from monitor.core.timefmt import UtcTime
-from monitor.core.tracking import document
+from monitor.core.tracking import Interned, document
 
 OK, WARN, FAIL, ERROR, UNKNOWN = Health
 SKIPPED = "skipped"  # shown instead of the health while the latest round skipped the spreadsheet
@@ -116,14 +116,14 @@ class SheetHealth:
     # The last read that worked: when, which checks judged it (their fingerprint), and the moments its
     # freshness checks found. A spreadsheet Drive reports unchanged is judged again from these.
     read_at: UtcTime | None = None
-    checks: str | None = None
+    checks: Interned | None = None
     moments: tuple[Moment, ...] = ()
     # When Drive reported a change (or that it left our view) that no read has seen yet: cleared by
     # the next read that works. Marks are made as a round starts, when no read is in flight.
     changed_at: UtcTime | None = None
     # The spreadsheet's own time zone (``properties.timeZone``, as Google names it), in which its
     # dates are read, and from when a read asks for it again (``monitor.engine.zone_refresh``).
-    time_zone: str | None = None
+    time_zone: Interned | None = None
     zone_due: UtcTime | None = None
     # Its tabs' ids, asked with the time zone at no extra cost (the same request): links to a bad cell.
     tabs: tuple[Tab, ...] = ()

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from types import MappingProxyType
 from typing import Any
 
 from monitor.checks import (
@@ -69,12 +70,16 @@ class SheetHistory:
     lent: dict[str, Kept] = field(default_factory=dict)  # per Lend.key: the range other checks read
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Linked:
-    """A plan's cross-sheet links: each check's other spreadsheet, and the ranges it lends."""
+    """A plan's cross-sheet links: each check's other spreadsheet, and the ranges it lends. Never
+    changed once made: plans with the same links share one."""
 
     others: Mapping[str, str] = field(default_factory=dict)  # check name -> other spreadsheet id
     lends: tuple[Lend, ...] = ()
+
+
+NO_LINKS = Linked(MappingProxyType({}))  # a plan with no cross-sheet check and nothing to lend
 
 
 def past_for(checks: Sequence[Any], links: Linked, history: Mapping[str, SheetHistory],

@@ -29,7 +29,7 @@ from enum import StrEnum
 
 from monitor.core.errors import POISON, ErrorInfo
 from monitor.core.timefmt import UtcTime
-from monitor.core.tracking import Documents, document
+from monitor.core.tracking import Documents, Interned, document
 
 
 class TaskStatus(StrEnum):
@@ -63,8 +63,8 @@ class Task:
     """Check one spreadsheet (``target``) in one round. Changed only by :class:`Round`."""
 
     id: str
-    target: str  # spreadsheet id
-    round_id: str
+    target: Interned  # spreadsheet id
+    round_id: Interned
     created_at: UtcTime
     status: TaskStatus = PENDING
     attempts: int = 0  # counted tries, the last success included (quota waits do not count)
@@ -100,7 +100,7 @@ class RoundInfo:
     started_at: UtcTime
     # The round's spreadsheets in order; task n (1-based) checks targets[n - 1]. A spreadsheet removed
     # from the config leaves its place empty (None), so the others' task ids do not change.
-    targets: tuple[str | None, ...] = ()
+    targets: tuple[Interned | None, ...] = ()
     behind_reported: bool = False  # "falling behind" was told for this round (once per round)
     unread: int = 0  # spreadsheets judged without a read: Drive reported no change (engine.changes)
 

@@ -22,6 +22,10 @@ from collections.abc import Iterable
 from functools import partial
 from urllib.parse import urlsplit, urlunsplit
 
+from monitor.google import lean_gspread  # noqa: F401  before gspread: see its doc
+
+# isort: split
+
 import google.auth.exceptions
 import gspread
 import requests

@@ -12,6 +12,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from monitor.google import lean_gspread  # noqa: F401  before gspread: see its doc
+
+# isort: split
+
 import google.auth.exceptions
 import gspread
 import requests
@@ -106,7 +110,8 @@ class GspreadReader:
         params = {"ranges": list(ranges), "fields": grid.FIELDS}
         with self._explained(spreadsheet_id, credential, timeout), classified(timeout, credential):
             client = self.client_for(credential, timeout)
-            body = client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id, params=params).json()
+            body = grid.parse(client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id,
+                                                         params=params).content)
         try:
             return grid.value_ranges_of(body, ranges)
         except grid.UnreadableGrid as exc:
@@ -124,7 +129,8 @@ class GspreadReader:
         params = {"ranges": list(ranges), "fields": f"{ZONE_FIELD},{cells}"}
         with self._explained(spreadsheet_id, credential, timeout), classified(timeout, credential):
             client = self.client_for(credential, timeout)
-            body = client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id, params=params).json()
+            body = grid.parse(client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id,
+                                                         params=params).content)
             zone = _zone_of(body)
         try:
             values = grid.value_ranges_of(body, ranges, formulas=detailed)

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from monitor.notify import lean_httpx  # noqa: F401  before httpx: see its doc
+
+# isort: split
+
 import httpx
 
 from monitor.notify.documents import Keyboard

@@ -16,6 +16,10 @@ import logging
 import threading
 from urllib.parse import urlsplit, urlunsplit
 
+from monitor.notify import lean_httpx  # noqa: F401  before httpx: see its doc
+
+# isort: split
+
 import httpx
 
 from monitor.core.logs import log_event

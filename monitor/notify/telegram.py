@@ -32,6 +32,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import IO, Protocol
 
+from monitor.notify import lean_httpx  # noqa: F401  before httpx: see its doc
+
+# isort: split
+
 import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, stop_any
 

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from monitor.notify import lean_httpx  # noqa: F401  before httpx: see its doc
+
+# isort: split
+
 import httpx
 
 from monitor.notify.telegram import DeliveryError, PermanentChatError, RetryableDeliveryError, call_bot_api

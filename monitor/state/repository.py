@@ -11,6 +11,7 @@ number of spreadsheets.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -91,8 +92,9 @@ class StateRepository:
             if kind is None:
                 damaged.append(Damage(key, "not a key this version of sheet-monitor stores", raw))
                 continue
-            try:
-                found[kind.name][id] = _decode(kind, raw, versions.get(kind.name, kind.version))
+            try:  # the id as one object with the documents' own copies of it (tracking.Interned)
+                found[kind.name][id if id is None else sys.intern(id)] = _decode(
+                    kind, raw, versions.get(kind.name, kind.version))
             except DocumentError as exc:
                 damaged.append(Damage(key, str(exc), raw))
         state = self._assemble(found, properties, damaged)

@@ -361,3 +361,19 @@ def test_an_outbox_saved_before_deliveries_were_timed_reads_with_none_and_keeps_
     repository.save(state)
     assert json.loads(backing.copy()[SCHEMA_KEY])["documents"]["outbox"] == OUTBOX.version  # the current one
     assert reload(backing)[1].outbox.last_delivered_at == T0
+
+
+def test_a_spreadsheet_s_id_is_read_back_as_one_object_whatever_holds_it():
+    backing = MemoryBacking()
+    repository, state = fresh(backing)
+    state.round = Round.build(SHEETS, T0)
+    task = state.round.next_due(T0)
+    state.round.start(task)
+    state.round.succeed(task, T0 + timedelta(seconds=1))
+    state.health[task.target] = SheetHealth(OK, since=T0, last_checked_at=T0)
+    repository.save(state)
+
+    _, loaded = reload(backing)
+    (key,) = [sid for sid in loaded.health if sid == task.target]
+    reread = loaded.round.tasks[task.id]
+    assert key is reread.target is loaded.round.info.targets[0]  # the record's key, the task, the round
