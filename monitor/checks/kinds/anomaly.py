@@ -1,0 +1,219 @@
+"""``anomaly``: a metric of the range (non-empty rows, or one of the threshold's aggregates, over the
+rows a ``where`` keeps) against what is normal for it at this moment, learnt from its own history.
+
+Each read writes its metric into its bucket (a day, or an hour, on the spreadsheet's clock) of the
+check's history (``monitor.checks.buckets``, kept by the engine); the bucket being judged is never
+part of its own baseline, and buckets judged anomalous, or read while the spreadsheet failed, are
+left out of later ones. Until ``min_history`` has been kept the check says it is learning and never
+alerts. The method, robust and seasonal, is ``monitor.checks.baselines``'s.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import model_validator
+
+from monitor.core.invalid import InvalidValue
+from monitor.core.wording import counted
+
+from .. import explain
+from ..aggregates import Metric, ValueRange, metric_of
+from ..base import CheckBase, default_name
+from ..baselines import (
+    BUCKET_SIZE,
+    SENSITIVITY,
+    SHIFT_SHARE,
+    STUCK_BUCKETS,
+    Baseline,
+    Point,
+    Seasonality,
+    Sensitivity,
+    baseline,
+    held_still,
+    span_of,
+)
+from ..buckets import BUCKET_LENGTH, Buckets, bucket_number, bucket_start, hour_of, weekday_of
+from ..conditions import format_number
+from ..dates import zone
+from ..fields import A1Text, DurationField, WhereField
+from ..kind import Keep, Kind
+from ..past import Past
+from ..result import CheckResult, result_of
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_NOUNS = {"row_count": ("row", "rows"), "count": ("non-empty cell", "non-empty cells"),
+          "distinct": ("distinct value", "distinct values")}
+_SEASONS = {"none": "each day", "day_of_week": "each weekday", "hour_of_day": "each hour of the day",
+            "hour_of_week": "each hour of each weekday"}
+
+
+class AnomalyCheck(CheckBase):
+    """``metric`` of ``range`` (with ``where``, over the rows it keeps) judged against its own
+    history: the same weekday, hour of the day or hour of the week (``seasonality``) in earlier weeks
+    or days. ``sensitivity``: how far off a value must be to alert ("high" alerts on less).
+    ``min_history``: how long it learns before it may alert."""
+
+    kind: Literal["anomaly"] = "anomaly"
+    range: A1Text
+    metric: Metric = "row_count"
+    where: WhereField | None = None
+    sensitivity: Sensitivity = "normal"
+    seasonality: Seasonality = "day_of_week"
+    min_history: DurationField = timedelta(days=14)
+    # Days known to be unlike others (a holiday, a stocktaking): never alerted, never in a baseline.
+    holidays: tuple[date, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_name(cls, data: Any) -> Any:
+        # Named after its metric, which is not an ``aggregate``: two anomaly checks of one range over
+        # different metrics are two checks.
+        if isinstance(data, dict) and not data.get("name"):
+            data = {**data, "name": default_name("anomaly", data.get("metric") or "row_count", data.get("range"))}
+        return data
+
+    @model_validator(mode="after")
+    def _learnable(self) -> AnomalyCheck:
+        self._check_where()
+        longest = kept_for(self)
+        if not timedelta(days=1) <= self.min_history <= longest:
+            raise InvalidValue(f"min_history must be between 1d and {longest.days}d for seasonality "
+                               f"{self.seasonality!r} (the history it keeps)",
+                               'write a duration in days, e.g. min_history = "14d"')
+        return self
+
+    def explain(self) -> str:
+        what = f"its {self.metric.replace('_', ' ')} of {explain.scope(self)}"
+        return explain.sentence(self, [(self.severity, f"{what} is unusual for {_SEASONS[self.seasonality]}, "
+                                                       f"judged against its own history (sensitivity "
+                                                       f"{self.sensitivity}, after {_days(self.min_history)} "
+                                                       "of learning)")])
+
+    def conditions(self) -> str:
+        return f"fail {self.metric} unusual ({self.sensitivity}, {self.seasonality})"
+
+    def as_written(self) -> dict[str, Any]:
+        written = super().as_written()
+        if self.name == default_name("anomaly", self.metric, self.range):
+            written.pop("name", None)
+        return written
+
+
+def kept_for(check: AnomalyCheck) -> timedelta:
+    """How far back the check's history reaches: the baseline's buckets and the one judged."""
+    return BUCKET_LENGTH[BUCKET_SIZE[check.seasonality]] * (span_of(check.seasonality) - 1)
+
+
+def judge(check: AnomalyCheck, value_range: ValueRange | None, now: datetime, tz: Any,
+          modified_time: Any, past: Past) -> CheckResult:
+    value = metric_of(check.metric, value_range)
+    size = BUCKET_SIZE[check.seasonality]
+    number = bucket_number(now, zone(tz), size)
+    if bucket_start(number, size).date() in check.holidays:
+        # No value kept: the day stays out of every baseline.
+        return result_of(check, "ok", f"{shown(check, value)}; not judged on a listed holiday", None)
+    kept = past.buckets.get(check.name)
+    learnt = BUCKET_LENGTH[size] * (number - kept.first) if kept else timedelta(0)
+    if learnt < check.min_history:
+        return result_of(check, "ok", f"{shown(check, value)}; {learning(learnt, check.min_history)}", value)
+    if value is None:
+        return result_of(check, "fail", f"no {check.metric}: the range is empty", None)
+    assert kept is not None  # learnt is 0 without a history, and min_history is at least a day
+    points = kept.points(number)
+    base = baseline(points, number, check.seasonality, SENSITIVITY[check.sensitivity])
+    if base is None:
+        return result_of(check, "ok", f"{shown(check, value)}; learning, {_too_few(check, number)}", value)
+    said = f"{shown(check, value)}, {usually(check, base, number)}"
+    if not base.low <= value <= base.high:
+        return result_of(check, "fail", f"{said}: {_how_far(value, base)}", value)
+    if _shifted(check, kept, points, number, value, base):
+        return result_of(check, "fail", f"{said}: {_how_far(value, base)}, the second {size} in a row", value)
+    recent = [kept.value_at(at) for at in range(number - STUCK_BUCKETS + 1, number)] + [value]
+    if held_still(recent, [point for point in points if point[0] <= number - STUCK_BUCKETS]):
+        return result_of(check, "fail", f"{said}: the same value {STUCK_BUCKETS} {size}s in a row, "
+                                        "where it always moved before", value)
+    return result_of(check, "ok", said, value)
+
+
+def _shifted(check: AnomalyCheck, kept: Buckets, points: list[Point], number: int, value: float,
+             base: Baseline) -> bool:
+    """A level shift: this bucket and the one before are both off the same way by ``SHIFT_SHARE`` of
+    the band."""
+    before = kept.value_at(number - 1)
+    if before is None or (number - 1) in kept.left_out:
+        return False
+    least = SENSITIVITY[check.sensitivity] * SHIFT_SHARE
+    now_off = base.off_by(value)
+    if abs(now_off) <= least:
+        return False
+    earlier = baseline(points, number - 1, check.seasonality, SENSITIVITY[check.sensitivity])
+    return earlier is not None and earlier.off_by(before) * now_off > 0 and abs(earlier.off_by(before)) > least
+
+
+def shown(check: AnomalyCheck, value: float | None) -> str:
+    """The metric as the finding says it: "47 rows", "sum 1,204.5"."""
+    if value is None:
+        return f"no {check.metric}"
+    if check.metric in _NOUNS:
+        one, many = _NOUNS[check.metric]
+        return counted(int(value), one, many)
+    return f"{check.metric} {format_number(value)}"
+
+
+def usually(check: AnomalyCheck, base: Baseline, number: int) -> str:
+    """"usually 140–162 on a Tuesday at this hour (14 Tuesdays)": the same bucket's past values, and
+    how many they are."""
+    low, high = (format_number(round(bound, 2)) for bound in base.usual)
+    usual = low if low == high else f"{low}–{high}"
+    return f"usually {usual}{_when(check, number)} ({_samples(check, number, base.samples)})"
+
+
+def _when(check: AnomalyCheck, number: int) -> str:
+    return {"none": "", "day_of_week": f" on a {_weekday(check, number)}", "hour_of_day": " at this hour",
+            "hour_of_week": f" on a {_weekday(check, number)} at this hour"}[check.seasonality]
+
+
+def _samples(check: AnomalyCheck, number: int, count: int) -> str:
+    if check.seasonality in ("none", "hour_of_day"):
+        return counted(count, "day")
+    return f"{count} {_weekday(check, number)}" + ("" if count == 1 else "s")
+
+
+def _weekday(check: AnomalyCheck, number: int) -> str:
+    return _WEEKDAYS[weekday_of(number, BUCKET_SIZE[check.seasonality])]
+
+
+def learning(learnt: timedelta, needed: timedelta) -> str:
+    """"learning, 3 of 14 days": how much of ``min_history`` is kept."""
+    return f"learning, {format_number(int(learnt / timedelta(days=1)))} of {_days(needed)}"
+
+
+def _too_few(check: AnomalyCheck, number: int) -> str:
+    """Why a check past ``min_history`` still learns: its bucket's values were missing or left out."""
+    what = {"none": "days", "day_of_week": "of these weekdays", "hour_of_day": "days at this hour",
+            "hour_of_week": "of these weekdays at this hour"}[check.seasonality]
+    return f"too few usable {what} yet" + (f" (at {hour_of(number, 'hour'):02d}:00)"
+                                           if BUCKET_SIZE[check.seasonality] == "hour" else "")
+
+
+def _how_far(value: float, base: Baseline) -> str:
+    if base.center == 0:
+        return "the usual is 0"
+    change = (value - base.center) / abs(base.center) * 100
+    return f"{format_number(round(abs(change)))} % {'below' if change < 0 else 'above'} the usual " \
+           f"{format_number(round(base.center, 2))}"
+
+
+def _days(length: timedelta) -> str:
+    number = format_number(round(length / timedelta(days=1), 1))
+    return f"{number} day" if number == "1" else f"{number} days"
+
+
+def keeps(check: AnomalyCheck, observed: Any, value_range: ValueRange | None) -> Keep:
+    size = BUCKET_SIZE[check.seasonality]
+    return Keep("buckets", observed, BUCKET_LENGTH[size] * span_of(check.seasonality), every=size)
+
+
+KIND = Kind(AnomalyCheck, judge, keeps)
