@@ -38,7 +38,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -167,7 +167,8 @@ def main() -> None:
     alarms: dict[tuple[str, str], tuple[int, int]] = defaultdict(lambda: (0, 0))  # (in events, all)
     for _ in range(args.sheets):
         series = healthy(rng, args.days)
-        listed = () if args.unlisted else tuple((START + timedelta(days=day)).date() for day in series.holidays)
+        listed = () if args.unlisted else tuple((START + timedelta(days=day)).date()
+                                                for day in series.holidays)
         check = AnomalyCheck(range=RANGE, metric="sum", sensitivity=args.sensitivity,
                              seasonality=args.seasonality, holidays=listed)
         judged = [day for day, v in enumerate(series.values) if v is not None and day >= LEARNING_DAYS

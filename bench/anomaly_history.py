@@ -38,8 +38,8 @@ def one_sheet(rng: random.Random, check: AnomalyCheck, days: float) -> SheetHist
     while at < START + timedelta(days=days):
         total = round(rng.uniform(1e4, 1e6), 2)
         status = "fail" if rng.random() < 0.02 else "ok"
-        history = recorded([check], Linked(), history, [CheckResult(check.name, "anomaly", status, "", total)],
-                           {}, at, UTC)
+        result = CheckResult(check.name, "anomaly", status, "", total)
+        history = recorded([check], Linked(), history, [result], {}, at, UTC)
         at += READ
     return history
 
@@ -66,7 +66,8 @@ def main() -> None:
                 store.close()
                 on_disk = (Path(folder) / "properties.json").stat().st_size
             print(f"  {count:>6,} spreadsheets after {args.days[-1]:g} d: "
-                  f"{per_sheet * count / 1e6:.2f} MB of history documents, state snapshot {on_disk / 1e6:.2f} MB")
+                  f"{per_sheet * count / 1e6:.2f} MB of history documents, "
+                  f"state snapshot {on_disk / 1e6:.2f} MB")
 
 
 if __name__ == "__main__":

@@ -25,14 +25,14 @@ durations are ``monitor.core.durations``. Date handling: ``dates``. Aggregates: 
 """
 
 from .aggregates import AGGREGATES, keys_of, metric_of
+from .buckets import Buckets, bucket_number, with_reading
 from .cells import FORMULA_ERRORS, ValuesStillLoading
 from .columns import ColumnError, Table
 from .conditions import Condition, parse_age_condition, parse_condition
 from .evaluate import evaluate, evaluate_all, format_age, needs_modified_time, ranges_of
 from .kind import Keep, Kind
 from .kinds import CHECK_KINDS, KINDS, REGISTRY, Check, kind_of
-from .buckets import Buckets, bucket_number, with_reading
-from .kinds.anomaly import AnomalyCheck
+from .kinds.anomaly import AnomalyCheck, banded, still_learning
 from .kinds.change import ChangeCheck
 from .kinds.cross_sheet import CrossSheetCheck, compare_cross
 from .kinds.duplicates import DuplicatesCheck
@@ -53,7 +53,7 @@ __all__ = [
     "NOT_READ", "OtherSide", "Past", "compare_cross", "keys_of", "metric_of",
     "Keep", "Kind", "REGISTRY", "kind_of",
     "ChangeCheck", "CrossSheetCheck", "HeadersChangedCheck", "AnomalyCheck",
-    "Buckets", "bucket_number", "with_reading",
+    "Buckets", "bucket_number", "with_reading", "still_learning", "banded",
     "AGGREGATES",
     "CHECK_KINDS",
     "FORMULA_ERRORS",

@@ -9,16 +9,19 @@ because two or three Tuesdays say little of how much a Tuesday varies, while fif
 weekdays do; in percent, because a quiet Sunday varies less in rows than a busy Monday, not less in
 share. A value is anomalous when it lies farther from the center than ``sensitivity`` times the
 spread (a MAD scaled to a standard deviation), or when it and the bucket before are both off the
-same way by ``SHIFT_SHARE`` of that (a level shift), or when it has not moved for ``STUCK_BUCKETS`` buckets in a
-row although the metric never held still before.
+same way by ``SHIFT_SHARE`` of that (a level shift), or when it has not moved for ``STUCK_BUCKETS``
+buckets in a row although the metric never held still before. The center follows the trend of the
+last ``LEVEL_BUCKETS`` buckets, and the band widens while the center stands on few values.
 
 Only the buckets before the judged one are used (a bucket is never in its own baseline), and the
-caller leaves out the buckets judged anomalous and those read while the spreadsheet failed
-(``Buckets.points``): a past incident does not widen tomorrow's band.
+buckets judged anomalous and those read while the spreadsheet failed are left out (``Buckets``
+marks them): a past incident does not widen tomorrow's band. Unless they are most of the latest
+values of their seasonal bucket: a change that lasts that long is the metric's new normal.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,6 +47,7 @@ BUCKET_SIZE: dict[str, BucketSize] = {"none": "day", "day_of_week": "day", "hour
                                       "hour_of_week": "hour"}
 SEASON_BUCKETS = {"none": 1, "day_of_week": 7, "hour_of_day": 24, "hour_of_week": 168}
 MIN_SAME_BUCKET = 2  # values of the same seasonal bucket a center needs
+CENTER_ERROR = math.pi / 2  # a median's variance over n values, in the values' own: pi / 2n
 # The buckets that tell the level now (a trend's): at least the last two weeks of daily buckets, as the
 # median of fewer ratios is noisy enough to move the center by more than the trend it corrects.
 LEVEL_BUCKETS = 14
@@ -105,7 +109,10 @@ def baseline(points: Sequence[Point], number: int, seasonality: str, sensitivity
     if len(same) < MIN_SAME_BUCKET:
         return None
     center = median(same) * _level(groups, number, seasonality)
-    spread = max(_pooled_spread(groups), MIN_SPREAD, _one_unit(groups, center))
+    # A new value's spread around a median of n values, itself off by about 1.25 / sqrt(n) spreads:
+    # a center learnt from two Tuesdays is less sure than one from eight, and the band says so.
+    sureness = math.sqrt(1 + CENTER_ERROR / len(same))
+    spread = max(_pooled_spread(groups), MIN_SPREAD, _one_unit(groups, center)) * sureness
     width = sensitivity * spread * max(abs(center), _TINY)
     return Baseline(center, spread, center - width, center + width, (min(same), max(same)), len(same))
 

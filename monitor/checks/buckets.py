@@ -36,8 +36,9 @@ class Buckets:
     def points(self, before: int) -> list[tuple[int, float, bool]]:
         """The buckets before ``before`` that hold a value: (number, value, left out), oldest first."""
         out = set(self.left_out)
-        return [(self.first + index, value, self.first + index in out) for index, value in enumerate(self.values)
-                if value is not None and self.first + index < before]
+        numbered = ((self.first + index, value) for index, value in enumerate(self.values))
+        return [(number, value, number in out) for number, value in numbered
+                if value is not None and number < before]
 
     def value_at(self, number: int) -> float | None:
         index = number - self.first

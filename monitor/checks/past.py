@@ -2,9 +2,10 @@
 pure.
 
 The caller (``monitor.engine.history``) hands in ``Past``: a change check's series of earlier points,
-a header row's earlier headers, an anomaly check's buckets, the other side of a cross-sheet check as its spreadsheet's last read
-found it. Each result's ``observed`` is then the new point to keep; what each kind keeps is its
-``Kind.keeps`` (``monitor.checks.kinds``), and keeping it, bounded, is the engine's.
+a header row's earlier headers, an anomaly check's buckets, the other side of a cross-sheet check as
+its spreadsheet's last read found it. Each result's ``observed`` is then the new point to keep; what
+each kind keeps is its ``Kind.keeps`` (``monitor.checks.kinds``), and keeping it, bounded, is the
+engine's.
 """
 
 from __future__ import annotations

@@ -45,6 +45,8 @@ from ..result import CheckResult, result_of
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _NOUNS = {"row_count": ("row", "rows"), "count": ("non-empty cell", "non-empty cells"),
           "distinct": ("distinct value", "distinct values")}
+_METRICS = {"sum": "sum", "avg": "average", "min": "smallest number", "max": "largest number",
+            "value": "first value"}
 _SEASONS = {"none": "each day", "day_of_week": "each weekday", "hour_of_day": "each hour of the day",
             "hour_of_week": "each hour of each weekday"}
 
@@ -71,7 +73,8 @@ class AnomalyCheck(CheckBase):
         # Named after its metric, which is not an ``aggregate``: two anomaly checks of one range over
         # different metrics are two checks.
         if isinstance(data, dict) and not data.get("name"):
-            data = {**data, "name": default_name("anomaly", data.get("metric") or "row_count", data.get("range"))}
+            metric = data.get("metric") or "row_count"
+            data = {**data, "name": default_name("anomaly", metric, data.get("range"))}
         return data
 
     @model_validator(mode="after")
@@ -119,7 +122,7 @@ def judge(check: AnomalyCheck, value_range: ValueRange | None, now: datetime, tz
     if learnt < check.min_history:
         return result_of(check, "ok", f"{shown(check, value)}; {learning(learnt, check.min_history)}", value)
     if value is None:
-        return result_of(check, "fail", f"no {check.metric}: the range is empty", None)
+        return result_of(check, "fail", f"{shown(check, None)}: the range is empty", None)
     assert kept is not None  # learnt is 0 without a history, and min_history is at least a day
     points = kept.points(number)
     base = baseline(points, number, check.seasonality, SENSITIVITY[check.sensitivity])
@@ -149,17 +152,21 @@ def _shifted(check: AnomalyCheck, kept: Buckets, points: list[Point], number: in
     if abs(now_off) <= least:
         return False
     earlier = baseline(points, number - 1, check.seasonality, SENSITIVITY[check.sensitivity])
-    return earlier is not None and earlier.off_by(before) * now_off > 0 and abs(earlier.off_by(before)) > least
+    if earlier is None:
+        return False
+    then_off = earlier.off_by(before)
+    return then_off * now_off > 0 and abs(then_off) > least
 
 
 def shown(check: AnomalyCheck, value: float | None) -> str:
-    """The metric as the finding says it: "47 rows", "sum 1,204.5"."""
+    """The metric and its range as the finding says them: "47 rows in Orders!A2:A", "the sum of
+    Orders!C2:C is 1,204.5"."""
     if value is None:
-        return f"no {check.metric}"
+        return f"no {check.metric} in {check.range}"
     if check.metric in _NOUNS:
         one, many = _NOUNS[check.metric]
-        return counted(int(value), one, many)
-    return f"{check.metric} {format_number(value)}"
+        return f"{counted(int(value), one, many)} in {check.range}"
+    return f"the {_METRICS[check.metric]} of {check.range} is {format_number(value)}"
 
 
 def usually(check: AnomalyCheck, base: Baseline, number: int) -> str:
@@ -183,6 +190,13 @@ def _samples(check: AnomalyCheck, number: int, count: int) -> str:
 
 def _weekday(check: AnomalyCheck, number: int) -> str:
     return _WEEKDAYS[weekday_of(number, BUCKET_SIZE[check.seasonality])]
+
+
+def still_learning(check: AnomalyCheck, kept: Buckets | None) -> str | None:
+    """"learning, 3 of 14 days" as the last read left the check; None once ``min_history`` is kept."""
+    size = BUCKET_SIZE[check.seasonality]
+    learnt = BUCKET_LENGTH[size] * (kept.last - kept.first) if kept else timedelta(0)
+    return learning(learnt, check.min_history) if learnt < check.min_history else None
 
 
 def learning(learnt: timedelta, needed: timedelta) -> str:
@@ -209,6 +223,20 @@ def _how_far(value: float, base: Baseline) -> str:
 def _days(length: timedelta) -> str:
     number = format_number(round(length / timedelta(days=1), 1))
     return f"{number} day" if number == "1" else f"{number} days"
+
+
+def banded(check: AnomalyCheck, kept: Buckets, count: int) -> list[tuple[datetime, float | None, float | None,
+                                                                         float | None]]:
+    """The last ``count`` buckets as the status page draws them: each bucket's start (on the
+    spreadsheet's clock), its value, and the band its baseline allowed (None before there was one)."""
+    size = BUCKET_SIZE[check.seasonality]
+    points = kept.points(kept.last + 1)
+    drawn = []
+    for number in range(max(kept.first, kept.last - count + 1), kept.last + 1):
+        base = baseline(points, number, check.seasonality, SENSITIVITY[check.sensitivity])
+        drawn.append((bucket_start(number, size), kept.value_at(number),
+                      base.low if base else None, base.high if base else None))
+    return drawn
 
 
 def keeps(check: AnomalyCheck, observed: Any, value_range: ValueRange | None) -> Keep:

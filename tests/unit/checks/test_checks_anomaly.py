@@ -136,8 +136,8 @@ def test_a_level_shift_over_two_buckets_is_told_at_the_second():
     days = Days(AnomalyCheck(range="Orders!A2:A", seasonality="none", min_history="7d"))
     for n in range(14):
         days.read(100 + (n % 5) * 3 - 6)  # 94..106: a spread of ~4 %
-    first = days.read(86)
-    second = days.read(86)
+    first = days.read(82)  # 18 % low: inside the band (5 spreads) but beyond 60 % of it
+    second = days.read(82)
     assert first.status == "ok"
     assert second.status == "fail" and "the second day in a row" in second.message
 
@@ -156,7 +156,7 @@ def test_nothing_is_told_while_learning_and_it_says_how_far_it_is():
     days = Days(AnomalyCheck(range="Orders!A2:A", min_history="14d"))
     results = [days.read(150 if n != 3 else 5) for n in range(14)]
     assert all(result.status == "ok" for result in results)
-    assert results[3].message == "5 rows; learning, 3 of 14 days"
+    assert results[3].message == "5 rows in Orders!A2:A; learning, 3 of 14 days"
     assert results[13].message.endswith("learning, 13 of 14 days")
     judged = days.read(150)
     assert "learning" not in judged.message and "(2 Mondays)" in judged.message
@@ -185,7 +185,9 @@ def test_the_finding_says_what_was_expected_and_from_how_many_weeks():
     kept = Buckets(number - 168 * 4, tuple(values))
     result = evaluate(check, rows(47), tuesday_3pm, UTC, past=Past(buckets={check.name: kept}))
     assert result.status == "fail"
-    assert result.message.startswith("47 rows, usually 140–162 on a Tuesday at this hour (4 Tuesdays): ")
+    assert result.message.startswith(
+        "47 rows in Orders!A2:A, usually 140–162 on a Tuesday at this hour (4 Tuesdays): "
+        "69 % below the usual ")
     assert "below the usual" in result.message
 
 
