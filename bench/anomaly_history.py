@@ -16,16 +16,16 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from history_growth import snapshot_bytes  # noqa: E402
+
 from monitor.checks import AnomalyCheck, CheckResult  # noqa: E402
 from monitor.engine.history import Linked, SheetHistory, recorded  # noqa: E402
 from monitor.state.schema import HISTORY  # noqa: E402
-from monitor.storage import FileStore  # noqa: E402
 
 START = datetime(2026, 6, 1, tzinfo=UTC)
 READ = timedelta(minutes=30)
@@ -60,11 +60,7 @@ def main() -> None:
             line.append(f"{per_sheet:,.0f} B after {days:g} d")
         print(f"{seasonality}: " + ", ".join(line))
         for count in args.sheets:
-            with tempfile.TemporaryDirectory() as folder:
-                store = FileStore(Path(folder) / "properties.json")
-                store.update({HISTORY.key(f"sheet-{n:05d}"): sample[n % len(sample)] for n in range(count)})
-                store.close()
-                on_disk = (Path(folder) / "properties.json").stat().st_size
+            on_disk = snapshot_bytes(sample, count)
             print(f"  {count:>6,} spreadsheets after {args.days[-1]:g} d: "
                   f"{per_sheet * count / 1e6:.2f} MB of history documents, "
                   f"state snapshot {on_disk / 1e6:.2f} MB")

@@ -8,8 +8,8 @@ standard deviation as far as it likes and a median not at all; the spread pooled
 because two or three Tuesdays say little of how much a Tuesday varies, while fifty-odd days of all
 weekdays do; in percent, because a quiet Sunday varies less in rows than a busy Monday, not less in
 share. A value is anomalous when it lies farther from the center than ``sensitivity`` times the
-spread (a MAD scaled to a standard deviation), or when it and the bucket before are both off the
-same way by ``SHIFT_SHARE`` of that (a level shift), or when it has not moved for ``STUCK_BUCKETS``
+spread (a MAD scaled to a standard deviation), or when it and the bucket before are off the same
+way by ``SHIFT_SHARE`` of that on average (a level shift), or when it has not moved for ``STUCK_BUCKETS``
 buckets in a row although the metric never held still before. The center follows the trend of the
 last ``LEVEL_BUCKETS`` buckets, and the band widens while the center stands on few values.
 
@@ -51,8 +51,12 @@ CENTER_ERROR = math.pi / 2  # a median's variance over n values, in the values' 
 # The buckets that tell the level now (a trend's): at least the last two weeks of daily buckets, as the
 # median of fewer ratios is noisy enough to move the center by more than the trend it corrects.
 LEVEL_BUCKETS = 14
-# A level shift: this bucket and the one before both off the same way by this share of the band.
+# A level shift: this bucket and the one before off the same way by this share of the band on average,
+# each by SHIFT_LEAST of it at least. An average of two spreads' worth is twice as sure as either
+# (its own spread is 0.71 of theirs), so it tells a lasting shift of 30 % in a noisy metric more
+# often than "both beyond" would at the same rate of false alarms.
 SHIFT_SHARE = 0.6
+SHIFT_LEAST = 0.3
 
 
 def span_of(seasonality: str) -> int:

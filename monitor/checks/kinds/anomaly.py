@@ -23,7 +23,9 @@ from ..aggregates import Metric, ValueRange, metric_of
 from ..base import CheckBase, default_name
 from ..baselines import (
     BUCKET_SIZE,
+    MIN_SAME_BUCKET,
     SENSITIVITY,
+    SHIFT_LEAST,
     SHIFT_SHARE,
     STUCK_BUCKETS,
     Baseline,
@@ -32,9 +34,10 @@ from ..baselines import (
     Sensitivity,
     baseline,
     held_still,
+    season_key,
     span_of,
 )
-from ..buckets import BUCKET_LENGTH, Buckets, bucket_number, bucket_start, hour_of, weekday_of
+from ..buckets import BUCKET_LENGTH, Buckets, bucket_number, bucket_start, weekday_of
 from ..conditions import format_number
 from ..dates import zone
 from ..fields import A1Text, DurationField, WhereField
@@ -127,7 +130,8 @@ def judge(check: AnomalyCheck, value_range: ValueRange | None, now: datetime, tz
     points = kept.points(number)
     base = baseline(points, number, check.seasonality, SENSITIVITY[check.sensitivity])
     if base is None:
-        return result_of(check, "ok", f"{shown(check, value)}; learning, {_too_few(check, number)}", value)
+        said = f"{shown(check, value)}; learning, {_too_few(check, points, number)}"
+        return result_of(check, "ok", said, value)
     said = f"{shown(check, value)}, {usually(check, base, number)}"
     if not base.low <= value <= base.high:
         return result_of(check, "fail", f"{said}: {_how_far(value, base)}", value)
@@ -142,20 +146,21 @@ def judge(check: AnomalyCheck, value_range: ValueRange | None, now: datetime, tz
 
 def _shifted(check: AnomalyCheck, kept: Buckets, points: list[Point], number: int, value: float,
              base: Baseline) -> bool:
-    """A level shift: this bucket and the one before are both off the same way by ``SHIFT_SHARE`` of
-    the band."""
+    """A level shift: this bucket and the one before are off the same way, each by ``SHIFT_LEAST``
+    of the band at least and by ``SHIFT_SHARE`` of it on average."""
     before = kept.value_at(number - 1)
     if before is None or (number - 1) in kept.left_out:
         return False
-    least = SENSITIVITY[check.sensitivity] * SHIFT_SHARE
+    band = SENSITIVITY[check.sensitivity]
     now_off = base.off_by(value)
-    if abs(now_off) <= least:
+    if abs(now_off) <= band * SHIFT_LEAST:
         return False
-    earlier = baseline(points, number - 1, check.seasonality, SENSITIVITY[check.sensitivity])
+    earlier = baseline(points, number - 1, check.seasonality, band)
     if earlier is None:
         return False
     then_off = earlier.off_by(before)
-    return then_off * now_off > 0 and abs(then_off) > least
+    return then_off * now_off > 0 and abs(then_off) > band * SHIFT_LEAST \
+        and abs(then_off + now_off) / 2 > band * SHIFT_SHARE
 
 
 def shown(check: AnomalyCheck, value: float | None) -> str:
@@ -204,12 +209,13 @@ def learning(learnt: timedelta, needed: timedelta) -> str:
     return f"learning, {format_number(int(learnt / timedelta(days=1)))} of {_days(needed)}"
 
 
-def _too_few(check: AnomalyCheck, number: int) -> str:
-    """Why a check past ``min_history`` still learns: its bucket's values were missing or left out."""
-    what = {"none": "days", "day_of_week": "of these weekdays", "hour_of_day": "days at this hour",
-            "hour_of_week": "of these weekdays at this hour"}[check.seasonality]
-    return f"too few usable {what} yet" + (f" (at {hour_of(number, 'hour'):02d}:00)"
-                                           if BUCKET_SIZE[check.seasonality] == "hour" else "")
+def _too_few(check: AnomalyCheck, points: list[Point], number: int) -> str:
+    """Why a check past ``min_history`` still learns: its bucket's earlier values were missing or
+    left out ("only 1 Tuesday to judge by, 2 needed")."""
+    key = season_key(number, check.seasonality)
+    usable = sum(1 for at, _, out in points if not out and season_key(at, check.seasonality) == key)
+    hour = " at this hour" if BUCKET_SIZE[check.seasonality] == "hour" else ""
+    return f"only {_samples(check, number, usable)}{hour} to judge by, {MIN_SAME_BUCKET} needed"
 
 
 def _how_far(value: float, base: Baseline) -> str:

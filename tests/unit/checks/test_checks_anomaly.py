@@ -201,3 +201,13 @@ def test_its_sentence_and_its_refusals():
         AnomalyCheck(range="Orders!A2:A", seasonality="hour_of_week", min_history="60d")
     with pytest.raises(ValidationError):
         AnomalyCheck(range="Orders!A2:A", seasonality="monthly")
+
+
+def test_past_min_history_a_bucket_without_enough_usable_values_still_learns_and_says_why():
+    check = AnomalyCheck(range="Orders!A2:A", min_history="7d")
+    tuesday = datetime(2026, 3, 3, 12, 0, tzinfo=UTC)
+    today = bucket_number(tuesday, UTC, "day")
+    kept = Buckets(today - 9, (100.0,) * 9, (today - 7,))  # last Tuesday was left out
+    result = evaluate(check, rows(3), tuesday, UTC, past=Past(buckets={check.name: kept}))
+    assert result.status == "ok"
+    assert result.message == "3 rows in Orders!A2:A; learning, only 0 Tuesdays to judge by, 2 needed"
