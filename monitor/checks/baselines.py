@@ -46,7 +46,9 @@ SAME_BUCKET_VALUES = {"none": 14, "day_of_week": 8, "hour_of_day": 14, "hour_of_
 BUCKET_SIZE: dict[str, BucketSize] = {"none": "day", "day_of_week": "day", "hour_of_day": "hour",
                                       "hour_of_week": "hour"}
 SEASON_BUCKETS = {"none": 1, "day_of_week": 7, "hour_of_day": 24, "hour_of_week": 168}
-MIN_SAME_BUCKET = 2  # values of the same seasonal bucket a center needs
+# Values of the same seasonal bucket a center needs: a median of three outvotes one odd day (a holiday
+# kept while the check was learning), a median of two is their midpoint.
+MIN_SAME_BUCKET = 3
 CENTER_ERROR = math.pi / 2  # a median's variance over n values, in the values' own: pi / 2n
 # The buckets that tell the level now (a trend's): at least the last two weeks of daily buckets, as the
 # median of fewer ratios is noisy enough to move the center by more than the trend it corrects.
