@@ -175,7 +175,7 @@ def shown(check: AnomalyCheck, value: float | None) -> str:
 
 
 def usually(check: AnomalyCheck, base: Baseline, number: int) -> str:
-    """"usually 140–162 on a Tuesday at this hour (14 Tuesdays)": the same bucket's past values, and
+    """"usually 140–162 on a Tuesday at this hour (4 Tuesdays)": the same bucket's past values, and
     how many they are."""
     low, high = (format_number(round(bound, 2)) for bound in base.usual)
     usual = low if low == high else f"{low}–{high}"
@@ -211,7 +211,7 @@ def learning(learnt: timedelta, needed: timedelta) -> str:
 
 def _too_few(check: AnomalyCheck, points: list[Point], number: int) -> str:
     """Why a check past ``min_history`` still learns: its bucket's earlier values were missing or
-    left out ("only 1 Tuesday to judge by, 2 needed")."""
+    left out ("only 1 Tuesday to judge by, 3 needed")."""
     key = season_key(number, check.seasonality)
     usable = sum(1 for at, _, out in points if not out and season_key(at, check.seasonality) == key)
     hour = " at this hour" if BUCKET_SIZE[check.seasonality] == "hour" else ""
