@@ -30,6 +30,7 @@ from monitor.config import load_config  # noqa: E402
 from monitor.core.clock import SystemClock  # noqa: E402
 from monitor.engine.health import OK, WARN, SheetHealth  # noqa: E402
 from monitor.engine.heartbeat import Heartbeat, RunOutcome, RunStats  # noqa: E402
+from monitor.engine.run_counts import RunCounts  # noqa: E402
 from monitor.engine.tasks import Round  # noqa: E402
 from monitor.engine.totals import RunTotals  # noqa: E402
 from monitor.state import State  # noqa: E402
@@ -49,12 +50,12 @@ def state_for(config) -> State:
         else:
             rnd.release(task)
             rnd.retry_at(task, NOW + timedelta(seconds=30))
-    stats = RunStats(tasks=len(ids), ok=len(ids), reads_by_credential={"k": len(ids)},
-                     reads_by_project={"p": len(ids)},
-                     read_seconds_buckets=(0, 1, len(ids), 0, 0, 0, 0, 0, 0))
+    stats = RunStats(RunCounts(tasks=len(ids), tasks_done=len(ids), reads_by_credential={"k": len(ids)},
+                               reads_by_project={"p": len(ids)},
+                               read_seconds_buckets=(0, 1, len(ids), 0, 0, 0, 0, 0, 0)))
     state = State(round=rnd, heartbeat=Heartbeat("run-1", NOW - timedelta(minutes=4), 270.0,
                                                  finished_at=NOW, outcome=RunOutcome.OK, stats=stats))
-    state.totals = RunTotals().add("ok", stats)
+    state.totals = RunTotals().add("ok", stats.counts)
     for n, sid in enumerate(ids):
         state.health[sid] = SheetHealth(WARN if n % 7 == 0 else OK, since=NOW, last_checked_at=NOW)
         state.health[sid] = replace(state.health[sid], read_at=NOW)

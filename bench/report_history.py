@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -20,7 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from monitor.app.demo_history import add_generated_history  # noqa: E402
 from monitor.engine.health import FAIL, OK, READ_TIMES_KEPT, VERDICT_CHANGES_KEPT, SheetHealth, VerdictChange  # noqa: E402,E501
-from monitor.engine.runlog import RunRecord  # noqa: E402
 from monitor.engine.runner_state import RunnerState  # noqa: E402
 from monitor.state.schema import HEALTH, RUNLOG  # noqa: E402
 
@@ -37,9 +37,8 @@ def history_bytes(record: SheetHealth) -> int:
 def with_credentials(state: RunnerState, names: list[str], projects: list[str]) -> None:
     """Every run's record reads through ``names`` (3 of one project; 5 in 2): its by-credential map."""
     for hour, document in list(state.runlog.items()):
-        runs = tuple(RunRecord(**{**{f: getattr(run, f) for f in run.__dataclass_fields__},
-                                  "reads_by_credential": {name: 40 for name in names},
-                                  "reads_by_project": {project: 60 for project in projects}})
+        runs = tuple(replace(run, counts=replace(run.counts, reads_by_credential={name: 40 for name in names},
+                                                  reads_by_project={project: 60 for project in projects}))
                      for run in document.runs)
         state.runlog[hour] = type(document)(runs)
 

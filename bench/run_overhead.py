@@ -182,11 +182,11 @@ def measure(sheets: int, checkpoint_every: float, profile: str = "dataset") -> d
     read = sum(1 for record in state.health.values() if record.read_at and record.read_at >= started_at)
     report = result.report
     overhead = wall - timed[0].seconds - clock.slept
-    per_task = 1000 / max(report.tasks, 1)
+    per_task = 1000 / max(report.counts.tasks, 1)
     flushed = sum(timer.total for timer in flushes)
     return {
         "sheets": sheets, "checks": len(config.sheets[0].checks), "ranges": len(config.sheets[0].ranges),
-        "tasks": report.tasks, "finished": state.round.finished(), "checked": checked,
+        "tasks": report.counts.tasks, "finished": state.round.finished(), "checked": checked,
         "skipped": sum(1 for record in state.health.values() if record.skipped),
         "read": read, "judged": len(judging.seconds), "served": served,
         "wall_s": wall, "api_s": timed[0].seconds, "slept_s": clock.slept,

@@ -20,6 +20,7 @@ from monitor.core.errors import ErrorInfo
 from monitor.engine.breaker import OPEN, BreakerState
 from monitor.engine.health import ERROR, OK, SheetHealth, record_skip
 from monitor.engine.heartbeat import Heartbeat, RunOutcome, RunStats, StopReason
+from monitor.engine.run_counts import RunCounts
 from monitor.engine.tasks import Round
 from monitor.notify.documents import Halt, Outbox, PendingMessage
 from monitor.state import State, changing_state, read_state
@@ -116,8 +117,9 @@ def seed(config: Path, now: datetime | None = None) -> datetime:
         state.heartbeat = Heartbeat(
             run_id="run-x", started_at=now - timedelta(seconds=50), budget_seconds=240,
             finished_at=now - timedelta(seconds=10), outcome=RunOutcome.OK,
-            stats=RunStats(tasks=3, ok=2, failed=1, duration_seconds=40.0, stop_reason=StopReason.ROUND_DONE,
-                           reads_by_credential={"/x/sa-1.json": 3}))
+            stats=RunStats(RunCounts(tasks=3, tasks_done=2, dead_lettered=1,
+                                     reads_by_credential={"/x/sa-1.json": 3}),
+                           duration_seconds=40.0, stop_reason=StopReason.ROUND_DONE))
         state.outbox = Outbox(pending=(PendingMessage("k1", "x", now),),
                               halted=Halt(now, 401, "Unauthorized"))
     return now

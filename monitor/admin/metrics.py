@@ -34,8 +34,9 @@ from monitor.engine.fleet import SHOWN_ORDER, Fleet
 from monitor.engine.heartbeat import Heartbeat, RunOutcome
 from monitor.engine.incidents import INCIDENT_KINDS
 from monitor.engine.pacer import QuotaLog
+from monitor.engine.run_counts import READ_SECONDS_BUCKETS, RunCounts
 from monitor.engine.tasks import DONE, FAILED, PENDING, PROCESSING, Round
-from monitor.engine.totals import READ_SECONDS_BUCKETS, RunTotals
+from monitor.engine.totals import RunTotals
 from monitor.state import State
 
 PREFIX = "sheet_monitor_"
@@ -88,8 +89,8 @@ def _labelled(family: GaugeMetricFamily | CounterMetricFamily, values: Mapping[s
 def run_families(heartbeat: Heartbeat | None, totals: RunTotals) -> Iterable[Metric]:
     yield _labelled(_counter("runs", "Runs finished, by outcome.", labels=["outcome"]),
                     totals.runs_by_outcome)
-    yield _counter("tasks_done", "Spreadsheets read and judged, all runs told.", totals.tasks_done)
-    yield _counter("tasks_dead_lettered", "Tasks dead-lettered, all runs told.", totals.dead_lettered)
+    yield _counter("tasks_done", "Spreadsheets read and judged, all runs told.", totals.counts.tasks_done)
+    yield _counter("tasks_dead_lettered", "Tasks dead-lettered, all runs told.", totals.counts.dead_lettered)
     if heartbeat is None:
         return
     yield _gauge("last_run_start_timestamp_seconds", "When the latest run started (Unix time).",
@@ -112,9 +113,10 @@ def run_families(heartbeat: Heartbeat | None, totals: RunTotals) -> Iterable[Met
                     labels=["reason"])
     reason.add_metric([stats.stop_reason or "none"], 1.0)
     yield reason
-    yield _gauge("last_run_tasks_done", "Spreadsheets read and judged by the latest run.", stats.ok)
+    yield _gauge("last_run_tasks_done", "Spreadsheets read and judged by the latest run.",
+                 stats.counts.tasks_done)
     yield _gauge("last_run_reads", "Sheets requests the latest run sent.",
-                 sum(stats.reads_by_credential.values()))
+                 sum(stats.counts.reads_by_credential.values()))
 
 
 # -- the queue --------------------------------------------------------------------------------------
@@ -152,7 +154,7 @@ def queue_families(rnd: Round | None, now: datetime) -> Iterable[Metric]:
 
 
 def google_families(state: State, config: Config, now: datetime) -> Iterable[Metric]:
-    totals, google = state.totals, config.google
+    totals, google = state.totals.counts, config.google
     credentials = [str(path) for path in google.credentials]
     projects = _projects(state, config)
     yield _labelled(_counter("google_reads", "Sheets requests sent, by credential (key file).",
@@ -189,7 +191,7 @@ def _projects(state: State, config: Config) -> set[str]:
     projects = {google.project_of(path) for path in google.credentials}
     if UNREAD_PROJECT not in projects:
         return projects
-    return set(state.totals.reads_by_project) | set(state.quota.projects if state.quota else ())
+    return set(state.totals.counts.reads_by_project) | set(state.quota.projects if state.quota else ())
 
 
 def _only(counts: Mapping[str, int], credentials: list[str]) -> dict[str, int]:
@@ -215,7 +217,7 @@ def _project_window(log: QuotaLog | None, now: datetime, projects: Iterable[str]
     return counts
 
 
-def _read_time_histogram(totals: RunTotals) -> HistogramMetricFamily:
+def _read_time_histogram(totals: RunCounts) -> HistogramMetricFamily:
     cumulative, buckets = 0, []
     for bound, count in zip((*READ_SECONDS_BUCKETS, float("inf")), totals.read_seconds_buckets, strict=True):
         cumulative += count

@@ -134,11 +134,11 @@ def _chat(state: State) -> dict[str, Any]:
 def _quota_last_run(stats: RunStats | None) -> dict[str, Any]:
     """The last run's reads per credential and per project, its mean read time and the most reads
     it had in flight (None for what it did not measure)."""
-    reads = dict(stats.reads_by_credential) if stats else {}
+    reads = dict(stats.counts.reads_by_credential) if stats else {}
     return {
         "reads": sum(reads.values()),
         "by_credential": reads,
-        "by_project": dict(stats.reads_by_project) if stats else {},
+        "by_project": dict(stats.counts.reads_by_project) if stats else {},
         "mean_read_seconds": stats.mean_read_seconds if stats else None,
         "concurrency": stats.concurrency if stats else None,
     }
@@ -197,7 +197,7 @@ def _last_run(heartbeat: Heartbeat | None, now: datetime) -> dict | None:
         "outcome": heartbeat.outcome.value,
         "duration_seconds": duration,
         "stop_reason": stats.stop_reason if stats else None,
-        "tasks": stats.tasks if stats else None,
+        "tasks": stats.counts.tasks if stats else None,
     }
 
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from monitor.app.pacing import quota_pacer
-from monitor.checks import CheckResult, Past, VolatileCell, health_of
+from monitor.checks import CheckResult, Health, Past, VolatileCell, health_of
 from monitor.config import Config, Sheet
 from monitor.core.clock import ManualClock, SystemClock
 from monitor.core.errors import ErrorInfo, SheetReadError
@@ -47,8 +47,8 @@ class Checked:
     error: ErrorInfo | None = None  # the read failed: no results
 
     @property
-    def health(self) -> str:
-        return "error" if self.error is not None else health_of(self.results)
+    def health(self) -> Health:
+        return Health.ERROR if self.error is not None else health_of(self.results)
 
 
 def check_now(config: Config, sheet: Sheet, clock: SystemClock | ManualClock) -> Checked:

@@ -18,6 +18,7 @@ from typing import IO
 
 from monitor.admin.plan import config_plan
 from monitor.app.run import run_once
+from monitor.checks import Health
 from monitor.config import load_config
 from monitor.core.wording import counted
 from monitor.notify.buttons import buttons_in_text
@@ -85,11 +86,11 @@ def run_demo(*, sheets: int, budget_seconds: float, seed: int, out: IO[str], rep
             result = run_once(config, budget=min(RUN_BUDGET, timedelta(seconds=max(left, 5))), stay=False)
             report = result.report
             state = read_state(state_location(config))
-            stats = state.heartbeat.stats
+            stats, counts = state.heartbeat.stats, report.counts
             say(
-                f"run {runs}: {report.tasks} reads (up to {stats.concurrency or 0} at once, "
-                f"{stats.mean_read_seconds or 0:.2f} s each on average), {report.ok} checked, "
-                f"{report.failed} dead-lettered, {report.retries_scheduled} retries, "
+                f"run {runs}: {counts.tasks} reads (up to {stats.concurrency or 0} at once, "
+                f"{stats.mean_read_seconds or 0:.2f} s each on average), {counts.tasks_done} checked, "
+                f"{counts.dead_lettered} dead-lettered, {counts.retries_scheduled} retries, "
                 f"{report.duration_seconds:.1f} s ({report.stop_reason})"
             )
             if state is not None and state.round is not None and state.round.is_complete():
@@ -215,6 +216,6 @@ def _print_status(state, dataset, say) -> None:
 def _verdict(record) -> str:
     # A spreadsheet whose breaker opened was never read successfully this round: for the team it is
     # as unreadable as a dead-lettered one (they were told by a "breaker opened" alert).
-    if record.skipped == "breaker_open" and record.health == "unknown":
+    if record.skipped == "breaker_open" and record.health is Health.UNKNOWN:
         return "error"
     return record.health

@@ -15,6 +15,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from monitor.engine.health import FAIL, OK, VERDICT_CHANGES_KEPT, WARN, Health, SheetHealth, VerdictChange
+from monitor.engine.heartbeat import RunOutcome
+from monitor.engine.run_counts import RunCounts
 from monitor.engine.runlog import RunRecord, add_run
 from monitor.engine.runner_state import RunnerState
 
@@ -71,8 +73,8 @@ def _run(rng: random.Random, n: int, at: datetime, budget: timedelta, quotas: Ma
     return RunRecord(
         run_id=f"run-{at.strftime('%Y%m%dT%H%M%SZ')}-demo{n:04d}", started_at=at,
         duration_seconds=round(max(duration, 5.0), 1), budget_seconds=budget.total_seconds(),
-        outcome="ok" if not refusals else "degraded",
-        reads_by_credential={"(generated)": sum(by_project.values())},
-        reads_by_project=by_project, quota_refusals=refusals, retries_by_class=retries, failed=0,
+        outcome=RunOutcome.OK if not refusals else RunOutcome.DEGRADED,
+        counts=RunCounts(reads_by_credential={"(generated)": sum(by_project.values())},
+                         reads_by_project=by_project, quota_refusals=refusals, retries_by_class=retries),
         health={str(name): count for name, count in sorted(health.items())},
     )

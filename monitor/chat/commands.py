@@ -24,6 +24,7 @@ from monitor.chat.updates import Command
 from monitor.core.durations import human_duration, parse_positive_duration
 from monitor.core.invalid_value import InvalidValue
 from monitor.engine.fleet import Fleet
+from monitor.engine.health import ERROR, FAIL, OK, WARN
 from monitor.engine.incidents import Action
 from monitor.engine.maintenance import covered_by, end_maintenance, start_maintenance
 from monitor.engine.mutes import UNTIL_FIXED_AT_MOST, Mute
@@ -309,8 +310,8 @@ def verdict_line(state: State, sid: str, name: str, now: datetime) -> str:
     record = state.health.get(sid)
     if record is None:
         return f"{sheet_link(sid, name)}: not read yet."
-    shown = {"ok": "✅ ok", "warn": "🟡 warns", "fail": "🔴 failing", "error": "🔴 cannot be read"}
-    why = why_bad(sid, record, state.dlq.get(sid)) if record.health != "ok" else ""
+    shown = {OK: "✅ ok", WARN: "🟡 warns", FAIL: "🔴 failing", ERROR: "🔴 cannot be read"}
+    why = why_bad(sid, record, state.dlq.get(sid)) if record.health is not OK else ""
     read = f" (read {utc_text(record.last_checked_at)})" if record.last_checked_at else ""
     said = f"{sheet_link(sid, name)} {shown.get(record.health, record.health)}{read}"
     return f"{said}: {why}" if why else said

@@ -14,7 +14,7 @@ Public API::
     judge_age(check, newest, cell, now, tz) -> a freshness check's result from its newest moment alone
     ranges_of(checks) -> the ranges to request in one batchGet (deduplicated, in order)
     needs_modified_time(checks) -> whether one Drive request for the file's modifiedTime is needed
-    health_of(results) -> "ok" | "warn" | "fail"
+    health_of(results) -> Health.OK | Health.WARN | Health.FAIL
     ValuesStillLoading   raised when a cell still shows "Loading..." (retry; never a finding)
     volatile_cells(formula_ranges) -> the cells whose formulas move without an edit (NOW(), IMPORTRANGE)
 
@@ -46,7 +46,7 @@ from .kinds.not_empty import NotEmptyCheck
 from .kinds.row_count import RowCountCheck
 from .kinds.threshold import ThresholdCheck
 from .past import NOT_READ, OtherSide, Past
-from .result import MAX_CELLS, CheckResult, health_of, worst
+from .result import MAX_CELLS, CheckResult, Health, health_of, worst
 from .volatile import VOLATILE_FUNCTIONS, VolatileCell, volatile_cells, volatile_functions
 
 __all__ = [
@@ -80,6 +80,7 @@ __all__ = [
     "judge_age",
     "evaluate_all",
     "format_age",
+    "Health",
     "health_of",
     "worst",
     "needs_modified_time",

@@ -23,7 +23,7 @@ from .cells import Cell
 from .column_models import ColumnCheck
 from .columns import Column, ColumnError, Table
 from .rates import share
-from .result import MAX_CELLS, CheckResult
+from .result import MAX_CELLS, CheckResult, Health
 
 SHOWN = 3  # rows a message names; the result's cells carry up to MAX_CELLS
 
@@ -55,7 +55,7 @@ def columns_in_rows(check: ColumnCheck, table: Table, names: Sequence[str]) -> l
 
 
 def column_not_found(check: Any, error: ColumnError) -> CheckResult:
-    return CheckResult(check.name, check.kind, "fail", error.message, None, (error.ref,))
+    return CheckResult(check.name, check.kind, Health.FAIL, error.message, None, (error.ref,))
 
 
 def _more(shown: list[str], total: int) -> str:
@@ -72,12 +72,12 @@ def judged(check: ColumnCheck, count: int, total: int, what: str, offenders: Seq
     filtered = f" where {check.where}" if check.where is not None else ""
     if count == 0:
         none = f"{what} in none of {counted(total, 'row')}{filtered}"
-        return CheckResult(check.name, check.kind, "ok", none, 0)
+        return CheckResult(check.name, check.kind, Health.OK, none, 0)
     summary = f"{what} in {rows} rows{filtered} ({share(count, total)}): {_more(shown, count)}"
     for status, rate in check.levels:
         if rate.holds(count, total):
             return CheckResult(check.name, check.kind, status, f"{summary} ({rate})", count, refs)
-    return CheckResult(check.name, check.kind, "ok", summary, count, refs)
+    return CheckResult(check.name, check.kind, Health.OK, summary, count, refs)
 
 
 def is_missing(value: Any, missing_texts: frozenset[str]) -> bool:

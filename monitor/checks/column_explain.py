@@ -10,6 +10,7 @@ from typing import Any
 
 from .conditions import format_number
 from .rates import Rate
+from .result import Health
 
 _RATE_WORDS = {">": "more than", ">=": "at least", "<": "fewer than", "<=": "at most", "==": "exactly",
                "!=": "other than"}
@@ -33,7 +34,7 @@ def levels_sentence(check: Any, subject: str) -> str:
     rows = f" where {where}" if where is not None else ""
     parts = []
     for status, rate in check.levels:
-        verb = "warns" if status == "warn" or getattr(check, "severity", "fail") == "warn" else "fails"
+        verb = "warns" if status == Health.WARN or getattr(check, "severity", "fail") == "warn" else "fails"
         parts.append(f"{verb} when {subject} in {rate_words(rate)}{rows}")
     return "; ".join(parts)
 

@@ -23,7 +23,7 @@ from .base import CheckBase
 from .columns import is_column_letter
 from .fields import A1Text, WhereField
 from .rates import Rate, RateField, parse_rate
-from .result import Status
+from .result import Health, Status
 
 
 def column_check_name(kind: object, columns: object, range_text: object) -> str:
@@ -130,8 +130,8 @@ class ColumnCheck(TableCheck):
     def levels(self) -> tuple[tuple[Status, Rate], ...]:
         """(status, rate) to test in order, fail first; with neither written, any row fails."""
         if self.warn is None and self.fail is None:
-            return (("fail", parse_rate("> 0")),)
-        return tuple((status, rate) for status, rate in (("fail", self.fail), ("warn", self.warn))
+            return ((Health.FAIL, parse_rate("> 0")),)
+        return tuple((status, rate) for status, rate in ((Health.FAIL, self.fail), (Health.WARN, self.warn))
                      if rate is not None)
 
     @property

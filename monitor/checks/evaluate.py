@@ -21,7 +21,7 @@ from .cells import ReadRange, only_rows, values_of
 from .kinds import BY_MODEL, REGISTRY, Check
 from .kinds.freshness import FreshnessCheck
 from .past import NO_PAST, Past
-from .result import CheckResult, Status
+from .result import CheckResult, Health, Status
 
 ValueRange = Mapping[str, Any]
 
@@ -67,7 +67,8 @@ def evaluate(
     # a column is not there.
     filtered = where is not None and not check.filters_in_table
     message = f"{result.message} in rows where {where}" if filtered else result.message
-    status: Status = "warn" if check.severity == "warn" and result.status == "fail" else result.status
+    told_as_warning = check.severity == "warn" and result.status is Health.FAIL
+    status: Status = Health.WARN if told_as_warning else result.status
     return replace(result, status=status, message=message, owner=check.owner)
 
 

@@ -26,7 +26,7 @@ from itertools import chain
 from typing import Any
 
 from .cells import cells_of
-from .result import MAX_CELLS, CheckResult
+from .result import MAX_CELLS, CheckResult, Health
 
 # Google's ErrorType -> the code the values API shows (ErrorValue.type in the Sheets API reference).
 CODES = {"REF": "#REF!", "N_A": "#N/A", "DIVIDE_BY_ZERO": "#DIV/0!", "VALUE": "#VALUE!",
@@ -92,7 +92,7 @@ def import_findings(errors: Iterable[CellError]) -> list[CheckResult]:
                f"{first.message.strip()}); someone who can open the source spreadsheet must open "
                "this one, select the cell and click Allow access")
     cells = tuple(error.cell for error in refused[:MAX_CELLS])
-    return [CheckResult(IMPORT_CHECK, IMPORT_KIND, "fail", message, len(refused), cells)]
+    return [CheckResult(IMPORT_CHECK, IMPORT_KIND, Health.FAIL, message, len(refused), cells)]
 
 
 def ambiguous_cell(value_ranges: Mapping[str, Mapping[str, Any]]) -> tuple[str, str] | None:

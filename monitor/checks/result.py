@@ -1,19 +1,34 @@
-"""The outcome of one check, and a spreadsheet's health from its checks' outcomes."""
+"""The outcome of one check, and a spreadsheet's health from its checks' outcomes: ``Health``, the
+one word for a verdict from a check's result to the state, the messages and the status page."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from .cells import Cell
     from .conditions import Condition
 
-Status = Literal["ok", "warn", "fail"]
+
+
+class Health(StrEnum):
+    """A verdict. A check's result is ok, warn or fail; a spreadsheet's health is the worst of its
+    results', or error when it could not be read, or unknown before its first. Stored as these words."""
+
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "fail"
+    ERROR = "error"  # could not be read (it is in the DLQ)
+    UNKNOWN = "unknown"  # never checked
+
+
+Status = Literal[Health.OK, Health.WARN, Health.FAIL]  # what one check's result can be
 MAX_CELLS = 10  # offending cell references kept per result; the message says how many in total
 
-_RANK = {"ok": 0, "warn": 1, "fail": 2}
+_RANK = {Health.OK: 0, Health.WARN: 1, Health.FAIL: 2}
 
 
 @dataclass(frozen=True)
@@ -31,15 +46,18 @@ class CheckResult:
     cells: tuple[str, ...] = ()
     owner: str | None = None  # the check's own owner, who answers for this result
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", Health(self.status))  # "warn" given: Health.WARN kept
+
     @property
     def is_finding(self) -> bool:
-        return self.status != "ok"
+        return self.status is not Health.OK
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "check_name": self.check_name,
             "kind": self.kind,
-            "status": self.status,
+            "status": self.status.value,
             "message": self.message,
             "observed": self.observed,
             "cells": list(self.cells),
@@ -57,13 +75,13 @@ def result_of(check: Any, status: Status, message: str, observed: Any,
 def most_severe(warn: Condition | None, fail: Condition | None) -> Status:
     """The level a check with these conditions reports what it cannot judge at (an aggregate gone
     undefined): silence when the data vanished is worse than a noisy alert."""
-    return "fail" if fail is not None or warn is None else "warn"
+    return Health.FAIL if fail is not None or warn is None else Health.WARN
 
 
 def worst(statuses: Iterable[Status]) -> Status:
-    return max(statuses, key=_RANK.__getitem__, default="ok")
+    return max(statuses, key=_RANK.__getitem__, default=Health.OK)
 
 
 def health_of(results: Iterable[CheckResult]) -> Status:
-    """"fail" if any check failed, else "warn" if any warned, else "ok" (also for no checks)."""
+    """FAIL if any check failed, else WARN if any warned, else OK (also for no checks)."""
     return worst(r.status for r in results)

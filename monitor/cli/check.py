@@ -19,7 +19,7 @@ from monitor.admin.change_plan import DEFAULT_EDIT_SHARES
 from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
 from monitor.admin.targets import resolve
-from monitor.checks import Check, CheckResult, VolatileCell
+from monitor.checks import Check, CheckResult, Health, VolatileCell
 from monitor.checks.conditions import format_number
 from monitor.checks.explain import condition_text
 from monitor.cli.common import admin_call, clock, quiet_logs, reading_options
@@ -33,7 +33,7 @@ from monitor.engine.inspect import SheetPlan
 
 # What `check` exits 1 for: a check that fails (or could not be evaluated). A warning exits 0: it
 # asks for a look, not for a script to stop.
-FAILING = frozenset({"fail", "error"})
+FAILING = frozenset({Health.FAIL, Health.ERROR})
 
 
 class EditShare(click.ParamType):
@@ -359,7 +359,7 @@ def _volatile_warnings(plan: SheetPlan, sheet: Sheet, volatile: list[VolatileCel
 
 def _read_failed(sheet: Sheet, error: dict, spent: dict, as_json: bool) -> NoReturn:
     if as_json:
-        emit_json({"id": sheet.id, "name": sheet.name, "health": "error", "error": error,
+        emit_json({"id": sheet.id, "name": sheet.name, "health": Health.ERROR.value, "error": error,
                    "quota_spent": spent})
     else:
         status = f" (HTTP {error['http_status']})" if error.get("http_status") else ""

@@ -15,6 +15,7 @@ import click
 
 from monitor.app.allocator import limit_arenas
 from monitor.app.run import RunResult, new_run_id, run_once
+from monitor.checks import Health
 from monitor.cli.output import config_option, fail
 from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, state_location
 from monitor.cli.terminal import RunProgress, stderr_is_terminal
@@ -100,15 +101,16 @@ def run_summary(result: RunResult, progress: RunProgress, config: Config) -> lis
     verdicts = ", ".join(f"{count} {verdict}" for verdict, count in sorted(progress.verdicts.items()))
     read = f"  Read {progress.reads} spreadsheet{'s' * (progress.reads != 1)}"
     lines.append(read + (f": {verdicts}" if verdicts else "") + ".")
-    if report.failed:
-        lines.append(f"  {counted(report.failed, 'spreadsheet')} could not be read "
+    counts = report.counts
+    if counts.dead_lettered:
+        lines.append(f"  {counted(counts.dead_lettered, 'spreadsheet')} could not be read "
                      "(`sheet-monitor dlq list`).")
-    if report.retries_scheduled:  # tried again within the run, or due in the next: the round line tells
-        lines.append(f"  {counted(report.retries_scheduled, 'read')} failed and went back in the queue "
+    if counts.retries_scheduled:  # tried again within the run, or due in the next: the round line tells
+        lines.append(f"  {counted(counts.retries_scheduled, 'read')} failed and went back in the queue "
                      "to be tried again.")
     lines.append(_round_line(config))
     lines.append("  " + delivery_line(result, config))
-    if progress.verdicts.get("fail") or progress.verdicts.get("error") or report.failed:
+    if progress.verdicts.get(Health.FAIL) or progress.verdicts.get(Health.ERROR) or counts.dead_lettered:
         lines.append("  Next: `sheet-monitor sheets --status fail` shows what each failing sheet found.")
     return lines
 

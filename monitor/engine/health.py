@@ -10,22 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import Literal
 
-from monitor.checks import CheckResult
+from monitor.checks import CheckResult, Health
 from monitor.core.a1 import A1Error, parse_a1
 from monitor.core.timefmt import UtcTime
 from monitor.core.tracking import document
-
-
-class Health(StrEnum):
-    OK = "ok"
-    WARN = "warn"
-    FAIL = "fail"
-    ERROR = "error"  # could not be read (it is in the DLQ)
-    UNKNOWN = "unknown"  # never checked
-
 
 OK, WARN, FAIL, ERROR, UNKNOWN = Health
 SKIPPED = "skipped"  # shown instead of the health while the latest round skipped the spreadsheet
@@ -40,7 +30,7 @@ class Finding:
 
     check: str
     kind: str
-    status: Literal["warn", "fail"]
+    status: Literal[Health.WARN, Health.FAIL]
     message: str
     cells: tuple[str, ...] = ()
     gid: int | None = None  # the ``sheetId`` of its first cell's tab, when known: a link opens that cell

@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from monitor.core.timefmt import UtcTime
 from monitor.core.tracking import document
+from monitor.engine.run_counts import RunCounts
 
 RUNS_KEPT = 20  # the watchdog needs the last few outcomes ("failing" is 3 bad runs in a row)
 
@@ -48,23 +49,14 @@ class RoundProgress:
 
 @document
 class RunStats:
-    tasks: int = 0  # reads sent (a task read twice in one run counts twice)
-    ok: int = 0
-    failed: int = 0  # dead-lettered
-    retries_scheduled: int = 0
-    reads_by_credential: dict[str, int] = field(default_factory=dict)
-    reads_by_project: dict[str, int] = field(default_factory=dict)  # by Google Cloud project
+    """A finished run's counts, as the run log and the totals keep them too, and what it measured."""
+
+    counts: RunCounts = field(default_factory=RunCounts)
     mean_read_seconds: float | None = None  # a read's mean time, request to answer; None: no read
     concurrency: int | None = None  # the most reads in flight at once; None: not measured
     duration_seconds: float = 0.0
     stop_reason: StopReason = StopReason.NONE
     round: RoundProgress | None = None
-    quota_refusals: int = 0  # 429s met (reads Google refused for quota)
-    retries_by_class: dict[str, int] = field(default_factory=dict)  # retries scheduled, by ErrorClass value
-    # Every request's time, request to answer, per bucket of monitor.engine.totals.READ_SECONDS_BUCKETS
-    # (+Inf last; not cumulative), and their sum; () for a run before they were counted.
-    read_seconds_buckets: tuple[int, ...] = ()
-    read_seconds_sum: float = 0.0
 
 
 @document

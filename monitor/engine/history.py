@@ -210,7 +210,7 @@ def rejudged_cross(checks: Sequence[Any], findings: tuple[Finding, ...], mine: S
                 after.append(Finding.of(redone[check.name]))
         elif check.name in standing:
             after.append(standing[check.name])
-    return Health(worst(finding.status for finding in after)), tuple(after)
+    return worst(finding.status for finding in after), tuple(after)
 
 
 def depends_on(links: Linked, spreadsheet_id: str) -> bool:

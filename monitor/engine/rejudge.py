@@ -47,4 +47,4 @@ def rejudged(plan: SheetPlan, record: SheetHealth, now: datetime
                 findings.append(Finding.of(result))
         elif check.name in kept:
             findings.append(kept[check.name])
-    return Health(worst(finding.status for finding in findings)), tuple(findings)
+    return worst(finding.status for finding in findings), tuple(findings)

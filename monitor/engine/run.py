@@ -35,6 +35,7 @@ from monitor.engine.overdue import answer_due, answered
 from monitor.engine.pacer import QuotaPacer
 from monitor.engine.retry import is_last_try
 from monitor.engine.round_order import progress_of, round_order
+from monitor.engine.run_counts import RunCounts
 from monitor.engine.runlog import add_run, record_of
 from monitor.engine.runner_state import RetryFirst, RunnerState
 from monitor.engine.settings import RunSettings
@@ -140,9 +141,10 @@ class Run:
         now = self.clock.now()
         report = self.report
         report.duration_seconds = round(self.clock.monotonic() - self.started_monotonic, 3)
-        sent = sum(report.reads_by_credential.values())
-        if report.outcome is RunOutcome.OK and not (report.ok or report.zones_read) and (
-                sent > report.reads_of_failing or report.quota_errors
+        counts = report.counts = report.counts.rounded()
+        sent = sum(counts.reads_by_credential.values())
+        if report.outcome is RunOutcome.OK and not (counts.tasks_done or report.zones_read) and (
+                sent > report.reads_of_failing or counts.quota_refusals
                 or self.pacer.held_by_quota_errors(self.clock.time())):
             # Not one spreadsheet could be read: too short a run to trip the whole-API breaker, but
             # the watchdog must still see runs that achieve nothing, those that Google's quota kept
@@ -151,25 +153,16 @@ class Run:
             report.outcome = RunOutcome.DEGRADED
         self.state.dlq.prune(now)
         rnd = self.state.round
-        by_project: dict[str, int] = {}
-        for credential, reads in report.reads_by_credential.items():
-            project = self.pacer.project_of(credential)
-            by_project[project] = by_project.get(project, 0) + reads
         mean = self.latency.mean
         stats = RunStats(
-            tasks=report.tasks, ok=report.ok, failed=report.failed,
-            retries_scheduled=report.retries_scheduled, reads_by_credential=dict(report.reads_by_credential),
-            duration_seconds=report.duration_seconds, stop_reason=report.stop_reason,
-            round=progress_of(rnd) if rnd else None, reads_by_project=by_project,
+            counts=counts, duration_seconds=report.duration_seconds, stop_reason=report.stop_reason,
+            round=progress_of(rnd) if rnd else None,
             mean_read_seconds=round(mean, 3) if mean is not None else None,
-            concurrency=self.peak_in_flight or None, quota_refusals=report.quota_errors,
-            retries_by_class=dict(report.retries_by_class),
-            read_seconds_buckets=tuple(report.read_seconds_buckets),
-            read_seconds_sum=round(report.read_seconds_sum, 3),
+            concurrency=self.peak_in_flight or None,
         )
         heartbeat = replace(self.state.heartbeat, finished_at=now, outcome=report.outcome, stats=stats)
         self.state.heartbeat = heartbeat
-        self.state.totals = self.state.totals.add(report.outcome.value, stats)  # the counters' totals
+        self.state.totals = self.state.totals.add(report.outcome.value, counts)  # the counters' totals
         self.state.runs = self.state.runs.add(
             RunSummary(self.run_id, heartbeat.started_at, now, report.outcome)
         )
@@ -183,7 +176,7 @@ class Run:
         self.checkpoints.save(force=True)
         log_event(
             "run_finished", run_id=self.run_id, outcome=report.outcome, stop_reason=report.stop_reason,
-            tasks=report.tasks, duration_ms=int(report.duration_seconds * 1000),
+            tasks=counts.tasks, duration_ms=int(report.duration_seconds * 1000),
         )
 
     def _reconcile_incidents(self, now: datetime) -> None:
@@ -216,7 +209,7 @@ class Run:
             self._watch_feed(now)
         rnd = self._current_round(now)
         if rnd is None:
-            if self.report.tasks == 0:
+            if self.report.counts.tasks == 0:
                 self.report.outcome = RunOutcome.NOTHING_TO_DO
             if self.detection.watches(self.settings.change_poll):
                 return self._wait_for_feed(now, usable)
@@ -364,9 +357,9 @@ class Run:
     def _start(self, rnd: Round, flight: InFlight) -> None:
         task = flight.task
         rnd.start(task, self.run_id if self.sharing.shared else None)
-        by_credential = self.report.reads_by_credential  # Sheets requests, the quota they spend
-        by_credential[flight.credential] = by_credential.get(flight.credential, 0) + flight.requests
-        self.report.tasks += 1
+        requests = flight.requests  # Sheets requests, the quota they spend
+        self.report.count(RunCounts(tasks=1, reads_by_credential={flight.credential: requests},
+                                    reads_by_project={self.pacer.project_of(flight.credential): requests}))
         self.report.reads_of_failing += self.state.is_failing(task.target)
         # The lease is on disk before the request goes out: if the process dies during it, the next
         # run must know which reads were in flight (how many, for the poison guard).
@@ -425,7 +418,7 @@ class Run:
             flight = self.in_flight.pop(done.job.task_id)
             self.answered.add(flight.credential)
             self.latency.add(done.seconds)
-            self.report.count_read_time(done.seconds)
+            self.report.count(RunCounts.read_time(done.seconds))
             self._settle(flight, done)
         if finished:
             self.checkpoints.save()

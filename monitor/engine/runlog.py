@@ -1,7 +1,7 @@
 """The runs of the last days, kept for the status page (``[report] keep``): one document per hour.
 
 Each finished run adds one :class:`RunRecord` to the document of the hour it started in
-(``runlog/2026-11-30T15``), so a run writes one small document (a few runs of the hour, ~300 bytes
+(``runlog/2026-11-30T15``), so a run writes one small document (a few runs of the hour, ~500 bytes
 each) whatever the number of spreadsheets and however long the history is kept, and the keys stay few
 (24 a day). Hours older than ``keep`` are removed by the run that finds them expired.
 """
@@ -15,7 +15,8 @@ from datetime import datetime, timedelta
 
 from monitor.core.timefmt import UtcTime
 from monitor.core.tracking import Documents, document
-from monitor.engine.heartbeat import Heartbeat
+from monitor.engine.heartbeat import Heartbeat, RunOutcome
+from monitor.engine.run_counts import RunCounts
 
 HOUR_FORMAT = "%Y-%m-%dT%H"  # a run log key's id: the UTC hour its runs started in, sorting in time order
 # A run judging more edits than this keeps the latest: 5,000 spreadsheets at a fifth edited every five
@@ -33,12 +34,8 @@ class RunRecord:
     started_at: UtcTime
     duration_seconds: float
     budget_seconds: float
-    outcome: str
-    reads_by_credential: dict[str, int]
-    reads_by_project: dict[str, int]
-    quota_refusals: int
-    retries_by_class: dict[str, int]
-    failed: int  # dead-lettered by this run
+    outcome: RunOutcome
+    counts: RunCounts  # the run's, as its heartbeat's stats hold them
     # The configured spreadsheets by standing when it ended ("ok", "warn", "fail", "error", "skipped",
     # "muted", "unknown": monitor.engine.fleet): the fleet over time without keeping every verdict.
     health: dict[str, int]
@@ -68,10 +65,8 @@ def record_of(heartbeat: Heartbeat, standings: Mapping[str, int],
     shown = {name: count for name, count in standings.items() if count}
     return RunRecord(
         run_id=heartbeat.run_id, started_at=heartbeat.started_at, duration_seconds=stats.duration_seconds,
-        budget_seconds=heartbeat.budget_seconds, outcome=str(heartbeat.outcome),
-        reads_by_credential=dict(stats.reads_by_credential), reads_by_project=dict(stats.reads_by_project),
-        quota_refusals=stats.quota_refusals, retries_by_class=dict(stats.retries_by_class),
-        failed=stats.failed, health={str(name): count for name, count in sorted(shown.items())},
+        budget_seconds=heartbeat.budget_seconds, outcome=heartbeat.outcome, counts=stats.counts,
+        health={str(name): count for name, count in sorted(shown.items())},
         edit_lags=tuple(round(lag) for lag in edit_lags[-EDIT_LAGS_KEPT:]),
     )
 

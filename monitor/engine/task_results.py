@@ -49,10 +49,10 @@ from monitor.engine.history import compares_keys_with, depends_on, past_for, rec
 from monitor.engine.inspect import SheetPlan, zone_of
 from monitor.engine.pacer import QuotaPacer
 from monitor.engine.rejudge import moments_of, rejudged
+from monitor.engine.run_counts import RunCounts
 from monitor.engine.runner_state import RunnerState
 from monitor.engine.settings import RunSettings
 from monitor.engine.tasks import Round, Task
-from monitor.engine.totals import READ_SECONDS_BUCKETS, bucket_of
 from monitor.engine.unreadable import judge_streak, read_again, record_failed_read
 from monitor.engine.zone_refresh import with_zone
 
@@ -72,30 +72,22 @@ class Fate(StrEnum):
 
 @dataclass
 class RunReport:
+    """What a run tells as it goes and when it ends: its outcome, why it stopped, its counts."""
+
     run_id: str
     outcome: RunOutcome = RunOutcome.OK
     stop_reason: StopReason = StopReason.NONE
-    tasks: int = 0  # read attempts: reads sent, and requests for a time zone alone that failed
-    ok: int = 0
-    failed: int = 0  # dead-lettered
-    retries_scheduled: int = 0
+    counts: RunCounts = field(default_factory=RunCounts)  # kept as they are when the run ends
     reads_of_failing: int = 0  # requests sent to spreadsheets already failing (dead-lettered, breaker)
-    quota_errors: int = 0  # reads Google refused for quota (429)
     zones_read: int = 0  # reads that gave their spreadsheet's time zone (monitor.engine.zone_refresh)
-    reads_by_credential: dict[str, int] = field(default_factory=dict)
-    retries_by_class: dict[str, int] = field(default_factory=dict)  # retries scheduled, by ErrorClass value
-    # Requests answered (or failed), per bucket of totals.READ_SECONDS_BUCKETS, +Inf last; their sum.
-    read_seconds_buckets: list[int] = field(default_factory=lambda: [0] * (len(READ_SECONDS_BUCKETS) + 1))
-    read_seconds_sum: float = 0.0
     duration_seconds: float = 0.0
     events: int = 0
     # For each read that judged an edit Drive reported: seconds from the edit (its modifiedTime) to
     # the verdict (the run log keeps them: monitor.engine.runlog.edit_lag).
     edit_lags: list[float] = field(default_factory=list)
 
-    def count_read_time(self, seconds: float) -> None:
-        self.read_seconds_buckets[bucket_of(seconds)] += 1
-        self.read_seconds_sum += seconds
+    def count(self, more: RunCounts) -> None:
+        self.counts = self.counts.plus(more)
 
 
 class TaskResults:
@@ -131,7 +123,7 @@ class TaskResults:
 
     def succeeded(self, rnd: Round, task: Task, plan: SheetPlan, results: list[CheckResult], now: datetime,
                   value_ranges: Mapping[str, Any] | None = None, read_seconds: float | None = None) -> Health:
-        self.report.ok += 1
+        self.report.count(RunCounts(tasks_done=1))
         rnd.succeed(task, now)
         self._google_answered(now)
         self._breaker_success(plan, now)
@@ -140,7 +132,7 @@ class TaskResults:
             self.report.edit_lags.append(max(0.0, (now - before.changed_at).total_seconds()))
         findings = tuple(Finding.of(result) for result in results if result.is_finding)
         findings = located(findings, before.tabs if before else ())  # links open the first bad cell
-        verdict = Health(health_of(results))
+        verdict = health_of(results)
         record, change = record_verdict(before, verdict, now, findings, self.settings.history_keep)
         if read_seconds is not None:
             record = record_read_time(record, read_seconds)
@@ -250,7 +242,7 @@ class TaskResults:
         if error.credential_problem is not None or error.credential_refused:
             return self._credential_failed(rnd, task, credential, error, now)
         if error.error_class is ErrorClass.QUOTA:
-            self.report.quota_errors += 1
+            self.report.count(RunCounts(quota_refusals=1))
             scope = error.quota_scope or QuotaScope.UNKNOWN
             wait = self.pacer.record_quota_error(credential, self._epoch_seconds(), scope, sent_at=sent_at)
             rnd.record_quota_wait(task, now, info, now + timedelta(seconds=wait))
@@ -279,9 +271,7 @@ class TaskResults:
             return Fate.DEAD_LETTERED
         if not opened:
             rnd.retry_at(task, decision.next_attempt_at)
-            self.report.retries_scheduled += 1
-            by_class = self.report.retries_by_class
-            by_class[error.error_class.value] = by_class.get(error.error_class.value, 0) + 1
+            self.report.count(RunCounts(retries_scheduled=1, retries_by_class={error.error_class.value: 1}))
             return Fate.RETRY
         # Attempts remain but the breaker now guards the spreadsheet: the next round probes it after
         # the cooldown.
@@ -328,7 +318,7 @@ class TaskResults:
                                                         self._emit)
 
     def dead_letter(self, rnd: Round, task: Task, plan: SheetPlan, error: ErrorInfo, now: datetime) -> None:
-        self.report.failed += 1
+        self.report.count(RunCounts(dead_lettered=1))
         rnd.fail(task)
         record, _ = record_verdict(self.state.health.get(plan.id), ERROR, now, (), self.settings.history_keep)
         self.state.health[plan.id] = record

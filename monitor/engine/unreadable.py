@@ -19,6 +19,7 @@ from monitor.core.wording import counted
 from monitor.engine.health import (
     DEFAULT_KEEP,
     ERROR,
+    FAIL,
     Change,
     Finding,
     SheetHealth,
@@ -55,7 +56,7 @@ def streak_start_text(since: datetime, now: datetime) -> str:
 def finding(streak: Unreadable, now: datetime) -> Finding:
     tries = counted(streak.tries, "try", "tries")
     message = f"cannot be read since {streak_start_text(streak.since, now)} ({streak.failure}, {tries})"
-    return Finding(CHECK, KIND, "fail", message)
+    return Finding(CHECK, KIND, FAIL, message)
 
 
 def record_failed_read(record: SheetHealth | None, error: ErrorInfo, now: datetime) -> SheetHealth:

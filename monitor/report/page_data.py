@@ -72,7 +72,7 @@ def build_report(config: Config, state: State, now: datetime) -> dict[str, Any]:
 
 def _problems(sheets: Iterable[Sheet], state: State, shown: Mapping[str, str]) -> dict[str, Any]:
     """Failing spreadsheets first, then warning ones; each with its findings linked to their cells."""
-    rank = {"error": 0, "fail": 0, "warn": 1}
+    rank = {ERROR: 0, FAIL: 0, WARN: 1}
     bad = [sheet for sheet in sheets if shown[sheet.id] in rank]
     bad.sort(key=lambda sheet: (rank[shown[sheet.id]], sheet.name.lower()))
     listed = []
@@ -157,15 +157,16 @@ def _runs(config: Config, records: Iterable[RunRecord]) -> list[dict[str, Any]]:
     runs = []
     for record in records:
         minutes = max(record.duration_seconds, 60.0) / 60  # a run under a minute is within one window
+        counts = record.counts
         runs.append({
             "run_id": record.run_id, "started_at": format_utc(record.started_at),
             "duration_seconds": record.duration_seconds, "budget_seconds": record.budget_seconds,
-            "outcome": record.outcome,
-            "reads": sum(record.reads_by_credential.values()),
+            "outcome": record.outcome.value,
+            "reads": sum(counts.reads_by_credential.values()),
             "reads_per_minute": {project: round(reads / minutes, 1)
-                                 for project, reads in sorted(record.reads_by_project.items())},
-            "quota_refusals": record.quota_refusals, "retries": sum(record.retries_by_class.values()),
-            "retries_by_class": dict(record.retries_by_class), "failed": record.failed,
+                                 for project, reads in sorted(counts.reads_by_project.items())},
+            "quota_refusals": counts.quota_refusals, "retries": sum(counts.retries_by_class.values()),
+            "retries_by_class": dict(counts.retries_by_class), "failed": counts.dead_lettered,
             "health": dict(record.health),
         })
     return runs

@@ -150,14 +150,16 @@ DLQ = Kind("dlq", DeadLetter, version=2, prefix="dlq/")
 MUTE = Kind("mute", Mute, version=3, prefix="mute/")
 INCIDENT = Kind("incident", Incident, prefix="incident/")
 HISTORY = Kind("history", SheetHistory, prefix="history/")
-# Version 2 added each run's ``edit_lags`` (how long after each edit it judged its verdict came).
-RUNLOG = Kind("runlog", RunHour, version=2, prefix="runlog/")
+# Version 2 added each run's ``edit_lags`` (how long after each edit it judged its verdict came);
+# version 3 holds its ``counts`` as its heartbeat's stats and the totals do (monitor.engine.run_counts).
+RUNLOG = Kind("runlog", RunHour, version=3, prefix="runlog/")
 # Version 2 added ``last_error`` to ``api_degraded`` (what failed: Sheets, the token endpoint, the key);
 # version 3 an error's ``account`` and ``tabs``, and a finding's ``gid``; version 4 a finding's ``owner``;
 # version 5 the kind ``no_longer_monitored`` (an older release would set it aside as damaged).
 EVENT = EventKind("event", Event, version=5, prefix="event/")
-# Version 3 added to the run's stats its quota refusals, retries by error class and read times.
-HEARTBEAT = Kind("heartbeat", Heartbeat, version=3)
+# Version 3 added to the run's stats its quota refusals, retries by error class and read times;
+# version 4 holds the stats' counts as ``counts``, as the run log and the totals do.
+HEARTBEAT = Kind("heartbeat", Heartbeat, version=4)
 RUNS = Kind("runs", RunHistory)
 API = Kind("api", ApiState)
 QUOTA = Kind("quota", QuotaLog, version=2)
@@ -176,17 +178,18 @@ OUTBOX = Kind("outbox", Outbox, version=6)
 # reads counted for the digest (``reads_since_digest``, ``counted_run``: the metrics count them);
 # version 5 ``maintenance`` (the maintenance windows told as begun).
 ALERTS = Kind("alerts", AlertMemory, version=5)
-TOTALS = Kind("totals", RunTotals)
+# Version 2 holds the counts as ``counts``, as a run's heartbeat and its record in the run log do.
+TOTALS = Kind("totals", RunTotals, version=2)
 CONVERSATION = Kind("conversation", ChatPosition)
 MAINTENANCE = Kind("maintenance", Maintenance)  # windows started from the chat
 
 # Runners sharing one state (monitor.state.shared) keep these each under its own name:
 # heartbeat/<runner>, runs/<runner>, quota/<runner> (each runner paces its own reads), totals/<runner>
 # (each runner's metrics are a group of their own).
-RUNNER_HEARTBEAT = Kind("runner_heartbeat", Heartbeat, prefix="heartbeat/")
+RUNNER_HEARTBEAT = Kind("runner_heartbeat", Heartbeat, version=2, prefix="heartbeat/")  # 2: heartbeat's 4
 RUNNER_RUNS = Kind("runner_runs", RunHistory, prefix="runs/")
 RUNNER_QUOTA = Kind("runner_quota", QuotaLog, prefix="quota/")
-RUNNER_TOTALS = Kind("runner_totals", RunTotals, prefix="totals/")  # each runner's metrics, its own
+RUNNER_TOTALS = Kind("runner_totals", RunTotals, version=2, prefix="totals/")  # each runner's metrics
 PER_RUNNER: Mapping[str, Kind] = {"heartbeat": RUNNER_HEARTBEAT, "runs": RUNNER_RUNS, "quota": RUNNER_QUOTA,
                                   "totals": RUNNER_TOTALS}
 
@@ -260,6 +263,39 @@ def _heartbeat_read_measures(value: Any) -> Any:
     return {**value, "stats": {**measures, **stats}}
 
 
+# The counts a run's stats, its record in the run log and the totals held as their own fields before
+# they became one value (monitor.engine.run_counts.RunCounts), by the names they had there.
+_COUNTS_AS_NAMED = {
+    "ok": "tasks_done", "failed": "dead_lettered",
+    **{name: name for name in ("tasks", "tasks_done", "dead_lettered", "retries_scheduled", "quota_refusals",
+                               "reads_by_credential", "reads_by_project", "retries_by_class",
+                               "read_seconds_buckets", "read_seconds_sum")},
+}
+
+
+def _counts_nested(value: Any) -> Any:
+    """A document's counts moved into ``counts``, each by its one name (``ok`` is ``tasks_done``,
+    ``failed`` ``dead_lettered``)."""
+    if not isinstance(value, dict) or "counts" in value:
+        return value
+    counts = {_COUNTS_AS_NAMED[name]: item for name, item in value.items() if name in _COUNTS_AS_NAMED}
+    return {**{name: item for name, item in value.items() if name not in _COUNTS_AS_NAMED}, "counts": counts}
+
+
+def _heartbeat_counts(value: Any) -> Any:
+    """heartbeat 3 -> 4: the stats' counts as ``counts``."""
+    if not isinstance(value, dict) or not isinstance(value.get("stats"), dict):
+        return value
+    return {**value, "stats": _counts_nested(value["stats"])}
+
+
+def _runlog_counts(value: Any) -> Any:
+    """runlog 2 -> 3: each run's counts as ``counts``."""
+    if not isinstance(value, dict) or not isinstance(value.get("runs"), list):
+        return value
+    return {**value, "runs": [_counts_nested(run) for run in value["runs"]]}
+
+
 def _event_last_error(value: Any) -> Any:
     """event 1 -> 2 added ``last_error`` to ``api_degraded``: an older one did not say what failed."""
     if isinstance(value, dict) and value.get("kind") == "api_degraded":
@@ -323,6 +359,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("health", 5): _optional_fields_added,
     ("health", 6): _optional_fields_added,
     ("runlog", 1): _optional_fields_added,
+    ("runlog", 2): _runlog_counts,
     ("task", 1): _task_quarantine,
     ("task", 2): _optional_fields_added,
     ("task", 3): _optional_fields_added,
@@ -336,6 +373,10 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("quota", 1): _quota_per_project,
     ("heartbeat", 1): _heartbeat_read_measures,
     ("heartbeat", 2): _optional_fields_added,
+    ("heartbeat", 3): _heartbeat_counts,
+    ("runner_heartbeat", 1): _heartbeat_counts,
+    ("totals", 1): _counts_nested,
+    ("runner_totals", 1): _counts_nested,
     ("event", 1): _event_last_error,
     ("feed", 1): _feed_trash,
     ("outbox", 1): _outbox_sending,

@@ -392,7 +392,7 @@ def test_a_run_whose_every_request_hangs_ends_within_budget_and_saves(tmp_path, 
         assert elapsed <= budget + 5, f"a {budget} s run took {elapsed:.1f} s"
         heartbeat = loads_cleanly(served).heartbeat
         assert heartbeat.finished_at and heartbeat.outcome == RunOutcome.DEGRADED  # nothing could be read
-        assert heartbeat.stats.stop_reason == "budget" and heartbeat.stats.ok == 0
+        assert heartbeat.stats.stop_reason == "budget" and heartbeat.stats.counts.tasks_done == 0
 
 
 TELEGRAM_TOKEN, TELEGRAM_CHAT = "123456:sandbox-token", -1001234567890

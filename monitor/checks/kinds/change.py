@@ -24,7 +24,7 @@ from ..conditions import format_number
 from ..fields import A1Text, ConditionField, DurationField
 from ..kind import Keep, Kind
 from ..past import Past
-from ..result import CheckResult, Status, result_of
+from ..result import CheckResult, Health, Status, result_of
 
 # The longest ``over`` a change check may look back: a month compares month-end closes; further back
 # the history a spreadsheet keeps (its points spread over ``over``) would say little of a day.
@@ -63,22 +63,22 @@ def judge(check: ChangeCheck, value_range: ValueRange | None, now: datetime, tz:
     shown = f"{check.aggregate} {shown_metric(current)}"
     earlier = baseline(past.series.get(check.name, ()), now, check.over)
     if earlier is None:
-        return result_of(check, "ok", f"{shown}; nothing to compare with yet (first read)", current)
+        return result_of(check, Health.OK, f"{shown}; nothing to compare with yet (first read)", current)
     at, before = earlier
     since = "the previous read" if check.over is None else f"{_ago(now - at)} ago"
     if current is None or before is None:
         if current is None and before is not None:
             return result_of(check, _most_severe(check), f"no {check.aggregate} now: the range is empty "
                                                          f"(was {shown_metric(before)} {since})", None)
-        return result_of(check, "ok", f"{shown} (none {since})", current)
+        return result_of(check, Health.OK, f"{shown} (none {since})", current)
     change = percent_change(before, current)
     said = f"{shown}, {_signed(change)} since {since} ({shown_metric(before)})"
     if check.only_grows and current < before:
-        return result_of(check, "fail", f"{said}: it should only grow", current)
-    for status, condition in (("fail", check.fail), ("warn", check.warn)):
+        return result_of(check, Health.FAIL, f"{said}: it should only grow", current)
+    for status, condition in ((Health.FAIL, check.fail), (Health.WARN, check.warn)):
         if condition is not None and condition.holds(change):
             return result_of(check, status, f"{said}, {condition} %", current)
-    return result_of(check, "ok", said, current)
+    return result_of(check, Health.OK, said, current)
 
 
 def baseline(points: tuple[tuple[datetime, Any], ...], now: datetime, over: timedelta | None
@@ -112,7 +112,7 @@ def _ago(delta: timedelta) -> str:
 
 
 def _most_severe(check: ChangeCheck) -> Status:
-    return "fail" if check.fail is not None or check.only_grows or check.warn is None else "warn"
+    return Health.FAIL if check.fail is not None or check.only_grows or check.warn is None else Health.WARN
 
 
 

@@ -22,7 +22,7 @@ from ..conditions import format_number
 from ..fields import A1Text
 from ..kind import Keep, Kind
 from ..past import NOT_READ, OtherSide, Past
-from ..result import MAX_CELLS, CheckResult, result_of
+from ..result import MAX_CELLS, CheckResult, Health, result_of
 
 _KEYS_SHOWN = 3
 
@@ -56,7 +56,8 @@ def compare_cross(check: CrossSheetCheck, mine: Any, other: OtherSide | None) ->
         # Not a finding: the other spreadsheet is read in the same round, and its read judges this
         # check again (monitor.engine.history); telling it would alert on every first round.
         name = other.spreadsheet if other is not None else check.other
-        return result_of(check, "ok", f"{name} {check.other_range} not read yet: compared once it is", None)
+        return result_of(check, Health.OK, f"{name} {check.other_range} not read yet: compared once it is",
+                         None)
     if other.problem is not None:
         return result_of(check, check.level, f"cannot compare with {other.spreadsheet} {check.other_range}: "
                                              f"{other.problem}", None)
@@ -70,15 +71,15 @@ def compare_cross(check: CrossSheetCheck, mine: Any, other: OtherSide | None) ->
     if gap > check.tolerance:
         allowed = f" (tolerance {format_number(check.tolerance)})" if check.tolerance else ""
         return result_of(check, check.level, f"{said}: they differ by {format_number(gap)}{allowed}", mine)
-    return result_of(check, "ok", f"{said}: they agree", mine)
+    return result_of(check, Health.OK, f"{said}: they agree", mine)
 
 
 def _judge_keys(check: CrossSheetCheck, keys: Values, other: OtherSide) -> CheckResult:
     known = set(other.value or ())
     missing = keys.cells(index for index, key in enumerate(keys.values) if key not in known)
     if not missing:
-        return result_of(check, "ok", f"all {len(keys)} keys are in {other.spreadsheet} {check.other_range}",
-                       len(keys))
+        return result_of(check, Health.OK,
+                         f"all {len(keys)} keys are in {other.spreadsheet} {check.other_range}", len(keys))
     shown = ", ".join(f"{c.value!r} ({c.ref})" for c in missing[:_KEYS_SHOWN])
     more = f" and {len(missing) - _KEYS_SHOWN} more" if len(missing) > _KEYS_SHOWN else ""
     message = (f"{len(missing)} of {len(keys)} keys are not in {other.spreadsheet} "

@@ -12,7 +12,7 @@ from ..base import CheckBase
 from ..cells import FORMULA_ERRORS, coded_cells, refs_text
 from ..fields import A1Text
 from ..kind import Kind
-from ..result import CheckResult, result_of
+from ..result import CheckResult, Health, result_of
 
 
 class FormulaErrorsCheck(CheckBase):
@@ -30,7 +30,7 @@ class FormulaErrorsCheck(CheckBase):
 def judge(check: FormulaErrorsCheck, value_range, now, tz, modified_time, past) -> CheckResult:
     errors = coded_cells(value_range, _error_code)  # a whole tab's values: cells only for errors
     if not errors:
-        return result_of(check, "ok", "no formula errors", 0)
+        return result_of(check, Health.OK, "no formula errors", 0)
     by_code = Counter(_error_code(c.value) for c in errors)
     cells = counted(len(errors), "cell")
     if len(by_code) == 1:
@@ -40,7 +40,7 @@ def judge(check: FormulaErrorsCheck, value_range, now, tz, modified_time, past) 
     else:
         counts = ", ".join(f"{code} ×{n}" for code, n in by_code.most_common())
         message = f"{cells} show formula errors: {counts} ({refs_text(errors)})"
-    return result_of(check, "fail", message, len(errors), errors)
+    return result_of(check, Health.FAIL, message, len(errors), errors)
 
 
 def _error_code(value: Any) -> str | None:

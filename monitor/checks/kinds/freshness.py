@@ -23,7 +23,7 @@ from ..conditions import Condition
 from ..dates import MAX_SERIAL, date_of, zone
 from ..fields import A1Text, AgeConditionField
 from ..kind import Kind
-from ..result import MAX_CELLS, CheckResult, Status, most_severe, result_of
+from ..result import MAX_CELLS, CheckResult, Health, Status, most_severe, result_of
 
 
 class FreshnessCheck(CheckBase):
@@ -52,9 +52,9 @@ class FreshnessCheck(CheckBase):
         return self
 
     def explain(self) -> str:
+        levels = ((Health.FAIL, self.fail), (Health.WARN, self.warn))
         return explain.sentence(self, [(status, _clause(self, condition))
-                                       for status, condition in (("fail", self.fail), ("warn", self.warn))
-                                       if condition is not None])
+                                       for status, condition in levels if condition is not None])
 
     def conditions(self) -> str:
         return self._named_conditions("age")
@@ -103,10 +103,10 @@ def judge_age(check: FreshnessCheck, newest: datetime, cell: str | None, now: da
     )
     observed = format_utc(newest)
     refs = (cell,) if cell else ()
-    for status, condition in (("fail", check.fail), ("warn", check.warn)):
+    for status, condition in ((Health.FAIL, check.fail), (Health.WARN, check.warn)):
         if condition is not None and condition.holds(age):
             return CheckResult(check.name, check.kind, status, f"{shown} ({condition})", observed, refs)
-    return CheckResult(check.name, check.kind, "ok", shown, observed)
+    return CheckResult(check.name, check.kind, Health.OK, shown, observed)
 
 
 def _newest_date(found: Values, tz: tzinfo) -> tuple[datetime | None, int | None]:

@@ -19,7 +19,7 @@ from ..column_evaluate import table_of
 from ..column_models import TableCheck, header_names
 from ..columns import Table, is_column_letter, normalized
 from ..kind import Kind
-from ..result import MAX_CELLS, CheckResult
+from ..result import MAX_CELLS, CheckResult, Health
 
 
 class HeadersCheck(TableCheck):
@@ -121,10 +121,10 @@ def judge(check: HeadersCheck, value_range, now, tz, modified_time, past) -> Che
             cells.append(cell.ref)
     if not problems:
         shown = ", ".join(str(cell.value).strip() for cell in table.headers)
-        return CheckResult(check.name, check.kind, "ok", f"headers as expected: {shown}",
+        return CheckResult(check.name, check.kind, Health.OK, f"headers as expected: {shown}",
                            len(table.headers))
     refs = tuple(dict.fromkeys([*cells, table.header_ref]))[:MAX_CELLS]
-    return CheckResult(check.name, check.kind, "fail", "; ".join(problems), len(table.headers), refs)
+    return CheckResult(check.name, check.kind, Health.FAIL, "; ".join(problems), len(table.headers), refs)
 
 
 def _written_twice(table: Table, named: set[str]) -> list[list[Cell]]:

@@ -12,7 +12,7 @@ from ..cells import values_of
 from ..fields import A1Text
 from ..kind import Keep, Kind
 from ..past import Past
-from ..result import CheckResult, result_of
+from ..result import CheckResult, Health, result_of
 
 
 class HeadersChangedCheck(CheckBase):
@@ -29,7 +29,7 @@ def judge(check: HeadersChangedCheck, value_range: ValueRange | None, now: datet
     before = past.headers.get(check.name)
     if before is None or list(before) == headers:
         note = "first read" if before is None else "unchanged since the previous read"
-        return result_of(check, "ok", f"{len(headers)} headers ({note})", headers)
+        return result_of(check, Health.OK, f"{len(headers)} headers ({note})", headers)
     removed = [h for h in before if h not in headers]
     added = [h for h in headers if h not in before]
     parts = [f"removed {_list(removed)}" if removed else "", f"added {_list(added)}" if added else ""]

@@ -16,7 +16,7 @@ from ..base import CheckBase
 from ..cells import values_of
 from ..fields import A1Text, WhereField
 from ..kind import Kind
-from ..result import CheckResult, result_of
+from ..result import CheckResult, Health, result_of
 
 
 class NotEmptyCheck(CheckBase):
@@ -49,10 +49,10 @@ def judge(check: NotEmptyCheck, value_range, now, tz, modified_time, past) -> Ch
     rows = non_empty_rows(value_range)
     found = counted(rows, "non-empty row")
     if rows >= min_rows:
-        return result_of(check, "ok", found, rows)
+        return result_of(check, Health.OK, found, rows)
     if rows == 0:
-        return result_of(check, "fail", "no non-empty rows" + _needed(min_rows), rows)
-    return result_of(check, "fail", f"only {found}{_needed(min_rows)}", rows)
+        return result_of(check, Health.FAIL, "no non-empty rows" + _needed(min_rows), rows)
+    return result_of(check, Health.FAIL, f"only {found}{_needed(min_rows)}", rows)
 
 
 def _needed(min_rows: int) -> str:

@@ -13,7 +13,7 @@ from .. import explain
 from ..base import CheckBase
 from ..fields import A1Text, WhereField
 from ..kind import Kind
-from ..result import CheckResult, result_of
+from ..result import CheckResult, Health, result_of
 from .not_empty import non_empty_rows
 
 
@@ -50,10 +50,10 @@ def judge(check: RowCountCheck, value_range, now, tz, modified_time, past) -> Ch
     low, high = check.min, check.max
     rows = non_empty_rows(value_range)
     if low is not None and rows < low:
-        return result_of(check, "fail", f"{counted(rows, 'row')} < min {low}", rows)
+        return result_of(check, Health.FAIL, f"{counted(rows, 'row')} < min {low}", rows)
     if high is not None and rows > high:
-        return result_of(check, "fail", f"{counted(rows, 'row')} > max {high}", rows)
-    return result_of(check, "ok", counted(rows, "row"), rows)
+        return result_of(check, Health.FAIL, f"{counted(rows, 'row')} > max {high}", rows)
+    return result_of(check, Health.OK, counted(rows, "row"), rows)
 
 
 KIND = Kind(RowCountCheck, judge)

@@ -25,7 +25,7 @@ from ..cells import Cell, Values, is_number, refs_text, values_of
 from ..conditions import Condition, format_number
 from ..fields import A1Text, ConditionField, WhereField
 from ..kind import Kind
-from ..result import MAX_CELLS, CheckResult, Status, most_severe, result_of
+from ..result import MAX_CELLS, CheckResult, Health, Status, most_severe, result_of
 
 _NOUNS = {
     "min": "the smallest number in {}",
@@ -71,9 +71,9 @@ class ThresholdCheck(CheckBase):
         return self.aggregate
 
     def explain(self) -> str:
+        levels = ((Health.FAIL, self.fail), (Health.WARN, self.warn))
         return explain.sentence(self, [(status, _clause(self, condition))
-                                       for status, condition in (("fail", self.fail), ("warn", self.warn))
-                                       if condition is not None])
+                                       for status, condition in levels if condition is not None])
 
     def conditions(self) -> str:
         return self._named_conditions(self.label)
@@ -118,14 +118,14 @@ def judge(check: ThresholdCheck, value_range, now, tz, modified_time, past) -> C
     if others and aggregate in ("min", "max", "sum", "avg", "percentile"):
         ignored = f" ({counted(others, 'non-numeric cell')} ignored)"
     shown = f"{check.label} {format_number(observed)}"
-    for status, condition in (("fail", fail), ("warn", warn)):
+    for status, condition in ((Health.FAIL, fail), (Health.WARN, warn)):
         if condition is not None and condition.holds(observed):
             offenders: list[Cell] = []
             if aggregate in ("min", "max", "value", "percentile"):
                 holding = (index for index in numeric if condition.holds(values[index]))
                 offenders = found.cells(islice(holding, MAX_CELLS))
             return result_of(check, status, f"{shown} {condition}{ignored}", observed, offenders)
-    return result_of(check, "ok", shown + ignored, observed)
+    return result_of(check, Health.OK, shown + ignored, observed)
 
 
 def _aggregate(check: ThresholdCheck, found: Values, others: int) -> float | None:

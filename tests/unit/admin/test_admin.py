@@ -22,6 +22,7 @@ from monitor.engine.change_detection import FeedState
 from monitor.engine.health import FAIL, OK, WARN, Finding, SheetHealth, record_skip
 from monitor.engine.heartbeat import Heartbeat, RunOutcome, RunStats, StopReason
 from monitor.engine.mutes import Mute
+from monitor.engine.run_counts import RunCounts
 from monitor.engine.runner_state import RetryFirst
 from monitor.engine.tasks import FAILED, PENDING, Round, Task, tick_slack
 from monitor.notify.documents import Outbox, PendingMessage
@@ -103,10 +104,10 @@ def test_status_reports_the_last_run_dlq_breakers_outbox_mutes_and_quota():
     state.heartbeat = Heartbeat(
         run_id="run-1", started_at=NOW - timedelta(minutes=4), budget_seconds=270,
         finished_at=NOW - timedelta(minutes=3), outcome=RunOutcome.OK,
-        stats=RunStats(duration_seconds=61.5, stop_reason=StopReason.ROUND_DONE, tasks=3,
-                       reads_by_credential={"/s/sa-1.json": 2, "/s/sa-2.json": 1},
-                       reads_by_project={"shop-east": 2, "shop-west": 1}, mean_read_seconds=0.42,
-                       concurrency=3))
+        stats=RunStats(duration_seconds=61.5, stop_reason=StopReason.ROUND_DONE,
+                       counts=RunCounts(tasks=3, reads_by_credential={"/s/sa-1.json": 2, "/s/sa-2.json": 1},
+                                        reads_by_project={"shop-east": 2, "shop-west": 1}),
+                       mean_read_seconds=0.42, concurrency=3))
     dead_letter(state, "s2", NOW - timedelta(hours=1))
     state.breakers["s3"] = opened_breaker()
     state.breakers["s4"] = BreakerState(consecutive_failures=1)
@@ -135,7 +136,7 @@ def test_status_of_a_run_that_has_not_finished_counts_its_duration_so_far():
 
 def test_status_of_a_run_that_measured_no_reads_shows_none_for_what_it_lacks():
     state = State(heartbeat=Heartbeat(run_id="r", started_at=NOW, budget_seconds=270,
-                                      stats=RunStats(reads_by_credential={"a": 1})))
+                                      stats=RunStats(RunCounts(reads_by_credential={"a": 1}))))
     quota = admin.status_report(state, NOW)["quota_last_run"]
     assert quota == {"reads": 1, "by_credential": {"a": 1}, "by_project": {}, "mean_read_seconds": None,
                      "concurrency": None}

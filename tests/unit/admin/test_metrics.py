@@ -22,8 +22,8 @@ from telegram_fixtures import closed_port_url
 from monitor.app.metrics_step import publish_metrics, push
 from monitor.config import MetricsConfig
 from monitor.config.sections import PER_SHEET_MAX
-from monitor.engine.heartbeat import RunStats
-from monitor.engine.totals import READ_SECONDS_BUCKETS, RunTotals, bucket_of
+from monitor.engine.run_counts import READ_SECONDS_BUCKETS, RunCounts, bucket_of
+from monitor.engine.totals import RunTotals
 from monitor.state import State, changing_state
 
 RULES = REPO / "docs" / "prometheus-rules.yml"
@@ -84,18 +84,20 @@ def test_read_times_fall_in_the_first_bucket_that_holds_them():
 
 
 def test_totals_add_each_runs_stats_and_never_fall():
-    one = RunStats(ok=3, failed=1, reads_by_credential={"k1": 4}, reads_by_project={"p": 4}, quota_refusals=2,
-                   retries_by_class={"transient": 1}, read_seconds_buckets=(1, 0, 3, 0, 0, 0, 0, 0, 0),
-                   read_seconds_sum=1.3)
-    two = RunStats(ok=1, reads_by_credential={"k1": 1, "k2": 2}, retries_by_class={"uncertain": 1},
-                   read_seconds_buckets=(0, 1, 0, 0, 0, 0, 0, 0, 1), read_seconds_sum=40.2)
-    totals = RunTotals().add("ok", one).add("degraded", two).add("ok", RunStats())
+    one = RunCounts(tasks_done=3, dead_lettered=1, reads_by_credential={"k1": 4}, reads_by_project={"p": 4},
+                    quota_refusals=2, retries_by_class={"transient": 1},
+                    read_seconds_buckets=(1, 0, 3, 0, 0, 0, 0, 0, 0), read_seconds_sum=1.3)
+    two = RunCounts(tasks_done=1, reads_by_credential={"k1": 1, "k2": 2}, retries_by_class={"uncertain": 1},
+                    read_seconds_buckets=(0, 1, 0, 0, 0, 0, 0, 0, 1), read_seconds_sum=40.2)
+    before_read_times = RunCounts(read_seconds_buckets=())
+    totals = RunTotals().add("ok", one).add("degraded", two).add("ok", before_read_times)
     assert totals.runs_by_outcome == {"ok": 2, "degraded": 1}
-    assert (totals.tasks_done, totals.dead_lettered, totals.quota_refusals) == (4, 1, 2)
-    assert totals.reads_by_credential == {"k1": 5, "k2": 2}
-    assert totals.retries_by_class == {"transient": 1, "uncertain": 1}
-    assert totals.read_seconds_buckets == (1, 1, 3, 0, 0, 0, 0, 0, 1)
-    assert totals.read_seconds_sum == 41.5  # a run before read times were counted adds none
+    counts = totals.counts
+    assert (counts.tasks_done, counts.dead_lettered, counts.quota_refusals) == (4, 1, 2)
+    assert counts.reads_by_credential == {"k1": 5, "k2": 2}
+    assert counts.retries_by_class == {"transient": 1, "uncertain": 1}
+    assert counts.read_seconds_buckets == (1, 1, 3, 0, 0, 0, 0, 0, 1)
+    assert counts.read_seconds_sum == 41.5  # a run before read times were counted adds none
 
 
 def test_the_queue_tasks_partition_the_round_with_retries_apart_from_fresh_tasks():
@@ -213,7 +215,8 @@ def written_names(tmp_path) -> set[str]:
     config = write_config(tmp_path / "site", ids=(A, B, C), extra="\n[metrics]\nper_sheet = true\n")
     seed(config)
     with changing_state(state_dir(config), actor="test", now=datetime.now(UTC)) as session:
-        session.state.totals = RunTotals(reads_by_project={"shop-east": 3})  # as runs found the key's
+        # As runs found the key's:
+        session.state.totals = RunTotals(counts=RunCounts(reads_by_project={"shop-east": 3}))
     result = invoke(config, "metrics")
     return {sample.name for family in families(result.stdout).values() for sample in family.samples}
 

@@ -179,7 +179,7 @@ def test_an_unwritable_file_and_a_refusing_pushgateway_cost_a_warning_each_not_t
                                     f'pushgateway = "{gateway.url}"\n'))
         with caplog.at_level(logging.WARNING, logger="monitor"):
             report = run(path, clock)
-    assert report.outcome is RunOutcome.OK and report.ok == 3
+    assert report.outcome is RunOutcome.OK and report.counts.tasks_done == 3
     warnings = {record.getMessage(): record for record in caplog.records if record.levelno >= logging.WARNING}
     assert set(warnings) == {"metrics_file_not_written", "metrics_push_failed"}
     assert "sheet_monitor.prom" in warnings["metrics_file_not_written"].fields["path"]

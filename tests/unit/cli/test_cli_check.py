@@ -287,7 +287,7 @@ def test_dlq_retry_after_access_is_restored_brings_it_back_healthy_with_a_recove
     assert state.health[A].health is OK and A not in state.dlq
     recovered = [e for e in result.new_events if isinstance(e, ReadableAgain)]
     assert [e.spreadsheet_id for e in recovered] == [A]
-    assert result.report.tasks == 1  # only the retried spreadsheet: the round was otherwise done
+    assert result.report.counts.tasks == 1  # only the retried spreadsheet: the round was otherwise done
 
 
 def test_a_retry_between_rounds_puts_the_spreadsheet_first_in_the_next_round(sandbox_site):

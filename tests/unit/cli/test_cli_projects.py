@@ -11,6 +11,7 @@ from cli_fixtures import invoke, json_of, state_dir, write_config
 from config_fixtures import secrets_folder
 
 from monitor.engine.heartbeat import Heartbeat, RunOutcome, RunStats
+from monitor.engine.run_counts import RunCounts
 from monitor.state import changing_state
 
 
@@ -54,7 +55,7 @@ def test_check_config_prints_each_project_with_its_credentials_and_rate(config):
 
 def test_check_config_plans_at_the_last_runs_mean_read_time(config):
     limit_reads_in_flight(config, 1)
-    finished_run(config, RunStats(tasks=3, reads_by_credential={"x": 3}, mean_read_seconds=150.0))
+    finished_run(config, RunStats(RunCounts(tasks=3, reads_by_credential={"x": 3}), mean_read_seconds=150.0))
     result = invoke(config, "check-config", "--offline")
     assert result.exit_code == 0, result.stderr
     # 3 reads of 150 s, one at a time: 7.5 min, longer than the 5-minute round.
@@ -68,9 +69,9 @@ def test_check_config_plans_at_the_last_runs_mean_read_time(config):
 
 
 def test_status_shows_the_last_runs_reads_per_credential_and_project_and_its_read_time(config):
-    finished_run(config, RunStats(tasks=5, reads_by_credential={"/k/sa-1.json": 2, "/k/sa-2.json": 2,
-                                                                "/k/sa-3.json": 1},
-                                  reads_by_project={"shop-east": 4, "shop-west": 1},
+    reads = {"/k/sa-1.json": 2, "/k/sa-2.json": 2, "/k/sa-3.json": 1}
+    finished_run(config, RunStats(RunCounts(tasks=5, reads_by_credential=reads,
+                                            reads_by_project={"shop-east": 4, "shop-west": 1}),
                                   mean_read_seconds=0.37, concurrency=4))
     human = invoke(config, "status")
     assert human.exit_code == 0
@@ -83,7 +84,7 @@ def test_status_shows_the_last_runs_reads_per_credential_and_project_and_its_rea
 
 
 def test_status_of_a_run_that_measured_neither_leaves_those_lines_out(config):
-    finished_run(config, RunStats(tasks=1, reads_by_credential={"/k/sa-1.json": 1}))
+    finished_run(config, RunStats(RunCounts(tasks=1, reads_by_credential={"/k/sa-1.json": 1})))
     human = invoke(config, "status")
     assert "1 reads (sa-1.json 1)" in human.stdout
     assert "by project" not in human.stdout and "on average" not in human.stdout

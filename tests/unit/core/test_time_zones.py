@@ -91,7 +91,7 @@ def test_the_zone_is_read_once_then_daily_and_counts_as_a_read(zoned_site):
     config = load_config(path, {})
     first = run_once(config, clock=clock, messages_to=io.StringIO())
     assert zone_reads(sandbox) == 3  # one spreadsheets.get each: its values, with properties.timeZone
-    assert sum(first.report.reads_by_credential.values()) == 3  # the quota they spent: one read each
+    assert sum(first.report.counts.reads_by_credential.values()) == 3  # the quota they spent: one read each
     assert sandbox.google.stats.snapshot()["by_endpoint"].get(BATCH_GET, 0) == 0
     for _ in range(3):  # rounds within the day ask no zone again
         clock.advance(6 * 60)
@@ -193,8 +193,8 @@ def test_a_zone_comes_in_the_request_of_the_values_paced_as_one_read():
     # 4 requests a minute: each spreadsheet's zone and values in one request, so the three go at once.
     assert sent == [("s0", 0.0), ("s1", 0.1), ("s2", 0.2)]
     assert reader.zone_reads == ["s0", "s1", "s2"] and reader.reads == ["s0", "s1", "s2"]
-    assert run.report.reads_by_credential == {"sa-1.json": 3}
-    assert run.report.tasks == 3 and run.report.ok == 3 and run.report.zones_read == 3
+    assert run.report.counts.reads_by_credential == {"sa-1.json": 3}
+    assert run.report.counts.tasks == 3 and run.report.counts.tasks_done == 3 and run.report.zones_read == 3
     assert all(len(task.history) == 1 for task in run.state.round.tasks.values())
     assert {run.state.health[sid].time_zone for sid in ("s0", "s1", "s2")} == {"Etc/GMT"}
 
@@ -206,7 +206,7 @@ def test_a_read_whose_zone_fails_is_the_reads_failure():
     sent, run = simulated_run(reader, per_credential=60)
     assert [sid for sid, _ in sent] == ["s0", "s1", "s2"]
     assert reader.reads == ["s0", "s2"]
-    assert run.report.tasks == 3
+    assert run.report.counts.tasks == 3
     [dead] = [event for event in run.state.events if isinstance(event, DeadLettered)]
     assert dead.spreadsheet_id == "s1" and dead.error.http_status == 404
     assert run.state.health["s1"].time_zone is None
@@ -236,10 +236,10 @@ def test_a_record_from_before_zones_is_read_again_even_when_drive_says_unchanged
             moments=(Moment("freshness Stock!A1:B2", now - timedelta(hours=1), "Stock!A1"),))
     reader.script = {"s0": [dated(now - timedelta(minutes=10))]}
     run = the_bench.run()
-    assert run.report.tasks == 1 and reader.zone_reads == ["s0"]
+    assert run.report.counts.tasks == 1 and reader.zone_reads == ["s0"]
     assert the_bench.stored().health["s0"].time_zone == "Etc/GMT"
     the_bench.clock.advance(SETTINGS.round_interval.total_seconds())
-    assert the_bench.run().report.tasks == 0  # zone known, nothing changed: judged without a read
+    assert the_bench.run().report.counts.tasks == 0  # zone known, nothing changed: judged without a read
 
 
 def test_judging_again_without_a_read_shows_the_newest_date_on_the_spreadsheets_clock():
@@ -254,7 +254,7 @@ def test_judging_again_without_a_read_shows_the_newest_date_on_the_spreadsheets_
     assert the_bench.stored().health["s0"].health is OK
     the_bench.clock.advance(90 * 60)  # 2.5 h after the date: judged again, without a read
     run = the_bench.run()
-    assert run.report.tasks == 0 and reader.reads == ["s0"]
+    assert run.report.counts.tasks == 0 and reader.reads == ["s0"]
     record = the_bench.stored().health["s0"]
     assert record.health is WARN
     assert record.findings[0].message == (
@@ -276,7 +276,7 @@ def test_a_zone_this_machine_does_not_know_dead_letters_the_spreadsheet_with_wha
 def test_checks_without_dates_never_ask_for_a_zone():
     reader = ScriptedReader()
     the_bench = Bench(reader, [replace(plan, checks=()) for plan in fresh_plans(2)], MemoryLocation())
-    assert the_bench.run().report.reads_by_credential == {"sa-1.json": 2}
+    assert the_bench.run().report.counts.reads_by_credential == {"sa-1.json": 2}
     assert reader.zone_reads == []
 
 

@@ -57,7 +57,7 @@ def next_round(the_bench: Bench) -> None:
 
 def read_in(the_bench: Bench, run) -> list[str]:
     """The spreadsheets ``run`` read, in order."""
-    return the_bench.reader.reads[-run.report.tasks:] if run.report.tasks else []
+    return the_bench.reader.reads[-run.report.counts.tasks:] if run.report.counts.tasks else []
 
 
 def test_the_first_round_takes_a_position_and_reads_everything_the_next_only_what_changed():
@@ -86,7 +86,7 @@ def test_a_round_where_nothing_changed_reads_nothing_and_is_not_a_degraded_run()
 
     quiet = the_bench.run()
 
-    assert quiet.report.tasks == 0 and quiet.report.outcome is RunOutcome.NOTHING_TO_DO
+    assert quiet.report.counts.tasks == 0 and quiet.report.outcome is RunOutcome.NOTHING_TO_DO
     assert the_bench.stored().round.info.unread == 3 and drive.asked[-1] == "1"
 
 
@@ -151,7 +151,7 @@ def test_a_change_to_a_muted_spreadsheet_is_read_once_the_mute_ends():
     next_round(the_bench)
     drive.changed = {"s1"}
     muted = the_bench.run()
-    assert muted.report.tasks == 0
+    assert muted.report.counts.tasks == 0
 
     next_round(the_bench)
     unmuted = the_bench.run()
@@ -165,7 +165,7 @@ def test_an_unchanged_spreadsheet_is_read_before_its_last_read_passes_max_age():
     reads = []
     for _ in range(8):
         next_round(the_bench)
-        reads.append(the_bench.run().report.tasks)
+        reads.append(the_bench.run().report.counts.tasks)
     # Read at 0; due when the next round would find it older than 20 minutes: at 20, 40 ...
     assert reads == [0, 0, 0, 2, 0, 0, 0, 2]
 
@@ -177,7 +177,7 @@ def test_unchanged_spreadsheets_a_full_round_read_together_are_spread_over_the_r
     reads, oldest = [], timedelta(0)
     for _ in range(30):
         next_round(the_bench)
-        reads.append(the_bench.run().report.tasks)
+        reads.append(the_bench.run().report.counts.tasks)
         now = the_bench.clock.now()
         oldest = max(oldest, *(now - record.read_at for record in the_bench.stored().health.values()))
     # 24 spreadsheets kept within an hour by rounds 5 minutes apart: 2 reads a round, never 24 at once.
@@ -216,7 +216,7 @@ def test_a_spreadsheet_that_silently_goes_stale_is_judged_on_time_without_a_read
     for _ in range(15):  # 75 minutes: the newest date passes 2 hours old within one round of it
         next_round(the_bench)
         run = the_bench.run()
-        assert run.report.tasks == 0
+        assert run.report.counts.tasks == 0
         verdicts.append(the_bench.stored().health["s0"].health)
     assert verdicts.index(WARN) == 12  # 1 h old, then 13 rounds of 5 min: first over 2 h at 2h05
     [event] = [e for e in the_bench.stored().events if isinstance(e, HealthChanged)]
@@ -238,7 +238,7 @@ def test_drive_failing_reads_everything_keeps_the_position_and_is_told_once_per_
         next_round(the_bench)
         runs.append(the_bench.run())
 
-    assert [run.report.tasks for run in runs] == [3, 3, 0]
+    assert [run.report.counts.tasks for run in runs] == [3, 3, 0]
     assert drive.asked == [None, "1", "1", "1"]  # the same position while Drive failed
     told = [kinds(of_run(run)) for run in runs]
     assert told[0].count(ChangeFeedFailing.KIND) == 1 and ChangeFeedFailing.KIND not in told[1]
@@ -251,11 +251,11 @@ def test_a_position_drive_refuses_is_dropped_and_a_fresh_one_taken():
     the_bench.run()
     next_round(the_bench)
     drive.errors = [UNKNOWN_POSITION]
-    assert the_bench.run().report.tasks == 2
+    assert the_bench.run().report.counts.tasks == 2
     assert the_bench.stored().feed.position is None
 
     next_round(the_bench)
-    assert the_bench.run().report.tasks == 2  # from a fresh position nothing is known yet
+    assert the_bench.run().report.counts.tasks == 2  # from a fresh position nothing is known yet
     assert drive.asked[-1] is None and the_bench.stored().feed.position == "1"
 
 
@@ -264,12 +264,12 @@ def test_switching_detection_off_reads_everything_and_forgets_the_position():
     the_bench.run()
     the_bench.changes = None
     next_round(the_bench)
-    assert the_bench.run().report.tasks == 3
+    assert the_bench.run().report.counts.tasks == 3
     assert the_bench.stored().feed == FeedState()
 
     the_bench.changes = drive
     next_round(the_bench)
-    assert the_bench.run().report.tasks == 3 and drive.asked[-1] is None  # starts afresh
+    assert the_bench.run().report.counts.tasks == 3 and drive.asked[-1] is None  # starts afresh
 
 
 def test_a_feed_of_another_credential_starts_from_a_fresh_position():
@@ -277,7 +277,7 @@ def test_a_feed_of_another_credential_starts_from_a_fresh_position():
     the_bench.run()
     drive.source = "sa-2.json"
     next_round(the_bench)
-    assert the_bench.run().report.tasks == 2 and drive.asked[-1] is None
+    assert the_bench.run().report.counts.tasks == 2 and drive.asked[-1] is None
 
 
 # -- no edit is ever missed, whatever is killed when --------------------------------------------------
@@ -425,7 +425,7 @@ def test_an_edit_reported_during_the_round_is_read_first_even_when_the_round_rea
     # s0 was read before Drive reported it: it is read again; s4 goes before the round's s2 and s3.
     assert the_bench.reader.reads[:3] == ["s0", "s1", "s0"]
     assert the_bench.reader.reads[3:] in (["s4", "s2", "s3"], ["s4", "s3", "s2"])
-    assert run.report.tasks == 6 and the_bench.stored().round.is_complete()
+    assert run.report.counts.tasks == 6 and the_bench.stored().round.is_complete()
 
 
 def test_an_edit_reported_while_its_read_is_out_is_read_again():

@@ -245,7 +245,7 @@ def test_a_run_on_redis_paces_through_the_shared_log_named_by_service_account(tm
         config = write_config(tmp_path, credentials=keys, endpoint=sandbox.base_url, extra=(
             f'\n[state]\nbackend = "redis"\nurl = "{REDIS_URL}"\nprefix = "{quota_prefix}"\n'))
         result = run_once(load_config(config, {}), clock=clock, messages_to=io.StringIO())
-    sent = sum(result.report.reads_by_credential.values())
+    sent = sum(result.report.counts.reads_by_credential.values())
     assert sent >= 3
     account = json.loads(next((tmp_path / "keys").glob("*.json")).read_text())["client_email"]
     client = redis.Redis.from_url(REDIS_URL)

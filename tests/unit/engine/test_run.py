@@ -107,7 +107,7 @@ def test_one_credential_at_60_a_minute_meets_no_429(world):
     world.add_sheets(130)
     run = world.run(budget=timedelta(minutes=6))
     stats = world.sandbox.google.stats.snapshot()
-    assert run.report.ok == 130
+    assert run.report.counts.tasks_done == 130
     assert stats["by_status"].get("429", 0) == 0
     # 130 reads at 60/min cannot take less than two full windows; pacing should not take much more.
     assert 120 <= world.clock.monotonic() - run.started_monotonic <= 140
@@ -117,7 +117,7 @@ def test_three_credentials_carry_a_third_of_the_reads_each(world, tmp_path):
     world.use_credentials(world.sandbox.write_credentials(tmp_path / "more", 3))
     world.add_sheets(150)
     run = world.run(budget=timedelta(minutes=6))
-    counts = sorted(run.report.reads_by_credential.values())
+    counts = sorted(run.report.counts.reads_by_credential.values())
     assert sum(counts) == 150
     assert counts[0] >= 45 and counts[-1] <= 55
 
@@ -135,8 +135,8 @@ def test_503_503_then_ok_recovers_in_the_same_run_while_others_go_on(world):
     # Others were read between the flaky one's attempts: it was not waited for idly.
     finished = {sid: state.health[sid].last_checked_at for sid in others}
     assert min(finished.values()) < state.health[flaky].last_checked_at
-    assert run.report.retries_scheduled == 2
-    assert state.heartbeat.stats.retries_by_class == {"transient": 2}
+    assert run.report.counts.retries_scheduled == 2
+    assert state.heartbeat.stats.counts.retries_by_class == {"transient": 2}
 
 
 def test_three_503s_open_the_breaker_then_a_probe_after_cooldown_closes_it(world):
@@ -225,7 +225,7 @@ def test_many_spreadsheets_failing_in_a_row_end_the_run_with_one_event(world):
     world.clock.advance(60)
     probe = world.run()  # still failing: one probe, then stop, no second event
     assert ApiDegraded.KIND not in kinds(of_run(probe))
-    assert probe.report.tasks == 1 and probe.report.outcome == RunOutcome.DEGRADED
+    assert probe.report.counts.tasks == 1 and probe.report.outcome == RunOutcome.DEGRADED
 
 
 def test_the_run_never_sleeps_past_its_budget(world):
@@ -235,7 +235,7 @@ def test_the_run_never_sleeps_past_its_budget(world):
     assert run.report.stop_reason == "budget"
     assert elapsed <= 90
     state = world.stored()
-    assert state.round.counts()[DONE] == run.report.ok
+    assert state.round.counts()[DONE] == run.report.counts.tasks_done
     assert state.round.counts()[PROCESSING] == 0
 
 
@@ -273,12 +273,12 @@ def test_a_muted_spreadsheet_is_skipped_not_read(world):
     run = world.run()
     assert run.state.health[quiet].skipped == "muted"
     assert standing(run.state.health[quiet], run.state.mutes[quiet]) == MUTED
-    assert run.report.tasks == 1 and run.state.health[loud].health == OK
+    assert run.report.counts.tasks == 1 and run.state.health[loud].health == OK
 
 
 def test_a_run_that_could_read_nothing_is_degraded_for_the_watchdog(world):
     world.add_sheets(2)
     world.fault("*", statuses=[503], repeat=True)
     run = world.run(budget=timedelta(seconds=10))  # too short for the whole-API breaker's 8 failures
-    assert run.report.tasks > 0 and run.report.ok == 0
+    assert run.report.counts.tasks > 0 and run.report.counts.tasks_done == 0
     assert world.stored().heartbeat.outcome == RunOutcome.DEGRADED

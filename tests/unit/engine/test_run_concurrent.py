@@ -271,7 +271,7 @@ def test_a_task_given_back_at_the_end_of_the_budget_is_read_by_the_next_run_not_
     first = the_bench.run(max_in_flight=4, request_timeout=60.0, budget=timedelta(seconds=30))
     stored = {task.target: task for task in the_bench.stored().round.tasks.values()}
     assert stored["s0"].status is PENDING and stored["s0"].interruptions == 0
-    assert first.report.tasks == 3
+    assert first.report.counts.tasks == 3
     second = the_bench.run(max_in_flight=4, request_timeout=60.0, budget=timedelta(minutes=2))
     assert second.state.round.is_complete()
 
@@ -282,8 +282,10 @@ def test_a_run_reports_reads_per_project_mean_read_time_and_peak_in_flight_and_t
     the_bench, made = bench(ScriptedReader(), 30, seconds, credentials=tuple(projects), projects=projects)
     first = the_bench.run(max_in_flight=16)
     stats = the_bench.stored().heartbeat.stats
-    assert sum(stats.reads_by_project.values()) == 30 and set(stats.reads_by_project) == {"alpha", "beta"}
-    assert stats.reads_by_project["alpha"] == stats.reads_by_credential["a"] + stats.reads_by_credential["b"]
+    counts = stats.counts
+    assert sum(counts.reads_by_project.values()) == 30 and set(counts.reads_by_project) == {"alpha", "beta"}
+    by_credential = counts.reads_by_credential
+    assert counts.reads_by_project["alpha"] == by_credential["a"] + by_credential["b"]
     assert stats.mean_read_seconds == 2.0
     assert stats.concurrency == first.peak_in_flight
     # The window has room for the 30: as many go as the ceiling allows, whatever the latency.

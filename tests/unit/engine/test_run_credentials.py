@@ -44,7 +44,7 @@ def test_a_token_service_answering_502_stops_the_run_with_one_alert_that_names_i
     world.fault("/token", statuses=[502], repeat=True)
     with caplog.at_level(logging.INFO, logger="monitor"):
         run = world.run()
-    assert run.report.outcome == RunOutcome.DEGRADED and run.report.ok == 0
+    assert run.report.outcome == RunOutcome.DEGRADED and run.report.counts.tasks_done == 0
     event = degraded_event(run)
     assert event.last_error.message == "token request failed for sa-1.json: HTTP 502 error page"
     assert DeadLettered.KIND not in kinds(of_run(run)) and BreakerOpened.KIND not in kinds(of_run(run))

@@ -52,18 +52,19 @@ def test_a_per_project_429_stops_that_projects_credentials_and_no_other(world, t
         assert world.sandbox.google.quota.admit(other_tool(n), "read", EAST) is None
     world.add_sheets(12)
     run = world.run(budget=timedelta(seconds=50))
-    assert run.report.ok == 12 and run.report.stop_reason == "round_done"
+    assert run.report.counts.tasks_done == 12 and run.report.stop_reason == "round_done"
     by_project = {EAST: 0, WEST: 0}
-    for credential, reads in run.report.reads_by_credential.items():
+    for credential, reads in run.report.counts.reads_by_credential.items():
         by_project[projects[credential]] += reads
     # East's four reads went, its fifth was refused for the project, and neither east credential
     # sent again: one 429, not one per credential; west read the rest.
     stats = world.sandbox.google.stats.snapshot()
     assert stats["quota_exceeded"] == 1 and EAST in next(iter(stats["quota_exceeded_by_user"]))
     assert by_project == {EAST: 5, WEST: 8}
-    assert run.report.quota_errors == 1 and run.state.heartbeat.outcome is RunOutcome.OK
+    assert run.report.counts.quota_refusals == 1 and run.state.heartbeat.outcome is RunOutcome.OK
     stats = world.stored().heartbeat.stats
-    assert stats.quota_refusals == 1 and stats.retries_by_class == {}  # a 429 waits; it is no retry
+    # A 429 waits; it is no retry.
+    assert stats.counts.quota_refusals == 1 and stats.counts.retries_by_class == {}
 
 
 def test_after_a_per_user_429_the_credential_reads_again_when_its_oldest_send_ages_out(world):
@@ -83,12 +84,12 @@ def test_a_run_that_a_429_kept_from_reading_anything_is_degraded(world):
     world.sandbox.google.quota.set_limits(read_per_user=2)
     world.add_sheets(3)
     first = world.run(budget=timedelta(seconds=30))  # two reads, then a 429 it cannot wait out
-    assert first.report.ok == 2 and first.report.quota_errors == 1
+    assert first.report.counts.tasks_done == 2 and first.report.counts.quota_refusals == 1
     assert world.stored().heartbeat.outcome is RunOutcome.OK  # it read what it could
     world.clock.advance(5)
     second = world.run(budget=timedelta(seconds=20))  # the wait the 429 left outlasts this run
-    assert second.report.tasks == 0 and second.report.ok == 0
+    assert second.report.counts.tasks == 0 and second.report.counts.tasks_done == 0
     assert world.stored().heartbeat.outcome is RunOutcome.DEGRADED
     world.clock.advance(60)
     third = world.run(budget=timedelta(seconds=20))
-    assert third.report.ok == 1 and world.stored().heartbeat.outcome is RunOutcome.OK
+    assert third.report.counts.tasks_done == 1 and world.stored().heartbeat.outcome is RunOutcome.OK

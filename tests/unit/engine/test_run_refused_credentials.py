@@ -39,7 +39,7 @@ def test_an_account_google_does_not_know_is_told_once_and_the_other_credential_r
     gone = unknown_account(tmp_path / "secrets", f"{world.sandbox.base_url}/token")
     world.use_credentials([gone, good])
     run = world.run()
-    assert run.report.outcome == RunOutcome.OK and run.report.ok == 6
+    assert run.report.outcome == RunOutcome.OK and run.report.counts.tasks_done == 6
     assert {run.state.health[sid].health for sid in ids} == {OK}
     [event] = refused(run)
     assert event.credential == str(gone) and event.email == "gone@monitor-proj.iam.gserviceaccount.com"
@@ -84,7 +84,7 @@ def test_a_damaged_private_key_is_told_with_its_file_and_the_other_credential_re
     damaged = damaged_key(tmp_path / "secrets", Path(good))
     world.use_credentials([damaged, good])
     run = world.run()
-    assert run.report.ok == 4 and {run.state.health[sid].health for sid in ids} == {OK}
+    assert run.report.counts.tasks_done == 4 and {run.state.health[sid].health for sid in ids} == {OK}
     [event] = refused(run)
     assert event.credential == str(damaged) and "does not load as an RSA private key" in event.problem
     assert "add a new JSON key" in event.fix and "BEGIN" not in event.problem + event.fix

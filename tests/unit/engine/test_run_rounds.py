@@ -20,6 +20,7 @@ from monitor.engine.health import ERROR, OK, SheetHealth
 from monitor.engine.heartbeat import RoundProgress, RunOutcome, RunStats, StopReason
 from monitor.engine.mutes import Mute
 from monitor.engine.pacer import ONE_PROJECT
+from monitor.engine.run_counts import RunCounts
 from monitor.engine.runner_state import RetryFirst
 from monitor.engine.tasks import DONE, FAILED, POISON_INTERRUPTIONS, PROCESSING, tick_slack
 from monitor.state.repository import encode_all
@@ -44,15 +45,15 @@ def later(the_bench: Bench, delta: timedelta) -> None:
 def test_a_finished_round_leaves_nothing_to_do_until_its_interval_has_passed():
     the_bench = bench(3)
     first = the_bench.run()
-    assert first.report.stop_reason == "round_done" and first.report.ok == 3
+    assert first.report.stop_reason == "round_done" and first.report.counts.tasks_done == 3
     due = INTERVAL - tick_slack(INTERVAL)  # the next cron tick, less what its start-up may gain
     later(the_bench, due - timedelta(milliseconds=1))
     idle = the_bench.run()
-    assert idle.report.outcome == RunOutcome.NOTHING_TO_DO and idle.report.tasks == 0
+    assert idle.report.outcome == RunOutcome.NOTHING_TO_DO and idle.report.counts.tasks == 0
     assert the_bench.stored().heartbeat.outcome == RunOutcome.NOTHING_TO_DO
     later(the_bench, due)
     second = the_bench.run()
-    assert second.report.ok == 3 and second.state.round.id != first.state.round.id
+    assert second.report.counts.tasks_done == 3 and second.state.round.id != first.state.round.id
 
 
 def test_the_next_tick_starts_a_new_round_though_its_run_got_there_a_little_sooner():
@@ -64,7 +65,7 @@ def test_the_next_tick_starts_a_new_round_though_its_run_got_there_a_little_soon
     first = the_bench.run()
     later(the_bench, INTERVAL - timedelta(seconds=1))
     second = the_bench.run()
-    assert second.report.ok == 3 and second.state.round.id != first.state.round.id
+    assert second.report.counts.tasks_done == 3 and second.state.round.id != first.state.round.id
 
 
 def test_a_new_round_reads_the_longest_unchecked_spreadsheets_first():
@@ -221,11 +222,12 @@ def test_the_heartbeat_says_running_while_the_run_works_then_its_outcome_and_sta
     assert heartbeat.outcome == RunOutcome.OK
     assert format_utc(heartbeat.finished_at) == format_utc(the_bench.clock.now())  # stored to the ms
     assert heartbeat.stats == RunStats(
-        tasks=3, ok=2, failed=0, retries_scheduled=1, reads_by_credential={"sa-1.json": 3},
+        counts=RunCounts(tasks=3, tasks_done=2, dead_lettered=0, retries_scheduled=1,
+                         reads_by_credential={"sa-1.json": 3}, reads_by_project={ONE_PROJECT: 3},
+                         retries_by_class={"transient": 1}, read_seconds_buckets=(3, 0, 0, 0, 0, 0, 0, 0, 0)),
         duration_seconds=run.report.duration_seconds, stop_reason=StopReason.ROUND_DONE,
         round=RoundProgress(run.state.round.id, pending=0, processing=0, done=2, failed=0),
-        reads_by_project={ONE_PROJECT: 3}, mean_read_seconds=0.0, concurrency=1,
-        retries_by_class={"transient": 1}, read_seconds_buckets=(3, 0, 0, 0, 0, 0, 0, 0, 0),
+        mean_read_seconds=0.0, concurrency=1,
     )
     later(the_bench, INTERVAL)
     the_bench.run()
@@ -244,7 +246,7 @@ def test_a_run_that_finds_the_api_degraded_probes_once_and_tells_of_the_recovery
     assert [e for e in of_run(run) if isinstance(e, ApiRecovered)] == [
         ApiRecovered(at=the_bench.clock.now(), run_id="run-1", degraded_since=since)
     ]
-    assert the_bench.stored().api == ApiState() and run.report.ok == 3
+    assert the_bench.stored().api == ApiState() and run.report.counts.tasks_done == 3
 
 
 def test_a_run_that_finds_the_api_still_degraded_stops_after_one_probe_without_a_second_alert():

@@ -63,7 +63,7 @@ def test_a_quota_refusal_waits_for_the_pacer_and_counts_no_attempt():
     assert history(run, "s0") == ["quota", "quota", "ok"]
     task = next(iter(run.state.round.tasks.values()))
     assert task.attempts == 1 and task.last_error is None
-    assert "s0" not in run.state.breakers and run.report.retries_scheduled == 0
+    assert "s0" not in run.state.breakers and run.report.counts.retries_scheduled == 0
     # Each refusal paused the credential for a whole window (60 s + 1 s margin) before the next try.
     assert the_bench.clock.monotonic() - run.started_monotonic == 2 * 61.0
 
@@ -126,7 +126,7 @@ def test_a_task_starts_with_exactly_the_minimum_request_time_left_and_not_with_l
     just_enough = Bench(SlowReader(clock, seconds=0.001), plans(3), MemoryLocation(), clock=clock)
     run = just_enough.run(budget=timedelta(seconds=4))
     assert [timeout for _, _, timeout in just_enough.reader.requests] == [1.0]  # cut to what is usable
-    assert run.report.stop_reason == "budget" and run.report.tasks == 1
+    assert run.report.stop_reason == "budget" and run.report.counts.tasks == 1
 
     clock = ManualClock()
     too_little = Bench(SlowReader(clock, seconds=0.001), plans(3), MemoryLocation(), clock=clock)
@@ -166,7 +166,7 @@ def test_cells_still_loading_are_read_again_later_without_touching_the_breaker()
     run = bench(reader, 2).run()
     assert reader.reads == ["s0", "s1", "s0"]
     assert history(run, "s0") == ["loading", "ok"]
-    assert "s0" not in run.state.breakers and run.report.retries_scheduled == 1
+    assert "s0" not in run.state.breakers and run.report.counts.retries_scheduled == 1
     assert run.state.health["s0"].health == OK
 
 
@@ -186,7 +186,7 @@ def test_a_permanent_error_is_dead_lettered_at_once():
     run = bench(reader, 2).run()
     assert reader.reads == ["s0", "s1"] and history(run, "s0") == ["permanent"]
     assert run.state.dlq["s0"].last_error.http_status == 403 and "s0" not in run.state.breakers
-    assert run.report.failed == 1 and run.report.outcome == "ok"
+    assert run.report.counts.dead_lettered == 1 and run.report.outcome == "ok"
 
 
 def test_the_failure_that_finds_google_degraded_is_logged_like_any_other(caplog):

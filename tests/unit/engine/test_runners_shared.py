@@ -250,4 +250,4 @@ def test_runners_watching_the_feed_share_one_look_and_read_what_it_queued(redis_
         b.step()
         assert drive.asked == [None, "1"]  # one look for both
         assert reader.reads[4:] == ["s1", "s2"]
-        assert a.report.ok == 1 and b.report.ok == 1
+        assert a.report.counts.tasks_done == 1 and b.report.counts.tasks_done == 1

@@ -57,4 +57,4 @@ def test_without_a_zone_read_the_alert_links_the_spreadsheet_and_no_read_is_adde
     world.run(budget=timedelta(minutes=2))
     assert world.links() == [f"https://docs.google.com/spreadsheets/d/{sid}"]
     assert "is failing: Stock: 1 cell shows #DIV/0! (B3)" in world.told()  # the tab leads, unlinked
-    assert world.stored().heartbeat.stats.reads_by_credential == {world.credentials[0]: 1}
+    assert world.stored().heartbeat.stats.counts.reads_by_credential == {world.credentials[0]: 1}

@@ -10,6 +10,8 @@ from run_fixtures import SETTINGS, Bench, ScriptedReader, plans
 
 from monitor.core.tracking import Documents
 from monitor.engine.health import FAIL, OK, VERDICT_CHANGES_KEPT, WARN, record_verdict
+from monitor.engine.heartbeat import RunOutcome
+from monitor.engine.run_counts import RunCounts
 from monitor.engine.runlog import RunHour, RunRecord, add_run, runs_since
 from monitor.storage import MemoryLocation
 
@@ -19,8 +21,10 @@ WEEK = timedelta(days=7)
 
 def a_run(started: datetime, n: int = 0) -> RunRecord:
     return RunRecord(run_id=f"run-{n}", started_at=started, duration_seconds=40.0, budget_seconds=360.0,
-                     outcome="ok", reads_by_credential={"sa-1.json": 10}, reads_by_project={"p": 10},
-                     quota_refusals=0, retries_by_class={}, failed=0, health={"ok": 10})
+                     outcome=RunOutcome.OK,
+                     counts=RunCounts(reads_by_credential={"sa-1.json": 10}, reads_by_project={"p": 10},
+                                      quota_refusals=0, retries_by_class={}, dead_lettered=0),
+                     health={"ok": 10})
 
 
 def test_a_run_writes_only_its_hour_and_drops_the_hours_older_than_keep():
@@ -58,5 +62,6 @@ def test_a_run_records_itself_with_the_fleet_by_health_and_each_read_time():
     (hour,) = stored.runlog.values()
     (record,) = hour.runs
     assert record.run_id == stored.heartbeat.run_id and record.health == {"ok": 3}
-    assert record.retries_by_class == {"transient": 1} and record.reads_by_credential == {"sa-1.json": 4}
+    assert record.counts.retries_by_class == {"transient": 1}
+    assert record.counts.reads_by_credential == {"sa-1.json": 4}
     assert all(len(stored.health[sid].read_seconds) == 1 for sid in ("s0", "s1", "s2"))

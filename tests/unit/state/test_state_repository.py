@@ -319,8 +319,8 @@ def test_documents_of_an_older_version_are_read_in_todays_shape_and_saved_in_it(
     assert state.quota.every_project == (5.0, 6.0) and state.quota.projects == {}
     assert state.quota.sent == {"sa-1": (5.0, 6.0)} and state.quota.paused_until == {"sa-1": 70.0}
     stats = state.heartbeat.stats
-    assert (stats.reads_by_project, stats.mean_read_seconds, stats.concurrency) == ({}, None, None)
-    assert stats.reads_by_credential == {"sa-1": 2}
+    assert (stats.counts.reads_by_project, stats.mean_read_seconds, stats.concurrency) == ({}, None, None)
+    assert stats.counts.reads_by_credential == {"sa-1": 2}
     assert state.needs_full_save  # so that the schema and the documents agree again
     repository.save(state)
     stored = backing.copy()
