@@ -69,6 +69,15 @@ def keys_sheet(keys: int) -> SheetHistory:
     return recorded((), Linked(lends=(Lend("Items!A2:A", "keys"),)), None, [], {"Items!A2:A": values}, START)
 
 
+def snapshot_bytes(sample: list[str], count: int) -> int:
+    """The state snapshot's size with ``count`` spreadsheets' history documents, drawn from ``sample``."""
+    with tempfile.TemporaryDirectory() as folder:
+        store = FileStore(Path(folder) / "properties.json")
+        store.update({HISTORY.key(f"sheet-{n:05d}"): sample[n % len(sample)] for n in range(count)})
+        store.close()
+        return (Path(folder) / "properties.json").stat().st_size
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sheets", type=int, nargs="+", default=[700, 5000])
@@ -84,11 +93,7 @@ def main() -> None:
         print(f"after {days:g} days of reads every 5 min: {per_sheet:,.0f} bytes per spreadsheet "
               f"({points - 1} points in its series and the read time)")
         for count in args.sheets:
-            with tempfile.TemporaryDirectory() as folder:
-                store = FileStore(Path(folder) / "properties.json")
-                store.update({HISTORY.key(f"sheet-{n:05d}"): sample[n % len(sample)] for n in range(count)})
-                store.close()
-                on_disk = (Path(folder) / "properties.json").stat().st_size
+            on_disk = snapshot_bytes(sample, count)
             print(f"  {count:>6,} spreadsheets: {per_sheet * count / 1e6:.2f} MB of history documents, "
                   f"state snapshot {on_disk / 1e6:.2f} MB")
     keys = len(HISTORY.encode(keys_sheet(args.keys)).encode())

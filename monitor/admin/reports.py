@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from monitor.admin.errors import AdminError, no_longer_configured_message, not_in_dlq_message
+from monitor.checks import AnomalyCheck, still_learning
 from monitor.config import MaintenanceWindow
 from monitor.core.durations import human_duration
 from monitor.core.errors import ErrorInfo
@@ -23,6 +24,7 @@ from monitor.engine.feed_state import FeedState
 from monitor.engine.fleet import SHOWN_ORDER, Fleet
 from monitor.engine.health import UNKNOWN, SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunStats
+from monitor.engine.history import SheetHistory
 from monitor.engine.incidents import Incident
 from monitor.engine.retry import DEFAULT_POLICIES
 from monitor.engine.runlog import edit_lag
@@ -250,9 +252,21 @@ def sheets_report(
             "in_dlq": sheet.id in state.dlq,
             "time_zone": record.time_zone if record else None,  # its dates are read in it
             "incident": incident_row(state.incidents.get(sheet.id)),
+            "learning": learning_checks(getattr(sheet, "checks", ()), state.history.get(sheet.id)),
         })
     rank = {shown: n for n, shown in enumerate(SHOWN_ORDER)}
     rows.sort(key=lambda row: (rank[row["shown"]], row["name"], row["id"]))
+    return rows
+
+
+def learning_checks(checks: Sequence[Any], history: SheetHistory | None) -> list[dict[str, str]]:
+    """The anomaly checks that still learn what is normal, and how far they are ("learning, 3 of 14
+    days"): they alert on nothing yet."""
+    kept = history.buckets if history else {}
+    rows = []
+    for check in checks:
+        if isinstance(check, AnomalyCheck) and (text := still_learning(check, kept.get(check.name))):
+            rows.append({"check": check.name, "text": text})
     return rows
 
 

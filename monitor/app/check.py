@@ -107,7 +107,7 @@ def _credential(config: Config, location: StateLocation, saved: State | None, re
 
 
 def _judged_against_the_past(plan: SheetPlan) -> bool:
-    return any(check.kind in ("change", "headers_changed", "cross_sheet") for check in plan.checks)
+    return any(check.kind in ("change", "headers_changed", "cross_sheet", "anomaly") for check in plan.checks)
 
 
 def _past(config: Config, plan: SheetPlan, saved: State | None) -> Past | None:

@@ -5,7 +5,8 @@ Public API::
     FormulaErrorsCheck, NotEmptyCheck, RowCountCheck, ThresholdCheck, FreshnessCheck   the models
     HeadersCheck, MissingCheck, DuplicatesCheck, InvalidCheck   column checks (``column_models``)
     Table, ColumnError   a table read in one ValueRange, its columns by header or letter (``columns``)
-    ChangeCheck, HeadersChangedCheck, CrossSheetCheck   checks judged against ``Past``
+    ChangeCheck, HeadersChangedCheck, CrossSheetCheck, AnomalyCheck   checks judged against ``Past``
+    Buckets, bucket_number, with_reading   an anomaly check's history, one value per bucket
     Check                the union of those; CHECK_KINDS maps each ``kind`` to its model
     REGISTRY, kind_of(check) -> each kind's ``Kind``: model, evaluation, what a read keeps (``Keep``)
     evaluate(check, value_range, now, tz, modified_time=None) -> CheckResult
@@ -24,12 +25,14 @@ durations are ``monitor.core.durations``. Date handling: ``dates``. Aggregates: 
 """
 
 from .aggregates import AGGREGATES, keys_of, metric_of
+from .buckets import Buckets, bucket_number, with_reading
 from .cells import FORMULA_ERRORS, ValuesStillLoading
 from .columns import ColumnError, Table
 from .conditions import Condition, parse_age_condition, parse_condition
 from .evaluate import evaluate, evaluate_all, format_age, needs_modified_time, ranges_of
 from .kind import Keep, Kind
 from .kinds import CHECK_KINDS, KINDS, REGISTRY, Check, kind_of
+from .kinds.anomaly import AnomalyCheck, banded, still_learning
 from .kinds.change import ChangeCheck
 from .kinds.cross_sheet import CrossSheetCheck, compare_cross
 from .kinds.duplicates import DuplicatesCheck
@@ -49,7 +52,8 @@ from .volatile import VOLATILE_FUNCTIONS, VolatileCell, volatile_cells, volatile
 __all__ = [
     "NOT_READ", "OtherSide", "Past", "compare_cross", "keys_of", "metric_of",
     "Keep", "Kind", "REGISTRY", "kind_of",
-    "ChangeCheck", "CrossSheetCheck", "HeadersChangedCheck",
+    "ChangeCheck", "CrossSheetCheck", "HeadersChangedCheck", "AnomalyCheck",
+    "Buckets", "bucket_number", "with_reading", "still_learning", "banded",
     "AGGREGATES",
     "CHECK_KINDS",
     "FORMULA_ERRORS",

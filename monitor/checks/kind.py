@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, tzinfo
 from typing import Any, Literal
 
 from .base import CheckBase
+from .buckets import BucketSize
 from .past import Past
 from .result import CheckResult
 
@@ -27,11 +28,14 @@ Judge = Callable[[Any, ValueRange | None, datetime, tzinfo | str | None, datetim
 class Keep:
     """What a read leaves in its spreadsheet's history for one check (``monitor.engine.history``
     stores it, bounded): a point of a ``series`` (kept only ``over`` back), the ``headers`` it found,
-    or its ``own`` side of a comparison with another spreadsheet (judged again when the other changes)."""
+    its ``own`` side of a comparison with another spreadsheet (judged again when the other changes),
+    or the value of its bucket of ``buckets`` (one value an ``every`` on the spreadsheet's clock, kept
+    ``over`` back: ``monitor.checks.buckets``)."""
 
-    slot: Literal["series", "headers", "own"]
+    slot: Literal["series", "headers", "own", "buckets"]
     value: Any
     over: timedelta | None = None
+    every: BucketSize | None = None
 
 
 def keeps_nothing(check: Any, observed: Any, value_range: ValueRange | None) -> Keep | None:

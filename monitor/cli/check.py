@@ -309,11 +309,22 @@ def _echo_check(sheet: Sheet, health: str, time_zone: str | None, results, warni
                [(r.check_name, r.status, _value_text(r.observed), _condition(by_name.get(r.check_name)),
                  r.message, ", ".join(r.cells)) for r in results],
                status_column=1, empty="(no checks configured)")
+    _echo_baselines(results)
     for warning in warnings:
         click.echo(f"\n{click.style('Warning: ' + warning, fg='yellow')}")
     reads = ("no read", "one read")[spent["reads"]]
     drive = " and one Drive read" if spent["drive_reads"] else ""
     click.echo(f"\nSpent {reads} of {Path(credential).name}'s quota{drive}; nothing was recorded.", err=True)
+
+
+def _echo_baselines(results) -> None:
+    """What each anomaly check took as usual, uncut (a table cell would cut it to the width): the
+    baseline it judged against, or how far it is in learning one."""
+    learnt = [result for result in results if result.kind == "anomaly"]
+    if learnt:
+        click.echo("\nBaselines:")
+    for result in learnt:
+        click.echo(f"  {result.check_name}: {result.message}")
 
 
 def _result_dict(result: CheckResult, check: Check | None) -> dict[str, Any]:

@@ -222,6 +222,7 @@ def sheets(config_path: Path | None, status_filter: str | None, tags: tuple[str,
     echo_table(("name", "id", "health", "since", "last checked", "findings", "tags", "time zone"), table,
                status_column=2, uncut=(1,), empty=_nothing_shown(status_filter, tags, name_part))
     _echo_findings(rows)
+    _echo_learning(rows)
 
 
 def _found_names(row: dict) -> str:
@@ -241,6 +242,17 @@ def _echo_findings(rows: list[dict]) -> None:
             cells = [cell for cell in item["cells"][:5] if cell not in item["message"]]
             where = f" ({', '.join(cells)})" if cells else ""
             click.echo(f"    {styled_status(item['status'])} {item['check']}: {item['message']}{where}")
+
+
+def _echo_learning(rows: list[dict]) -> None:
+    """The anomaly checks still learning what is normal: they alert on nothing yet."""
+    learning = [row for row in rows if row["learning"]]
+    if not learning:
+        return
+    click.echo("\nLearning (no alerts yet):")
+    for row in learning:
+        for item in row["learning"]:
+            click.echo(f"  {row['name']}: {item['check']}: {item['text']}")
 
 
 def _nothing_shown(status: str | None, tags: tuple[str, ...], name_part: str | None) -> str:

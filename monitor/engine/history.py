@@ -7,6 +7,9 @@ the ranges it reads for other spreadsheets' cross-sheet checks. One document per
   (with no ``over``, the last value alone), and at most ``HISTORY_POINTS`` spread evenly over it (the
   value ``over`` ago is then known within ``over / HISTORY_POINTS``). Key lists are capped at
   ``HISTORY_KEYS``; a longer one is kept as a problem to tell, not as keys.
+* **Buckets.** An anomaly check keeps one value per bucket (an hour or a day on the spreadsheet's
+  clock: the last read's in it) for its seasonality's span, and which buckets no baseline may use
+  (``monitor.checks.buckets``): at most a few hundred numbers per check, whatever the reads.
 * **Only reads add points.** A round that judges a spreadsheet again without reading it (Drive said it
   did not change) adds nothing: its values are the last read's, so a point would repeat the last one,
   and a change check's finding stands as its read left it (``monitor.engine.rejudge``). A failed
@@ -23,22 +26,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from types import MappingProxyType
 from typing import Any
 
 from monitor.checks import (
     NOT_READ,
+    Buckets,
     CheckResult,
     CrossSheetCheck,
     OtherSide,
     Past,
+    bucket_number,
     compare_cross,
     keys_of,
     kind_of,
     metric_of,
+    with_reading,
     worst,
 )
+from monitor.checks.buckets import BUCKET_LENGTH
 from monitor.config.defaults import HISTORY_KEYS, HISTORY_POINTS
 from monitor.config.model import Lend
 from monitor.core.timefmt import UtcTime
@@ -68,6 +75,7 @@ class SheetHistory:
     headers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per headers_changed check
     own: dict[str, Kept] = field(default_factory=dict)  # per aggregate cross-sheet check: this side
     lent: dict[str, Kept] = field(default_factory=dict)  # per Lend.key: the range other checks read
+    buckets: dict[str, Buckets] = field(default_factory=dict)  # per anomaly check: a value per bucket
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +100,7 @@ def past_for(checks: Sequence[Any], links: Linked, history: Mapping[str, SheetHi
         if mine else {}
     others = {check.name: other_side(check, links.others.get(check.name), history, names, failing)
               for check in checks if (kind := kind_of(check)) is not None and kind.other_side}
-    return Past(series, dict(mine.headers) if mine else {}, others)
+    return Past(series, dict(mine.headers) if mine else {}, others, dict(mine.buckets) if mine else {})
 
 
 def other_side(check: CrossSheetCheck, other_id: str | None, history: Mapping[str, SheetHistory],
@@ -112,14 +120,15 @@ def other_side(check: CrossSheetCheck, other_id: str | None, history: Mapping[st
 
 
 def recorded(checks: Sequence[Any], links: Linked, before: SheetHistory | None,
-             results: Sequence[CheckResult], value_ranges: Mapping[str, Any], now: datetime
-             ) -> SheetHistory | None:
+             results: Sequence[CheckResult], value_ranges: Mapping[str, Any], now: datetime,
+             zone: tzinfo = UTC) -> SheetHistory | None:
     """The history after a read that judged ``results`` over ``value_ranges``; None when the
-    spreadsheet has nothing to keep."""
+    spreadsheet has nothing to keep. ``zone``: the spreadsheet's, whose clock numbers buckets."""
     observed = {result.check_name: result.observed for result in results}
     series: dict[str, tuple[Point, ...]] = {}
     headers: dict[str, tuple[str, ...]] = {}
     own: dict[str, Kept] = {}
+    buckets: dict[str, Buckets] = {}
     for check in checks:
         kind = kind_of(check)
         keep = kind.keeps(check, observed.get(check.name), value_ranges.get(check.range)) if kind else None
@@ -130,12 +139,28 @@ def recorded(checks: Sequence[Any], links: Linked, before: SheetHistory | None,
             series[check.name] = kept_points(earlier, Point(now, keep.value), keep.over)
         elif keep.slot == "headers":
             headers[check.name] = keep.value
+        elif keep.slot == "buckets":
+            buckets[check.name] = _bucketed(before.buckets.get(check.name) if before else None, keep,
+                                            now, zone, left_out=_left_out(check.name, results))
         else:
             own[check.name] = Kept(keep.value)
     lent = {lend.key: _kept(lend.what, value_ranges.get(lend.range)) for lend in links.lends}
-    if not (series or headers or own or lent):
+    if not (series or headers or own or lent or buckets):
         return None
-    return SheetHistory(now, series, headers, own, lent)
+    return SheetHistory(now, series, headers, own, lent, buckets)
+
+
+def _bucketed(earlier: Buckets | None, keep: Any, now: datetime, zone: tzinfo, left_out: bool) -> Buckets:
+    """A check's buckets with this read's value in its bucket, kept ``keep.over`` back."""
+    span = keep.over // BUCKET_LENGTH[keep.every]
+    return with_reading(earlier, bucket_number(now, zone, keep.every), keep.value, span, left_out)
+
+
+def _left_out(name: str, results: Sequence[CheckResult]) -> bool:
+    """Whether a read's value must stay out of later baselines: its own check found it unusual, or its
+    spreadsheet fails (an incident: its values are not what is normal)."""
+    return any(result.status != "ok" for result in results if result.check_name == name) \
+        or worst(result.status for result in results) == "fail"
 
 
 def kept_points(points: tuple[Point, ...], new: Point, over: timedelta | None) -> tuple[Point, ...]:

@@ -46,7 +46,7 @@ from monitor.engine.health import (
 )
 from monitor.engine.heartbeat import RunOutcome, StopReason
 from monitor.engine.history import compares_keys_with, depends_on, past_for, recorded, rejudged_cross
-from monitor.engine.inspect import SheetPlan
+from monitor.engine.inspect import SheetPlan, zone_of
 from monitor.engine.pacer import QuotaPacer
 from monitor.engine.rejudge import moments_of, rejudged
 from monitor.engine.run_counts import RunCounts
@@ -161,7 +161,9 @@ class TaskResults:
         """Keep what this read leaves for later judgements (written only when it changed); when the
         ranges it lends changed, judge the spreadsheets that compare with them again."""
         before = self.state.history.get(plan.id)
-        after = recorded(plan.checks, plan.links, before, results, value_ranges, now)
+        record = self.state.health.get(plan.id)
+        zone = zone_of(plan, record.time_zone if record else None)  # as its values were judged in
+        after = recorded(plan.checks, plan.links, before, results, value_ranges, now, zone)
         if after is None:
             if before is not None:
                 del self.state.history[plan.id]

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from monitor.checks import Check, FreshnessCheck
+from monitor.checks import AnomalyCheck, Check, FreshnessCheck
 from monitor.engine.health import SheetHealth, Tab
 
 ZONE_REFRESH = timedelta(days=1)
@@ -27,10 +27,12 @@ _SPREAD_STEPS = 1000
 
 
 def needs_time_zone(checks: Iterable[Check]) -> bool:
-    """A freshness check on a range reads dates, which are wall-clock times in the spreadsheet's zone.
-    No other check looks at one, so their spreadsheets' zones are never asked for: a freshness check
-    on the file's modified time alone (an instant Drive gives in UTC) shows it in UTC."""
-    return any(isinstance(check, FreshnessCheck) and check.source == "range" for check in checks)
+    """A freshness check on a range reads dates, which are wall-clock times in the spreadsheet's zone,
+    and an anomaly check's days and hours are the spreadsheet's ("on a Tuesday at this hour"). No other
+    check looks at one, so their spreadsheets' zones are never asked for: a freshness check on the
+    file's modified time alone (an instant Drive gives in UTC) shows it in UTC."""
+    return any((isinstance(check, FreshnessCheck) and check.source == "range")
+               or isinstance(check, AnomalyCheck) for check in checks)
 
 
 def zone_due(record: SheetHealth | None, now: datetime) -> bool:

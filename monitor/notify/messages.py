@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import TypeVar
 from urllib.parse import quote
 
+from monitor.checks.aggregates import METRIC_WORDS
 from monitor.core.a1 import A1Error, parse_a1, quote_sheet_name
 from monitor.core.durations import human_duration
 from monitor.core.errors import ErrorInfo
@@ -164,8 +165,10 @@ def tab_of(finding: Finding) -> str | None:
     candidates = [*finding.cells[:1]]
     if _is_default_name(finding):  # "<kind> [aggregate] <range>": a quoted tab may hold spaces
         where = finding.check[len(finding.kind) + 1:]
-        # Only a threshold names an aggregate ("threshold min Stock!F2:F"), one word before its range.
-        candidates.append(where.partition(" ")[2] if finding.kind == "threshold" else where)
+        # A check over an aggregate names it ("threshold min Stock!F2:F", "anomaly sum Stock!C2:C"),
+        # one word before its range.
+        first, _, rest = where.partition(" ")
+        candidates.append(rest if rest and _is_aggregate_word(first) else where)
     for text in candidates:
         if "!" not in text:
             continue
@@ -174,6 +177,11 @@ def tab_of(finding: Finding) -> str | None:
         except A1Error:
             continue
     return None
+
+
+def _is_aggregate_word(word: str) -> bool:
+    """An aggregate's name as a default name holds it: "min", "row_count", "p95"."""
+    return word in METRIC_WORDS or re.fullmatch(r"p\d+(\.\d+)?", word) is not None
 
 
 def _is_default_name(finding: Finding) -> bool:

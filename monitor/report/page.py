@@ -9,7 +9,7 @@ HTML.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
@@ -80,8 +80,27 @@ def _problem(problem: dict[str, Any]) -> str:
     owner = f' &middot; {escape(problem["owner"])}' if problem["owner"] else ""
     label = CARD_LABELS.get(problem["health"], "")
     name = _link(problem["url"], problem["name"])
+    drawn = "".join(_anomaly_chart(series) for series in problem.get("series", ()))
     return (f'<div class="problem {escape(problem["health"])}"><b>{name}</b> '
-            f'<span class="soft">{label}{since}{owner}</span>{tags}<ul>{"".join(findings)}</ul></div>')
+            f'<span class="soft">{label}{since}{owner}</span>{tags}<ul>{"".join(findings)}</ul>{drawn}</div>')
+
+
+def _anomaly_chart(series: dict[str, Any]) -> str:
+    """An anomaly check's recent values and the band its baseline allowed at each (a bucket's time is
+    its wall-clock start on the spreadsheet's clock, drawn as it reads)."""
+    def line(field: str) -> list[tuple[float, float]]:
+        return [(datetime.fromisoformat(point["at"]).replace(tzinfo=UTC).timestamp(), float(point[field]))
+                for point in series["points"] if point[field] is not None]
+
+    values = line("value")
+    if not values:
+        return ""
+    drawn = [Series("value", "s0", values), Series("usual: low", "band", line("low")),
+             Series("usual: high", "band", line("high"))]
+    svg = line_chart(series["check"], drawn,
+                     start=values[0][0], end=max(values[-1][0], values[0][0] + 1))
+    caption = f"{escape(series['check'])}: the value and its band"
+    return f'<figure class="anomaly"><figcaption>{caption}</figcaption>{svg}</figure>'
 
 
 def _attention(data: dict[str, Any]) -> str:

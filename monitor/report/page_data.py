@@ -13,12 +13,14 @@ from datetime import datetime
 from typing import Any
 
 from monitor.admin.reports import breakers_list, dlq_list, edit_lag_report, incident_row
+from monitor.checks import AnomalyCheck, banded
 from monitor.config import Config, Sheet
 from monitor.core.errors import ErrorInfo
 from monitor.core.remedies import problem, remedy
 from monitor.core.timefmt import format_utc
 from monitor.engine.fleet import Fleet
 from monitor.engine.health import ERROR, FAIL, OK, UNKNOWN, WARN, Finding, SheetHealth, VerdictChange
+from monitor.engine.history import SheetHistory
 from monitor.engine.runlog import RunRecord, runs_since
 from monitor.notify.destinations import all_halts
 from monitor.notify.messages import error_text, sheet_url, tab_url
@@ -33,6 +35,8 @@ FINDINGS_SHOWN = 5  # per spreadsheet; the rest are counted
 # sheets a strip each is a wall of green), the rest are counted.
 STRIPS_SHOWN = 150
 STRIP_HEALTH = {OK: "ok", WARN: "warn", FAIL: "fail", ERROR: "fail", UNKNOWN: "unknown"}  # error: failing
+# An anomaly finding's buckets drawn with their band: seven weeks of days, or two days of hours.
+SERIES_BUCKETS = 48
 NOT_OK = frozenset({"warn", "fail"})  # a strip's healths that earn it a place (unknown is not known, not bad)
 
 
@@ -84,8 +88,26 @@ def _problems(sheets: Iterable[Sheet], state: State, shown: Mapping[str, str]) -
             "unreadable": _unreadable(error.last_error) if error else None,
             "tags": list(sheet.tags), "owner": sheet.owner,
             "incident": incident_row(state.incidents.get(sheet.id)),
+            "series": _anomaly_series(sheet, record.findings[:FINDINGS_SHOWN], state.history.get(sheet.id)),
         })
     return {"listed": listed, "more": max(0, len(bad) - PROBLEMS_SHOWN)}
+
+
+def _anomaly_series(sheet: Sheet, findings: Iterable[Finding], history: SheetHistory | None
+                    ) -> list[dict[str, Any]]:
+    """Each anomaly finding's recent buckets with the band its baseline allowed, to draw: what the
+    check took as usual, beside what the value did."""
+    checks = {check.name: check for check in sheet.checks if isinstance(check, AnomalyCheck)}
+    drawn = []
+    for finding in findings:
+        check = checks.get(finding.check)
+        kept = history.buckets.get(finding.check) if history and check else None
+        if kept is None:
+            continue
+        points = [{"at": at.isoformat(), "value": value, "low": low, "high": high}
+                  for at, value, low, high in banded(check, kept, SERIES_BUCKETS)]
+        drawn.append({"check": finding.check, "points": points})
+    return drawn
 
 
 def _unreadable(error: ErrorInfo) -> dict[str, str | None]:

@@ -30,6 +30,7 @@ svg.chart { width: 100%; height: auto; display: block; }
 svg .plot { fill: #fff; stroke: var(--line); } svg .grid { stroke: #f0f0f3; }
 svg .guide { stroke: var(--fail); stroke-dasharray: 6 4; }
 svg .guide2 { stroke: var(--soft); stroke-dasharray: 3 3; }
+svg .band { --c: var(--soft); stroke-dasharray: 4 3; }
 svg .axis, svg .glabel, svg .legend { font-size: 13px; fill: var(--soft); }
 /* A series' class sets its colour only: the line is stroked, never filled; its legend is filled. */
 svg .s0 { --c: #1565c0; } svg .s1 { --c: #6a1b9a; } svg .s2 { --c: #00838f; } svg .s3 { --c: #5d4037; }

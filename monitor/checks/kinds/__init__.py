@@ -16,6 +16,7 @@ from typing import Any
 
 from ..kind import Kind
 from . import (
+    anomaly,
     change,
     cross_sheet,
     duplicates,
@@ -43,6 +44,7 @@ REGISTRY: Mapping[str, Kind] = {kind.name: kind for kind in (
     change.KIND,
     headers_changed.KIND,
     cross_sheet.KIND,
+    anomaly.KIND,
 )}
 BY_MODEL: Mapping[type, Kind] = {kind.model: kind for kind in REGISTRY.values()}
 

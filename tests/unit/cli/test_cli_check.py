@@ -7,15 +7,29 @@ import io
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from cli_fixtures import A, B, C, D, invoke, json_of, saved_state, state_dir, state_file, write_config
+from cli_fixtures import (
+    A,
+    B,
+    C,
+    D,
+    invoke,
+    json_of,
+    saved_state,
+    sheet_id,
+    state_dir,
+    state_file,
+    write_config,
+)
 from paths import REPO
 
 from monitor import admin
 from monitor.app.run import run_once
+from monitor.checks import Buckets, bucket_number
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from monitor.engine.events import ReadableAgain
 from monitor.engine.health import ERROR, OK
+from monitor.engine.history import SheetHistory
 from monitor.state import changing_state
 from sheet_sandbox.server import running_sandbox
 
@@ -297,3 +311,28 @@ def test_a_retry_between_rounds_puts_the_spreadsheet_first_in_the_next_round(san
     assert state.round.id != first_round.id
     assert state.round.tasks[min(state.round.tasks)].target == C
     assert C not in state.dlq and state.retry_first.spreadsheet_ids == ()
+
+
+def test_check_shows_an_anomaly_checks_baseline_and_sheets_what_still_learns(sandbox_site):
+    sandbox, clock, path = sandbox_site
+    E = sheet_id(5)  # noqa: N806 - as the fixtures name theirs
+    anomaly = ('\n[profiles.learnt]\n'
+               'checks = [{ kind = "anomaly", range = "Stock!A2:A", seasonality = "none", '
+               'min_history = "7d" }]\n'
+               f'\n[[sheets]]\nid = "{E}"\nname = "Store 5"\nprofile = "learnt"\n')
+    path.write_text(path.read_text() + anomaly)
+    sandbox.google.store.put_control(E, stock())
+    name = "anomaly row_count Stock!A2:A"
+    today = bucket_number(clock.now(), UTC, "day")
+    with changing_state(state_dir(path), actor="admin-test", now=clock.now()) as session:
+        session.state.history[E] = SheetHistory(clock.now(), buckets={name: Buckets(today - 10, (2.0,) * 10)})
+    result = invoke(path, "check", E)
+    assert result.exit_code == 0
+    assert f"Baselines:\n  {name}: 2 rows in Stock!A2:A, usually 2 (10 days)" in result.stdout
+    with changing_state(state_dir(path), actor="admin-test", now=clock.now()) as session:
+        session.state.history[E] = SheetHistory(clock.now(), buckets={name: Buckets(today - 3, (2.0,) * 3)})
+    assert "2 rows in Stock!A2:A; learning, 3 of 7 days" in invoke(path, "check", E).stdout
+    sheets = invoke(path, "sheets")
+    assert f"Learning (no alerts yet):\n  Store 5: {name}: learning, 2 of 7 days" in sheets.stdout
+    [row] = [row for row in json_of(invoke(path, "sheets", "--json"))["sheets"] if row["id"] == E]
+    assert row["learning"] == [{"check": name, "text": "learning, 2 of 7 days"}]

@@ -59,7 +59,7 @@ def test_a_cross_sheet_check_on_its_own_spreadsheet_is_an_error(folder):
     assert "compares with another spreadsheet, not its own" in message
 
 
-def test_the_guide_s_examples_of_change_header_and_cross_sheet_checks_are_valid_checks():
+def test_the_guide_s_examples_of_change_header_cross_sheet_and_anomaly_checks_are_valid_checks():
     import re
     import tomllib
 
@@ -70,4 +70,4 @@ def test_the_guide_s_examples_of_change_header_and_cross_sheet_checks_are_valid_
     blocks = re.findall(r"```toml\n(.*?)```", section, re.S)
     checks = [check for block in blocks for check in tomllib.loads(block)["checks"]]
     kinds = [CHECK_KINDS[check["kind"]].model_validate(check).kind for check in checks]
-    assert sorted(set(kinds)) == ["change", "cross_sheet", "headers_changed"]
+    assert sorted(set(kinds)) == ["anomaly", "change", "cross_sheet", "headers_changed"]
