@@ -426,9 +426,18 @@ class Run:
             self.answered.add(flight.credential)
             self.latency.add(done.seconds)
             self.report.count_read_time(done.seconds)
+            self._counted_by(flight, done)
             self._settle(flight, done)
         if finished:
             self.checkpoints.save()
+
+    def _counted_by(self, flight: InFlight, done: ReadDone) -> None:
+        """Tell the pacer when the read's answer came: Google counted its requests by then (a 429's
+        were not counted at all: the pacer takes those out itself)."""
+        refused = isinstance(done.error, SheetReadError) and done.error.error_class is ErrorClass.QUOTA
+        if flight.sent_at is not None and not refused:
+            answered_at = self.clock.time() - max(0.0, self.clock.monotonic() - done.finished)
+            self.pacer.answered(flight.credential, flight.sent_at, answered_at, flight.requests)
 
     def _settle(self, flight: InFlight, done: ReadDone) -> None:
         task, plan, rnd = flight.task, flight.plan, self.state.round
