@@ -39,6 +39,14 @@ _WEIGHT = 0.2
 FIRST_READ_HOLD_SECONDS = 1.0
 
 
+def grid_reads_in_flight(ceiling: int) -> int:
+    """The most reads with grid data in flight at once (a first read's values with the zone, a read
+    with Google's details): half the ceiling. Each answer holds every cell of its ranges (and their
+    formulas, with details), several times a batchGet's, parsed while it is out; the batchGets of a
+    burst of edits go at the whole ceiling, which sends a window's allowance twice as fast."""
+    return max(1, ceiling // 2)
+
+
 def reads_in_flight(per_window: int, ceiling: int) -> int:
     """The most reads a run keeps in flight while its window has room: the ceiling
     (``[google] max_concurrent_reads``), or a whole window's allowance when that is fewer."""
