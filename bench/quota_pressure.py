@@ -175,7 +175,8 @@ def measure(args) -> dict:
     with tempfile.TemporaryDirectory() as tmp, served_dataset(
         Path(tmp), sheets=args.sheets, credentials=12, projects=2, per_user=PER_USER * scale,
         per_project=PER_PROJECT * scale, faults=False, request_timeout=f"{30 / scale:g}s",
-        latency_scale=1 / scale, run={"round_interval": "24h"},  # one round, however long
+        # One round, however long, and the run ends with its work (it does not go on watching the feed).
+        latency_scale=1 / scale, run={"round_interval": "24h", "change_poll": "off"},
     ) as config_path:
         keys = {n: config_path.parent / "secrets" / f"sa-{n}.json" for n in (*MONITOR, *TOOL)}
         keep_credentials(config_path, MONITOR)

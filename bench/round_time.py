@@ -5,10 +5,11 @@ at L a window cannot take less than floor((N - 1) / L) x 60 s plus one read's an
 allowance sent at once, the last window's last read answered. Target: a run takes at most 1.05 x that
 least time, with zero 429s, both for
 
-- **a full round**: a first one (a fresh state), every spreadsheet read. Its reads are a batchGet per
-  spreadsheet and, for each one with a freshness check on a range (every generated one), its time
-  zone first, so about 2 N of them, plus the read with Google's details of each store showing #N/A or
-  #REF!. ``--sheets 350`` is a round of about 700 reads, ``--sheets 577`` one of about 1,153.
+- **a full round**: a first one (a fresh state), every spreadsheet read. Its reads are one per
+  spreadsheet (for each one with a freshness check on a range, every generated one, a
+  ``spreadsheets.get`` with grid data that gives its time zone with its values), plus the read with
+  Google's details of each store showing #N/A or #REF!. ``--sheets 700`` is a round of about 708
+  reads, ``--sheets 1150`` (the default) one of about 1,158.
 - **a burst of edits**: a window after that round, ``--edits`` spreadsheets are edited at once (their
   freshness range, through the sandbox's control API) and the next run reads what Drive's change
   feed names, the zones known by then: a batchGet each, and the details of those showing #N/A.
@@ -40,7 +41,7 @@ every spreadsheet the sandbox holds was asked for its values (a batchGet: a zone
 count), and every one it does not hold was asked; in the burst every edited spreadsheet was asked for
 its values again; the round is complete in the state; 429s are the sandbox's own count.
 
-    .venv/bin/python bench/round_time.py [--sheets 577] [--setups 1x5] [--edits 500] [--no-burst]
+    .venv/bin/python bench/round_time.py [--sheets 1150] [--setups 1x5] [--edits 500] [--no-burst]
                                          [--sequential] [--hanging 0.05] [--scale 1]
                                          [--monitor-root PATH] [--log DIR]
 """
@@ -77,7 +78,8 @@ PER_USER, PER_PROJECT = 60, 300  # Google's default read quotas per minute
 DEFAULT_TIMEOUT_SECONDS = 30.0  # the monitor's default request timeout
 TARGET_RATIO = 1.05
 BATCH_GET = "GET /v4/spreadsheets/{id}/values:batchGet"  # a spreadsheet's values
-# ?fields=properties.timeZone (a zone), grid data (a read with details), or a refused range's titles
+# grid data (a first read's values with the zone, or a read with details), ?fields=properties.timeZone
+# (a zone alone: a plan that reads no range, none of the generated ones), or a refused range's titles
 SPREADSHEET_GET = "GET /v4/spreadsheets/{id}"
 SHEETS_READS = (BATCH_GET, SPREADSHEET_GET)
 # Events the run logs when it applies a read's answer (engine/run.py, engine/task_results.py)
@@ -147,9 +149,10 @@ def measure(args, projects: int, per_project_credentials: int) -> list[Phase]:
         full = run_phase("full round", config_path, args, control, base, before, per_window)
         after, _ = full.pop("stats"), full.pop("lines")
         by_sheet = after.get("by_spreadsheet", {})
-        # Asked for its values: a batchGet. One the sandbox does not hold fails at its zone read.
-        missing = [sid for sid in ids if (by_sheet.get(sid, {}).get(BATCH_GET, 0) < 1 if sid in held
-                                          else not by_sheet.get(sid))]
+        # Asked for its values: a batchGet, or a grid read with its zone (each generated spreadsheet
+        # reads ranges, so none asks its zone alone). One the sandbox does not hold was asked.
+        missing = [sid for sid in ids if (sum(by_sheet.get(sid, {}).get(e, 0) for e in SHEETS_READS) < 1
+                                          if sid in held else not by_sheet.get(sid))]
         phases = [Phase(**full, done=settled(config.run.state_dir), expected=len(ids),
                         values_missing=missing)]
         if args.burst and not args.sequential:
@@ -177,8 +180,8 @@ def burst(args, config_path: Path, config, control: requests.Session, base: str,
     stats = stats_of(control, base)  # the editing PUTs are the control API's, not reads
     phase = run_phase("burst of edits", config_path, args, control, base, stats, per_window)
     by_sheet, earlier = phase.pop("stats").get("by_spreadsheet", {}), stats.get("by_spreadsheet", {})
-    missing = [sid for sid in edited if by_sheet.get(sid, {}).get(BATCH_GET, 0)
-               <= earlier.get(sid, {}).get(BATCH_GET, 0)]
+    missing = [sid for sid in edited if sum(by_sheet.get(sid, {}).get(e, 0) for e in SHEETS_READS)
+               <= sum(earlier.get(sid, {}).get(e, 0) for e in SHEETS_READS)]
     # Judged in this run (the state's round may be a later one, which found nothing changed).
     judged = {line.get("spreadsheet_id") for line in phase.pop("lines")
               if line.get("event") in ("task_done", "task_failed")}
@@ -281,8 +284,8 @@ def describe(args, phase: Phase) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sheets", type=int, default=577,
-                        help="spreadsheets; a first round reads about twice as many (zones, values)")
+    parser.add_argument("--sheets", type=int, default=1150,
+                        help="spreadsheets; a first round reads about one more in a hundred (details)")
     parser.add_argument("--setups", nargs="+", default=["1x5"],
                         help="PxC: P Cloud projects of C credentials each")
     parser.add_argument("--edits", type=int, default=500, help="spreadsheets edited at once for the burst")

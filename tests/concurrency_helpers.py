@@ -22,6 +22,16 @@ def most_in_a_window(times: list[float], window: float = WINDOW) -> int:
     return best
 
 
+def most_at_the_server(spans: list[tuple[float, float]], window: float = WINDOW) -> int:
+    """The most requests a server's rolling window [t, t + window) can hold when each request
+    arrives at any moment of its span (sent, latest): a set fits one window when its latest send is
+    less than a window after the earliest of their latest arrivals."""
+    best = 0
+    for sent, _ in spans:  # the newest of a set, arriving as early as it can
+        best = max(best, sum(1 for start, latest in spans if start <= sent < latest + window))
+    return best
+
+
 def gathered_from_threads(work: Callable[[], list], threads: int = 8) -> list:
     """What ``work`` returned on each of ``threads`` threads started together, concatenated."""
     gathered, lock = [], threading.Lock()

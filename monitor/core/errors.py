@@ -241,6 +241,7 @@ class SheetReadError(MonitorError):
         *,
         account: str | None = None,
         tabs: tuple[str, ...] | None = None,
+        details_needed: bool = False,
     ) -> None:
         super().__init__(message)
         self.error_class = ErrorClass(error_class)
@@ -255,6 +256,10 @@ class SheetReadError(MonitorError):
         self.credential_refused = credential_refused
         self.account = account  # see ErrorInfo
         self.tabs = tabs
+        # A plain read showed a code only Google's details tell apart (#N/A, #REF!: an import computing,
+        # refused, or a plain formula error): the question was short, not the spreadsheet, so the
+        # read with details may go at once, with no backoff.
+        self.details_needed = details_needed
         # Requests sent to explain the refusal (the tabs' titles), beyond the one the pacer granted:
         # Google counts them against the same quota, so the run counts them too.
         self.extra_requests = 0

@@ -6,16 +6,20 @@ the last one answered. A run sized for the *average* rate (Little's law: rate x 
 at 300 a minute) spreads each window's allowance over the window instead: 300 reads at 0.4 s with 4
 in flight take 30 s to send, and a round of four windows ends half a window late. So while the pacer
 has slots free now, the run keeps up to ``[google] max_concurrent_reads`` in flight, and a window's
-allowance goes in L x latency / ceiling seconds (300 x 0.4 / 32: under 4 s); once the window is
-full, a read starts as each slot frees. The pacer still decides every send, so no rolling window
-ever holds more than the quotas allow, however many reads are out.
+allowance goes in L x latency / ceiling seconds (300 x 0.4 / 64: about 2 s); once the window is
+full, a read starts as each slot frees, a window after the answer of the read that held it (the
+pacer: Google counted it by then), so the next window's reads go at the pace the last one's were
+answered. The pacer still decides every send, so no rolling window ever holds more than the quotas
+allow, however many reads are out. Half the ceiling at most are reads with grid data
+(:func:`grid_reads_in_flight`), whose answers are the large ones.
 
 A credential's first read goes alone: it fetches the credential's access token, and a read sent
 beside it would wait inside its request for that token, its slot counted when it left but its
 arrival at Google later by the token's time, which the pacer's 1 s margin may not cover. Once one of
 its reads has come back, or its first has been out for ``FIRST_READ_HOLD_SECONDS``, its reads go
 together (:func:`first_reads_out`): a read sent then is late at Google only by what the token takes
-beyond that, which the margin covers for a token up to 2 s (Google's take a fraction of a second),
+beyond that, which the margin covers for a token up to 2 s (Google's take a fraction of a second;
+a read answered within the margin needs no guess at all: its answer bounds when Google counted it),
 and a slow or hanging spreadsheet read first holds its credential back no longer than that. And a window
 filled at once keeps a slot free for each values read out: such a read may still send a request
 without a slot of its own (a refused range's tab titles), which a full window would refuse (the
@@ -37,6 +41,14 @@ TYPICAL_READ_SECONDS = 0.4
 _WEIGHT = 0.2
 # How long a credential's first read goes alone at most (see the module doc): the pacer's margin.
 FIRST_READ_HOLD_SECONDS = 1.0
+
+
+def grid_reads_in_flight(ceiling: int) -> int:
+    """The most reads with grid data in flight at once (a first read's values with the zone, a read
+    with Google's details): half the ceiling. Each answer holds every cell of its ranges (and their
+    formulas, with details), several times a batchGet's, parsed while it is out; the batchGets of a
+    burst of edits go at the whole ceiling, which sends a window's allowance twice as fast."""
+    return max(1, ceiling // 2)
 
 
 def reads_in_flight(per_window: int, ceiling: int) -> int:

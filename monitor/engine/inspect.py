@@ -10,7 +10,8 @@ because the run holds a task's lease only while the requests are in flight.
 
 Values show an error cell only by its code, and #N/A or #REF! may be IMPORTRANGE or GOOGLEFINANCE
 still computing, or IMPORTRANGE refused its source (``monitor.checks.imports``). A read that shows
-such a code is therefore not judged: it fails as *loading*, and the retry reads *with details*
+such a code is therefore not judged: it fails as *loading*, and the retry, due at once (nothing
+was computing yet as far as anyone knows: the plain read cannot tell), reads *with details*
 (``detailed``): one ``spreadsheets.get`` of the same ranges whose grid data carries each error's
 type and message and each cell's formula, still one request. A detailed read judges refused
 imports as a finding of their own, and reads again while an external function may be computing,
@@ -226,7 +227,8 @@ def _known_or_raise(data: SheetData, last_try: bool) -> None:
             cell, code = ambiguous
             raise SheetReadError(ErrorClass.LOADING, None, None,
                                  f"{cell} shows {code}, which IMPORTRANGE and GOOGLEFINANCE also show "
-                                 "while they compute; read it again with Google's details")
+                                 "while they compute; read it again with Google's details",
+                                 details_needed=True)
         return
     computing = [error for error in data.cell_errors if may_be_computing(error)]
     if computing and not last_try:

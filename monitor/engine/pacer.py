@@ -11,8 +11,14 @@ window (<= limit).
 
 The server counts a request when it *arrives*, we record it when we *send*; if an old request
 arrived late and a new one early, the server could see two requests closer together than we did.
-``margin_seconds`` (default 1 s) widens our window to absorb that; ``reserve`` keeps a few requests
-per window free for anything else using the same credential (an admin's ``check ID``).
+So each send is kept as the latest moment the server may have counted it, and counts for a window
+from then: at first its send time plus ``margin_seconds`` (default 1 s), a guess that covers a
+request reaching the server up to that late; once its answer is back (:meth:`QuotaPacer.answered`),
+no later than that answer, because a server counts a request before it answers it. That bound is
+certain whatever the network did, and a request sent after it plus a window arrives after it plus a
+window: the slot of a read answered within the margin frees when its answer is a window old, not
+the margin after. ``reserve`` keeps a few requests per window free for anything else using the same
+credential (an admin's ``check ID``).
 
 Pure over time: every call takes ``now`` as float seconds. Any steady timeline works; use epoch
 seconds (``clock.time()``) if you persist the logs between runs with :meth:`QuotaPacer.snapshot`,
@@ -23,9 +29,9 @@ for a slot, before it hands a read to a worker.
 
 from __future__ import annotations
 
-import contextlib
+import bisect
 import math
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,7 +47,11 @@ ONE_PROJECT = "project"  # the project of every credential of a pacer told of no
 
 @document
 class QuotaLog:
-    """The recent sends (epoch seconds) a run leaves for the next, whose first minute they still fill."""
+    """The recent sends a run leaves for the next, whose first minute they still fill: for each, the
+    latest moment Google may have counted it (epoch seconds); it counts until ``window_seconds`` after.
+
+    A log that does not say its window (the default) is of send times, each counting for the window
+    widened by the margin: the same moments, read as they were written."""
 
     window_seconds: float = WINDOW_SECONDS + DEFAULT_MARGIN_SECONDS
     sent: dict[str, tuple[float, ...]] = field(default_factory=dict)  # by credential
@@ -105,8 +115,10 @@ class QuotaPacer:
         self._window = window_seconds + margin_seconds
         self._credential_limit = per_credential - reserve
         self._project_limit = per_project - reserve
-        self._sent: dict[str, deque[float]] = {c: deque() for c in self.credentials}
-        self._project_sent: dict[str, deque[float]] = {p: deque() for p in self.projects}
+        # Each send as the latest moment Google may have counted it (see the module doc), sorted: it
+        # counts until a window after that.
+        self._sent: dict[str, list[float]] = {c: [] for c in self.credentials}
+        self._project_sent: dict[str, list[float]] = {p: [] for p in self.projects}
         self._paused_until: dict[str, float] = {}
         # When a 429 last filled a window, by (scope, credential or project): a read sent after it
         # and refused again shows the others' share growing (see record_quota_error).
@@ -141,12 +153,38 @@ class QuotaPacer:
         self._retired.add(credential)
 
     def count_unpaced(self, credential: str, now: float, requests: int) -> None:
-        """``requests`` more were sent with ``credential`` at ``now`` without a slot of their own (a
-        refusal's explanation, asked on the refused read's slot): they fill the same windows."""
+        """``requests`` more were sent with ``credential`` and answered by ``now`` without a slot of
+        their own (a refusal's explanation, asked on the refused read's slot): they fill the same
+        windows, counted by Google by ``now`` at the latest."""
         now = self._advance(now)
-        self._sent[credential].extend([now] * requests)
-        self._project_sent[self._project_of[credential]].extend([now] * requests)
+        self._count(credential, now, requests)
         self._totals[credential] += requests
+
+    def answered(self, credential: str, sent_at: float, now: float, requests: int = 1) -> None:
+        """The read granted to ``credential`` at ``sent_at`` (its ``requests`` slots) was answered by
+        ``now``: Google counted it by then, so its slots free a window after ``now`` if that is
+        sooner than the margin's guess (a read answered within the margin). A send not in the logs
+        (a 429 took it out, or it aged out) is left alone."""
+        now = self._advance(now)
+        guessed = sent_at + self.margin_seconds
+        if now >= guessed:
+            return
+        for log in (self._sent[credential], self._project_sent[self._project_of[credential]]):
+            for _ in range(requests):
+                if not _take(log, guessed):
+                    break
+                bisect.insort(log, now)
+
+    def _count(self, credential: str, at: float, requests: int) -> None:
+        """``requests`` sends of ``credential`` that Google counts by ``at`` at the latest."""
+        for log in (self._sent[credential], self._project_sent[self._project_of[credential]]):
+            for _ in range(requests):
+                bisect.insort(log, at)
+
+    def _uncount(self, credential: str, sent_at: float) -> None:
+        """The send granted at ``sent_at`` leaves the logs: Google did not count it (a 429)."""
+        for log in (self._sent[credential], self._project_sent[self._project_of[credential]]):
+            _take(log, sent_at + self.margin_seconds)
 
     def pause(self, credential: str, until: float) -> None:
         """Give out ``credential`` again only from ``until`` (epoch seconds)."""
@@ -178,8 +216,7 @@ class QuotaPacer:
         order = {c: i for i, c in enumerate(self.credentials)}
         free = [c for c in ready if ready[c] <= now]
         chosen = min(free, key=lambda c: (len(self._sent[c]), self._totals[c], order[c]))
-        self._sent[chosen].extend([now] * requests)
-        self._project_sent[self._project_of[chosen]].extend([now] * requests)
+        self._count(chosen, now + self.margin_seconds, requests)
         self._totals[chosen] += requests
         return chosen, 0.0
 
@@ -224,9 +261,7 @@ class QuotaPacer:
         self._quota_errors[credential] += 1
         project = self._project_of[credential]
         if sent_at is not None:  # Google did not count the refused read: neither do we
-            for log in (self._sent[credential], self._project_sent[project]):
-                with contextlib.suppress(ValueError):
-                    log.remove(sent_at)
+            self._uncount(credential, sent_at)
         if scope is QuotaScope.PROJECT:
             until = self._fill(self._project_sent[project], self._project_limit, (scope, project), now,
                                sent_at)
@@ -241,13 +276,15 @@ class QuotaPacer:
             self._paused_until[name] = max(self._paused_until.get(name, -math.inf), until)
         return self.next_ready_in(now)
 
-    def _fill(self, log: deque[float], limit: int, key: tuple[QuotaScope, str], now: float,
+    def _fill(self, log: list[float], limit: int, key: tuple[QuotaScope, str], now: float,
               sent_at: float | None) -> float:
-        """Fill the window Google said is full with the others' sends, taken as sent at ``now``;
-        when its first slot frees (a whole window on if it was refused again: see above)."""
+        """Fill the window Google said is full with the others' sends, taken as sent at ``now`` (and
+        counted by Google up to the margin later, as our own sends are guessed); when its first slot
+        frees (a whole window on if it was refused again: see above)."""
         filled = self._filled_at.get(key, -math.inf)
         again = sent_at is not None and sent_at > filled > now - self._window
-        log.extend([now] * max(0, limit - len(log)))  # now >= every entry: the log stays sorted
+        # now + margin >= every entry (each is at most its send + margin): the log stays sorted.
+        log.extend([now + self.margin_seconds] * max(0, limit - len(log)))
         self._filled_at[key] = now
         return now + self._window if again else self._ready_at(log, limit, now)
 
@@ -286,7 +323,7 @@ class QuotaPacer:
         """The sends and pauses still mattering at ``now``, to carry into the next run."""
         now = self._advance(now)
         return QuotaLog(
-            window_seconds=self._window,
+            window_seconds=self.window_seconds,
             sent={c: tuple(self._sent[c]) for c in self.credentials},
             projects={p: tuple(log) for p, log in self._project_sent.items()},
             paused_until={c: t for c, t in self._paused_until.items() if t > now},
@@ -296,21 +333,25 @@ class QuotaPacer:
         """Load what :meth:`snapshot` saved (same time base). Unknown credentials are ignored for
         per-credential limits; their sends still count against their project when it is one of
         ours (the project's own log holds them). Sends of projects no longer configured are
-        ignored: that quota is not ours. Sends of no known project count against every project."""
+        ignored: that quota is not ours. Sends of no known project count against every project. A log
+        kept over a longer window (one of send times, widened by the margin) is read as the moments
+        its sends stop counting, less this pacer's window."""
         if log is None:
             return
+        shift = log.window_seconds - self.window_seconds
         for c, times in log.sent.items():
             if c in self._sent:
-                self._sent[c] = deque(sorted(times))
+                self._sent[c] = sorted(t + shift for t in times)
         for p in self._project_sent:
-            self._project_sent[p] = deque(sorted((*log.projects.get(p, ()), *log.every_project)))
+            self._project_sent[p] = sorted(t + shift for t in (*log.projects.get(p, ()), *log.every_project))
         for c, until in log.paused_until.items():
             if c in self._sent:
                 self._paused_until[c] = until
-        latest = [t for sent in self._logs() for t in sent]
+        # The previous run's clock read at least its last send (each kept up to the margin after it).
+        latest = [t - self.margin_seconds for sent in self._logs() for t in sent]
         self._latest = max(latest, default=self._latest)
 
-    def _logs(self) -> Iterable[deque[float]]:
+    def _logs(self) -> Iterable[list[float]]:
         return (*self._sent.values(), *self._project_sent.values())
 
     def _advance(self, now: float) -> float:
@@ -318,8 +359,10 @@ class QuotaPacer:
         self._latest = now
         for log in self._logs():
             # Same expression as _ready_at, so float rounding cannot disagree about the boundary.
-            while log and log[0] + self._window <= now:
-                log.popleft()
+            aged = 0
+            while aged < len(log) and log[aged] + self.window_seconds <= now:
+                aged += 1
+            del log[:aged]
         return now
 
     def _ready_at_by_credential(self, now: float, requests: int = 1, spare: Mapping[str, int] | None = None
@@ -343,13 +386,22 @@ class QuotaPacer:
         ready = self._ready_at(self._sent[credential], self._credential_limit, now, requests)
         return max(ready, self._paused_until.get(credential, -math.inf))
 
-    def _ready_at(self, log: deque[float], limit: int, now: float, requests: int = 1) -> float:
-        # A send at s stops counting at s + window; ``requests`` fit once at most limit - requests
-        # sends still count (requests <= limit: acquire sees to it).
+    def _ready_at(self, log: list[float], limit: int, now: float, requests: int = 1) -> float:
+        # A send counted by c stops counting at c + window; ``requests`` fit once at most limit -
+        # requests sends still count (requests <= limit: acquire sees to it).
         excess = len(log) + requests - 1 - limit
         if excess < 0:
             return now
-        return log[excess] + self._window
+        return log[excess] + self.window_seconds
+
+
+def _take(log: list[float], at: float) -> bool:
+    """Take one entry ``at`` out of the sorted ``log``; False when it holds none."""
+    index = bisect.bisect_left(log, at)
+    if index < len(log) and log[index] == at:
+        del log[index]
+        return True
+    return False
 
 
 # -- the arithmetic of a round (check-config's plan) --------------------------------------------------

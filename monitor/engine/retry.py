@@ -8,7 +8,8 @@ computed here rather than by an in-process retry loop.
 Attempts mean *tries*: "up to 5 attempts" is the first try plus at most 4 retries. After the n-th
 counted failed try the task waits ``3 * 3**(n-1)`` seconds (3, 9, 27, 81), plus upward jitter.
 Jitter only ever lengthens a wait, so a retry is never earlier than the nominal schedule; it spreads
-the retries of sheets that failed together.
+the retries of sheets that failed together. One try waits nothing: a plain read that showed a code
+only Google's details tell apart is read again with them at once (``TaskResults.failed``).
 
 Quota refusals (429) are not decided here: they are not the spreadsheet's fault, count no attempt,
 and wait for the quota pacer (see ``TaskResults.failed``).

@@ -22,7 +22,12 @@ from monitor.core.logs import log_event
 from monitor.engine.api_health import ApiHealth
 from monitor.engine.change_detection import ChangeDetection, ChangeFeed, marked_changed
 from monitor.engine.checkpoints import Checkpoints
-from monitor.engine.concurrency import FIRST_READ_HOLD_SECONDS, LatencyEstimate, first_reads_out
+from monitor.engine.concurrency import (
+    FIRST_READ_HOLD_SECONDS,
+    LatencyEstimate,
+    first_reads_out,
+    grid_reads_in_flight,
+)
 from monitor.engine.events import CrashRecovered, Event, FallingBehind
 from monitor.engine.fleet import Fleet
 from monitor.engine.health import record_skip
@@ -52,6 +57,11 @@ _STUCK_AFTER_SECONDS = 2.0
 # A wait shorter than this is no wait: the clock may not move by it (floating point), and nothing in a
 # run is timed finer.
 _WAIT_AT_LEAST = 0.001
+
+
+def _detailed(task: Task) -> bool:
+    """A read that found values not known yet is tried again with Google's details (engine.inspect)."""
+    return task.last_error is not None and task.last_error.error_class == ErrorClass.LOADING
 
 
 def _timed_out(seconds: float) -> SheetReadError:
@@ -250,6 +260,10 @@ class Run:
         # Dates are judged in the spreadsheet's own zone: asked with its first read that needs it,
         # then about daily (monitor.engine.zone_refresh), in the request that reads the values.
         fetch_zone = plan.needs_time_zone and zone_due(self.state.health.get(plan.id), now)
+        if self._grid_reads_full(fetch_zone or _detailed(task)):
+            if self.sharing.shared:
+                rnd.release(task)  # claimed, but not read now: saved pending, another runner may take it
+            return self._wait(None, usable)  # until a read comes back
         sent_at = self.clock.time()
         requests = sheets_requests(plan)  # a slot for each Sheets request it sends
         held = self._fetching_tokens()
@@ -369,10 +383,8 @@ class Run:
         flight.overdue_at = None if due is None else flight.started + due
         self.in_flight[task.id] = flight
         self.peak_in_flight = max(self.peak_in_flight, len(self.in_flight))
-        # A read that found values not known yet is tried again with Google's details (engine.inspect).
-        detailed = task.last_error is not None and task.last_error.error_class == ErrorClass.LOADING
         flight.job = ReadJob(task.id, flight.plan, flight.credential, flight.started,
-                             fetch_zone=flight.fetch_zone, detailed=detailed)
+                             fetch_zone=flight.fetch_zone, detailed=_detailed(task))
         self.reads.start(flight.job, self._request_timeout)
         self._collect(0)  # whatever has finished meanwhile (this read, if it was quick)
 
@@ -419,9 +431,18 @@ class Run:
             self.answered.add(flight.credential)
             self.latency.add(done.seconds)
             self.report.count(RunCounts.read_time(done.seconds))
+            self._counted_by(flight, done)
             self._settle(flight, done)
         if finished:
             self.checkpoints.save()
+
+    def _counted_by(self, flight: InFlight, done: ReadDone) -> None:
+        """Tell the pacer when the read's answer came: Google counted its requests by then (a 429's
+        were not counted at all: the pacer takes those out itself)."""
+        refused = isinstance(done.error, SheetReadError) and done.error.error_class is ErrorClass.QUOTA
+        if flight.sent_at is not None and not refused:
+            answered_at = self.clock.time() - max(0.0, self.clock.monotonic() - done.finished)
+            self.pacer.answered(flight.credential, flight.sent_at, answered_at, flight.requests)
 
     def _settle(self, flight: InFlight, done: ReadDone) -> None:
         task, plan, rnd = flight.task, flight.plan, self.state.round
@@ -508,6 +529,15 @@ class Run:
         if len(self.in_flight) >= self.settings.max_in_flight:
             return True
         return self.task_results.api.probe_required and bool(self.in_flight)  # Google was failing: one probe
+
+    def _grid_reads_full(self, grid: bool) -> bool:
+        """Would a read with grid data (``grid``) exceed the ones allowed in flight at once (their
+        answers are the heavy ones: monitor.engine.concurrency)?"""
+        if not grid:
+            return False
+        out = sum(1 for flight in self.in_flight.values() if flight.job is not None
+                  and (flight.job.fetch_zone or flight.job.detailed))
+        return out >= grid_reads_in_flight(self.settings.max_in_flight)
 
     def _fetching_tokens(self) -> dict[str, float]:
         """Credentials whose first read is out, fetching their token, with the seconds until it has

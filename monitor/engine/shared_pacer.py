@@ -17,7 +17,6 @@ never mix (see the storage module on whose clock the log keeps).
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
@@ -112,14 +111,17 @@ class SharedQuotaPacer(QuotaPacer):
         chosen = candidates[answer.chosen]
         self._forget_old_grants(now)
         self._granted.setdefault((chosen, now), []).append((answer.at, answer.members))
-        self._sent[chosen].extend([now] * requests)
-        self._project_sent[self._project_of[chosen]].extend([now] * requests)
+        self._count(chosen, now + self.margin_seconds, requests)
         self._totals[chosen] += requests
         return chosen, 0.0
 
     def count_unpaced(self, credential: str, now: float, requests: int) -> None:
         super().count_unpaced(credential, now, requests)
         self.shared_log.count(self._pair(credential), now, requests)
+
+    def answered(self, credential: str, sent_at: float, now: float, requests: int = 1) -> None:
+        """Nothing changes: the shared log keeps each send for the window widened by the margin,
+        answered or not (an entry moved on Redis would be one more script per read)."""
 
     def next_ready_in(self, now: float) -> float:
         now = self._advance(now)
@@ -136,9 +138,7 @@ class SharedQuotaPacer(QuotaPacer):
         granted = self._granted.get((credential, sent_at)) or [(None, ())]
         shared_at, members = granted.pop(0)
         if sent_at is not None:  # our own log, for usage and snapshot: Google did not count it
-            for log in (self._sent[credential], self._project_sent[self._project_of[credential]]):
-                with contextlib.suppress(ValueError):
-                    log.remove(sent_at)
+            self._uncount(credential, sent_at)
         paused_for = self.shared_log.refused(self._pair(credential), scope, now,
                                              sent_at=shared_at, members=members)
         names = self.projects[self._project_of[credential]] if scope is QuotaScope.PROJECT else (credential,)

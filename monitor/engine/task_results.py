@@ -248,6 +248,8 @@ class TaskResults:
             rnd.record_quota_wait(task, now, info, now + timedelta(seconds=wait))
             return Fate.QUOTA_WAIT
         decision = retry.decide(error.error_class, task.attempts, now, self.rng)
+        if decision.retry and error.details_needed:  # the question was short: ask again, at once
+            decision = replace(decision, next_attempt_at=now, delay_seconds=0.0)
         rnd.record_failure(task, now, info, decision.attempts)
         opened = stop = False
         if decision.counts_for_breaker:

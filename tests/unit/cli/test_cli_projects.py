@@ -43,12 +43,12 @@ def test_check_config_prints_each_project_with_its_credentials_and_rate(config):
                      result.stdout)
     assert re.search(r"shop-west\s+sa-3.json: 60 reads/min", result.stdout)
     assert "3 spreadsheets, 3 credentials at 60/min in 2 projects: a full round needs" in result.stdout
-    typical = "0.40 s a read (typical of Google; no run has measured one yet): 32 reads in flight"
+    typical = "0.40 s a read (typical of Google; no run has measured one yet): 64 reads in flight"
     assert typical in result.stdout
     data = json_of(invoke(config, "check-config", "--offline", "--json"))
     assert [(p["project"], len(p["credentials"]), p["reads_per_minute"]) for p in data["projects"]] == [
         ("shop-east", 2, 120), ("shop-west", 1, 60)]
-    assert data["reads_per_minute"] == 180 and data["max_concurrent_reads"] == 32
+    assert data["reads_per_minute"] == 180 and data["max_concurrent_reads"] == 64
     assert data["read_seconds_source"] == "typical"
     assert "PRIVATE KEY" not in result.stdout + result.stderr
 

@@ -79,9 +79,9 @@ def test_the_projects_are_not_a_key_of_the_file(tmp_path):
     assert "credential_projects" not in message.split("allowed keys:")[1]
 
 
-def test_max_concurrent_reads_defaults_to_32_and_takes_1_to_64(tmp_path):
+def test_max_concurrent_reads_defaults_to_64_and_takes_1_to_64(tmp_path):
     folder = secrets_folder(tmp_path)
-    assert load(folder, FULL).google.max_concurrent_reads == 32
+    assert load(folder, FULL).google.max_concurrent_reads == 64
 
     def with_value(value: str) -> str:
         return FULL.replace("request_timeout =", f"max_concurrent_reads = {value}\nrequest_timeout =")

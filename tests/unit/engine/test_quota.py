@@ -204,8 +204,9 @@ def test_a_snapshot_keeps_only_what_still_counts():
         pacer.acquire(t)
     pacer.record_quota_error("sa-2", 50.0)  # paused until 111
     log = pacer.snapshot(65.0)
-    assert log.window_seconds == 61.0
-    assert log.projects == {ONE_PROJECT: (30.0, 50.0)}  # the send at 0 stopped counting at 61
+    # Each send as the latest moment Google may have counted it (its send + the margin), for a window.
+    assert log.window_seconds == 60.0
+    assert log.projects == {ONE_PROJECT: (31.0, 51.0)}  # the send at 0 stopped counting at 61
     assert sum(map(len, log.sent.values())) == 2
     assert log.paused_until == {"sa-2": 111.0}
     assert pacer.snapshot(112.0).paused_until == {}  # a pause that ended is not carried over
@@ -317,3 +318,75 @@ def test_spare_room_is_left_beside_the_slots_taken_in_the_credentials_window_and
     assert pacer.acquire(2.0, spare={"sa-1": 1, "sa-2": 1})[0] is not None
     assert pacer.acquire(3.0, spare={"sa-1": 1, "sa-2": 1}) == (None, 57.0)  # 3 sent: 3 + 1 + 2 > 5
     assert pacer.acquire(3.0)[0] is not None  # without the spare it would have gone
+
+
+# -- a read answered frees its slots a window after its answer, when that is before the margin's guess
+
+
+def test_a_read_answered_within_the_margin_frees_its_slot_a_window_after_its_answer():
+    pacer = QuotaPacer(["sa-1"], per_credential=2, per_project=300, margin_seconds=1.0)
+    assert pacer.acquire(0.0)[0] == pacer.acquire(0.0)[0] == "sa-1"
+    assert pacer.acquire(0.1) == (None, 60.9)  # unanswered: counted until 1 s after its send
+    pacer.answered("sa-1", 0.0, 0.4)  # one answered at 0.4: Google counted it by then
+    assert pacer.acquire(0.5) == (None, 59.9)
+    assert pacer.acquire(60.399)[0] is None
+    assert pacer.acquire(60.4) == ("sa-1", 0.0)  # its slot; the other's frees at 61 only
+    assert pacer.acquire(60.4) == (None, pytest.approx(0.6))
+
+
+def test_a_read_answered_after_the_margin_keeps_the_margins_guess():
+    # Arrived at Google by 1 s after its send, as guessed, or later: the guess is kept either way
+    # (a read answered slowly most likely arrived early and was slow to answer).
+    pacer = QuotaPacer(["sa-1"], per_credential=1, per_project=300, margin_seconds=1.0)
+    pacer.acquire(0.0)
+    pacer.answered("sa-1", 0.0, 5.0)
+    assert pacer.acquire(5.0) == (None, 56.0)
+
+
+def test_an_answer_frees_the_project_slot_too_and_a_read_of_two_requests_both():
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=60, per_project=2, margin_seconds=1.0)
+    assert pacer.acquire(0.0, 2)[0] == "sa-1"
+    pacer.answered("sa-1", 0.0, 0.5, requests=2)
+    assert pacer.acquire(60.5, 2)[0] is not None  # both slots of the project's window, at once
+
+
+def test_an_answer_for_a_send_no_longer_counted_changes_nothing():
+    pacer = QuotaPacer(["sa-1"], per_credential=2, per_project=300, margin_seconds=1.0)
+    pacer.acquire(0.0)
+    pacer.acquire(0.2)
+    pacer.record_quota_error("sa-1", 0.3, QuotaScope.USER, sent_at=0.0)  # refused: out of the logs
+    pacer.answered("sa-1", 0.0, 0.3)  # must not take the other send's slot for its own
+    # The other send's guess, and the others' sends Google's 429 showed (taken as sent at 0.3).
+    assert pacer.snapshot(0.3).sent == {"sa-1": (1.2, 1.3)}
+
+
+def test_answers_never_let_a_rolling_window_hold_more_than_the_limit_at_the_server():
+    # Reads arrive at the server at any moment after their send, before their answer and (the
+    # margin's assumption) within the margin; the server counts them then. However late within
+    # that span, no server window holds more than the limit.
+    rng = random.Random(4)
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=20, per_project=30, margin_seconds=1.0)
+    now, out, arrivals = 0.0, [], defaultdict(list)
+    while sum(map(len, arrivals.values())) < 400:
+        for flight in [f for f in out if f[2] <= now]:
+            credential, sent, answer = flight
+            arrivals[credential].append(rng.uniform(sent, min(answer, sent + 1.0)))
+            pacer.answered(credential, sent, answer)
+            out.remove(flight)
+        credential, wait = pacer.acquire(now)
+        if credential is None:
+            now += min([wait, *(f[2] - now for f in out)]) or 0.01
+            continue
+        out.append((credential, now, now + rng.choice([0.05, 0.3, 0.5, 0.9, 3.0])))
+        now += rng.choice([0.0, 0.0, 0.01, 0.2])
+    everything = [t for times in arrivals.values() for t in times]
+    assert most_in_a_window(everything) <= 30
+    assert all(most_in_a_window(times) <= 20 for times in arrivals.values())
+
+
+def test_a_log_of_send_times_over_the_widened_window_is_read_as_it_was_written():
+    # Written as send times counted for the window widened by the margin (the window left unsaid).
+    written = carried_over(QuotaLog(sent={"sa-1": (0.0,)}, projects={ONE_PROJECT: (0.0,)}))
+    pacer = QuotaPacer(["sa-1"], per_credential=1, margin_seconds=1.0)
+    pacer.restore(written)
+    assert pacer.acquire(10.0) == (None, 51.0)  # frees at 61, as it would have for the writer

@@ -121,6 +121,18 @@ def test_an_ordinary_formula_error_costs_one_more_read_and_is_judged_then(world)
     assert world.stored().health[SID].health == FAIL
 
 
+def test_the_read_with_details_goes_at_once_but_a_computing_import_waits_its_backoff(world):
+    # A plain read's #N/A says nothing of whether anything computes: the question was short, and the
+    # read with details asks at once. What the details say may be computing waits as cells loading do.
+    world.put({"formula": FINANCE, "value": "#N/A"})
+    world.run(budget=timedelta(minutes=4))
+    [task] = world.stored().round.tasks.values()
+    tried = [attempt.at for attempt in task.history]
+    waits = [(later - earlier).total_seconds() for earlier, later in zip(tried, tried[1:], strict=False)]
+    assert waits[0] < 1.5  # the plain read, then the one with details: a read's time apart, no 3 s
+    assert all(wait >= 9 for wait in waits[1:])  # then 9, 27, 81 s: its computing may end
+
+
 def test_loading_that_never_ends_is_dead_lettered_with_what_it_means(world):
     world.put({"formula": IMPORT, "value": {"loading": True}})
     world.run(budget=timedelta(minutes=4))
