@@ -75,7 +75,7 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
     a document on stdout) if the config, the budget, a key, the token or a chat is refused, 1 if only
     the machine has a problem (the state folder, the network)."""
     quiet_logs()
-    config = load_or_exit(config_path, require_secrets=True, as_json=as_json)
+    config = load_or_exit(config_path, require_secrets=True, as_json=as_json, listed=False)
     from monitor.app.check_config import review_config  # google-auth loads only for this command
 
     review = review_config(config, edit_shares or DEFAULT_EDIT_SHARES, offline=offline)

@@ -73,7 +73,8 @@ def resolve_folder(written: FolderTable, profiles: Mapping[str, Profile | None],
 def folder_tables(raw: Any, report: Callable[[tuple, str, str], None]) -> list[tuple[int, dict]]:
     """The [[folders]] tables (index, table); what is not a table is reported."""
     if not isinstance(raw, list):
-        report(("folders",), "folders must be an array of tables", "write each folder as a [[folders]] section")
+        report(("folders",), "folders must be an array of tables",
+               "write each folder as a [[folders]] section")
         return []
     tables = []
     for index, table in enumerate(raw):
