@@ -115,7 +115,8 @@ def test_a_folders_spreadsheets_are_monitored_and_its_changes_told_once(site):
 
 def test_a_spreadsheet_listed_under_sheets_wins_over_its_folder(site):
     sandbox, clock, path = site
-    path.write_text(path.read_text() + f'\n[[sheets]]\nid = "{sid(1)}"\nname = "Flagship"\nprofile = "stock"\n'
+    path.write_text(path.read_text() + f'\n[[sheets]]\nid = "{sid(1)}"\nname = "Flagship"\n'
+                    'profile = "stock"\n'
                     'tags = ["flagship"]\n')
     run(path, clock)
     first = "\n".join(heard(sandbox, 0))
