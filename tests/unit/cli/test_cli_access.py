@@ -53,12 +53,15 @@ def test_every_file_the_credentials_cannot_open_is_listed_with_whom_to_share_it(
     assert not any(endpoint.startswith("GET /v4/") for endpoint in by_endpoint)  # no Sheets read
 
 
+def all_open(sandbox) -> None:
+    sandbox.google.faults.clear(UNSHARED)
+    sandbox.google.store.put_control(MISSING, {"title": "S", "tabs": {"Stock": [["a"]]}})
+    sandbox.google.store.put_control(EXCEL, {"title": "Now a sheet", "tabs": {"Stock": [["a"]]}})
+
+
 def test_all_open_is_ready_and_json_says_what_was_asked(site):
     sandbox, path = site
-    sandbox.google.faults.clear(UNSHARED)
-    for sid in (MISSING,):
-        sandbox.google.store.put_control(sid, {"title": "S", "tabs": {"Stock": [["a"]]}})
-    sandbox.google.store.put_control(EXCEL, {"title": "Now a sheet", "tabs": {"Stock": [["a"]]}})
+    all_open(sandbox)
     result = invoke(path, "check-config", "--access", "--json")
     assert result.exit_code == 0, result.output
     access = json_of(result)["access"]
@@ -68,7 +71,7 @@ def test_all_open_is_ready_and_json_says_what_was_asked(site):
 def test_no_answer_from_drive_is_not_called_unshared(site, monkeypatch):
     monkeypatch.setattr("monitor.app.access.RETRY_AFTER_SECONDS", 0.01)  # the pause before asking again
     sandbox, path = site
-    sandbox.google.faults.clear(UNSHARED)
+    all_open(sandbox)
     sandbox.google.faults.add({"spreadsheet": SHARED, "statuses": [503], "repeat": True})
     result = invoke(path, "check-config", "--access", "--json")
     access = json_of(result)["access"]
