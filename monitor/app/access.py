@@ -27,7 +27,7 @@ from monitor.google.client import CredentialCache
 from monitor.google.reader import DRIVE_FILES_API_V3_URL, GspreadReader, classified
 
 PER_MINUTE = 3000  # a quarter of Drive's 12,000 requests per minute per user
-IN_FLIGHT = 8  # Drive answers a files.get in about a tenth of a second: 8 at a time keep the pace
+IN_FLIGHT = 16  # Drive answers in ~0.4 s: 16 at a time make ~40 requests a second, under the pace
 SHEETS_MIME = "application/vnd.google-apps.spreadsheet"
 FOLDER_MIME = "application/vnd.google-apps.folder"
 RETRY_AFTER_SECONDS = 2.0  # one pause before a request that got no answer is asked again
