@@ -35,7 +35,8 @@ def main() -> int:
     parser.add_argument("--unshared", type=float, default=0.05, help="share of spreadsheets unshared")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, served_dataset(
-            Path(tmp), sheets=args.sheets, credentials=1, per_user=60, per_project=300, faults=False) as config:
+            Path(tmp), sheets=args.sheets, credentials=1, per_user=60, per_project=300,
+            faults=False) as config:
         base = sandbox_url(config)
         control = requests.Session()
         control.trust_env = False
