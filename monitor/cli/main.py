@@ -27,7 +27,7 @@ COMMANDS = {
     "check-config": "monitor.cli.check:check_config",
     "check": "monitor.cli.check:check",
     "watchdog": "monitor.cli.watchdog:watchdog_command",
-    "notify": "monitor.cli.notify:notify",
+    "notify": "monitor.cli.notify:notify_commands",
     "metrics": "monitor.cli.metrics:metrics",
     "state": "monitor.cli.state:state",
     "demo": "monitor.cli.demo:demo",

@@ -20,9 +20,9 @@ from pydantic import BaseModel, ConfigDict, StrictBool, field_validator
 
 from monitor.checks import CrossSheetCheck
 
-from .explain import choices_fix
 from .fields import FolderId, Owner
 from .model import CheckSet, Folder, Profile
+from .reworded import choices_fix
 from .sheets import written_tags
 
 Report = Callable[[tuple, str, str], None]  # (key path below the table, problem, fix)
