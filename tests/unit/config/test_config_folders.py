@@ -8,6 +8,8 @@ import pytest
 from config_fixtures import FULL, error_of, load, secrets_folder
 
 FOLDER_ID = "1FoLdEr_0000000000000000000000000"
+CROSS = ('{ kind = "cross_sheet", range = "Sales!B2:B", other = "Store 014", other_range = "Stock!F2:F", '
+         'name = "sales match stock" }')
 
 
 @pytest.fixture
@@ -57,8 +59,7 @@ def test_a_folders_mistake_is_told_at_its_line(folder, table, says):
 def test_a_folder_twice_and_a_profile_with_cross_sheet_checks_are_refused(folder):
     text = FULL + f"""
 [profiles.linked]
-checks = [{{ kind = "cross_sheet", range = "Sales!B2:B", other = "Store 014",
-            other_range = "Stock!F2:F", name = "sales match stock" }}]
+checks = [{CROSS}]
 
 [[folders]]
 id = "{FOLDER_ID}"
