@@ -335,6 +335,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("event", 2): _optional_fields_added,
     ("event", 3): _optional_fields_added,
     ("event", 4): _optional_fields_added,
+    ("event", 5): _optional_fields_added,
     ("mute", 1): _optional_fields_added,
     ("mute", 2): _optional_fields_added,
     ("quota", 1): _quota_per_project,
