@@ -42,17 +42,18 @@ class ConfigReview:
 
 
 def review_config(config: Config, edit_shares: tuple[float, ...], *, offline: bool,
-                  access: bool = False) -> ConfigReview:
+                  access: bool = False, named: Config | None = None) -> ConfigReview:
     """The whole of ``check-config`` for a loaded config. ``offline`` asks neither Google's token
     service nor Telegram (each key still loads and signs); ``access`` asks Drive whether the
-    credentials open every spreadsheet and folder (``monitor.app.access``)."""
+    credentials open every spreadsheet and folder ``named`` names (``monitor.app.access``; default:
+    ``config``'s; a config with its folders' spreadsheets listed would ask about each of them)."""
     plan = admin.config_plan(config, _last_read_seconds(config), edit_shares)
     probes = [schedule_probe(config), *preflight(config, offline=offline), *telegram_probes(config, offline)]
     report = None
     if access:
         from monitor.app.access import check_access
 
-        report = check_access(config)
+        report = check_access(named or config)
         probes.append(access_probe(report))
     return ConfigReview(plan, probes, explanations(config), report)
 

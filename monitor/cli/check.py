@@ -24,7 +24,7 @@ from monitor.checks.conditions import format_number
 from monitor.checks.explain import condition_text
 from monitor.cli.common import admin_call, clock, quiet_logs, reading_options
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
-from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit
+from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, with_listed_folders
 from monitor.config import Config, Sheet
 from monitor.core.durations import format_duration
 from monitor.core.timefmt import format_utc
@@ -85,7 +85,10 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
     config = load_or_exit(config_path, require_secrets=True, as_json=as_json, listed=False)
     from monitor.app.check_config import review_config  # google-auth loads only for this command
 
-    review = review_config(config, edit_shares or DEFAULT_EDIT_SHARES, offline=offline, access=access)
+    # The plan counts the folders' spreadsheets as the last run listed them; --access asks about
+    # the files the config names (a folder, not each spreadsheet Drive lists in it).
+    review = review_config(with_listed_folders(config), edit_shares or DEFAULT_EDIT_SHARES,
+                           offline=offline, access=access, named=config)
     plan = review.plan
     if as_json:
         emit_json({"valid": True, **plan, "explanations": review.explanations,

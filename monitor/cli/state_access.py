@@ -53,12 +53,14 @@ def load_or_exit(config_path: Path | None, *, require_secrets: bool = False, as_
             emit_json({"valid": False, "config": str(path),
                        "problems": [issue.to_dict() for issue in exc.issues]})
         raise SystemExit(EXIT_USAGE) from None
-    return _with_listed_folders(config) if listed and config.folders else config
+    return with_listed_folders(config) if listed else config
 
 
-def _with_listed_folders(config: Config) -> Config:
+def with_listed_folders(config: Config) -> Config:
     """``config`` with its folders' spreadsheets as the state holds them (none before a run listed
     them, or when the state cannot be read: the command that reads it says so)."""
+    if not config.folders:
+        return config
     try:
         state = read_state(state_location(config), only=("folders",))
     except StateError:

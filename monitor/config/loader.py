@@ -181,7 +181,8 @@ class _Builder:
             maintenance=maintenance,
             folders=folders,
             fingerprint=config_fingerprint(sheets),
-            warnings=warnings_for(sections, sheets, tuple(profiles)),
+            warnings=warnings_for(sections, sheets, tuple(profiles),
+                                  [folder.profile.name for folder in folders]),
             **sections,
         )
 

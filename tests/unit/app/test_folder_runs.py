@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 from cli_fixtures import STOCK_PROFILE, invoke, json_of, sandbox_config_head, saved_state
+from click.testing import CliRunner
 
 from monitor.app.run import run_once
+from monitor.cli.main import cli
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from sheet_sandbox.server import running_sandbox
@@ -63,6 +65,11 @@ def heard(sandbox, since: int) -> list[str]:
     return [message.plain_text for message in sandbox.telegram.messages(CHAT)][since:]
 
 
+def invoke_with_token(path: Path, *args: str):
+    return CliRunner(env={"TELEGRAM_BOT_TOKEN": TOKEN}).invoke(cli, [*args, "--config", str(path)],
+                                                              catch_exceptions=False)
+
+
 def listings(sandbox) -> int:
     return sandbox.google.stats.snapshot()["by_endpoint"].get(LIST, 0)
 
@@ -77,6 +84,11 @@ def test_a_folders_spreadsheets_are_monitored_and_its_changes_told_once(site):
     assert "Not in it" not in first
     listed = listings(sandbox)
     assert listed == 1  # one files.list of the folder's spreadsheets, one page
+    checked = invoke_with_token(path, "check-config", "--offline", "--json")
+    plan = json_of(checked)
+    assert "spreadsheets" in plan, checked.output
+    assert plan["spreadsheets"] == 3  # the folder's, as the run listed them
+    assert not any("not used" in warning for warning in plan["warnings"])
 
     told = len(heard(sandbox, 0))
     clock.advance(NEXT_ROUND)
