@@ -56,6 +56,11 @@ class ChangeLog:
             if file_id not in self._hidden:
                 self._append(file_id, now, removed=False)
 
+    def hidden(self, file_id: str) -> bool:
+        """Is the file out of the caller's view (its access removed)? files.list leaves it out."""
+        with self._lock:
+            return file_id in self._hidden
+
     def record_removed(self, file_id: str, now: datetime) -> None:
         """The file was deleted: a ``removed`` change, unless access was already removed."""
         with self._lock:

@@ -21,7 +21,9 @@ still computing ("Loading...").
 A named range names a box of one tab in A1 notation (a range without a tab is on the first tab);
 its name follows Google's rules (``monitor.core.a1.is_range_name``). ``mimeType`` other than Google
 Sheets' makes a file Drive holds and the Sheets API refuses (an uploaded .xlsx); ``trashed`` puts the
-file in Drive's trash.
+file in Drive's trash; ``parents`` (``["FOLDER_ID"]``, default ``["root"]``, My Drive) puts it in a
+folder. A folder is ``{"title": ..., "mimeType": "application/vnd.google-apps.folder", "parents":
+[...]}``, without tabs.
 
 Malformed input is a ValueError whose message names the key, or the tab, row and column.
 """
@@ -50,6 +52,8 @@ from .cells import (
 from .model import (
     DEFAULT_COLS,
     DEFAULT_ROWS,
+    FOLDER_MIME,
+    ROOT,
     SPREADSHEET_MIME,
     XLSX_MIME,
     NamedRange,
@@ -60,7 +64,7 @@ from .model import (
 )
 
 _KEYS = ("title", "tabs", "modifiedTime", "createdTime", "timeZone", "locale", "namedRanges", "mimeType",
-         "trashed")
+         "trashed", "parents")
 _SETTINGS = ("timeZone", "locale")  # the spreadsheet's own properties a payload may set
 # Google's locale forms: "en", "fil", "en_US" (Sheets API reference, SpreadsheetProperties.locale).
 _LOCALE = re.compile(r"^[a-z]{2,3}(_[A-Z]{2})?$")
@@ -85,6 +89,8 @@ def spreadsheet_from_control(spreadsheet_id: str, payload: object, now: datetime
     if not isinstance(title, str) or not title:
         raise ValueError('"title" must be a non-empty string')
     tabs = payload.get("tabs")
+    if payload.get("mimeType") == FOLDER_MIME:
+        return _folder(spreadsheet_id, payload, title, now)
     if not isinstance(tabs, dict) or not tabs:
         raise ValueError('"tabs" must be an object mapping tab names to rows, with at least '
                          "one tab")
@@ -100,13 +106,39 @@ def spreadsheet_from_control(spreadsheet_id: str, payload: object, now: datetime
         raise ValueError("at least one tab must be visible")
     spreadsheet.named_ranges = _named_ranges(spreadsheet, payload.get("namedRanges", {}))
     spreadsheet.mime_type, spreadsheet.trashed = _drive_fields(payload)
+    spreadsheet.parents = _parents(payload)
     spreadsheet.recalculate()
     spreadsheet.modified = times.get("modifiedTime", now)
     return spreadsheet
 
 
+def _folder(folder_id: str, payload: dict, title: str, now: datetime) -> Spreadsheet:
+    """A Drive folder: a file with a name, parents and times, and no tabs."""
+    if "tabs" in payload or "namedRanges" in payload:
+        raise ValueError(f"a folder ({FOLDER_MIME}) holds no tabs: leave out \"tabs\" and \"namedRanges\"")
+    times = _control_times(payload)
+    folder = Spreadsheet(folder_id, title, times.get("createdTime", now))
+    folder.mime_type, folder.trashed = _drive_fields(payload)
+    folder.parents = _parents(payload)
+    folder.modified = times.get("modifiedTime", now)
+    return folder
+
+
+def _parents(payload: dict) -> list[str]:
+    parents = payload.get("parents", [ROOT])
+    if not isinstance(parents, list) or len(parents) != 1 or not all(
+            isinstance(parent, str) and parent and "/" not in parent for parent in parents):
+        raise ValueError(f'"parents" must list the one folder id holding the file (Drive allows one '
+                         f'parent since 2020), got {parents!r}')
+    return list(parents)
+
+
 def control_payload(spreadsheet: Spreadsheet) -> dict:
     """The spreadsheet in spreadsheet_from_control's shape (formulas as {"formula", "value"})."""
+    if spreadsheet.is_folder:
+        return {"title": spreadsheet.title, "mimeType": FOLDER_MIME, "parents": list(spreadsheet.parents),
+                "createdTime": rfc3339(spreadsheet.created), "modifiedTime": rfc3339(spreadsheet.modified),
+                **({"trashed": True} if spreadsheet.trashed else {})}
     tabs: dict = {}
     zone = spreadsheet.properties["timeZone"]
     for tab in spreadsheet.tabs:
@@ -135,6 +167,8 @@ def control_payload(spreadsheet: Spreadsheet) -> dict:
         payload["mimeType"] = spreadsheet.mime_type
     if spreadsheet.trashed:
         payload["trashed"] = True
+    if spreadsheet.parents != [ROOT]:
+        payload["parents"] = list(spreadsheet.parents)
     return payload
 
 

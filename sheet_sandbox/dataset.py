@@ -2,7 +2,8 @@
 
 The import path of the dataset's public API; the work is split by concern:
 
-* ``dataset_generate``: ``generate(n, seed, now)`` -> ``Dataset`` (payloads, faults, manifest);
+* ``dataset_generate``: ``generate(n, seed, now)`` -> ``Dataset`` (payloads, faults, manifest), and
+  ``filed(dataset, folders)``: the same spreadsheets in Drive folders;
 * ``dataset_files``: ``apply`` (into a running sandbox), ``save``/``load`` (a folder, the format
   ``sheet-monitor sandbox serve --dataset DIR`` reads);
 * ``dataset_config``: ``stock_profile()`` (the checks, as the monitor's check models) and
@@ -36,6 +37,7 @@ from .dataset_generate import (
     Breakage,
     Dataset,
     SheetEntry,
+    filed,
     generate,
 )
 
@@ -66,6 +68,7 @@ __all__ = [
     "EDITS_FILE",
     "apply",
     "apply_edits",
+    "filed",
     "generate",
     "load",
     "save",

@@ -35,6 +35,7 @@ from .dataset_generate import (
 SHEETS_CSV = "sheets.csv"
 PROFILE = "stock"
 CATALOGUE_PROFILE = "catalogue"
+FOLDER_PROFILE = "folder_stock"  # the stores' checks but the cross-sheet one, for [[folders]]
 # A run's time box, under the 5-minute cron interval (the default round_interval), written out (it is
 # also the default) so that the config it writes shows what its runs' cron line needs.
 BUDGET = "4m30s"
@@ -127,6 +128,7 @@ def write_config(
     state_dir: str = "state",
     sheets_file_over: int = 100,
     run: Mapping[str, str] | None = None,
+    folders: Sequence[str] = (),
 ) -> Path:
     """Write a monitor config for ``dataset`` to ``path``; returns the path.
 
@@ -134,12 +136,15 @@ def write_config(
     More than ``sheets_file_over`` spreadsheets go to ``sheets.csv`` next to the config
     (columns id,name,profile,tags; one tag each) instead of ``[[sheets]]`` tables.
     The Telegram token is not written: the monitor reads it from TELEGRAM_BOT_TOKEN. ``run``: more
-    keys of the ``[run]`` table (durations as text), over its ``budget`` of BUDGET.
+    keys of the ``[run]`` table (durations as text), over its ``budget`` of BUDGET. ``folders``
+    (the ids ``dataset_generate.filed`` gave): a ``[[folders]]`` table each, on the stores' profile
+    without the cross-sheet check (``FOLDER_PROFILE``: a folder's profile cannot have one), instead of
+    a table per spreadsheet; only the catalogue is listed, as ``[[sheets]]``.
     """
     config_path = Path(path)
     folder = config_path.parent.resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    use_csv = len(dataset.sheets) > sheets_file_over
+    use_csv = len(dataset.sheets) > sheets_file_over and not folders
     origin = "a hand-written dataset" if dataset.seed is None else f"a generated dataset, seed {dataset.seed}"
     count = counted(len(dataset.sheets), "spreadsheet")
     lines = [f"# A monitor config for the sandbox: {count} of {origin}.", ""]
@@ -165,7 +170,15 @@ def write_config(
         lines += [f"[profiles.{name}]", "checks = ["]
         lines += [f"  {_toml_inline(check.as_written())}," for check in profile]
         lines += ["]", ""]
-    if not use_csv:
+    if folders:
+        lines += [f"[profiles.{FOLDER_PROFILE}]", "checks = ["]
+        lines += [f"  {_toml_inline(check.as_written())}," for check in stock_profile(catalogue=False)]
+        lines += ["]", ""]
+        for folder_id in folders:
+            lines += ["[[folders]]", f"id = {_toml(folder_id)}", f"profile = {_toml(FOLDER_PROFILE)}",
+                      f"tags = {_toml(['stores'])}", ""]
+        lines += _sheet_tables(entry for entry in dataset.sheets if entry.profile == CATALOGUE_PROFILE)
+    elif not use_csv:
         lines += _sheet_tables(dataset.sheets)
     config_path.write_text("\n".join(lines), encoding="utf-8")
     return config_path

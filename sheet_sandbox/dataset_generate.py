@@ -24,7 +24,7 @@ objects: treat them as read-only (the sandbox's store copies what it keeps).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 BROKEN_SHARE = 0.12
@@ -179,6 +179,28 @@ class Dataset:
 
     def healthy(self) -> list[SheetEntry]:
         return self.of_kind(HEALTHY.kind)
+
+
+FOLDER_MIME = "application/vnd.google-apps.folder"
+
+
+def filed(dataset: Dataset, folders: int = 1, name: str = "Stores") -> tuple[Dataset, list[str]]:
+    """``dataset`` with its spreadsheets in ``folders`` Drive folders ("Stores 1", ...; one folder is
+    "Stores"), dealt out in turn, and the folders' ids: a ``[[folders]]`` config's Drive. Their later
+    edits stay in their folder. Folder ids are derived from the dataset's seed (stable)."""
+    numbers = range(1, folders + 1)
+    ids = [f"1{name.lower()}Folder{dataset.seed or 0:04d}{n:03d}".ljust(33, "f") for n in numbers]
+    titles = [name] if folders == 1 else [f"{name} {n}" for n in numbers]
+    payloads = {folder_id: {"title": title, "mimeType": FOLDER_MIME}
+                for folder_id, title in zip(ids, titles, strict=True)}
+    parent = {sheet_id: ids[n % folders] for n, sheet_id in enumerate(dataset.payloads)}
+
+    def placed(payload: dict, sid: str) -> dict:
+        return {**payload, "parents": [parent[sid]]}
+
+    payloads.update({sid: placed(payload, sid) for sid, payload in dataset.payloads.items()})
+    edits = {sid: placed(payload, sid) for sid, payload in dataset.edits.items() if sid in parent}
+    return replace(dataset, payloads=payloads, edits=edits), ids
 
 
 

@@ -1,13 +1,17 @@
 """Handlers for the Drive v3 endpoints the monitor and gspread use, over the sandbox's spreadsheets.
 
 The sandbox's Drive holds the store's files: Google Sheets spreadsheets, with ``createdTime`` and
-``modifiedTime`` (moved by every write), and files of other types the control API puts there (an
-uploaded .xlsx), which the Sheets API refuses. ``files.update`` moves a file to the trash and back
-(``trashed``) and renames it; a trashed file stays readable, as at Google, until it is deleted.
-``files.list`` understands the ``q``
-terms gspread and operators write (``name``, ``mimeType``, ``trashed``, ``createdTime``,
-``modifiedTime`` with = != < <= > >= and ``contains``, ``'root' in parents``, joined by ``and``),
-pages with ``pageSize``/``pageToken`` and orders newest change first.
+``modifiedTime`` (moved by every write), folders, and files of other types the control API puts there
+(an uploaded .xlsx), which the Sheets API refuses. Every file has one parent (``parents``: a folder's
+id, or "root", My Drive). ``files.create`` makes a spreadsheet or a folder, in ``parents`` if given;
+``files.update`` moves a file to the trash and back (``trashed``), renames it, and moves it between
+folders (``addParents``/``removeParents``); a trashed file stays readable, as at Google, until it is
+deleted. ``files.list`` understands the ``q`` terms gspread and operators write (``name``,
+``mimeType``, ``trashed``, ``createdTime``, ``modifiedTime`` with = != < <= > >= and ``contains``,
+``'ID' in parents``, joined by ``and``), pages with ``pageSize``/``pageToken``, orders newest change
+first, and lists only the files the caller may see (not those whose access a fault removed). Its
+shared-drive switches are checked as Drive checks them (see ``_corpora``); the sandbox has no shared
+drive, so they add nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import re
 from . import errors
 from .fieldmask import FieldMaskError, apply_mask, parse_mask
 from .http import BadJSON, Request, Response
-from .model import SPREADSHEET_MIME, Spreadsheet, rfc3339
+from .model import FOLDER_MIME, SPREADSHEET_MIME, Spreadsheet, rfc3339
 
 _DEFAULT_FILE_FIELDS = "kind,id,name,mimeType"
 _DEFAULT_LIST_FIELDS = "kind,incompleteSearch,nextPageToken,files(kind,id,name,mimeType)"
@@ -36,7 +40,7 @@ def file_json(spreadsheet: Spreadsheet) -> dict:
         "modifiedTime": rfc3339(spreadsheet.modified),
         "trashed": spreadsheet.trashed,
         "explicitlyTrashed": spreadsheet.trashed,
-        "parents": ["root"],
+        "parents": list(spreadsheet.parents),
         "webViewLink": f"https://docs.google.com/spreadsheets/d/{spreadsheet.id}/edit?usp=drivesdk",
     }
 
@@ -81,6 +85,9 @@ def update_file(sandbox, request: Request, route) -> Response:
     body = _json_object(request)
     if isinstance(body, Response):
         return body
+    moved = _move(sandbox, request, file_id)
+    if isinstance(moved, Response):
+        return moved
     for key, value in body.items():
         valid = isinstance(value, bool) if key == "trashed" else isinstance(value, str) and value
         if key not in _UPDATABLE or not valid:
@@ -95,9 +102,42 @@ def update_file(sandbox, request: Request, route) -> Response:
             spreadsheet.properties["title"] = body["name"]
         if "trashed" in body:
             spreadsheet.trashed = body["trashed"]
+        if moved is not None:
+            spreadsheet.parents = moved(spreadsheet.parents)
         sandbox.store.changes.record(file_id, sandbox.store.clock.now())
         file = file_json(spreadsheet)
     return _masked(request, file, _DEFAULT_FILE_FIELDS)
+
+
+def _one_parent() -> Response:
+    # The words are Drive's reference (ParentReference: "A file can only have one parent folder;
+    # specifying multiple parents isn't supported."); no recording shows the status and reason.
+    return errors.drive_error(400, "A file can only have one parent folder; specifying multiple "
+                                   "parents isn't supported.", "badRequest", "parents")
+
+
+def _move(sandbox, request: Request, file_id: str):
+    """``addParents``/``removeParents`` (comma-separated ids) as a function of the file's parents,
+    None when neither is given, or Drive's refusal: a parent that is not a folder the caller sees is
+    404 "File not found", and a file may have only one parent (Drive's single-parent rule: moving
+    is adding the new folder and removing the old one in one request)."""
+    added = [part for part in (request.arg("addParents") or "").split(",") if part]
+    removed = [part for part in (request.arg("removeParents") or "").split(",") if part]
+    if not added and not removed:
+        return None
+    for parent in added:
+        if parent != "root":
+            folder = sandbox.store.get(parent)
+            if folder is None or not folder.is_folder or sandbox.store.changes.hidden(parent):
+                return errors.drive_file_not_found(parent)
+    spreadsheet = sandbox.store.get(file_id)
+    if spreadsheet is not None and len(set(spreadsheet.parents) - set(removed) | set(added)) > 1:
+        return _one_parent()
+
+    def parents(before: list[str]) -> list[str]:
+        return [*[p for p in before if p not in removed], *[p for p in added if p not in before]]
+
+    return parents
 
 
 def _json_object(request: Request) -> dict | Response:
@@ -117,14 +157,24 @@ def create_file(sandbox, request: Request, route) -> Response:
     if isinstance(body, Response):
         return body
     mime = body.get("mimeType")
-    if mime != SPREADSHEET_MIME:
+    if mime not in (SPREADSHEET_MIME, FOLDER_MIME):
         return errors.drive_error(
-            400, f"The sandbox's Drive stores only Google Sheets files; mimeType must be "
-                 f"{SPREADSHEET_MIME}, got {mime!r}.", "badRequest", "mimeType")
-    name = body.get("name") or "Untitled spreadsheet"
+            400, f"The sandbox's Drive creates only Google Sheets files and folders; mimeType must be "
+                 f"{SPREADSHEET_MIME} or {FOLDER_MIME}, got {mime!r}.", "badRequest", "mimeType")
+    name = body.get("name") or ("Untitled folder" if mime == FOLDER_MIME else "Untitled spreadsheet")
     if not isinstance(name, str):
         return _invalid("name")
-    spreadsheet = sandbox.store.create(name)
+    parents = body.get("parents", ["root"])
+    if not isinstance(parents, list) or not all(isinstance(parent, str) for parent in parents):
+        return _invalid("parents")
+    if len(parents) > 1:
+        return _one_parent()
+    for parent in parents:
+        folder = sandbox.store.get(parent) if parent != "root" else None
+        if parent != "root" and (folder is None or not folder.is_folder
+                                 or sandbox.store.changes.hidden(parent)):
+            return errors.drive_file_not_found(parent)
+    spreadsheet = sandbox.store.create(name, mime, parents or ["root"])
     return _masked(request, file_json(spreadsheet), _DEFAULT_FILE_FIELDS)
 
 
@@ -142,8 +192,12 @@ def list_files(sandbox, request: Request, route) -> Response:
         offset = _decode_token(request.arg("pageToken") or "")
     except ValueError:
         return _invalid("pageToken")
+    refusal = _corpora(request)
+    if refusal is not None:
+        return refusal
     with sandbox.store.lock:
-        files = [file_json(s) for s in sandbox.store.all()]
+        hidden = sandbox.store.changes.hidden
+        files = [file_json(s) for s in sandbox.store.all() if not hidden(s.id)]
     files = [f for f in files if matches(f)]
     files.sort(key=lambda f: (f["modifiedTime"], f["id"]), reverse=True)
     body: dict = {"kind": "drive#fileList", "incompleteSearch": False,
@@ -151,6 +205,35 @@ def list_files(sandbox, request: Request, route) -> Response:
     if offset + size < len(files):
         body["nextPageToken"] = _encode_token(offset + size)
     return _masked(request, body, _DEFAULT_LIST_FIELDS)
+
+
+_FLAGS = ("supportsAllDrives", "includeItemsFromAllDrives", "supportsTeamDrives", "includeTeamDriveItems")
+_CORPORA = ("user", "domain", "drive", "allDrives")
+
+
+def _corpora(request: Request) -> Response | None:
+    """Drive's refusals of files.list's shared-drive switches, else None: a switch that is not a
+    boolean (400 invalid), a ``corpora`` Drive does not know (400 invalid), ``corpora`` "drive" or
+    "allDrives" (or a ``driveId``) without ``includeItemsFromAllDrives`` (Drive's 403, word for word),
+    "drive" without a ``driveId`` (400 required), and a ``driveId`` (the sandbox has no shared drive:
+    404, as changes.list answers it)."""
+    for name in _FLAGS:
+        text = request.arg(name)
+        if text is not None and text.lower() not in ("true", "false"):
+            return _invalid(name)
+    corpora, drive_id = request.arg("corpora") or "user", request.arg("driveId")
+    if corpora not in _CORPORA:
+        return _invalid("corpora")
+    included = (request.arg("includeItemsFromAllDrives") or "").lower() == "true"
+    if (corpora in ("drive", "allDrives") or drive_id is not None) and not included:
+        return errors.drive_error(403, "The includeItemsFromAllDrives parameter must be set to true when "
+                                       "driveId is specified or corpora contains drive or allDrives.",
+                                  "invalid", "includeItemsFromAllDrives")
+    if corpora == "drive" and drive_id is None:
+        return errors.drive_error(400, "Required parameter: driveId", "required", "driveId")
+    if drive_id is not None:
+        return errors.drive_error(404, f"Shared drive not found: {drive_id}", "notFound", "driveId")
+    return None
 
 
 def _encode_token(offset: int) -> str:

@@ -21,6 +21,9 @@ DEFAULT_ROWS = 1000
 DEFAULT_COLS = 26
 MAX_CELLS = 10_000_000  # Google's per-spreadsheet limit
 SPREADSHEET_MIME = "application/vnd.google-apps.spreadsheet"
+# A Drive folder: a file of its own, which other files name in their ``parents``.
+FOLDER_MIME = "application/vnd.google-apps.folder"
+ROOT = "root"  # the alias Drive gives the caller's My Drive folder
 # An Excel file kept in Drive as it was uploaded: Drive shows it, the Sheets API refuses it.
 XLSX_MIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 _DEFAULT_PROPERTIES = {"locale": "en_US", "autoRecalc": "ON_CHANGE", "timeZone": "Etc/GMT"}
@@ -145,7 +148,7 @@ class Spreadsheet:
     a file Drive holds that the Sheets API refuses, such as an uploaded .xlsx."""
 
     __slots__ = ("id", "properties", "tabs", "created", "modified", "mime_type", "trashed",
-                 "named_ranges")
+                 "named_ranges", "parents")
 
     def __init__(self, spreadsheet_id: str, title: str, now: datetime) -> None:
         self.id = spreadsheet_id
@@ -156,6 +159,11 @@ class Spreadsheet:
         self.mime_type = SPREADSHEET_MIME
         self.trashed = False  # in Drive's trash: Drive says so, the Sheets API still serves it
         self.named_ranges: list[NamedRange] = []
+        self.parents: list[str] = [ROOT]  # the folders holding it, as Drive's ``parents``
+
+    @property
+    def is_folder(self) -> bool:
+        return self.mime_type == FOLDER_MIME
 
     @property
     def is_google_sheet(self) -> bool:
@@ -234,9 +242,11 @@ class Spreadsheet:
 __all__ = [
     "DEFAULT_COLS",
     "DEFAULT_ROWS",
+    "FOLDER_MIME",
     "MAX_CELLS",
     "SPREADSHEET_MIME",
     "XLSX_MIME",
+    "ROOT",
     "NamedRange",
     "Spreadsheet",
     "Tab",

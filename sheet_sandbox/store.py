@@ -22,7 +22,7 @@ import threading
 from .changes import ChangeLog
 from .control_format import control_payload, spreadsheet_from_control
 from .feed_delay import FeedDelay
-from .model import DEFAULT_COLS, DEFAULT_ROWS, Spreadsheet, Tab
+from .model import DEFAULT_COLS, DEFAULT_ROWS, SPREADSHEET_MIME, Spreadsheet, Tab
 from .rendered_rows import RenderedRows
 
 _ID_ALPHABET = string.ascii_letters + string.digits + "-_"
@@ -67,11 +67,16 @@ class SpreadsheetStore:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def create(self, title: str) -> Spreadsheet:
-        """A new spreadsheet with one empty 1000 x 26 tab "Sheet1" (sheetId 0), like Drive's."""
+    def create(self, title: str, mime_type: str = SPREADSHEET_MIME, parents: list[str] | None = None
+               ) -> Spreadsheet:
+        """A new spreadsheet with one empty 1000 x 26 tab "Sheet1" (sheetId 0), like Drive's, or a
+        new folder (``FOLDER_MIME``: no tabs), in ``parents`` (default My Drive)."""
         with self.lock:
             spreadsheet = Spreadsheet(self._new_id(), title, self.clock.now())
-            spreadsheet.tabs.append(Tab(0, "Sheet1", DEFAULT_ROWS, DEFAULT_COLS))
+            spreadsheet.mime_type = mime_type
+            spreadsheet.parents = list(parents or spreadsheet.parents)
+            if mime_type == SPREADSHEET_MIME:
+                spreadsheet.tabs.append(Tab(0, "Sheet1", DEFAULT_ROWS, DEFAULT_COLS))
             self._sheets[spreadsheet.id] = spreadsheet
             self.changes.record(spreadsheet.id, spreadsheet.modified)  # a new file: shown at once
             return spreadsheet

@@ -148,6 +148,16 @@ def event_examples() -> list[tuple[str, type[ev.Event], Message]]:
             **RUN, key=f"health/{SID}", problem="health: Input should be 'ok', 'warn' or 'fail'",
             set_aside_as=f"damaged/health/{SID}")),
         ("A spreadsheet was removed from the config", ev.NoLongerMonitored(**SHEET, was="fail")),
+        ("A [[folders]] folder holds new spreadsheets", ev.FolderSheetsAdded(
+            **RUN, folder_id="1StoresFolder", folder="Stores", count=3,
+            sheets=((SID, "Store 014 — Kazan"), ("1other", "Store 015 — Perm"),
+                    ("1third", "Store 016 — Omsk")))),
+        ("A folder's spreadsheet left it", ev.FolderSheetsLeft(
+            **RUN, folder_id="1StoresFolder", folder="Stores", count=1,
+            sheets=((SID, "Store 014 — Kazan"),))),
+        ("Drive will not list a folder", ev.FolderUnlisted(
+            **RUN, folder_id="1StoresFolder", folder="1StoresFolder", error="File not found: 1StoresFolder.",
+            account="sheet-monitor@my-project.iam.gserviceaccount.com")),
         ("Telegram refused messages", ev.DeliveryHalted(
             **RUN, since=hour_ago, status=403, description="Forbidden: bot was kicked from the group chat")),
         ("A maintenance window begins ([[maintenance]])", ev.MaintenanceBegan(

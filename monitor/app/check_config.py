@@ -6,7 +6,7 @@ Telegram's bot token and chats). ``monitor.cli.check`` prints it and maps it to 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from monitor import admin
 from monitor.admin.explanations import explanations
@@ -15,9 +15,13 @@ from monitor.app.telegram_probe import ask_telegram
 from monitor.config import Config
 from monitor.config.advice import budget_misfit
 from monitor.core.durations import format_duration
+from monitor.core.wording import counted
 from monitor.state import read_state
 from monitor.storage import StateError
 from monitor.storage.configured import state_location
+
+if TYPE_CHECKING:  # Drive is asked, and its module loaded, only with --access
+    from monitor.app.access import AccessReport
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,7 @@ class ConfigReview:
     plan: dict[str, Any]  # admin.config_plan's: reads, quota arithmetic, warnings
     probes: list[Probe]  # in the order they are shown
     explanations: list[dict[str, Any]]  # each profile's and spreadsheet's checks, one sentence each
+    access: AccessReport | None = None  # --access: what Drive said of each spreadsheet and folder
 
     @property
     def usage_problem(self) -> bool:
@@ -36,12 +41,37 @@ class ConfigReview:
         return sum(1 for probe in self.probes if not probe.ok)
 
 
-def review_config(config: Config, edit_shares: tuple[float, ...], *, offline: bool) -> ConfigReview:
+def review_config(config: Config, edit_shares: tuple[float, ...], *, offline: bool,
+                  access: bool = False, named: Config | None = None) -> ConfigReview:
     """The whole of ``check-config`` for a loaded config. ``offline`` asks neither Google's token
-    service nor Telegram (each key still loads and signs)."""
+    service nor Telegram (each key still loads and signs); ``access`` asks Drive whether the
+    credentials open every spreadsheet and folder ``named`` names (``monitor.app.access``; default:
+    ``config``'s; a config with its folders' spreadsheets listed would ask about each of them)."""
     plan = admin.config_plan(config, _last_read_seconds(config), edit_shares)
     probes = [schedule_probe(config), *preflight(config, offline=offline), *telegram_probes(config, offline)]
-    return ConfigReview(plan, probes, explanations(config))
+    report = None
+    if access:
+        from monitor.app.access import check_access
+
+        report = check_access(named or config)
+        probes.append(access_probe(report))
+    return ConfigReview(plan, probes, explanations(config), report)
+
+
+def access_probe(report: AccessReport) -> Probe:
+    """Every spreadsheet and folder opens (ok), or how many do not (the config's to fix: exit 2), or
+    only how many Drive did not answer about (the network's or Google's: exit 1)."""
+    asked = f"{counted(report.requests, 'request')} to Drive in {report.seconds:.1f} s"
+    if not report.refusals:
+        every = counted(report.targets, "file")
+        return Probe("spreadsheet access", True,
+                     f"the credentials open all {every} the config names ({asked})")
+    unopened, unasked = len(report.unopened), len(report.unasked)
+    parts = [f"{counted(unopened, 'file')} the credentials cannot open"] if unopened else []
+    parts += [f"{counted(unasked, 'file')} Drive did not answer about"] if unasked else []
+    return Probe("spreadsheet access", False, f"{' and '.join(parts)}, listed above ({asked})",
+                 "share each with the account named above (Viewer is enough), then recheck: "
+                 "sheet-monitor check-config --access", usage=bool(unopened))
 
 
 def schedule_probe(config: Config) -> Probe:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import IO, TYPE_CHECKING
 
+from monitor.app.folders import folders_brought_up_to_date
 from monitor.app.pacing import quota_pacer
 from monitor.config import Config
 from monitor.core.clock import SystemClock
@@ -91,6 +92,14 @@ def run_once(
             sharing = SharedState(session, location, runner, run_id,
                                   config.state.lease.total_seconds()) if runner else None
             settings = RunSettings.from_config(config, budget)
+            credentials = CredentialCache()
+            if reader_factory is None:  # with a reader of Google's API, its folders are Drive's to list
+                started = clock.monotonic()
+                config = folders_brought_up_to_date(config, session, clock, run_id, settings.request_timeout,
+                                                    credentials)
+                # The folders' time is the run's: it still ends within its budget.
+                spent = timedelta(seconds=max(0.0, clock.monotonic() - started))
+                settings = replace(settings, budget=max(settings.budget - spent, timedelta(0)))
             if checkpoint_every is not None:
                 settings = replace(settings, checkpoint_every=checkpoint_every)
             chat = listening_until_the_end.enter_context(
@@ -107,7 +116,7 @@ def run_once(
                 told.append(_notify(config, session, sharing, run, clock, stream, wait))
 
             run, reads = _wired_run(config, settings, session, location, run_id, clock, reader_factory,
-                                    sharing, chat, tell)
+                                    sharing, credentials, chat, tell)
             try:
                 report = run.execute()
             finally:
@@ -157,12 +166,12 @@ def _listening(config: Config, location, session, clock, settings: RunSettings):
 
 def _wired_run(config: Config, settings: RunSettings, session, location, run_id: str, clock,
                reader_factory: Callable[[Config, float], SheetReader] | None,
-               sharing, listener=None, tell: Callable[[], None] | None = None) -> tuple[Run, ThreadedReads]:
+               sharing, credentials: CredentialCache, listener=None,
+               tell: Callable[[], None] | None = None) -> tuple[Run, ThreadedReads]:
     """The run and its read workers: the pacer (shared through Redis beside other runners), one
     reader per worker sharing the credentials, and Drive's change feed when the config asks for it."""
     pacer = quota_pacer(config, location)
     pacer.restore(session.state.quota)
-    credentials = CredentialCache()
     reads = ThreadedReads(_reader_maker(config, settings.request_timeout, reader_factory, credentials),
                           workers=settings.max_in_flight, monotonic=clock.monotonic)
     changes = None

@@ -28,7 +28,7 @@ from monitor.checks.conditions import format_number
 from monitor.checks.explain import condition_text
 from monitor.cli.common import admin_call, clock, quiet_logs, reading_options
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
-from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit
+from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, with_listed_folders
 from monitor.config import Config, Sheet
 from monitor.core.durations import format_duration
 from monitor.core.timefmt import format_utc
@@ -67,8 +67,12 @@ class EditShare(click.ParamType):
 @click.option("--offline", is_flag=True,
               help="Ask neither Google's token service for a token (each key is still loaded and signs) "
                    "nor Telegram about the bot token and the chats.")
+@click.option("--access", is_flag=True,
+              help="Ask Drive whether the credentials can open every spreadsheet and folder the config "
+                   "names (one files.get each, against Drive's quota, not Sheets'), and list those they "
+                   "cannot, with the account to share them with.")
 def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[float, ...],
-                 offline: bool) -> None:
+                 offline: bool, access: bool) -> None:
     """Validate the config (credential files included) and print the plan: spreadsheets, reads per
     round (a full round, and with change detection at a few edit rates), the quota arithmetic per
     Google Cloud project, the round time at the quota and at the last run's read time, and warnings.
@@ -77,16 +81,23 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
     --offline) Google issues a token for it, and Telegram knows the bot token and lets the bot see
     every chat (getMe, getChat; nothing is sent). Exit 2 with every problem listed (with --json, as
     a document on stdout) if the config, the budget, a key, the token or a chat is refused, 1 if only
-    the machine has a problem (the state folder, the network)."""
+    the machine has a problem (the state folder, the network). With --access, also every spreadsheet
+    and folder the credentials cannot open."""
     quiet_logs()
-    config = load_or_exit(config_path, require_secrets=True, as_json=as_json)
+    if access and offline:
+        raise click.UsageError("--access asks Drive about every spreadsheet: leave out --offline")
+    config = load_or_exit(config_path, require_secrets=True, as_json=as_json, listed=False)
     from monitor.app.check_config import review_config  # google-auth loads only for this command
 
-    review = review_config(config, edit_shares or DEFAULT_EDIT_SHARES, offline=offline)
+    # The plan counts the folders' spreadsheets as the last run listed them; --access asks about
+    # the files the config names (a folder, not each spreadsheet Drive lists in it).
+    review = review_config(with_listed_folders(config), edit_shares or DEFAULT_EDIT_SHARES,
+                           offline=offline, access=access, named=config)
     plan = review.plan
     if as_json:
         emit_json({"valid": True, **plan, "explanations": review.explanations,
-                   "checks": [probe.to_dict() for probe in review.probes]})
+                   "checks": [probe.to_dict() for probe in review.probes],
+                   **({"access": _access_json(review.access)} if review.access is not None else {})})
         _exit_for(review)
         return
     click.echo(f"Config valid: {plan['config']}")
@@ -108,8 +119,34 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
         click.echo(f"\nWarnings ({len(plan['warnings'])}):")
         for warning in plan["warnings"]:
             click.echo(f"  - {click.style(warning, fg='yellow')}")
+    if review.access is not None:
+        _echo_access(review.access)
     _echo_probes(review)
     _exit_for(review)
+
+
+def _echo_access(report) -> None:
+    """Every spreadsheet and folder the credentials cannot open, by the account to share it with."""
+    from monitor.app.access import share_lines
+
+    if not report.refusals:
+        return
+    click.echo(f"\nCannot open ({len(report.refusals)} of {report.targets * report.credentials} asked):")
+    for account, refusals in share_lines(report.refusals).items():
+        whom = f"share with {account}" if account else "the key's account (its key did not load)"
+        click.echo(f"  {whom}:")
+        for refusal in refusals:
+            target = refusal.target
+            click.echo(f"    - {target.name} ({target.id}), {target.origin}: {refusal.problem}")
+    click.echo("  then recheck: sheet-monitor check-config --access")
+
+
+def _access_json(report) -> dict[str, Any]:
+    return {"asked": report.targets * report.credentials, "requests": report.requests,
+            "seconds": round(report.seconds, 3), "accounts": report.accounts,
+            "cannot_open": [{"id": r.target.id, "name": r.target.name, "origin": r.target.origin,
+                             "credential": r.credential, "account": r.account, "problem": r.problem,
+                             "answered": r.answered} for r in report.refusals]}
 
 
 _OWN_CHECKS_SHOWN = 20  # spreadsheets whose own checks are told one by one; the rest counted

@@ -59,7 +59,7 @@ STOP_REASONS = {  # every StopReason, in words (a test holds it to the enum)
 def run(config_path: Path | None, budget: float | None, progress: bool | None) -> None:
     """One time-boxed run: check due spreadsheets until the budget is spent, save, notify."""
     limit_arenas()  # before the read workers start
-    config = load_or_exit(config_path, require_secrets=True)
+    config = load_or_exit(config_path, require_secrets=True, listed=False)  # the run lists its folders
     clock = SystemClock()
     run_id = new_run_id(clock.now())
     token = config.telegram.bot_token

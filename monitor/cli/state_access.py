@@ -20,6 +20,7 @@ import click
 from monitor.cli.output import emit_json, fail
 from monitor.config import Config, ConfigError, load_config, resolve_config_path
 from monitor.core.logs import log_event
+from monitor.engine.folder_sync import monitored_config
 from monitor.state import State, admin_lock, changing_state, read_state, shares_state
 from monitor.storage import FileLocation, StateError
 from monitor.storage.configured import describe_location, state_location
@@ -37,19 +38,34 @@ wait_option = click.option(
 )
 
 
-def load_or_exit(config_path: Path | None, *, require_secrets: bool = False, as_json: bool = False) -> Config:
+def load_or_exit(config_path: Path | None, *, require_secrets: bool = False, as_json: bool = False,
+                 listed: bool = True) -> Config:
     """The validated config, or exit 2 with every problem listed on stderr (and, ``as_json``, all of
     them as a JSON document on stdout). Read-only commands do not need the credential files or the
-    Telegram token, so by default they are not required."""
+    Telegram token, so by default they are not required. ``listed``: with the spreadsheets its
+    ``[[folders]]`` held when the last run listed them (`run` and `check-config` ask Drive instead)."""
     path = resolve_config_path(config_path, os.environ)
     try:
-        return load_config(path, os.environ, require_secrets=require_secrets)
+        config = load_config(path, os.environ, require_secrets=require_secrets)
     except ConfigError as exc:
         click.echo(str(exc), err=True)
         if as_json:
             emit_json({"valid": False, "config": str(path),
                        "problems": [issue.to_dict() for issue in exc.issues]})
         raise SystemExit(EXIT_USAGE) from None
+    return with_listed_folders(config) if listed else config
+
+
+def with_listed_folders(config: Config) -> Config:
+    """``config`` with its folders' spreadsheets as the state holds them (none before a run listed
+    them, or when the state cannot be read: the command that reads it says so)."""
+    if not config.folders:
+        return config
+    try:
+        state = read_state(state_location(config), only=("folders",))
+    except StateError:
+        return config
+    return monitored_config(config, state.folders) if state is not None else config
 
 
 def state_file(config: Config) -> str:

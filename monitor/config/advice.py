@@ -35,14 +35,15 @@ def budget_misfit(run: RunConfig) -> tuple[str, str] | None:
 
 
 def warnings_for(sections: Mapping[str, Any], sheets: Sequence[Sheet],
-                 profiles: Sequence[str]) -> tuple[str, ...]:
-    """``sections`` by name (all valid), the resolved sheets, and every profile's name."""
+                 profiles: Sequence[str], folder_profiles: Sequence[str] = ()) -> tuple[str, ...]:
+    """``sections`` by name (all valid), the resolved sheets, every profile's name, and the profiles
+    of the [[folders]] (used by whatever spreadsheets Drive lists in them)."""
     telegram: TelegramConfig = sections["telegram"]
     warnings = []
-    used = {sheet.profile for sheet in sheets}
+    used = {sheet.profile for sheet in sheets} | set(folder_profiles)
     unused = [name for name in profiles if name not in used]
     if unused:
-        warnings.append(f"profiles not used by any spreadsheet: {', '.join(unused)}")
+        warnings.append(f"profiles not used by any spreadsheet or folder: {', '.join(unused)}")
     warnings += _keys_without_project(sections["google"])
     alerts = sections["alerts"]
     if alerts.escalate_after is None and (alerts.escalate_to_chat or alerts.escalate_to_thread):

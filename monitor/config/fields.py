@@ -148,3 +148,30 @@ def spreadsheet_id(value: object) -> str:
 
 
 SpreadsheetId = Annotated[str, PlainValidator(spreadsheet_id)]
+
+
+_FOLDER_URL_RE = re.compile(r"drive\.google\.com/(?:drive/(?:u/\d+/)?folders/|open\?id=)([A-Za-z0-9_-]+)")
+
+
+def folder_id(value: object) -> str:
+    """A Drive folder as written in a [[folders]] table: its id, or its URL (the id is taken from
+    drive.google.com/drive/folders/ID or .../u/0/folders/ID?usp=...), stripped; else InvalidValue."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidValue("the folder needs its id or URL, as a quoted string",
+                           'write id = "https://drive.google.com/drive/folders/..." (the folder\'s address '
+                           "in the browser) or only the id after folders/")
+    text = value.strip()
+    if _ID_RE.fullmatch(text):
+        return text
+    match = _FOLDER_URL_RE.search(text)
+    if match:
+        return match.group(1)
+    if _URL_ID_RE.search(text):
+        raise InvalidValue("this is a spreadsheet's URL, not a folder's",
+                           "list a spreadsheet under [[sheets]]; a folder's URL looks like "
+                           "https://drive.google.com/drive/folders/ID")
+    raise InvalidValue(f"bad folder id {text!r}",
+                       "copy the folder's address from the browser: https://drive.google.com/drive/folders/ID")
+
+
+FolderId = Annotated[str, PlainValidator(folder_id)]

@@ -23,9 +23,10 @@ from monitor.core.wording import counted
 from .advice import warnings_for
 from .cross import link_cross_sheets
 from .defaults import CONFIG_ENV, DEFAULT_CONFIG_NAME, TOKEN_ENV, TOKEN_FILE_ENV
+from .folders import FolderTable, folder_tables, resolve_folder
 from .issues import ConfigError, ConfigIssue, Loc, reading_order
 from .maintenance import MaintenanceTable, MaintenanceWindow, cover
-from .model import Config, Profile, Sheet, config_fingerprint
+from .model import Config, Folder, Profile, Sheet, config_fingerprint
 from .positions import TomlPositions
 from .reworded import choices_fix, explain, filled_by_loader, key_path, written_keys
 from .secrets import check_credentials, with_token
@@ -145,7 +146,9 @@ class _Builder:
         if "sheets_file" in data:
             entries += read_sheets_csv(data["sheets_file"], self.base_dir, self.shown, self.add,
                                        self.issues)
-        if not entries and len(self.issues) == reported and not self.lists_elsewhere(misspelt):
+        folders = self.folders(data.get("folders", []), profiles)
+        if not entries and len(self.issues) == reported and not self.lists_elsewhere(misspelt) \
+                and not data.get("folders"):
             self.no_spreadsheets(data)
         # What a misspelt [profile.NAME] or [[sheet]] holds is told there, once: the spreadsheets that
         # name those profiles, and the cross-sheet checks naming those spreadsheets, are not told again.
@@ -176,8 +179,10 @@ class _Builder:
             profiles=tuple(profile for profile in profiles.values() if profile is not None),
             sheets=sheets,
             maintenance=maintenance,
+            folders=folders,
             fingerprint=config_fingerprint(sheets),
-            warnings=warnings_for(sections, sheets, tuple(profiles)),
+            warnings=warnings_for(sections, sheets, tuple(profiles),
+                                  [folder.profile.name for folder in folders]),
             **sections,
         )
 
@@ -255,6 +260,26 @@ class _Builder:
                      "[telegram] chat_id",
                      'add escalate_to_chat = "-100..." (the forum group the topic is in), or chat_id under '
                      "[telegram]")
+
+    # -- folders
+
+    def folders(self, raw: Any, profiles: Mapping[str, Profile | None]) -> tuple[Folder, ...]:
+        """[[folders]] tables, their profiles resolved; a folder written twice is one mistake."""
+        folders: dict[str, Folder] = {}
+        for index, table in folder_tables(raw, lambda loc, problem, fix: self.add(loc, problem, fix)):
+            loc: Loc = ("folders", index)
+            written = self.validate(FolderTable, table, loc)
+            if written is None:
+                continue
+            if written.id in folders:
+                self.add((*loc, "id"), f"folder {written.id!r} is listed twice; first at "
+                                       f"{folders[written.id].origin}",
+                         "remove one of the two [[folders]] tables")
+                continue
+            folder = resolve_folder(written, profiles, self.where(loc), self.reporter(loc))
+            if folder is not None:
+                folders[written.id] = folder
+        return tuple(folders.values())
 
     # -- maintenance windows
 

@@ -130,6 +130,28 @@ class Sheet:
                    owner or (profile.owner if profile else None))
 
 
+@dataclass(frozen=True, slots=True)
+class Folder:
+    """A configured folder, its profile resolved: what each spreadsheet found in it is monitored with."""
+
+    id: str
+    name: str | None  # as the config names it; None: Drive's name
+    recursive: bool
+    profile: Profile
+    tags: tuple[str, ...]
+    owner: str | None
+    origin: str  # "monitor.toml:42"
+    checks: CheckSet
+
+    def sheet(self, spreadsheet_id: str, name: str) -> Sheet:
+        """The spreadsheet ``spreadsheet_id`` (Drive names it ``name``) as this folder monitors it."""
+        return Sheet.of(spreadsheet_id, name, self.profile, self.tags, self.checks,
+                        f"{self.origin} (folder)", self.owner)
+
+    def url(self) -> str:
+        return f"https://drive.google.com/drive/folders/{self.id}"
+
+
 class Config(BaseModel):
     """Everything a command needs, validated once. Paths are absolute; durations are timedeltas."""
 
@@ -148,6 +170,7 @@ class Config(BaseModel):
     profiles: tuple[Profile, ...]
     sheets: tuple[Sheet, ...]
     maintenance: tuple[MaintenanceWindow, ...] = ()  # [[maintenance]] windows, resolved to spreadsheet ids
+    folders: tuple[Folder, ...] = ()  # [[folders]]: Drive folders whose spreadsheets are all monitored
     fingerprint: str = Field(description="changes iff the set of spreadsheets or any check changes")
     warnings: tuple[str, ...] = Field(description="advice for check-config; not errors")
 

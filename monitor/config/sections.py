@@ -421,4 +421,4 @@ SECTIONS: Mapping[str, type[BaseModel]] = {
     "report": ReportConfig,
 }
 # Every key allowed at the top of the file.
-TOP_KEYS = (*SECTIONS, "profiles", "sheets", "sheets_file", "maintenance")
+TOP_KEYS = (*SECTIONS, "profiles", "sheets", "sheets_file", "folders", "maintenance")

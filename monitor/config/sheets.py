@@ -63,11 +63,16 @@ class SheetTable(BaseModel):
     @field_validator("tags", mode="before")
     @classmethod
     def _tags(cls, value: object) -> tuple[str, ...]:
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(t, str) and t.strip() for t in value):
-            raise InvalidValue("tags must be a list of non-empty strings", 'write tags = ["moscow"]')
-        return tuple(t.strip() for t in value)
+        return written_tags(value)
+
+
+def written_tags(value: object) -> tuple[str, ...]:
+    """Tags as written (a list of names, or one name), stripped; else InvalidValue."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(t, str) and t.strip() for t in value):
+        raise InvalidValue("tags must be a list of non-empty strings", 'write tags = ["moscow"]')
+    return tuple(t.strip() for t in value)
 
 
 def resolve_sheets(entries: list[Entry], profiles: Mapping[str, Profile | None],

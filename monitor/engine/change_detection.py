@@ -60,6 +60,16 @@ if TYPE_CHECKING:
 CHANGES_PER_FEED_REQUEST = 1000
 
 
+@dataclass(frozen=True, slots=True)
+class DriveFile:
+    """A changed file as the feed shows it after the change: what deciding a folder's members needs."""
+
+    name: str
+    mime_type: str
+    parents: tuple[str, ...]
+    trashed: bool = False
+
+
 @dataclass(frozen=True)
 class ChangedFiles:
     """What Drive reported after a position."""
@@ -70,6 +80,7 @@ class ChangedFiles:
     requests: int  # how many Drive requests it took
     trashed: frozenset[str] = frozenset()  # of ``changed``, those now in Drive's trash
     edited: Mapping[str, datetime] = field(default_factory=dict)  # of ``changed``: their modifiedTime
+    files: Mapping[str, DriveFile] = field(default_factory=dict)  # of ``changed``: each as it is now
 
 
 class ChangeFeed(Protocol):

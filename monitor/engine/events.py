@@ -273,11 +273,50 @@ class MaintenanceEnded(Event):
     warning_count: int = 0
 
 
+@document(kw_only=True)
+class FolderEvent(Event):
+    """Something about a ``[[folders]]`` folder: its id and its name (the config's, else Drive's)."""
+
+    folder_id: str
+    folder: str
+
+
+@document(kw_only=True)
+class FolderSheetsAdded(FolderEvent):
+    """Spreadsheets found in a configured folder that were not monitored: monitored from now on.
+    ``sheets`` names the first few (id, name); ``count`` is how many there are."""
+
+    KIND: ClassVar[str] = "folder_sheets_added"
+    sheets: tuple[tuple[str, str], ...]
+    count: int
+
+
+@document(kw_only=True)
+class FolderSheetsLeft(FolderEvent):
+    """Monitored spreadsheets of a folder that left it (moved out, trashed, deleted, unshared):
+    forgotten, as a spreadsheet removed from the config is."""
+
+    KIND: ClassVar[str] = "folder_sheets_left"
+    sheets: tuple[tuple[str, str], ...]
+    count: int
+
+
+@document(kw_only=True)
+class FolderUnlisted(FolderEvent):
+    """Drive would not list a configured folder (not shared with the account, deleted, not a
+    folder): told once until it lists again; what it held before stays monitored."""
+
+    KIND: ClassVar[str] = "folder_unlisted"
+    error: str
+    account: str | None = None  # the service account to share it with
+
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     HealthChanged, DeadLettered, ReadableAgain, BreakerOpened, BreakerClosed, ApiDegraded,
     ApiRecovered, ChangeFeedFailing, ChangeFeedRecovered, FallingBehind, CrashRecovered, StateRestored,
     StateEntryDamaged, DeliveryHalted, SpreadsheetTrashed, SpreadsheetRestored, RunsFinishAgain,
-    CredentialRefused, CredentialWorksAgain, StateMemoryLost, NoLongerMonitored,
+    CredentialRefused, CredentialWorksAgain, StateMemoryLost, NoLongerMonitored, FolderSheetsAdded,
+    FolderSheetsLeft, FolderUnlisted,
 )
 BY_KIND: dict[str, type[Event]] = {event_type.KIND: event_type for event_type in EVENT_TYPES}
 

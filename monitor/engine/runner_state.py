@@ -21,6 +21,7 @@ from monitor.engine.credentials import CredentialsState
 from monitor.engine.dlq import DeadLetters
 from monitor.engine.events import Event
 from monitor.engine.feed_state import FeedState
+from monitor.engine.folder_listing import FolderListings
 from monitor.engine.health import SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunHistory
 from monitor.engine.history import SheetHistory
@@ -113,6 +114,7 @@ class RunnerState:
     credentials = Single()  # CredentialsState: the credentials refused now, told once
     totals = Single()  # RunTotals: every finished run's counts added up (the metrics' counters)
     maintenance = Single()  # Maintenance: windows started from the chat (monitor.engine.maintenance)
+    folders = Single()  # FolderListings: the [[folders]] folders as Drive last listed them
 
     def __init__(
         self,
@@ -135,6 +137,7 @@ class RunnerState:
         runlog: Mapping[str, RunHour] | None = None,
         incidents: Mapping[str, Incident] | None = None,
         maintenance: Maintenance | None = None,
+        folders: FolderListings | None = None,
     ) -> None:
         self.changed_singles: set[str] = set()
         self.health: Documents[SheetHealth] = Documents(health)
@@ -155,6 +158,7 @@ class RunnerState:
         self.credentials = credentials or CredentialsState()
         self.totals = totals or RunTotals()
         self.maintenance = maintenance or Maintenance()
+        self.folders = folders or FolderListings()
         self.changed_singles.clear()  # as loaded: nothing to save yet
 
     def active_mutes(self, now: datetime) -> dict[str, Mute]:

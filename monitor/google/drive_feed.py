@@ -20,14 +20,16 @@ from pathlib import Path
 
 from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.timefmt import parse_utc
-from monitor.engine.change_detection import CHANGES_PER_FEED_REQUEST, ChangedFiles
+from monitor.engine.change_detection import CHANGES_PER_FEED_REQUEST, ChangedFiles, DriveFile
 from monitor.google.reader import GspreadReader, classified
 
 CHANGES_URL = "https://www.googleapis.com/drive/v3/changes"
 # Drive's largest page: a feed of a thousand changes is one request.
 PAGE_SIZE = CHANGES_PER_FEED_REQUEST
-# Only what deciding needs: which file, and whether it left the user's view.
-_FIELDS = "nextPageToken,newStartPageToken,changes(fileId,removed,file(trashed,modifiedTime))"
+# Only what deciding needs: which file, whether it left the user's view, when it was modified, and
+# where it is now (a [[folders]] folder's members: its name, type and folder).
+_FIELDS = ("nextPageToken,newStartPageToken,"
+           "changes(fileId,removed,file(name,mimeType,parents,trashed,modifiedTime))")
 _ALL_DRIVES = {"supportsAllDrives": "true", "includeItemsFromAllDrives": "true"}
 
 
@@ -54,6 +56,7 @@ class DriveChangeFeed:
         it changed or was removed."""
         latest: dict[str, str] = {}  # file id -> "removed", "trashed" or "changed"
         edited: dict[str, datetime] = {}  # file id -> its latest modifiedTime reported
+        files: dict[str, DriveFile] = {}  # file id -> the file as its latest change shows it
         token, requests = position, 0
         until = time.monotonic() + timeout
         with classified(timeout, self.credential):
@@ -73,6 +76,9 @@ class DriveChangeFeed:
                     file_id = change.get("fileId")
                     if file_id:
                         latest[file_id] = _what_happened(change)
+                        files.pop(file_id, None)
+                        if (file := _drive_file(change)) is not None:
+                            files[file_id] = file
                         modified = _modified_time(change)
                         if modified is not None and (file_id not in edited or modified > edited[file_id]):
                             edited[file_id] = modified
@@ -85,8 +91,19 @@ class DriveChangeFeed:
             removed=frozenset(file_id for file_id, what in latest.items() if what == "removed"),
             position=str(token), requests=requests,
             trashed=frozenset(file_id for file_id, what in latest.items() if what == "trashed"),
-            edited=edited,
+            edited=edited, files=files,
         )
+
+
+def _drive_file(change: dict) -> DriveFile | None:
+    """The file as the change shows it (None for a file gone from view, or one Drive did not show)."""
+    file = change.get("file")
+    if change.get("removed") or not isinstance(file, dict):
+        return None
+    parents = file.get("parents")
+    return DriveFile(str(file.get("name") or ""), str(file.get("mimeType") or ""),
+                     tuple(str(parent) for parent in parents) if isinstance(parents, list) else (),
+                     file.get("trashed") is True)
 
 
 def _modified_time(change: dict) -> datetime | None:

@@ -14,6 +14,7 @@ from monitor.engine.events import (
     BreakerClosed,
     BreakerOpened,
     Event,
+    FolderEvent,
     MaintenanceBegan,
     MaintenanceEnded,
     SpreadsheetRestored,
@@ -50,6 +51,8 @@ def topic(event: Event) -> tuple[str, ...]:
             return ("system", event.KIND, event.key)
         if isinstance(event, MaintenanceBegan | MaintenanceEnded):
             return ("maintenance", event.KIND, event.window)
+        if isinstance(event, FolderEvent):  # each folder's own, and each time it changed
+            return ("folder", event.KIND, event.folder_id, event.at.isoformat())
         return ("system", event.KIND)
     if isinstance(event, BreakerOpened | BreakerClosed):
         return ("breaker", sid)

@@ -29,6 +29,9 @@ from monitor.engine.events import (
     DeliveryHalted,
     Event,
     FallingBehind,
+    FolderSheetsAdded,
+    FolderSheetsLeft,
+    FolderUnlisted,
     HealthChanged,
     MaintenanceBegan,
     MaintenanceEnded,
@@ -58,6 +61,9 @@ RESUMED = "resumed"
 IN_TRASH = "in trash"
 RESTORED = "restored from trash"
 GONE = "no longer monitored"
+FOLDER_ADDED = "folder added spreadsheets"
+FOLDER_LEFT = "folder lost spreadsheets"
+FOLDER_UNLISTED = "folder not listed"
 DELIVERY_RESUMED = "delivery resumed"
 MAINTENANCE_BEGINS = "maintenance begins"
 MAINTENANCE_OVER = "maintenance over"
@@ -67,7 +73,10 @@ _HEADLINE = {FAILING: ("new failure", "new failures"), WARNING: ("new warning", 
              IN_TRASH: ("in Drive's trash", "in Drive's trash"),
              RESTORED: ("out of Drive's trash", "out of Drive's trash"),
              MAINTENANCE_BEGINS: ("maintenance window begins", "maintenance windows begin"),
-             MAINTENANCE_OVER: ("maintenance window over", "maintenance windows over")}
+             MAINTENANCE_OVER: ("maintenance window over", "maintenance windows over"),
+             FOLDER_ADDED: ("folder with new spreadsheets", "folders with new spreadsheets"),
+             FOLDER_LEFT: ("folder with spreadsheets gone", "folders with spreadsheets gone"),
+             FOLDER_UNLISTED: ("folder Drive would not list", "folders Drive would not list")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +201,39 @@ def _no_longer_monitored(event: NoLongerMonitored) -> Item:
     text = (f"➖ {_link(event)} is no longer monitored: it was removed from the config{while_}. "
             "Nothing more is said of it; add it back to the config to watch it again")
     return Item(40, GONE, text)
+
+
+# ---- folders ---------------------------------------------------------------------------------------
+
+
+def _folder_link(folder_id: str, name: str) -> str:
+    return f'<a href="https://drive.google.com/drive/folders/{esc(folder_id)}">{esc(name)}</a>'
+
+
+@render.register(FolderSheetsAdded)
+def _folder_added(event: FolderSheetsAdded) -> Item:
+    sheets = _listed_sheets(event.sheets, event.count)
+    text = f"📂 Folder {_folder_link(event.folder_id, event.folder)}: now monitoring {sheets}"
+    return Item(60, FOLDER_ADDED, text)
+
+
+@render.register(FolderSheetsLeft)
+def _folder_left(event: FolderSheetsLeft) -> Item:
+    sheets = _listed_sheets(event.sheets, event.count)
+    verb = "is" if event.count == 1 else "are"
+    text = (f"📂 Folder {_folder_link(event.folder_id, event.folder)}: {sheets} {verb} no longer in the "
+            "folder (moved out, trashed, deleted or unshared) and no longer monitored")
+    return Item(40, FOLDER_LEFT, text)
+
+
+@render.register(FolderUnlisted)
+def _folder_unlisted(event: FolderUnlisted) -> Item:
+    share = f"share it with {esc(event.account)} (Viewer is enough)" if event.account else \
+        "share it with the service account"
+    text = (f"📂 Google Drive would not list the folder {_folder_link(event.folder_id, event.folder)}: "
+            f"{esc(event.error)}. Check its id in the config and {share}; what it held before stays "
+            "monitored. Recheck with: sheet-monitor check-config --access")
+    return Item(20, FOLDER_UNLISTED, text)
 
 
 # ---- maintenance windows -------------------------------------------------------------------------

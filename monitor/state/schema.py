@@ -13,6 +13,7 @@ One document per key, as Apps Script's PropertiesService holds JSON strings::
     feed                   FeedState          damaged/<key>        an entry set aside (see repository)
     credentials            CredentialsState   history/<sheet id>   SheetHistory (monitor.engine.history)
     maintenance            Maintenance (monitor.engine.maintenance)
+    folders                FolderListings (monitor.engine.folder_listing)
                                               runlog/<UTC hour>    RunHour (monitor.engine.runlog)
                                               incident/<sheet id>  Incident (monitor.engine.incidents)
     outbox                 Outbox
@@ -44,6 +45,7 @@ from monitor.engine.change_detection import FeedState
 from monitor.engine.credentials import CredentialsState
 from monitor.engine.dlq import DeadLetter
 from monitor.engine.events import BY_KIND, Event
+from monitor.engine.folder_listing import FolderListings
 from monitor.engine.health import SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunHistory
 from monitor.engine.history import SheetHistory
@@ -155,8 +157,9 @@ HISTORY = Kind("history", SheetHistory, prefix="history/")
 RUNLOG = Kind("runlog", RunHour, version=3, prefix="runlog/")
 # Version 2 added ``last_error`` to ``api_degraded`` (what failed: Sheets, the token endpoint, the key);
 # version 3 an error's ``account`` and ``tabs``, and a finding's ``gid``; version 4 a finding's ``owner``;
-# version 5 the kind ``no_longer_monitored`` (an older release would set it aside as damaged).
-EVENT = EventKind("event", Event, version=5, prefix="event/")
+# version 5 the kind ``no_longer_monitored`` (an older release would set it aside as damaged); version 6
+# the folders' kinds (``folder_sheets_added``, ``folder_sheets_left``, ``folder_unlisted``).
+EVENT = EventKind("event", Event, version=6, prefix="event/")
 # Version 3 added to the run's stats its quota refusals, retries by error class and read times;
 # version 4 holds the stats' counts as ``counts``, as the run log and the totals do.
 HEARTBEAT = Kind("heartbeat", Heartbeat, version=4)
@@ -182,6 +185,7 @@ ALERTS = Kind("alerts", AlertMemory, version=5)
 TOTALS = Kind("totals", RunTotals, version=2)
 CONVERSATION = Kind("conversation", ChatPosition)
 MAINTENANCE = Kind("maintenance", Maintenance)  # windows started from the chat
+FOLDERS = Kind("folders", FolderListings)  # the [[folders]] folders as Drive last listed them
 
 # Runners sharing one state (monitor.state.shared) keep these each under its own name:
 # heartbeat/<runner>, runs/<runner>, quota/<runner> (each runner paces its own reads), totals/<runner>
@@ -199,7 +203,7 @@ FAMILIES: Mapping[str, Kind] = {"health": HEALTH, "breakers": BREAKER, "dlq": DL
 SINGLES: Mapping[str, Kind] = {
     "heartbeat": HEARTBEAT, "runs": RUNS, "api": API, "quota": QUOTA, "retry_first": RETRY_FIRST,
     "feed": FEED, "credentials": CREDENTIALS, "outbox": OUTBOX, "alerts": ALERTS,
-    "totals": TOTALS, "conversation": CONVERSATION, "maintenance": MAINTENANCE,
+    "totals": TOTALS, "conversation": CONVERSATION, "maintenance": MAINTENANCE, "folders": FOLDERS,
 }
 KINDS: Mapping[str, Kind] = {
     kind.name: kind for kind in (ROUND, TASK, EVENT, *FAMILIES.values(), *SINGLES.values(),
@@ -368,6 +372,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("event", 2): _optional_fields_added,
     ("event", 3): _optional_fields_added,
     ("event", 4): _optional_fields_added,
+    ("event", 5): _optional_fields_added,
     ("mute", 1): _optional_fields_added,
     ("mute", 2): _optional_fields_added,
     ("quota", 1): _quota_per_project,

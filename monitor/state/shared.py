@@ -43,7 +43,7 @@ _SHEET_DOCUMENTS = (("health", HEALTH), ("breakers", BREAKER), ("dlq", DLQ), ("h
 # What a turn takes from what it read: all but this runner's own documents.
 _ADOPTED_FAMILIES = ("health", "breakers", "dlq", "mutes", "history", "incidents")
 _ADOPTED_SINGLES = ("round", "api", "retry_first", "feed", "credentials", "outbox", "alerts",
-                    "conversation", "maintenance")
+                    "conversation", "maintenance", "folders")
 
 
 def live_lock(run_id: str) -> str:

@@ -20,6 +20,7 @@ from sheet_sandbox import dataset as ds
 from sheet_sandbox.auth import TokenAuthority
 from sheet_sandbox.dataset_generate import _ID_ALPHABET
 from sheet_sandbox.faults import validate
+from sheet_sandbox.google import GoogleSandbox
 from sheet_sandbox.server import running_sandbox
 
 NOW = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
@@ -352,3 +353,22 @@ def test_applied_dataset_answers_the_monitor_the_way_the_manifest_says(tmp_path)
         flaky, server_error = data.of_kind("flaky")[0], data.of_kind("server_error")[0]
         assert [status_of(flaky)[0], status_of(flaky)[0], read(flaky)] == [503, 503, "ok"]
         assert [status_of(server_error)[0], read(server_error)] == [500, "ok"]
+
+
+def test_a_dataset_filed_in_folders_loads_into_drive_and_a_folders_config(tmp_path):
+    data, folders = ds.filed(ds.generate(9, seed=2), folders=2)
+    assert len(folders) == 2
+    google = GoogleSandbox(latency="off", feed_delay="off")
+    ds.apply(data, google)
+    stores = [entry.id for entry in data.sheets if entry.profile == ds.PROFILE]
+    parents = {google.store.get_control(sid)["parents"][0] for sid in stores}
+    assert parents == set(folders)
+    assert {google.store.get_control(folder)["title"] for folder in folders} == {"Stores 1", "Stores 2"}
+    assert all(payload["parents"][0] in folders for payload in data.edits.values())
+    keys = [tmp_path / "sa.json"]
+    keys[0].write_text("{}")
+    path = ds.write_config(data, tmp_path / "monitor.toml", credentials=keys,
+                                 endpoint="http://127.0.0.1:1", folders=folders)
+    config = load_config(path, {}, require_secrets=False)
+    assert [folder.id for folder in config.folders] == folders
+    assert [sheet.profile for sheet in config.sheets] == [ds.CATALOGUE_PROFILE]

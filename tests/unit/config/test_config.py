@@ -92,7 +92,7 @@ def test_omitted_sections_take_the_documented_defaults(folder: Path) -> None:
     assert any("printed" in w for w in config.warnings)
     unused = load(folder, MINIMAL + '\n[profiles.spare]\nchecks = [{ kind = "not_empty", '
                                      'range = "A!A:A" }]\n', env={})
-    assert "profiles not used by any spreadsheet: spare" in unused.warnings
+    assert "profiles not used by any spreadsheet or folder: spare" in unused.warnings
 
 
 def test_config_is_frozen(folder: Path) -> None:
