@@ -33,7 +33,7 @@ COMMANDS = {
     "metrics": "monitor.cli.metrics:metrics",
     "state": "monitor.cli.state:state",
     "demo": "monitor.cli.demo:demo",
-    "sandbox": "monitor.sandbox.cli:sandbox",
+    "sandbox": "sheet_sandbox.cli:sandbox",
 }
 
 

@@ -20,7 +20,7 @@ from paths import DOCS, REPO
 
 from monitor.cli.main import cli
 from monitor.config.schema import config_schema, schema_text
-from monitor.sandbox import dataset as datasets
+from sheet_sandbox import dataset as datasets
 
 COMMITTED = DOCS / "monitor.schema.json"
 VALIDATOR = jsonschema.Draft202012Validator(config_schema())
