@@ -94,8 +94,8 @@ def starter_files(place: Place, starter: Starter) -> dict[Path, tuple[str, int]]
 
 
 def write_starter(place: Place, files: Mapping[Path, tuple[str, int]], force: bool) -> Written:
-    """Write ``files`` (and the folders for the keys and logs), all or, when one exists and not
-    ``force``, none: StarterError names those that exist."""
+    """Write ``files``, each atomically, and the folders for the keys and logs; when one of the files
+    exists and not ``force``, none: StarterError names those that exist."""
     existing = [path for path in files if path.exists()]
     if existing and not force:
         more = f" and {counted(len(existing) - 1, 'other file')} init writes" if len(existing) > 1 else ""

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from monitor.app.starter import StarterError, starter_files, starter_for, this_machine, write_starter
+from monitor.app.starter_texts import Place, Starter
 from monitor.cli.output import fail
 from monitor.cli.state_access import EXIT_USAGE
 
@@ -28,8 +30,6 @@ def init(folder: Path, sheets: tuple[str, ...], credentials: tuple[Path, ...], c
     (sheet-monitor.cron: the runs every 5 minutes, the watchdog every 15) and the systemd units
     (systemd/) for this machine: this installation's executables, this user, the folder's paths.
     Nothing is replaced without --force."""
-    from monitor.app.starter import StarterError, starter_files, starter_for, this_machine, write_starter
-
     try:
         place = this_machine(folder)
         starter = starter_for(place, sheets, credentials, chat_id)
@@ -43,11 +43,11 @@ def init(folder: Path, sheets: tuple[str, ...], credentials: tuple[Path, ...], c
     _next_steps(place, starter)
 
 
-def _next_steps(place, starter) -> None:
+def _next_steps(place: Place, starter: Starter) -> None:
     config = place.config
     steps = []
-    if starter.credentials == ("secrets/sa-1.json",):
-        steps.append(f"put the service account's JSON key in {place.folder / 'secrets' / 'sa-1.json'} "
+    if starter.credentials == Starter().credentials:  # the key's place, named for the key to be put there
+        steps.append(f"put the service account's JSON key in {place.folder / starter.credentials[0]} "
                      "(chmod 600)")
     if not starter.sheets:
         steps.append(f"list your spreadsheets in {config} ([[sheets]], at least one)")
