@@ -20,7 +20,7 @@ from monitor.admin.targets import id_in_url
 from monitor.config.fields import spreadsheet_id
 from monitor.config.schema import schema_text
 from monitor.core.folders import PRIVATE_DIR_MODE
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 from monitor.core.wording import counted
 from monitor.storage.files import atomic_write_bytes
 

@@ -29,7 +29,7 @@ COMMANDS = {
     "init": "monitor.cli.init:init",
     "config-schema": "monitor.cli.schema:config_schema",
     "watchdog": "monitor.cli.watchdog:watchdog_command",
-    "notify": "monitor.cli.notify:notify",
+    "notify": "monitor.cli.notify:notify_commands",
     "metrics": "monitor.cli.metrics:metrics",
     "state": "monitor.cli.state:state",
     "demo": "monitor.cli.demo:demo",

@@ -17,7 +17,7 @@ from pydantic import Field, PlainSerializer, PlainValidator, ValidationInfo
 
 from monitor.checks.fields import OwnerText
 from monitor.core.durations import DURATION_PATTERN, DurationText, format_duration, parse_positive_duration
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 
 from .defaults import TOKEN_ENV
 

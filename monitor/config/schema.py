@@ -33,7 +33,7 @@ _DEFS = "#/$defs/"
 
 class _WrittenSchema(GenerateJsonSchema):
     """Pydantic's generator, in validation mode, without the fields marked ``exclude``: those the
-    loader fills (``config.explain.filled_by_loader``), which the file never holds."""
+    loader fills (``config.reworded.filled_by_loader``), which the file never holds."""
 
     def field_is_present(self, field: core_schema.ModelField) -> bool:  # type: ignore[override]
         return not field.get("serialization_exclude") and super().field_is_present(field)

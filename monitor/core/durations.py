@@ -17,7 +17,7 @@ from typing import Annotated
 import humanize
 from pydantic import Field
 
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 
 __all__ = [
     "DURATION_FORMS", "DURATION_PATTERN", "DurationText", "format_duration", "human_duration",
