@@ -118,7 +118,7 @@ class ColumnCheck(TableCheck):
             self._check_column(name, "where")
         return self
 
-    @field_validator("missing_values", mode="before")
+    @field_validator("missing_values", mode="before", json_schema_input_type=list[str])
     @classmethod
     def _missing_values(cls, value: object) -> tuple[str, ...]:
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):

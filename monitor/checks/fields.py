@@ -13,7 +13,7 @@ from typing import Annotated
 from pydantic import PlainSerializer, PlainValidator
 
 from monitor.core.a1 import A1Error, parse_a1, parse_named
-from monitor.core.durations import DURATION_FORMS, format_duration, parse_duration
+from monitor.core.durations import DURATION_FORMS, DurationText, format_duration, parse_duration
 from monitor.core.invalid_value import InvalidValue
 
 from .conditions import CONDITION_FORMS, Condition, parse_age_condition, parse_condition
@@ -116,15 +116,20 @@ def _owner(value: object) -> str:
     return value.strip()
 
 
+# Each type's ``json_schema_input_type`` is what an admin writes, for the config's JSON Schema.
 ConditionField = Annotated[
-    Condition, PlainValidator(_condition), PlainSerializer(str, return_type=str)
+    Condition, PlainValidator(_condition, json_schema_input_type=str), PlainSerializer(str, return_type=str)
 ]
 AgeConditionField = Annotated[
-    Condition, PlainValidator(_age_condition), PlainSerializer(str, return_type=str)
+    Condition, PlainValidator(_age_condition, json_schema_input_type=str),
+    PlainSerializer(str, return_type=str),
 ]
 DurationField = Annotated[
-    timedelta, PlainValidator(_duration), PlainSerializer(format_duration, return_type=str)
+    timedelta, PlainValidator(_duration, json_schema_input_type=DurationText),
+    PlainSerializer(format_duration, return_type=str),
 ]
-A1Text = Annotated[str, PlainValidator(_a1_with_tab)]
-WhereField = Annotated[RowFilter, PlainValidator(_where), PlainSerializer(str, return_type=str)]
-OwnerText = Annotated[str, PlainValidator(_owner)]
+A1Text = Annotated[str, PlainValidator(_a1_with_tab, json_schema_input_type=str)]
+WhereField = Annotated[
+    RowFilter, PlainValidator(_where, json_schema_input_type=str), PlainSerializer(str, return_type=str)
+]
+OwnerText = Annotated[str, PlainValidator(_owner, json_schema_input_type=str)]

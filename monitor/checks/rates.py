@@ -68,4 +68,5 @@ def parse_rate(value: object) -> Rate:
     return Rate(condition, percent)
 
 
-RateField = Annotated[Rate, PlainValidator(parse_rate), PlainSerializer(str, return_type=str)]
+RateField = Annotated[Rate, PlainValidator(parse_rate, json_schema_input_type=str),
+                     PlainSerializer(str, return_type=str)]

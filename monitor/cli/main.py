@@ -26,6 +26,8 @@ COMMANDS = {
     "unmute": "monitor.cli.mutes:unmute",
     "check-config": "monitor.cli.check:check_config",
     "check": "monitor.cli.check:check",
+    "init": "monitor.cli.init:init",
+    "config-schema": "monitor.cli.schema:config_schema",
     "watchdog": "monitor.cli.watchdog:watchdog_command",
     "notify": "monitor.cli.notify:notify_commands",
     "metrics": "monitor.cli.metrics:metrics",

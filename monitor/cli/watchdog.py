@@ -67,6 +67,7 @@ def run_watchdog(config_path: Path | None, stream: IO[str], clock: object | None
 
 
 @click.command("watchdog", context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="sheet-monitor")
 @click.option(
     "--config",
     "config_path",

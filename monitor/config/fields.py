@@ -14,16 +14,20 @@ from typing import Annotated
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import PlainSerializer, PlainValidator, ValidationInfo
+from pydantic import Field, PlainSerializer, PlainValidator, ValidationInfo
 
 from monitor.checks.fields import OwnerText
-from monitor.core.durations import format_duration, parse_positive_duration
+from monitor.core.durations import DURATION_PATTERN, DurationText, format_duration, parse_positive_duration
 from monitor.core.invalid_value import InvalidValue
 
 from .defaults import TOKEN_ENV
 
+# Each type's ``json_schema_input_type`` is what an admin writes: the config's JSON Schema
+# (``monitor.config.schema``) says it to editors.
 Duration = Annotated[
-    timedelta, PlainValidator(parse_positive_duration), PlainSerializer(format_duration, return_type=str)
+    timedelta,
+    PlainValidator(parse_positive_duration, json_schema_input_type=DurationText),
+    PlainSerializer(format_duration, return_type=str),
 ]
 
 
@@ -39,7 +43,8 @@ def _duration_or_off(value: object) -> timedelta | None:
 # A duration that can be turned off ("off": None), e.g. [alerts] escalate_after.
 DurationOrOff = Annotated[
     timedelta | None,
-    PlainValidator(_duration_or_off),
+    PlainValidator(_duration_or_off, json_schema_input_type=Annotated[str, Field(
+        pattern=rf"^\s*[oO][fF][fF]\s*$|{DURATION_PATTERN}")]),
     PlainSerializer(lambda d: format_duration(d) if d else "off", return_type=str),
 ]
 
@@ -59,7 +64,7 @@ def _http_url(value: object) -> str:
     return text
 
 
-HttpUrl = Annotated[str, PlainValidator(_http_url)]
+HttpUrl = Annotated[str, PlainValidator(_http_url, json_schema_input_type=str)]
 
 
 def _digest_time(value: object) -> time | None:
@@ -76,7 +81,8 @@ def _digest_time(value: object) -> time | None:
 
 DigestTime = Annotated[
     time | None,
-    PlainValidator(_digest_time),
+    # A string, or TOML's local time (digest_at = 09:00:00), which editors hold as a string too.
+    PlainValidator(_digest_time, json_schema_input_type=str),
     PlainSerializer(lambda t: t.strftime("%H:%M") if t else "off", return_type=str),
 ]
 
@@ -91,7 +97,7 @@ def _timezone(value: object) -> str:
     return value  # type: ignore[return-value]
 
 
-TimeZoneName = Annotated[str, PlainValidator(_timezone)]
+TimeZoneName = Annotated[str, PlainValidator(_timezone, json_schema_input_type=str)]
 
 _TOKEN_LIKE = re.compile(r"\d+:[A-Za-z0-9_-]{20,}")
 
@@ -107,7 +113,7 @@ def _chat_id(value: object) -> str:
     raise InvalidValue(f"bad chat_id {value!r}", fix)
 
 
-ChatId = Annotated[str, PlainValidator(_chat_id)]
+ChatId = Annotated[str, PlainValidator(_chat_id, json_schema_input_type=str | int)]
 
 
 def _api_base(value: object) -> str:
@@ -118,7 +124,7 @@ def _api_base(value: object) -> str:
     return _http_url(value)
 
 
-ApiBase = Annotated[str, PlainValidator(_api_base)]
+ApiBase = Annotated[str, PlainValidator(_api_base, json_schema_input_type=str)]
 
 
 # Who answers for a spreadsheet: named in its alert lines ("@olga" notifies her in Telegram). A
@@ -147,7 +153,7 @@ def spreadsheet_id(value: object) -> str:
                        "an id has only letters, digits, '-' and '_': copy it from the spreadsheet's URL")
 
 
-SpreadsheetId = Annotated[str, PlainValidator(spreadsheet_id)]
+SpreadsheetId = Annotated[str, PlainValidator(spreadsheet_id, json_schema_input_type=str)]
 
 
 _FOLDER_URL_RE = re.compile(r"drive\.google\.com/(?:drive/(?:u/\d+/)?folders/|open\?id=)([A-Za-z0-9_-]+)")
@@ -174,4 +180,4 @@ def folder_id(value: object) -> str:
                        "copy the folder's address from the browser: https://drive.google.com/drive/folders/ID")
 
 
-FolderId = Annotated[str, PlainValidator(folder_id)]
+FolderId = Annotated[str, PlainValidator(folder_id, json_schema_input_type=str)]

@@ -96,7 +96,7 @@ class MaintenanceTable(BaseModel):
     tags: tuple[str, ...] = ()
     reason: str = Field(description='why, for the team: reason = "moving the servers"')
 
-    @field_validator("start", "end", mode="before")
+    @field_validator("start", "end", mode="before", json_schema_input_type=str)
     @classmethod
     def _moment(cls, value: object, info: ValidationInfo) -> datetime:
         """A TOML date-time (with or without an offset) or the same as a string; without an offset
@@ -118,7 +118,7 @@ class MaintenanceTable(BaseModel):
             value = value.replace(tzinfo=ZoneInfo((info.context or {}).get("timezone", "UTC")))
         return value.astimezone(UTC)
 
-    @field_validator("every", mode="before")
+    @field_validator("every", mode="before", json_schema_input_type=str)
     @classmethod
     def _every(cls, value: object) -> tuple[int | None, time]:
         match = _EVERY_RE.fullmatch(value) if isinstance(value, str) else None
@@ -130,7 +130,7 @@ class MaintenanceTable(BaseModel):
         weekday = None if day == EVERY_DAY else WEEKDAYS.index(day)
         return weekday, time(int(match.group(2)), int(match.group(3)))
 
-    @field_validator("sheets", "tags", mode="before")
+    @field_validator("sheets", "tags", mode="before", json_schema_input_type=str | list[str])
     @classmethod
     def _names(cls, value: object, info: ValidationInfo) -> tuple[str, ...]:
         if isinstance(value, str):

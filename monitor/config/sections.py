@@ -71,7 +71,7 @@ class RunConfig(_Section):
                                'more often finds nothing sooner), or "off"')
         return value
 
-    @field_validator("state_dir", mode="before")
+    @field_validator("state_dir", mode="before", json_schema_input_type=str)
     @classmethod
     def _resolve_state_dir(cls, value: object, info: ValidationInfo) -> Path:
         if not isinstance(value, str) or not value.strip():
@@ -109,7 +109,7 @@ class GoogleConfig(_Section):
     # the key files were not opened (read-only commands).
     credential_projects: Mapping[Path, str | None] = Field(default_factory=dict, repr=False, exclude=True)
 
-    @field_validator("credentials", mode="before")
+    @field_validator("credentials", mode="before", json_schema_input_type=str | list[str])
     @classmethod
     def _resolve_credentials(cls, value: object, info: ValidationInfo) -> tuple[Path, ...]:
         if isinstance(value, str):
@@ -180,7 +180,7 @@ class Route(_Section):
     tags: tuple[str, ...] = ()
     profiles: tuple[str, ...] = ()
 
-    @field_validator("tags", "profiles", mode="before")
+    @field_validator("tags", "profiles", mode="before", json_schema_input_type=str | list[str])
     @classmethod
     def _listed(cls, value: object, info: ValidationInfo) -> tuple[str, ...]:
         return _names(value, info.field_name)
@@ -214,7 +214,7 @@ class TelegramConfig(_Section):
     # From the environment only (never the TOML); SecretStr and repr=False keep it out of reprs.
     bot_token: SecretStr | None = Field(default=None, repr=False, exclude=True)
 
-    @field_validator("operators", mode="before")
+    @field_validator("operators", mode="before", json_schema_input_type=list[int | str])
     @classmethod
     def _people(cls, value: object) -> tuple[str, ...]:
         """User ids (numbers) and usernames ("@ivan" or "ivan"), kept as "123456" and "@ivan"."""
@@ -273,7 +273,7 @@ class ReportConfig(_Section):
     html: Path | None = default("report.html")
     url: HttpUrl | None = default("report.url")
 
-    @field_validator("html", mode="before")
+    @field_validator("html", mode="before", json_schema_input_type=str)
     @classmethod
     def _resolve_html(cls, value: object, info: ValidationInfo) -> Path | None:
         if value is None:
@@ -314,7 +314,7 @@ class StateConfig(_Section):
     # third of it while it lives.
     lease: Duration = default("state.lease")
 
-    @field_validator("runner", mode="before")
+    @field_validator("runner", mode="before", json_schema_input_type=str)
     @classmethod
     def _runner_name(cls, value: object) -> str:
         if value is None:
@@ -378,7 +378,7 @@ class MetricsConfig(_Section):
     instance: str | None = default("metrics.instance")
     per_sheet: StrictBool = default("metrics.per_sheet")
 
-    @field_validator("textfile", mode="before")
+    @field_validator("textfile", mode="before", json_schema_input_type=str)
     @classmethod
     def _prom_file(cls, value: object, info: ValidationInfo) -> Path | None:
         if value is None:

@@ -60,7 +60,7 @@ class SheetTable(BaseModel):
     owner: Owner | None = None
     checks: list[Any] | None = None  # validated one by one by the loader, for precise locations
 
-    @field_validator("tags", mode="before")
+    @field_validator("tags", mode="before", json_schema_input_type=str | list[str])
     @classmethod
     def _tags(cls, value: object) -> tuple[str, ...]:
         return written_tags(value)

@@ -12,20 +12,27 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import Annotated
 
 import humanize
+from pydantic import Field
 
 from monitor.core.invalid_value import InvalidValue
 
 __all__ = [
-    "DURATION_FORMS", "format_duration", "human_duration", "parse_duration", "parse_positive_duration",
+    "DURATION_FORMS", "DURATION_PATTERN", "DurationText", "format_duration", "human_duration",
+    "parse_duration", "parse_positive_duration",
 ]
 
 DURATION_FORMS = 'a number and a unit s, m, h, d or w, e.g. "90s", "15m", "2h", "1d", "1h30m"'
 
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION_PART_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
-_DURATION_RE = re.compile(r"^\s*(?:\d+(?:\.\d+)?\s*[smhdw]\s*)+$")
+# The grammar as one pattern: the parser's, and the config's JSON Schema's (an editor flags "4 min").
+DURATION_PATTERN = r"^\s*(?:\d+(?:\.\d+)?\s*[smhdw]\s*)+$"
+_DURATION_RE = re.compile(DURATION_PATTERN)
+# A duration as written, for the JSON Schema of the fields that parse one (``json_schema_input_type``).
+DurationText = Annotated[str, Field(pattern=DURATION_PATTERN)]
 _UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
 
 

@@ -27,7 +27,7 @@ class DuplicatesCheck(ColumnCheck):
     column: str | None = None
     columns: tuple[str, ...] = ()
 
-    @field_validator("columns", mode="before")
+    @field_validator("columns", mode="before", json_schema_input_type=str | list[str])
     @classmethod
     def _key_columns(cls, value: object) -> tuple[str, ...]:
         return header_names(value, "columns")

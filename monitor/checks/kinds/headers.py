@@ -34,12 +34,13 @@ class HeadersCheck(TableCheck):
     order: tuple[str, ...] = ()
     positions: tuple[tuple[str, str], ...] = ()
 
-    @field_validator("required", "forbidden", "order", mode="before")
+    @field_validator("required", "forbidden", "order", mode="before",
+                     json_schema_input_type=str | list[str])
     @classmethod
     def _header_lists(cls, value: object, info: Any) -> tuple[str, ...]:
         return header_names(value, info.field_name)
 
-    @field_validator("positions", mode="before")
+    @field_validator("positions", mode="before", json_schema_input_type=dict[str, str])
     @classmethod
     def _positions(cls, value: object) -> tuple[tuple[str, str], ...]:
         if isinstance(value, tuple):
