@@ -36,6 +36,7 @@ from .dataset_generate import (
     Breakage,
     Dataset,
     SheetEntry,
+    broken_copy,
     generate,
 )
 
@@ -66,6 +67,7 @@ __all__ = [
     "EDITS_FILE",
     "apply",
     "apply_edits",
+    "broken_copy",
     "generate",
     "load",
     "save",

@@ -26,6 +26,7 @@ COMMANDS = {
     "unmute": "monitor.cli.mutes:unmute",
     "check-config": "monitor.cli.check:check_config",
     "check": "monitor.cli.check:check",
+    "suggest": "monitor.cli.suggest:suggest",
     "watchdog": "monitor.cli.watchdog:watchdog_command",
     "notify": "monitor.cli.notify:notify",
     "metrics": "monitor.cli.metrics:metrics",
