@@ -370,7 +370,8 @@ def _read_failed(sheet: Sheet, error: dict, spent: dict, as_json: bool) -> NoRet
                    "quota_spent": spent})
     else:
         status = f" (HTTP {error['http_status']})" if error.get("http_status") else ""
-        click.echo(f"{sheet.name} ({sheet.id}): could not be read: {error.get('error_class')}{status}: "
+        named = sheet.id if sheet.name == sheet.id else f"{sheet.name} ({sheet.id})"  # no title read yet
+        click.echo(f"{named}: could not be read: {error.get('error_class')}{status}: "
                    f"{error.get('message')}")
     raise SystemExit(EXIT_OPERATIONAL)
 
