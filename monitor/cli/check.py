@@ -277,7 +277,7 @@ def check(config_path: Path | None, as_json: bool, reference: str, profile: str 
     --profile names no profile: a script can gate on it, as on `soda scan`. --exit-zero keeps 0 for
     what the checks found."""
     quiet_logs()
-    config = load_or_exit(config_path, require_secrets=True)
+    config = load_or_exit(config_path, require_secrets=True, require_sheets=False)
     target = admin_call(resolve_any, config.sheets, reference)
     from monitor.app.check import check_any  # gspread loads only for the command that reads
     from monitor.app.pacing import NoQuotaLeft

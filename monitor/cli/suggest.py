@@ -39,7 +39,7 @@ def suggest(config_path: Path | None, references: tuple[str, ...], profile: str)
     quiet_logs()
     if not _PROFILE_NAME.fullmatch(profile):
         fail(f"--name {profile!r}: a profile's name has letters, digits, '-' and '_' only", EXIT_USAGE)
-    config = load_or_exit(config_path, require_secrets=True)
+    config = load_or_exit(config_path, require_secrets=True, require_sheets=False)
     ids = admin_call(spreadsheet_ids, config.sheets, references)
     from monitor.app.suggest import heading, suggest_for  # gspread loads only for the command that reads
 

@@ -3,6 +3,7 @@ sandbox over HTTP, on generated stores."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -41,7 +42,14 @@ def reads(sandbox) -> dict:
 
 
 def test_suggest_reads_each_spreadsheet_once_and_its_proposal_passes_check_config_and_check(stores, tmp_path):
-    sandbox, _, path, healthy, catalogue, _ = stores
+    sandbox, _, site, healthy, catalogue, _ = stores
+    # A newcomer's config: only where the keys are and the state goes, no spreadsheet yet.
+    credentials = [str(p) for p in load_config(site, {}).google.credentials]
+    path = tmp_path / "new" / "monitor.toml"
+    path.parent.mkdir()
+    path.write_text(f'[run]\nstate_dir = "state"\n\n[google]\ncredentials = {json.dumps(credentials)}\n'
+                    f'api_endpoint = "{sandbox.base_url}"\n')
+    assert invoke(path, "check-config", "--offline").exit_code == 2  # nothing to monitor yet
     result = invoke(path, "suggest", url(healthy[0].id), healthy[1].id, url(healthy[2].id), catalogue.id)
     assert result.exit_code == 0, result.stderr
     assert reads(sandbox) == {"GET /v4/spreadsheets/{id}": 4}  # one read each, nothing more
@@ -50,8 +58,8 @@ def test_suggest_reads_each_spreadsheet_once_and_its_proposal_passes_check_confi
     assert "# column 'Updated' holds dates, newest " in text and "freshness warn > 1d" in text
     assert f'other = "{catalogue.title}"' in text  # the stores' SKUs are the catalogue's
     assert "Read 4 spreadsheets of 4, 4 reads of quota; nothing was recorded." in result.stderr
-    site = {"credentials": list(load_config(path, {}).google.credentials), "endpoint": sandbox.base_url}
-    proposed = write_config(tmp_path / "proposed", ids=(), extra="\n" + text, **site)
+    proposed = path.parent / "proposed.toml"
+    proposed.write_text(path.read_text() + "\n" + text)
     checked = invoke(proposed, "check-config", "--offline")
     assert checked.exit_code == 0, checked.output
     for entry in [catalogue, *healthy]:  # the catalogue first: its read lends the stores its SKUs
@@ -62,6 +70,7 @@ def test_suggest_reads_each_spreadsheet_once_and_its_proposal_passes_check_confi
 
 def test_check_url_of_an_unlisted_spreadsheet_judges_it_by_the_suggested_checks_or_a_profile(stores):
     sandbox, _, path, healthy, _, broken = stores
+    assert invoke(path, "check", "Store 9").exit_code == 2  # a name must be a configured one
     result = invoke(path, "check", url(healthy[0].id))
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(f"{healthy[0].title} ({healthy[0].id}): ok")

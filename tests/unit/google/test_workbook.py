@@ -13,16 +13,16 @@ from sheet_sandbox import dataset
 
 
 def test_values_errors_and_dates_are_told_apart():
+    cells = [{"effectiveValue": {"stringValue": "SKU"}, "formattedValue": "SKU"},
+             {"effectiveValue": {"numberValue": 46082.5}, "formattedValue": "2026-03-01 12:00:00"},
+             {"effectiveValue": {"numberValue": 46082.5}, "formattedValue": "46,082.50"},
+             {"effectiveValue": {"errorValue": {"type": "DIVIDE_BY_ZERO"}}},
+             {"effectiveValue": {"boolValue": True}},
+             {}]
+    grid = {"startRow": 1, "startColumn": 1, "rowData": [{"values": cells}, {}]}
     body = {"spreadsheetId": "1x", "properties": {"title": "Store", "timeZone": "Europe/Moscow"},
-            "sheets": [{"properties": {"title": "Stock"}, "data": [{"startRow": 1, "startColumn": 1, "rowData": [
-                {"values": [{"effectiveValue": {"stringValue": "SKU"}, "formattedValue": "SKU"},
-                            {"effectiveValue": {"numberValue": 46082.5}, "formattedValue": "2026-03-01 12:00:00"},
-                            {"effectiveValue": {"numberValue": 46082.5}, "formattedValue": "46,082.50"},
-                            {"effectiveValue": {"errorValue": {"type": "DIVIDE_BY_ZERO"}}},
-                            {"effectiveValue": {"boolValue": True}},
-                            {}]},
-                {},
-            ]}]}, {"properties": {"title": "Empty"}, "data": [{}]}]}
+            "sheets": [{"properties": {"title": "Stock"}, "data": [grid]},
+                       {"properties": {"title": "Empty"}, "data": [{}]}]}
     book = workbook_of(body)
     assert (book.id, book.title, book.time_zone) == ("1x", "Store", "Europe/Moscow")
     stock, empty = book.tabs
