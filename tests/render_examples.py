@@ -42,8 +42,8 @@ from monitor.notify.messages import Message
 from monitor.notify.outbox import with_notes
 from monitor.notify.settings import AlertSettings
 from monitor.storage.writability import no_space_text, shut_out_text
-from monitor.watchdog.judge import ConfigTrouble, RunnerReading, WatchdogSettings, evaluate
-from monitor.watchdog.memory import WatchdogMemory, advance
+from monitor.watchdog.judge import ConfigTrouble, RunnerReading, WatchdogSettings, judge_runner
+from monitor.watchdog.outages import WatchdogMemory, advance
 from sheet_sandbox.telegram_html import parse_html
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "operations.md"
@@ -284,7 +284,7 @@ def watchdog_examples() -> list[tuple[str, Message]]:
         "resolved from the config file's folder)"))
     shown.append(("Watchdog: a key file the runs refuse",
                   _watchdog_said(WatchdogMemory(), RunnerReading(exists=True, runs=(recent,)), NOW, refused)))
-    outage = advance(WatchdogMemory(), evaluate(readings[0][1], NOW, WATCHDOG), NOW, WATCHDOG).memory
+    outage = advance(WatchdogMemory(), judge_runner(readings[0][1], NOW, WATCHDOG), NOW, WATCHDOG).memory
     later = NOW + timedelta(hours=4)
     shown.append(("Watchdog: still down (reminder)", _watchdog_said(outage, readings[0][1], later)))
     back = RunSummary("run-9", later, later + timedelta(minutes=3), "ok")
@@ -296,7 +296,7 @@ def watchdog_examples() -> list[tuple[str, Message]]:
 
 def _watchdog_said(memory: WatchdogMemory, reading: RunnerReading, now: datetime,
                    config: ConfigTrouble | None = None) -> Message:
-    [message] = advance(memory, evaluate(reading, now, WATCHDOG, config), now, WATCHDOG).messages
+    [message] = advance(memory, judge_runner(reading, now, WATCHDOG, config), now, WATCHDOG).messages
     return message
 
 

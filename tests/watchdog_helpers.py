@@ -28,7 +28,7 @@ from monitor.state.schema import OUTBOX
 from monitor.storage import FileLocation
 from monitor.watchdog import store as watchdog_store
 from monitor.watchdog.judge import WatchdogSettings
-from monitor.watchdog.memory import WatchdogMemory
+from monitor.watchdog.outages import WatchdogMemory
 from monitor.watchdog.watch import PassReport, watchdog_pass
 from sheet_sandbox.http import HTTPServerThread, Request, Response
 from sheet_sandbox.telegram import FakeTelegram

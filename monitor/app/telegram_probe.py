@@ -17,7 +17,7 @@ from monitor.notify.documents import Outbox
 from monitor.notify.outbox import chat_id_for
 from monitor.notify.routing import configured_chats
 from monitor.notify.telegram import DeliveryError, TelegramSender
-from monitor.notify.telegram_check import Answer, BotApi, fix_for_error
+from monitor.notify.telegram_check import Answer, BotLookup, fix_for_error
 from monitor.state import read_state
 from monitor.storage import StateError
 from monitor.storage.configured import state_location
@@ -27,7 +27,7 @@ def ask_telegram(config: Config) -> list[tuple[str, Answer]]:
     """``getMe`` once, then ``getChat`` for each distinct chat: (what was asked, Telegram's answer).
     A forum topic cannot be checked without posting in it (``notify test`` does)."""
     with httpx.Client(timeout=MAX_REQUEST_SECONDS) as client:
-        api = BotApi(config.telegram.bot_token.get_secret_value(), config.telegram.api_base, client)
+        api = BotLookup(config.telegram.bot_token.get_secret_value(), config.telegram.api_base, client)
         answers = [("bot token", api.bot())]
         if answers[0][1].ok:
             chats = dict.fromkeys(chat for _, chat, _ in configured_chats(config))

@@ -28,7 +28,7 @@ COMMANDS = {
     "check": "monitor.cli.check:check",
     "suggest": "monitor.cli.suggest:suggest",
     "watchdog": "monitor.cli.watchdog:watchdog_command",
-    "notify": "monitor.cli.notify:notify",
+    "notify": "monitor.cli.notify:notify_commands",
     "metrics": "monitor.cli.metrics:metrics",
     "state": "monitor.cli.state:state",
     "demo": "monitor.cli.demo:demo",

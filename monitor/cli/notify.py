@@ -21,11 +21,11 @@ EXIT_OK = 0
 
 
 @click.group("notify", context_settings={"help_option_names": ["-h", "--help"]})
-def notify() -> None:
+def notify_commands() -> None:
     """Telegram delivery: try it."""
 
 
-@notify.command("test")
+@notify_commands.command("test")
 @config_option
 def notify_test(config_path: Path | None) -> None:
     """Send one test message to every chat and topic the config names (the default chat, each

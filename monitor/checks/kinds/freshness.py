@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import model_validator
 
 from monitor.core.durations import human_duration
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 from monitor.core.timefmt import format_utc, parse_utc
 from monitor.core.wording import counted
 from monitor.core.zones import wall_clock

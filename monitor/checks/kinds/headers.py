@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_serializer, field_validator, model_validator
 
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 from monitor.core.wording import counted
 
 from .. import column_explain
