@@ -178,7 +178,7 @@ def _column_checks(tab: TabSurvey, column: ColumnSurvey, located: dict, notes: l
     else:
         notes.append(f"column {column.header!r} of {tab.title!r} is blank in some rows: no missing check")
     if column.kinds == {"number"}:
-        found.extend(_bounds(column, located))
+        found.extend(_bounds(tab, column, located))
     return found
 
 
@@ -186,15 +186,16 @@ def _is_key(column: ColumnSurvey) -> bool:
     return column.complete and column.unique and column.kinds in ({"text"}, {"number"})
 
 
-def _bounds(column: ColumnSurvey, located: dict) -> list[Suggested]:
+def _bounds(tab: TabSurvey, column: ColumnSurvey, located: dict) -> list[Suggested]:
     """A column of numbers: ``invalid`` checks that fail on text, a sign it never has, or ten times its
-    largest value, and warn under its smallest or over twice its largest (rounded to round figures)."""
+    largest value, and warn under its smallest or over twice its largest (rounded to round figures).
+    Named with their tab: two tabs may have a column of one header, and a name is a check's own."""
     low, high = column.low, column.high
     seen = f"column {column.header!r} holds numbers from {format_number(low)} to {format_number(high)}"
     hard_low = 0 if low >= 0 else -_round_up(HARD_FACTOR * -low)
     hard_high = _round_up(HARD_FACTOR * high) if high > 0 else 0
-    hard = {"kind": "invalid", "name": f"{column.header} bounds", **located, "column": column.header,
-            "min": hard_low, "max": hard_high}
+    hard = {"kind": "invalid", "name": f"{column.header} bounds ({tab.title})", **located,
+            "column": column.header, "min": hard_low, "max": hard_high}
     found = [Suggested(hard, f"{seen}: text, a number under {format_number(hard_low)} or over "
                              f"{format_number(hard_high)} ({HARD_FACTOR} x the largest) fails")]
     usual_low = _round_down(low) if low > 0 else -_round_up(USUAL_FACTOR * -low) if low < 0 else None
@@ -205,7 +206,7 @@ def _bounds(column: ColumnSurvey, located: dict) -> list[Suggested]:
     if usual_high is not None and usual_high < hard_high:
         rules["max"] = usual_high
     if rules:
-        usual = {"kind": "invalid", "name": f"{column.header} usual range", **located,
+        usual = {"kind": "invalid", "name": f"{column.header} usual range ({tab.title})", **located,
                  "column": column.header, **rules, "severity": "warn"}
         said = " or ".join(f"{'under' if rule == 'min' else 'over'} {format_number(bound)}"
                            for rule, bound in rules.items())

@@ -88,9 +88,9 @@ def test_a_table_proposes_its_headers_rows_key_completeness_freshness_and_bounds
     [fresh] = kinds["freshness"]
     assert fresh == {"kind": "freshness", "range": "Stock!D2:D", "warn": "> 1d", "fail": "> 3d"}
     hard, usual = kinds["invalid"]
-    assert (hard["name"], hard["min"], hard["max"]) == ("Quantity bounds", 0, 500)
-    assert (usual["name"], usual["min"], usual["max"], usual["severity"]) == ("Quantity usual range", 5, 100,
-                                                                             "warn")
+    assert (hard["name"], hard["min"], hard["max"]) == ("Quantity bounds (Stock)", 0, 500)
+    assert (usual["name"], usual["min"], usual["max"], usual["severity"]) == (
+        "Quantity usual range (Stock)", 5, 100, "warn")
     saw = {s.check["kind"]: s.saw for s in proposal.checks}
     assert saw["freshness"] == "column 'Updated' holds dates, newest 2 h ago: freshness warn > 1d, fail > 3d"
 
@@ -177,7 +177,8 @@ def test_spreadsheets_of_two_templates_get_two_profiles_and_a_catalogue_a_cross_
 
 
 def test_the_toml_loads_as_a_config(tmp_path):
-    book = workbook(("Stock", stock_rows()), ("Notes", [("a", "b")]))
+    # Two tabs with columns of one header: their checks' names stay apart.
+    book = workbook(("Stock", stock_rows()), ("Notes", [("a", "b")]), ("Store 2", stock_rows()))
     proposal = proposal_of(book)
     text = render_toml([proposal], "Suggested\nsecond line")
     assert text.startswith("# Suggested\n# second line\n")
