@@ -37,6 +37,7 @@ from .dataset_generate import (
     Breakage,
     Dataset,
     SheetEntry,
+    broken_copy,
     filed,
     generate,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "EDITS_FILE",
     "apply",
     "apply_edits",
+    "broken_copy",
     "filed",
     "generate",
     "load",

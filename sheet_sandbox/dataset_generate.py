@@ -231,7 +231,7 @@ def generate(n: int, seed: int = 0, now: datetime | None = None) -> Dataset:
         payload = _healthy_payload(rng, pools, title) if breakage.kind != "missing" else None
         if breakage.kind in AFTER_FIRST_READ:
             edits[sheet_id] = _edited(rng, breakage.kind, payload)
-        extra_note = _break(rng, pools, breakage.kind, sheet_id, payload, faults)
+        extra_note = _break(rng, pools.now, breakage.kind, sheet_id, payload, faults)
         if extra_note:
             note = f"{note} ({extra_note})"
         if payload is not None:
@@ -368,8 +368,21 @@ def _healthy_payload(rng: random.Random, pools: _Pools, title: str) -> dict:
     }
 
 
+def broken_copy(payload: dict, kind: str, sheet_id: str, now: datetime, seed: int = 0
+                ) -> tuple[dict | None, dict | None, list[dict]]:
+    """A healthy store's ``payload`` (left as it is) broken by ``kind`` as ``generate`` breaks one:
+    the payload to serve (None: the spreadsheet does not exist), what it becomes after the first read
+    for a breakage that comes then (else None), and the faults to add."""
+    rng = random.Random(seed)
+    copy = {**payload, "tabs": {name: list(rows) for name, rows in payload["tabs"].items()}}
+    edited = _edited(rng, kind, copy) if kind in AFTER_FIRST_READ else None
+    faults: list[dict] = []
+    _break(rng, now, kind, sheet_id, copy, faults)
+    return (None if kind == "missing" else copy), edited, faults
+
+
 def _break(
-    rng: random.Random, pools: _Pools, kind: str, sheet_id: str, payload: dict | None, faults: list
+    rng: random.Random, now: datetime, kind: str, sheet_id: str, payload: dict | None, faults: list
 ) -> str:
     """Apply ``kind`` to a healthy payload (in place) or add its faults; returns a detail note."""
     stock = payload["tabs"][STOCK_TAB] if payload is not None else None
@@ -385,7 +398,7 @@ def _break(
         return ", ".join(refs)
     if kind == "stale":
         days = rng.randint(2, 20)
-        newest = pools.now - timedelta(days=days)
+        newest = now - timedelta(days=days)
         for i in range(1, len(stock)):
             row = list(stock[i])
             older = timedelta(days=rng.randint(0, 30), minutes=rng.randint(0, 600))

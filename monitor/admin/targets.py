@@ -18,6 +18,8 @@ from monitor.admin.errors import AdminError
 # https://docs.google.com/spreadsheets/d/<id>/edit#gid=0 (or .../u/1/d/<id>/...). A published copy's
 # "/spreadsheets/d/e/<key>" holds the publication's key, not the id: too short a piece never matches.
 _URL_ID = re.compile(r"/spreadsheets(?:/u/\d+)?/d/([A-Za-z0-9_-]{20,})")
+# An id alone: Google's are 44 characters of base64url; anything this long without a space is one.
+_BARE_ID = re.compile(r"[A-Za-z0-9_-]{20,}")
 SHOWN_CANDIDATES = 10  # an ambiguous reference lists this many candidates, then "and N more"
 
 
@@ -56,6 +58,26 @@ def resolve(sheets: Sequence[Target], reference: str) -> Target:
             raise AdminError(ambiguous_message(reference, matches), usage=True)
     raise AdminError(f"{reference!r} is not a configured spreadsheet (no id, URL or name fits it); "
                      "`sheet-monitor sheets --name TEXT` searches the names", usage=True)
+
+
+def resolve_any(sheets: Sequence[Target], reference: str) -> Target | str:
+    """The configured spreadsheet ``reference`` means (as ``resolve``), or the id of a spreadsheet the
+    config does not list when ``reference`` is its URL or an id; AdminError (usage) otherwise."""
+    try:
+        return resolve(sheets, reference)
+    except AdminError:
+        text = reference.strip()
+        sheet_id = id_in_url(text) or (text if _BARE_ID.fullmatch(text) else None)
+        if sheet_id is None:
+            raise
+        return sheet_id
+
+
+def spreadsheet_ids(sheets: Sequence[Target], references: Iterable[str]) -> list[str]:
+    """The id each of ``references`` means: a URL's, an id, or a configured spreadsheet's name;
+    AdminError (usage) for one that is none of these."""
+    found = [resolve_any(sheets, reference) for reference in references]
+    return [item if isinstance(item, str) else item.id for item in found]
 
 
 def resolve_all(sheets: Sequence[Target], references: Iterable[str], tags: Iterable[str]) -> list[Target]:

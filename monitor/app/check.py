@@ -8,13 +8,16 @@ state. Nothing is recorded: no queue, breaker or health changes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from monitor.app.pacing import quota_pacer
+from monitor.admin.errors import AdminError
+from monitor.app.pacing import NoQuotaLeft, command_pacer
 from monitor.checks import CheckResult, Health, Past, VolatileCell, health_of
 from monitor.config import Config, Sheet
+from monitor.config.cross import link_cross_sheets
+from monitor.config.model import CheckSet
 from monitor.core.clock import ManualClock, SystemClock
 from monitor.core.errors import ErrorInfo, SheetReadError
 from monitor.engine.history import past_for
@@ -23,14 +26,7 @@ from monitor.engine.pacer import QuotaPacer
 from monitor.state import State, read_state
 from monitor.storage import StateError, StateLocation
 from monitor.storage.configured import state_location
-
-
-class NoQuotaLeft(Exception):
-    """Every credential used its quota in the last minute: try again in ``wait`` seconds."""
-
-    def __init__(self, wait: float) -> None:
-        super().__init__(f"every credential used its quota in the last minute; try again in {wait:.0f} s")
-        self.wait = wait
+from monitor.suggest import check_models
 
 
 @dataclass(frozen=True)
@@ -45,10 +41,59 @@ class Checked:
     time_zone: str | None = None
     volatile: list[VolatileCell] | None = None  # formulas whose values move without an edit
     error: ErrorInfo | None = None  # the read failed: no results
+    # Whose checks: "config" (the spreadsheet's entry), "profile" (named by --profile), "suggested"
+    # (those `suggest` proposes, for a spreadsheet the config does not list).
+    judged_by: str = "config"
 
     @property
     def health(self) -> Health:
         return Health.ERROR if self.error is not None else health_of(self.results)
+
+
+def check_any(config: Config, target: Sheet | str, profile: str | None, clock: SystemClock | ManualClock
+              ) -> tuple[Sheet, Checked]:
+    """Check a configured spreadsheet, or one the config does not list (``target`` its id), as a run
+    would judge it: by ``profile`` when given (a configured profile's checks instead of its own), else
+    by its own checks, and for one the config does not list by the checks `suggest` proposes from a
+    read of it (one read more, said in ``spent``). AdminError (usage) for a profile not in the config."""
+    if isinstance(target, Sheet) and profile is None:
+        return target, check_now(config, target, clock)
+    sheet_id = target.id if isinstance(target, Sheet) else target
+    if profile is not None:
+        name = target.name if isinstance(target, Sheet) else sheet_id
+        sheet = _with_profile(config, sheet_id, name, profile)
+        return sheet, replace(check_now(config, sheet, clock), judged_by="profile")
+    from monitor.app.suggest import suggest_for
+
+    suggestion = suggest_for(config, [sheet_id], clock)
+    if suggestion.unread:
+        sheet = Sheet.of(sheet_id, sheet_id, None, (), CheckSet.of(()), SUGGESTED)
+        spent = {"reads": suggestion.reads, "drive_reads": 0, "credential": ""}
+        return sheet, Checked(SheetPlan.of(sheet, config), clock.now(), "", spent,
+                              error=suggestion.unread[0].error, judged_by="suggested")
+    [proposal] = suggestion.proposals
+    (_, title), = proposal.sheets
+    sheet = Sheet.of(sheet_id, title, None, (), CheckSet.of(check_models(proposal)), SUGGESTED)
+    checked = check_now(config, sheet, clock)
+    spent = {**checked.spent, "reads": checked.spent["reads"] + suggestion.reads}
+    return sheet, replace(checked, spent=spent, judged_by="suggested")
+
+
+SUGGESTED = "the checks `suggest` proposes"  # where an unconfigured spreadsheet's checks come from
+
+
+def _with_profile(config: Config, sheet_id: str, name: str, profile: str) -> Sheet:
+    by_name = {p.name: p for p in config.profiles}
+    if profile not in by_name:
+        listed = ", ".join(sorted(by_name)) or "none: define [profiles.NAME] in the config"
+        raise AdminError(f"--profile {profile}: no such profile in {config.path.name}; its profiles: "
+                         f"{listed}", usage=True)
+    chosen = by_name[profile]
+    sheet = Sheet.of(sheet_id, name, chosen, (), CheckSet.of(chosen.checks), f"--profile {profile}")
+    # Its cross-sheet checks' other spreadsheets, as the config links them (an unknown one is then a
+    # finding of the check, as for a configured spreadsheet whose other is not monitored).
+    others = [s for s in config.sheets if s.id != sheet_id]
+    return link_cross_sheets([*others, sheet], [])[-1]
 
 
 def check_now(config: Config, sheet: Sheet, clock: SystemClock | ManualClock) -> Checked:
@@ -95,11 +140,8 @@ def _credential(config: Config, location: StateLocation, saved: State | None, re
                 clock: SystemClock | ManualClock) -> str:
     """The credential with the most room left for ``reads``, from the quota log the runs keep."""
     try:
-        pacer = quota_pacer(config, location)
-        if saved is not None:
-            pacer.restore(saved.quota)
-        credential, wait = pacer.acquire(clock.time(), max(reads, 1))
-    except StateError:  # the quota log is only a hint; an unreachable state is `status`'s business
+        credential, wait = command_pacer(config, location, saved).acquire(clock.time(), max(reads, 1))
+    except StateError:  # a Redis log that stops answering mid-way: the config's quotas alone
         credential, wait = QuotaPacer.from_config(config).acquire(clock.time(), max(reads, 1))
     if credential is None:
         raise NoQuotaLeft(wait)

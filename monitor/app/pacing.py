@@ -16,7 +16,17 @@ from pathlib import Path
 from monitor.config import Config
 from monitor.engine.pacer import QuotaPacer
 from monitor.engine.shared_pacer import SharedQuotaPacer
+from monitor.state import State
+from monitor.storage import StateError
 from monitor.storage.location import StateLocation
+
+
+class NoQuotaLeft(Exception):
+    """Every credential used its quota in the last minute: try again in ``wait`` seconds."""
+
+    def __init__(self, wait: float) -> None:
+        super().__init__(f"every credential used its quota in the last minute; try again in {wait:.0f} s")
+        self.wait = wait
 
 
 def quota_pacer(config: Config, location: StateLocation) -> QuotaPacer:
@@ -45,3 +55,18 @@ def service_accounts(credentials: tuple[Path, ...]) -> Mapping[str, str]:
             email = None
         accounts[str(path)] = email if isinstance(email, str) and email else str(path)
     return accounts
+
+
+def command_pacer(config: Config, location: StateLocation, saved: State | None) -> QuotaPacer:
+    """The pacer an operator's command reads through (`check`, `suggest`): the runs', holding what
+    they sent in the last minute (``saved``'s quota log; on Redis the log the runners share, which so
+    counts the command's reads for them), so that a command typed between runs never pushes a run
+    into a 429. The config's quotas alone when the state cannot be reached: the log is only a hint,
+    and an unreachable state is `status`'s business."""
+    try:
+        pacer = quota_pacer(config, location)
+    except StateError:
+        return QuotaPacer.from_config(config)
+    if saved is not None:
+        pacer.restore(saved.quota)
+    return pacer

@@ -22,7 +22,7 @@ import click
 from monitor.admin.change_plan import DEFAULT_EDIT_SHARES
 from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
-from monitor.admin.targets import resolve
+from monitor.admin.targets import resolve_any
 from monitor.checks import Check, CheckResult, Health, VolatileCell
 from monitor.checks.conditions import format_number
 from monitor.checks.explain import condition_text
@@ -295,10 +295,14 @@ def _runs(plan: dict[str, Any], config) -> str:
 @click.command()
 @reading_options
 @click.argument("reference", metavar="ID|URL|NAME")
+@click.option("--profile", metavar="NAME",
+              help="Judge it by this configured profile's checks instead of its own; for a spreadsheet "
+                   "the config does not list, instead of the checks `suggest` proposes for it.")
 @click.option("--exit-zero", is_flag=True,
               help="Exit 0 whatever the checks found (only a read that fails, or a usage error, exits "
                    "non-zero), as before checks that fail exited 1.")
-def check(config_path: Path | None, as_json: bool, reference: str, exit_zero: bool) -> None:
+def check(config_path: Path | None, as_json: bool, reference: str, profile: str | None,
+          exit_zero: bool) -> None:
     """Read one spreadsheet now and print each check's result and the cells involved, and warn about
     formulas in its ranges whose values move without an edit (NOW(), IMPORTRANGE) when change
     detection would read it late. Changes no queue, breaker or health state; spends one read of Google
@@ -307,16 +311,20 @@ def check(config_path: Path | None, as_json: bool, reference: str, exit_zero: bo
     time.
 
     The spreadsheet is named by its id, its URL or its name (a part of the name that fits only one).
+    One the config does not list, named by its id or URL, is judged by --profile, or else by the
+    checks `sheet-monitor suggest` proposes for it from one more read (they are printed first).
     Exit 0 when its checks are ok or only warn, 1 when one fails (or it cannot be read), 2 when the
-    reference fits no configured spreadsheet or several (they are listed): a script can gate on it,
-    as on `soda scan`. --exit-zero keeps 0 for what the checks found."""
+    reference is no id or URL and fits no configured spreadsheet or several (they are listed), or
+    --profile names no profile: a script can gate on it, as on `soda scan`. --exit-zero keeps 0 for
+    what the checks found."""
     quiet_logs()
-    config = load_or_exit(config_path, require_secrets=True)
-    sheet = admin_call(resolve, config.sheets, reference)
-    from monitor.app.check import NoQuotaLeft, check_now  # gspread loads only for the command that reads
+    config = load_or_exit(config_path, require_secrets=True, require_sheets=False)
+    target = admin_call(resolve_any, config.sheets, reference)
+    from monitor.app.check import check_any  # gspread loads only for the command that reads
+    from monitor.app.pacing import NoQuotaLeft
 
     try:
-        checked = check_now(config, sheet, clock)
+        sheet, checked = admin_call(check_any, config, target, profile, clock)
     except NoQuotaLeft as exc:
         fail(str(exc), EXIT_OPERATIONAL)
     if checked.error is not None:
@@ -325,7 +333,8 @@ def check(config_path: Path | None, as_json: bool, reference: str, exit_zero: bo
     warnings = _volatile_warnings(plan, sheet, volatile or [])
     by_name = {check.name: check for check in plan.checks}
     if as_json:
-        emit_json({"id": sheet.id, "name": sheet.name, "checked_at": format_utc(checked.checked_at),
+        emit_json({"id": sheet.id, "name": sheet.name, "judged_by": checked.judged_by,
+                   "checked_at": format_utc(checked.checked_at),
                    "health": checked.health, "time_zone": checked.time_zone,
                    "results": [_result_dict(r, by_name.get(r.check_name)) for r in results],
                    "quota_spent": checked.spent,
@@ -333,15 +342,18 @@ def check(config_path: Path | None, as_json: bool, reference: str, exit_zero: bo
                    "warnings": warnings})
     else:
         _echo_check(sheet, checked.health, checked.time_zone, results, warnings, checked.spent,
-                    checked.credential, by_name)
+                    checked.credential, by_name, checked.judged_by)
     if checked.health in FAILING and not exit_zero:
         raise SystemExit(EXIT_OPERATIONAL)
 
 
 def _echo_check(sheet: Sheet, health: str, time_zone: str | None, results, warnings: list[str],
-                spent: dict, credential: str, by_name: dict[str, Check]) -> None:
+                spent: dict, credential: str, by_name: dict[str, Check], judged_by: str) -> None:
     zone = f" in its time zone {time_zone}" if time_zone else ""
     click.echo(f"{sheet.name} ({sheet.id}): {styled_status(health)}{zone}")
+    if judged_by in _JUDGED_BY:
+        checks = counted(len(sheet.checks), "check")
+        click.echo(_JUDGED_BY[judged_by].format(profile=sheet.profile, checks=checks))
     echo_table(("check", "status", "value", "condition", "message", "cells"),
                [(r.check_name, r.status, _value_text(r.observed), _condition(by_name.get(r.check_name)),
                  r.message, ", ".join(r.cells)) for r in results],
@@ -349,7 +361,7 @@ def _echo_check(sheet: Sheet, health: str, time_zone: str | None, results, warni
     _echo_baselines(results)
     for warning in warnings:
         click.echo(f"\n{click.style('Warning: ' + warning, fg='yellow')}")
-    reads = ("no read", "one read")[spent["reads"]]
+    reads = {0: "no read", 1: "one read"}.get(spent["reads"]) or counted(spent["reads"], "read")
     drive = " and one Drive read" if spent["drive_reads"] else ""
     click.echo(f"\nSpent {reads} of {Path(credential).name}'s quota{drive}; nothing was recorded.", err=True)
 
@@ -362,6 +374,12 @@ def _echo_baselines(results) -> None:
         click.echo("\nBaselines:")
     for result in learnt:
         click.echo(f"  {result.check_name}: {result.message}")
+
+
+_JUDGED_BY = {
+    "profile": "Judged by profile {profile} (--profile).",
+    "suggested": "Not in the config: judged by the {checks} `sheet-monitor suggest` proposes for it.",
+}
 
 
 def _result_dict(result: CheckResult, check: Check | None) -> dict[str, Any]:
@@ -404,7 +422,8 @@ def _read_failed(sheet: Sheet, error: dict, spent: dict, as_json: bool) -> NoRet
                    "quota_spent": spent})
     else:
         status = f" (HTTP {error['http_status']})" if error.get("http_status") else ""
-        click.echo(f"{sheet.name} ({sheet.id}): could not be read: {error.get('error_class')}{status}: "
+        named = sheet.id if sheet.name == sheet.id else f"{sheet.name} ({sheet.id})"  # no title read yet
+        click.echo(f"{named}: could not be read: {error.get('error_class')}{status}: "
                    f"{error.get('message')}")
     raise SystemExit(EXIT_OPERATIONAL)
 

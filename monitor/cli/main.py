@@ -28,6 +28,7 @@ COMMANDS = {
     "check": "monitor.cli.check:check",
     "init": "monitor.cli.init:init",
     "config-schema": "monitor.cli.schema:config_schema",
+    "suggest": "monitor.cli.suggest:suggest",
     "watchdog": "monitor.cli.watchdog:watchdog_command",
     "notify": "monitor.cli.notify:notify_commands",
     "metrics": "monitor.cli.metrics:metrics",

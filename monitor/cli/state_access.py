@@ -39,14 +39,15 @@ wait_option = click.option(
 
 
 def load_or_exit(config_path: Path | None, *, require_secrets: bool = False, as_json: bool = False,
-                 listed: bool = True) -> Config:
+                 listed: bool = True, require_sheets: bool = True) -> Config:
     """The validated config, or exit 2 with every problem listed on stderr (and, ``as_json``, all of
     them as a JSON document on stdout). Read-only commands do not need the credential files or the
-    Telegram token, so by default they are not required. ``listed``: with the spreadsheets its
-    ``[[folders]]`` held when the last run listed them (`run` and `check-config` ask Drive instead)."""
+    Telegram token, so by default they are not required; `suggest` and `check URL` need no listed
+    spreadsheet (``require_sheets=False``). ``listed``: with the spreadsheets its ``[[folders]]``
+    held when the last run listed them (`run` and `check-config` ask Drive instead)."""
     path = resolve_config_path(config_path, os.environ)
     try:
-        config = load_config(path, os.environ, require_secrets=require_secrets)
+        config = load_config(path, os.environ, require_secrets=require_secrets, require_sheets=require_sheets)
     except ConfigError as exc:
         click.echo(str(exc), err=True)
         if as_json:

@@ -49,11 +49,13 @@ def resolve_config_path(option: str | os.PathLike[str] | None,
 
 
 def load_config(path: str | os.PathLike[str], environ: Mapping[str, str] | None = None, *,
-                require_secrets: bool = True) -> Config:
+                require_secrets: bool = True, require_sheets: bool = True) -> Config:
     """Read, validate and resolve the configuration; raise ``ConfigError`` listing every problem.
 
     ``require_secrets=False`` is for read-only commands (status, dlq, breakers): credential files are
     not opened and a missing Telegram token is not an error (the token is still read when present).
+    ``require_sheets=False`` is for the commands that read spreadsheets the config need not list
+    (`suggest`, `check URL`): a config of ``[google]`` alone is then whole.
     """
     environ = os.environ if environ is None else environ
     path = Path(path)
@@ -72,7 +74,7 @@ def load_config(path: str | os.PathLike[str], environ: Mapping[str, str] | None 
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([_syntax_issue(shown, text, exc)]) from None
-    return _Builder(path, shown, text, environ, require_secrets).build(data)
+    return _Builder(path, shown, text, environ, require_secrets, require_sheets).build(data)
 
 
 def _syntax_issue(shown: str, text: str, exc: tomllib.TOMLDecodeError) -> ConfigIssue:
@@ -92,13 +94,14 @@ def _syntax_issue(shown: str, text: str, exc: tomllib.TOMLDecodeError) -> Config
 
 class _Builder:
     def __init__(self, path: Path, shown: str, text: str, environ: Mapping[str, str],
-                 require_secrets: bool) -> None:
+                 require_secrets: bool, require_sheets: bool = True) -> None:
         self.path = path
         self.shown = shown
         self.base_dir = path.resolve().parent
         self.positions = TomlPositions(text)
         self.environ = environ
         self.require_secrets = require_secrets
+        self.require_sheets = require_sheets
         self.issues: list[ConfigIssue] = []
         self.reported: list[Loc] = []  # where each issue of the config file itself is
         # Ids and names of [[sheets]] tables with problems of their own (each told at its line).
@@ -147,8 +150,8 @@ class _Builder:
             entries += read_sheets_csv(data["sheets_file"], self.base_dir, self.shown, self.add,
                                        self.issues)
         folders = self.folders(data.get("folders", []), profiles)
-        if not entries and len(self.issues) == reported and not self.lists_elsewhere(misspelt) \
-                and not data.get("folders"):
+        if (not entries and self.require_sheets and len(self.issues) == reported
+                and not self.lists_elsewhere(misspelt) and not data.get("folders")):
             self.no_spreadsheets(data)
         # What a misspelt [profile.NAME] or [[sheet]] holds is told there, once: the spreadsheets that
         # name those profiles, and the cross-sheet checks naming those spreadsheets, are not told again.

@@ -42,8 +42,8 @@ class _WrittenSchema(GenerateJsonSchema):
 
 def config_schema() -> dict[str, Any]:
     """The JSON Schema of a ``monitor.toml``."""
-    tables: list[type[BaseModel]] = [*SECTIONS.values(), ProfileTable, SheetTable, FolderTable, MaintenanceTable,
-                                     *CHECK_KINDS.values()]
+    tables: list[type[BaseModel]] = [*SECTIONS.values(), ProfileTable, SheetTable, FolderTable,
+                                     MaintenanceTable, *CHECK_KINDS.values()]
     refs, top = models_json_schema([(model, "validation") for model in tables],
                                    schema_generator=_WrittenSchema, ref_template=_DEFS + "{model}")
     defs = top["$defs"]

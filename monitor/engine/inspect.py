@@ -184,6 +184,12 @@ def zone_of(plan: SheetPlan, name: str | None) -> tzinfo:
         if plan.needs_time_zone:
             raise ValueError(f"{plan.id}: dates cannot be judged before the spreadsheet's time zone is read")
         return UTC
+    return known_zone(name)
+
+
+def known_zone(name: str) -> tzinfo:
+    """The zone Google names a spreadsheet's (``properties.timeZone``); a PERMANENT ``SheetReadError``
+    when this system's time-zone database does not know it (see :func:`zone_of`)."""
     try:
         return zone_named(name)
     except ValueError:

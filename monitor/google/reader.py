@@ -33,9 +33,10 @@ from monitor.core.errors import (
 )
 from monitor.engine.health import Tab
 from monitor.engine.inspect import ZoneAnswer
-from monitor.google import grid, token
+from monitor.google import grid, token, workbook
 from monitor.google.client import CredentialCache, build_gspread_client
 from monitor.google.refusals import CredentialUnusable, refused_for_now
+from monitor.suggest.workbook import Workbook
 
 # Numbers as numbers and dates as serial numbers: the checks compare values, not their display.
 READ_PARAMS = {
@@ -138,6 +139,16 @@ class GspreadReader:
             message = f"unreadable grid data: {exc}"[:300]
             raise SheetReadError(ErrorClass.UNCERTAIN, 200, None, message) from None
         return values, ZoneAnswer(zone, _tabs_of(body))
+
+    def read_workbook(self, spreadsheet_id: str, credential: str, timeout: float) -> Workbook:
+        """The whole spreadsheet, every tab's values with dates marked, its title and time zone, in one
+        ``spreadsheets.get`` with grid data (``monitor.google.workbook``): one read of quota, for
+        `suggest`. SheetReadError as :meth:`read`."""
+        params = {"includeGridData": "true", "fields": workbook.FIELDS}
+        with self._explained(spreadsheet_id, credential, timeout), classified(timeout, credential):
+            client = self.client_for(credential, timeout)
+            body = client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id, params=params).json()
+            return workbook.workbook_of(body)
 
     def modified_time(self, spreadsheet_id: str, credential: str, timeout: float) -> str:
         """The file's Drive ``modifiedTime`` (RFC 3339), for freshness checks on the whole file."""

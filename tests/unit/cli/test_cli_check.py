@@ -199,10 +199,13 @@ def test_check_of_a_name_that_fits_several_lists_them_and_exits_2(sandbox_site):
     assert f"'Store' fits 4 spreadsheets: Store 1 ({A}); Store 2 ({B}); Store 3 ({C}); Store 4 ({D})." \
         in result.stderr
     assert "Give the id or the URL" in result.stderr
-    unknown = invoke(path, "check", "https://docs.google.com/spreadsheets/d/1unknownSpreadsheetIdxxxxxx/edit")
-    assert unknown.exit_code == 2
-    assert "1unknownSpreadsheetIdxxxxxx (from 'https://" in unknown.stderr
     assert reads(sandbox) == 0
+    # A URL the config does not list is read (tests/unit/cli/test_cli_suggest.py): here Google has no
+    # such spreadsheet.
+    unknown = invoke(path, "check", "https://docs.google.com/spreadsheets/d/1unknownSpreadsheetIdxxxxxx/edit")
+    assert unknown.exit_code == 1
+    assert unknown.stdout.startswith("1unknownSpreadsheetIdxxxxxx: could not be read: permanent (HTTP 404)")
+    assert reads(sandbox) == 1
 
 
 def reads(sandbox) -> int:
