@@ -6,6 +6,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from monitor.core.a1 import Ref
+
 if TYPE_CHECKING:
     from .cells import Cell
     from .conditions import Condition
@@ -20,7 +22,9 @@ _RANK = {"ok": 0, "warn": 1, "fail": 2}
 class CheckResult:
     """``observed`` is JSON-friendly: a number, a count, an ISO-8601 UTC time, or None.
 
-    ``cells`` holds up to MAX_CELLS offending references such as "Stock!F7", in sheet order.
+    ``cells`` holds up to MAX_CELLS of the offending cells (``CellRef``: tab, row, column), in sheet
+    order, or the range a finding is about (the header row a column was looked for in); they become
+    A1 text only where someone reads them.
     """
 
     check_name: str
@@ -28,7 +32,7 @@ class CheckResult:
     status: Status
     message: str
     observed: Any = None
-    cells: tuple[str, ...] = ()
+    cells: tuple[Ref, ...] = ()
     owner: str | None = None  # the check's own owner, who answers for this result
 
     @property
@@ -42,7 +46,7 @@ class CheckResult:
             "status": self.status,
             "message": self.message,
             "observed": self.observed,
-            "cells": list(self.cells),
+            "cells": [str(cell) for cell in self.cells],
             "owner": self.owner,
         }
 
@@ -51,7 +55,7 @@ def result_of(check: Any, status: Status, message: str, observed: Any,
               offenders: Sequence[Cell] = ()) -> CheckResult:
     """A check's result naming up to MAX_CELLS of the cells that make its finding."""
     return CheckResult(check.name, check.kind, status, message, observed,
-                       tuple(cell.ref for cell in offenders[:MAX_CELLS]))
+                       tuple(cell.at for cell in offenders[:MAX_CELLS]))
 
 
 def most_severe(warn: Condition | None, fail: Condition | None) -> Status:

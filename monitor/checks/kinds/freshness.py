@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import model_validator
 
+from monitor.core.a1 import CellRef
 from monitor.core.durations import human_duration
 from monitor.core.invalid import InvalidValue
 from monitor.core.timefmt import format_utc, parse_utc
@@ -85,10 +86,10 @@ def judge(check: FreshnessCheck, value_range, now, tz, modified_time, past) -> C
     newest, newest_index = _newest_date(found, zone(tz))
     if newest_index is None:
         return _undefined_date(check, found, most_severe(check.warn, check.fail))
-    return judge_age(check, newest, found.cell(newest_index).ref, now, tz)
+    return judge_age(check, newest, found.cell(newest_index).at, now, tz)
 
 
-def judge_age(check: FreshnessCheck, newest: datetime, cell: str | None, now: datetime,
+def judge_age(check: FreshnessCheck, newest: datetime, cell: CellRef | None, now: datetime,
               tz: tzinfo | str | None = None) -> CheckResult:
     """A freshness check's result once its newest moment is known (the newest date, found in
     ``cell``, or the file's modified time when ``cell`` is None). It depends on ``now`` alone, so a
