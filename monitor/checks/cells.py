@@ -130,7 +130,9 @@ class Values:
 
 class ReadRange(dict):
     """A ValueRange whose values are sorted out once for every check that reads it (``values_of``):
-    a spreadsheet's checks often share a range, and a filter reads its columns once per check."""
+    a spreadsheet's checks often share a range, and a filter reads its columns once per check. A
+    read's ranges are made ReadRanges once (``read_ranges``), and what the read's checks found is
+    what its history keeps, without walking the values again."""
 
     __slots__ = ("found", "cells")
 
@@ -138,6 +140,13 @@ class ReadRange(dict):
         super().__init__(value_range)
         self.found = found
         self.cells: list[Cell] | None = None
+
+
+def read_ranges(value_ranges: Mapping[str, Mapping[str, Any] | None]) -> dict[str, ReadRange | None]:
+    """Each range's ValueRange (by the range's text) as a ReadRange: the one form a read's values take
+    for its checks, the look for codes an import shows while computing, and its history."""
+    return {text: values if values is None or type(values) is ReadRange else ReadRange(values)
+            for text, values in value_ranges.items()}
 
 
 _NOTHING = Values(None, [], [], 1)  # every empty range's: what checks derive from no values is alike

@@ -13,7 +13,7 @@ from pydantic import model_validator
 from monitor.core.a1 import CellRef
 from monitor.core.durations import human_duration
 from monitor.core.invalid import InvalidValue
-from monitor.core.timefmt import format_utc, parse_utc
+from monitor.core.timefmt import format_utc
 from monitor.core.wording import counted
 from monitor.core.zones import wall_clock
 
@@ -142,9 +142,7 @@ def _undefined_date(check: FreshnessCheck, found: Values, status: Status) -> Che
     return result_of(check, status, message, None, cells)
 
 
-def _aware(moment: datetime | str) -> datetime:
-    if isinstance(moment, str):
-        return parse_utc(moment)
+def _aware(moment: datetime) -> datetime:
     if moment.tzinfo is None:
         raise ValueError("modified_time must be aware (Drive reports UTC)")
     return moment

@@ -339,7 +339,7 @@ def test_freshness_reports_a_range_without_dates():
 
 def test_freshness_from_the_files_modified_time():
     check = FreshnessCheck(source="modified_time", warn="> 6h", fail="> 3d")
-    got = evaluate(check, None, NOW, MOSCOW, modified_time="2026-01-05T03:59:59.000Z")
+    got = evaluate(check, None, NOW, MOSCOW, modified_time=datetime(2026, 1, 5, 3, 59, 59, tzinfo=UTC))
     assert result(got) == (
         "warn", "last modified 2026-01-05 06:59 UTC+3 is 8 hours old (> 6h)", "2026-01-05T03:59:59.000Z", ())
     assert got.check_name == "freshness modified_time"

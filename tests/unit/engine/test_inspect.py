@@ -12,8 +12,10 @@ import pytest
 from config_fixtures import FULL, SHEET_A, SHEET_B, load, secrets_folder
 
 from monitor.checks import FormulaErrorsCheck, FreshnessCheck, ThresholdCheck, needs_modified_time, ranges_of
+from monitor.checks.cells import values_of
 from monitor.core.clock import ManualClock
 from monitor.core.errors import ErrorClass, SheetReadError
+from monitor.core.timefmt import format_utc
 from monitor.engine.inspect import SheetData, SheetPlan, judge, plans_of, read, zone_of
 from monitor.google.reader import GspreadReader
 from monitor.sandbox.server import running_sandbox
@@ -80,7 +82,17 @@ def test_a_freshness_check_on_the_file_adds_one_drive_request(google):
     data = google.read(plan(ERRORS, EDITED))
     assert google.requests() == {BATCH_GET: 1, DRIVE_FILE: 1}
     assert google.timeouts_asked == 2  # asked again as the second request starts: the budget shrinks
-    assert data.modified_time == "2026-01-04T00:00:00.000Z"
+    assert format_utc(data.modified_time) == "2026-01-04T00:00:00.000Z"  # read as a time, once
+
+
+def test_a_reads_values_are_sorted_out_once_for_its_checks_and_its_history(google):
+    google.put(ROWS)
+    data = google.read(plan(LOW_STOCK))
+    read_range = data.value_ranges["Stock!C2:C3"]
+    assert read_range.found is None  # nothing walked before a check asks
+    judge(plan(LOW_STOCK), data, datetime(2026, 1, 5, 3, tzinfo=UTC), UTC)
+    found = read_range.found  # what the check sorted out, and the history keeps from
+    assert found is not None and found.values == [10, 12] and values_of(read_range) is found
 
 
 def test_a_plan_with_only_the_files_time_sends_no_batch_get(google):
