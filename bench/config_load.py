@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from monitor.core.clock import SystemClock  # noqa: E402
-from monitor.sandbox import dataset as ds  # noqa: E402
-from monitor.sandbox.auth import TokenAuthority  # noqa: E402
+from sheet_sandbox import dataset as ds  # noqa: E402
+from sheet_sandbox.auth import TokenAuthority  # noqa: E402
 
 TARGET_AT_5000_S = 0.15
 TARGET_START_S = 0.5

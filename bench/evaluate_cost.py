@@ -35,9 +35,9 @@ from monitor.checks.aggregates import keys_of  # noqa: E402
 from monitor.checks.imports import ambiguous_cell  # noqa: E402
 from monitor.checks.past import OtherSide, Past  # noqa: E402
 from monitor.core.clock import ManualClock  # noqa: E402
-from monitor.sandbox import values  # noqa: E402
-from monitor.sandbox.dataset import CATALOGUE_TAB, CATALOGUE_TITLE, generate, stock_profile  # noqa: E402
-from monitor.sandbox.store import SpreadsheetStore  # noqa: E402
+from sheet_sandbox import values  # noqa: E402
+from sheet_sandbox.dataset import CATALOGUE_TAB, CATALOGUE_TITLE, generate, stock_profile  # noqa: E402
+from sheet_sandbox.store import SpreadsheetStore  # noqa: E402
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

@@ -68,7 +68,7 @@ from common import ROOT, sandbox_url, served_dataset  # noqa: E402
 from edit_watch import Editor, Observer, editable_payloads, match, reads_that_found_an_edit  # noqa: E402
 
 from monitor.config import load_config  # noqa: E402
-from monitor.sandbox.feed_delay import GOOGLE_FEED_MODEL as FEED_MODEL  # noqa: E402
+from sheet_sandbox.feed_delay import GOOGLE_FEED_MODEL as FEED_MODEL  # noqa: E402
 
 PER_USER, PER_PROJECT = 60, 300  # Google's read quotas per minute: one credential, one project
 INTERVAL_S = 300.0  # the cron line and round_interval: every 5 minutes

@@ -32,9 +32,9 @@ from monitor.engine.health import OK, WARN, SheetHealth  # noqa: E402
 from monitor.engine.heartbeat import Heartbeat, RunOutcome, RunStats  # noqa: E402
 from monitor.engine.tasks import Round  # noqa: E402
 from monitor.engine.totals import RunTotals  # noqa: E402
-from monitor.sandbox import dataset as ds  # noqa: E402
-from monitor.sandbox.auth import TokenAuthority  # noqa: E402
 from monitor.state import State  # noqa: E402
+from sheet_sandbox import dataset as ds  # noqa: E402
+from sheet_sandbox.auth import TokenAuthority  # noqa: E402
 
 NOW = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 

@@ -68,10 +68,10 @@ from monitor.checks import (  # noqa: E402
 from monitor.config import load_config  # noqa: E402
 from monitor.engine import run as engine_run  # noqa: E402
 from monitor.google.reader import GspreadReader  # noqa: E402
-from monitor.sandbox.dataset import PROFILE, stock_profile  # noqa: E402
-from monitor.sandbox.dataset_generate import CHECKED_LAST_ROW, STOCK_TAB, WATCHED_SUPPLIER  # noqa: E402
 from monitor.state import read_state  # noqa: E402
 from monitor.state.repository import StateRepository  # noqa: E402
+from sheet_sandbox.dataset import PROFILE, stock_profile  # noqa: E402
+from sheet_sandbox.dataset_generate import CHECKED_LAST_ROW, STOCK_TAB, WATCHED_SUPPLIER  # noqa: E402
 
 TARGET_MS = 5.0
 LAST = CHECKED_LAST_ROW

@@ -11,8 +11,8 @@ import time
 import httpx
 
 from monitor.core.clock import ManualClock
-from monitor.sandbox.http import HTTPServerThread
-from monitor.sandbox.telegram import FakeTelegram
+from sheet_sandbox.http import HTTPServerThread
+from sheet_sandbox.telegram import FakeTelegram
 
 BOT_USERNAME = "stock_monitor_bot"
 PRIVATE = 4242  # Olga's private chat with the bot (her user id)

@@ -19,8 +19,8 @@ from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from monitor.engine.health import WARN, Finding, Tab, record_verdict
 from monitor.engine.mutes import Mute
-from monitor.sandbox.server import running_sandbox
 from monitor.state import changing_state
+from sheet_sandbox.server import running_sandbox
 
 HOSTILE_NAME = '<script>window.pwned = 1</script> & "Store"'
 HOSTILE_FINDING = '<img src=x onerror="window.pwned = 2"> below 5'

@@ -18,8 +18,8 @@ from monitor.engine.fleet import Fleet
 from monitor.google.reader import GspreadReader
 from monitor.notify.alerts import compose_alert
 from monitor.notify.settings import AlertSettings
-from monitor.sandbox.server import running_sandbox
-from monitor.sandbox.telegram_html import parse_html
+from sheet_sandbox.server import running_sandbox
+from sheet_sandbox.telegram_html import parse_html
 
 
 @dataclass

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from monitor.core.clock import ManualClock
-from monitor.sandbox import dataset as datasets
-from monitor.sandbox.server import SandboxHandle, running_sandbox
 from monitor.state import State, read_state
 from monitor.storage import STATE_FILE_NAME
+from sheet_sandbox import dataset as datasets
+from sheet_sandbox.server import SandboxHandle, running_sandbox
 
 # Breakage kinds that exist only as injected faults: without the faults they are healthy.
 FAULT_KINDS = frozenset({"access_removed", "flaky", "server_error", "slow", "hang"})

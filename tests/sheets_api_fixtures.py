@@ -15,8 +15,8 @@ import pytest
 import requests
 
 from monitor.core.clock import ManualClock
-from monitor.sandbox.google import GoogleSandbox
-from monitor.sandbox.http import HTTPServerThread
+from sheet_sandbox.google import GoogleSandbox
+from sheet_sandbox.http import HTTPServerThread
 
 SPREADSHEET_ID = "1StockSheetForTestsxxxxxxxxxxxxxxxxxxxxxxxxx"[:44]
 BIG = 10**9

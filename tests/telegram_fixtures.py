@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from monitor.core.clock import ManualClock
-from monitor.sandbox.http import HTTPServerThread
-from monitor.sandbox.telegram import FakeTelegram
+from sheet_sandbox.http import HTTPServerThread
+from sheet_sandbox.telegram import FakeTelegram
 
 TOKEN = "123456:SECRET-token-Abc_def-0123456789"  # shaped like a real one, so redaction is tested
 PRIVATE = 4242  # a person's chat: one message a second

@@ -23,15 +23,15 @@ from monitor.engine.heartbeat import Heartbeat, RunHistory, RunOutcome, RunStats
 from monitor.notify.documents import Outbox
 from monitor.notify.outbox import chat_id_for
 from monitor.notify.telegram import TelegramSender
-from monitor.sandbox.http import HTTPServerThread, Request, Response
-from monitor.sandbox.telegram import FakeTelegram
 from monitor.state import changing_state
 from monitor.state.schema import OUTBOX
 from monitor.storage import FileLocation
 from monitor.watchdog import store as watchdog_store
 from monitor.watchdog.judge import WatchdogSettings
-from monitor.watchdog.memory import WatchdogMemory
+from monitor.watchdog.outages import WatchdogMemory
 from monitor.watchdog.watch import PassReport, watchdog_pass
+from sheet_sandbox.http import HTTPServerThread, Request, Response
+from sheet_sandbox.telegram import FakeTelegram
 
 CHAT = PRIVATE  # a chat the shared fake Telegram knows
 T0 = datetime(2026, 3, 29, 0, 30, tzinfo=UTC)  # the night Europe's clocks go forward: UTC does not care

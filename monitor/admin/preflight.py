@@ -26,7 +26,7 @@ from monitor.core.durations import format_duration
 from monitor.engine.settings import LEAST_BUDGET_SECONDS, MIN_REQUEST_SECONDS, RESERVE_SECONDS
 from monitor.google.client import SharedServiceAccount, load_service_account
 from monitor.google.refusals import SIGNATURE_REFUSALS_FOR_GOOD, CredentialUnusable, is_refusal
-from monitor.google.token import TokenTransport, failure_text
+from monitor.google.token import TokenTransport, token_failure_text
 from monitor.state import own_lock, shares_state
 from monitor.storage import RUN_LOCK, FileLocation, StateError, StoreLock
 from monitor.storage.configured import describe_location, state_location
@@ -154,7 +154,7 @@ def _token(name: str, key: SharedServiceAccount, timeout: float) -> Probe:
         return Probe(name, False, exc.problem.problem, exc.problem.fix, usage=True)
     except (google.auth.exceptions.GoogleAuthError, requests.RequestException) as exc:
         auth_error = isinstance(exc, google.auth.exceptions.GoogleAuthError)
-        what = failure_text(exc) if auth_error else type(exc).__name__
+        what = token_failure_text(exc) if auth_error else type(exc).__name__
         return Probe(name, False,
                      f"{key.service_account_email}: Google's token service did not issue a token ({what})",
                      "check the network and any proxy (HTTPS_PROXY) towards oauth2.googleapis.com, or run "

@@ -21,17 +21,17 @@ from monitor.app.run import run_once
 from monitor.config import load_config
 from monitor.core.wording import counted
 from monitor.notify.buttons import buttons_in_text
-from monitor.sandbox import dataset as datasets
-from monitor.sandbox.server import running_sandbox
 from monitor.state import read_state
 from monitor.storage.configured import state_location
+from sheet_sandbox import dataset as datasets
+from sheet_sandbox.server import running_sandbox
 
 # Google allows 60 reads a minute per service account; at that pace 750 spreadsheets take 12.5
 # minutes with one account. The demo raises the sandbox's quota (and the config's pacing with it)
 # so that a round fits in about a minute, and says so.
 DEMO_READS_PER_MINUTE = 600
 DEMO_CREDENTIALS = 3
-# The sandbox holds each answer as long as Google would (~0.4 s, see monitor/sandbox/latency.py): the
+# The sandbox holds each answer as long as Google would (~0.4 s, see sheet_sandbox/latency.py): the
 # run keeps as many reads in flight as the raised quota can use at that latency (~13), so the demo
 # shows real Google's answer times and still ends in under a minute.
 DEMO_LATENCY_SCALE = 1.0

@@ -22,7 +22,7 @@ from monitor.chat.actions import Place, Said, ask
 from monitor.chat.people import Gate
 from monitor.chat.updates import Command
 from monitor.core.durations import human_duration, parse_positive_duration
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 from monitor.engine.fleet import Fleet
 from monitor.engine.incidents import Action
 from monitor.engine.maintenance import covered_by, end_maintenance, start_maintenance

@@ -39,7 +39,7 @@ from monitor.chat.updates import Command, Ignored, Press, parse
 from monitor.core.logs import log_event
 from monitor.notify.buttons import Offer, Signer, keyboard
 from monitor.notify.destinations import DEFAULT, Destination
-from monitor.notify.documents import Conversation as Position
+from monitor.notify.documents import ChatPosition
 from monitor.notify.messages import Message, esc, utc_text
 from monitor.notify.outbox import deliver, enqueue
 from monitor.state import State
@@ -93,7 +93,7 @@ class Conversation:
 
     # -- the reader thread ---------------------------------------------------------------------
 
-    def start(self, position: Position) -> None:
+    def start(self, position: ChatPosition) -> None:
         """Read from where ``position`` (the saved conversation) left off, on a thread of its own. A
         chat Telegram refused to hand over is asked again all the same (one request, when it still
         refuses): the webhook may be gone since."""

@@ -26,7 +26,7 @@ def rate_words(rate: Rate) -> str:
     return f"{_RATE_WORDS[op]} {shown} row{'s' * (value != 1)}"
 
 
-def sentence(check: Any, subject: str) -> str:
+def levels_sentence(check: Any, subject: str) -> str:
     """Each of the check's levels (fail first) as "<verb> when <subject> in <rate>", the rate's rows
     those of its row filter when it has one: "in any row where Status = 'active'"."""
     where = getattr(check, "where", None)

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from pydantic import Field, field_validator, model_validator
 
 from monitor.core.a1 import column_index
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 
 from .base import CheckBase
 from .columns import is_column_letter

@@ -14,7 +14,7 @@ from pydantic import PlainSerializer, PlainValidator
 
 from monitor.core.a1 import A1Error, parse_a1, parse_named
 from monitor.core.durations import DURATION_FORMS, format_duration, parse_duration
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 
 from .conditions import CONDITION_FORMS, Condition, parse_age_condition, parse_condition
 from .where import WHERE_FORMS, RowFilter, parse_where

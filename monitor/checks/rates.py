@@ -12,7 +12,7 @@ from typing import Annotated
 
 from pydantic import PlainSerializer, PlainValidator
 
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 
 from .conditions import Condition, format_number, parse_condition
 

@@ -14,11 +14,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-import httpx
 
-from monitor import admin
 from monitor.admin.change_plan import DEFAULT_EDIT_SHARES
-from monitor.admin.explanations import explanations
 from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
 from monitor.admin.targets import resolve
@@ -26,18 +23,13 @@ from monitor.checks import Check, CheckResult, VolatileCell
 from monitor.checks.conditions import format_number
 from monitor.checks.explain import condition_text
 from monitor.cli.common import admin_call, clock, quiet_logs, reading_options
-from monitor.cli.notify import verify_telegram
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
-from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, state_location
+from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit
 from monitor.config import Config, Sheet
-from monitor.config.advice import budget_misfit
 from monitor.core.durations import format_duration
 from monitor.core.timefmt import format_utc
 from monitor.core.wording import counted
 from monitor.engine.inspect import SheetPlan
-from monitor.notify.deadline import MAX_REQUEST_SECONDS
-from monitor.state import read_state
-from monitor.storage import StateError
 
 # What `check` exits 1 for: a check that fails (or could not be evaluated). A warning exits 0: it
 # asks for a look, not for a script to stop.
@@ -84,16 +76,14 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
     the machine has a problem (the state folder, the network)."""
     quiet_logs()
     config = load_or_exit(config_path, require_secrets=True, as_json=as_json)
-    plan = admin.config_plan(config, _last_read_seconds(config), edit_shares or DEFAULT_EDIT_SHARES)
-    from monitor.admin.preflight import preflight  # google-auth loads only for this command
+    from monitor.app.check_config import review_config  # google-auth loads only for this command
 
-    checks = [_schedule_check(config), *preflight(config, offline=offline),
-              *_telegram_checks(config, offline)]
-    told = explanations(config)
+    review = review_config(config, edit_shares or DEFAULT_EDIT_SHARES, offline=offline)
+    plan = review.plan
     if as_json:
-        emit_json({"valid": True, **plan, "explanations": told,
-                   "checks": [check.to_dict() for check in checks]})
-        _exit_for(checks)
+        emit_json({"valid": True, **plan, "explanations": review.explanations,
+                   "checks": [probe.to_dict() for probe in review.probes]})
+        _exit_for(review)
         return
     click.echo(f"Config valid: {plan['config']}")
     echo_fields([
@@ -109,13 +99,13 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
         ("telegram", _telegram_field(config, offline)),
     ])
     _echo_change_estimates(plan, config)
-    _echo_explanations(told)
+    _echo_explanations(review.explanations)
     if plan["warnings"]:
         click.echo(f"\nWarnings ({len(plan['warnings'])}):")
         for warning in plan["warnings"]:
             click.echo(f"  - {click.style(warning, fg='yellow')}")
-    _echo_checks(checks)
-    _exit_for(checks)
+    _echo_probes(review)
+    _exit_for(review)
 
 
 _OWN_CHECKS_SHOWN = 20  # spreadsheets whose own checks are told one by one; the rest counted
@@ -140,33 +130,6 @@ def _echo_explanations(told: list[dict[str, Any]]) -> None:
                    "(--json lists them all)")
 
 
-def _schedule_check(config: Config):
-    """Does a run end before the next cron tick? A budget that does not is the config's problem (the
-    runs work, but every other tick finds the previous run working and does nothing): not ready."""
-    from monitor.admin.preflight import Probe
-
-    run = config.run
-    misfit = budget_misfit(run)
-    if misfit is not None:
-        return Probe("run budget", False, *misfit, usage=True)
-    left = format_duration(run.round_interval - run.budget)
-    return Probe("run budget", True, f"{format_duration(run.budget)} leaves {left} of round_interval "
-                 f"({format_duration(run.round_interval)}, the cron line's interval) to save, send and exit")
-
-
-def _telegram_checks(config: Config, offline: bool) -> list:
-    """Telegram's answers about the bot token and each chat, as checks (none when not asked). A
-    refusal is the config's (exit 2); no answer from Telegram, the machine's or the network's."""
-    from monitor.admin.preflight import Probe
-
-    if offline or not config.telegram.enabled:
-        return []
-    with httpx.Client(timeout=MAX_REQUEST_SECONDS) as client:
-        answers = verify_telegram(config, client)
-    return [Probe(f"telegram {asked}", answer.ok, answer.text, None if answer.ok else answer.fix,
-                  usage=not answer.ok and not answer.unreachable) for asked, answer in answers]
-
-
 def _telegram_field(config: Config, offline: bool) -> str:
     if not config.telegram.enabled:
         return "not configured: messages go to stdout"
@@ -176,29 +139,27 @@ def _telegram_field(config: Config, offline: bool) -> str:
     return f"enabled{routes}" + (" (Telegram not asked: --offline)" if offline else "")
 
 
-def _echo_checks(checks) -> None:
-    """One line per check of this machine: ok, or the problem and, under it, its fix."""
+def _echo_probes(review) -> None:
+    """One line per probe of this machine: ok, or the problem and, under it, its fix."""
     click.echo("\nChecks:")
-    for check in checks:
-        mark = click.style("ok     ", fg="green") if check.ok else click.style("problem", fg="red")
-        click.echo(f"  {mark}  {check.name}: {check.detail}")
-        if check.fix:
-            click.echo(f"           fix: {check.fix}")
-    problems = sum(1 for check in checks if not check.ok)
+    for probe in review.probes:
+        mark = click.style("ok     ", fg="green") if probe.ok else click.style("problem", fg="red")
+        click.echo(f"  {mark}  {probe.name}: {probe.detail}")
+        if probe.fix:
+            click.echo(f"           fix: {probe.fix}")
     # The verdict comes last, where the eye lands: a valid config on a machine that cannot run it
     # (a state folder it cannot write, a key Google refuses) is not ready.
-    if problems:
-        click.echo(click.style(f"\nNot ready: {counted(problems, 'problem')} above.", fg="red"))
+    if review.problems:
+        click.echo(click.style(f"\nNot ready: {counted(review.problems, 'problem')} above.", fg="red"))
     else:
         click.echo(click.style("\nReady: the config is valid and every check passed.", fg="green"))
 
 
-def _exit_for(checks) -> None:
+def _exit_for(review) -> None:
     """Exit 2 when a problem is the config's (a key, the bot token, a chat), 1 when only the
     machine's, else return."""
-    problems = [check for check in checks if not check.ok]
-    if problems:
-        raise SystemExit(EXIT_USAGE if any(check.usage for check in problems) else EXIT_OPERATIONAL)
+    if review.problems:
+        raise SystemExit(EXIT_USAGE if review.usage_problem else EXIT_OPERATIONAL)
 
 
 def _reads_per_round(plan: dict[str, Any]) -> str:
@@ -258,17 +219,6 @@ def _round_time(seconds: float | None) -> str:
 
 def _yes_no(fits: bool | None) -> str:
     return "-" if fits is None else "yes" if fits else "no"
-
-
-def _last_read_seconds(config: Config) -> float | None:
-    """The last run's mean read time, if a run measured one; the plan's hint, so an unreadable state
-    (`status`'s business) is no reason to fail."""
-    try:
-        state = read_state(state_location(config), only=("heartbeat",))
-    except StateError:
-        return None
-    stats = state.heartbeat.stats if state is not None and state.heartbeat is not None else None
-    return stats.mean_read_seconds if stats is not None else None
 
 
 def _project_fields(plan: dict[str, Any]) -> list[tuple[str, str]]:

@@ -27,11 +27,11 @@ COMMANDS = {
     "check-config": "monitor.cli.check:check_config",
     "check": "monitor.cli.check:check",
     "watchdog": "monitor.cli.watchdog:watchdog_command",
-    "notify": "monitor.cli.notify:notify",
+    "notify": "monitor.cli.notify:notify_commands",
     "metrics": "monitor.cli.metrics:metrics",
     "state": "monitor.cli.state:state",
     "demo": "monitor.cli.demo:demo",
-    "sandbox": "monitor.sandbox.cli:sandbox",
+    "sandbox": "sheet_sandbox.cli:sandbox",
 }
 
 

@@ -19,7 +19,7 @@ from monitor.cli.output import emit_json, fail, short_time, when
 from monitor.cli.state_access import EXIT_USAGE, changing_or_exit, load_or_exit
 from monitor.config import Config, Sheet
 from monitor.core.durations import parse_positive_duration
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 from monitor.core.logs import log_event
 
 tag_option = click.option("--tag", "tags", multiple=True, metavar="TAG",

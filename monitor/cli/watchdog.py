@@ -1,53 +1,30 @@
-"""The watchdog's command and composition root: ``sheet-watchdog`` (``main``) and, registered by
-``monitor.cli``, ``sheet-monitor watchdog``.
+"""The watchdog's command: ``sheet-watchdog`` (``main``) and, registered by ``monitor.cli``,
+``sheet-monitor watchdog``.
 
-Part of the CLI layer: it loads the config, wires the pass and turns outcomes into exit codes and
-lines on stderr. Its imports stay the watchdog's own: nothing of the Google stack (gspread, google-auth), on
-purpose, as the watchdog must keep working when that is what broke. An import contract
-(``.importlinter``) and a test in a fresh interpreter check it.
+It loads the config's watchdog parts, runs one pass wired by ``monitor.app.watchdog`` and turns what
+the pass did into lines on stderr and exit codes. Like the pass, it imports nothing of the Google
+stack (gspread, google-auth): the watchdog must keep working when that is what broke.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import sys
 from pathlib import Path
 from typing import IO
 
 import click
 
-from monitor.config import ConfigError, resolve_config_path
-from monitor.config.lenient import WatchdogParts, load_for_watchdog
+from monitor.app.watchdog import load_watchdog_config, watch
+from monitor.config import ConfigError
 from monitor.core.clock import SystemClock
 from monitor.core.logs import configure_logging, log_event
-from monitor.notify.outbox import sender_for
 from monitor.notify.telegram import html_to_text
 from monitor.storage import StateError
-from monitor.storage.configured import configured_location
-from monitor.watchdog.judge import DELIVERY_HALTED, ConfigTrouble, WatchdogSettings
+from monitor.watchdog.judge import DELIVERY_HALTED
 from monitor.watchdog.store import STORE_NAME
-from monitor.watchdog.watch import watchdog_pass
 
 EXIT_OK, EXIT_OPERATIONAL, EXIT_USAGE = 0, 1, 2
-
-
-def load_watchdog_config(config_path: Path | None) -> WatchdogParts:
-    """The parts of the config the watchdog needs, read leniently when the whole does not load (see
-    ``monitor.config.lenient``); the Google credentials are only looked at as a run looks at them
-    first (JSON), never loaded by the Google stack. Raises ``ConfigError`` when the watchdog itself
-    cannot work (no readable file, Telegram half configured)."""
-    return load_for_watchdog(resolve_config_path(config_path, os.environ), os.environ)
-
-
-def config_trouble(parts: WatchdogParts) -> ConfigTrouble | None:
-    """The monitor's config problems as the watchdog reports them; None when a run would take it."""
-    if parts.broken is None:
-        return None
-    first, *others = parts.broken.issues
-    head = f"{first.where}: {first.key}: {first.problem}" if first.key else f"{first.where}: {first.problem}"
-    return ConfigTrouble(since=parts.broken_since, first=f"{head} (fix: {first.fix})", more=len(others))
 
 
 def run_watchdog(config_path: Path | None, stream: IO[str], clock: object | None = None) -> int:
@@ -59,28 +36,13 @@ def run_watchdog(config_path: Path | None, stream: IO[str], clock: object | None
         return EXIT_USAGE
     token = parts.telegram.bot_token
     configure_logging(secrets=(token.get_secret_value(),) if token is not None else ())
-    clock = clock or SystemClock()
-    settings = WatchdogSettings.from_config(parts.watchdog, label=socket.gethostname())
-    state_dir = parts.run.state_dir
-    trouble = config_trouble(parts)
-    if trouble is not None:
-        # Every pass says it in the log; people hear it once per outage (with reminders), below.
-        log_event("watchdog_config_broken", logging.ERROR, problem=trouble.first, more=trouble.more)
     try:
-        report = watchdog_pass(
-            state_dir,
-            settings,
-            lambda outbox: sender_for(parts.telegram, outbox, stream, clock=clock),
-            clock.now(),
-            heartbeat_url=parts.watchdog.heartbeat_url,
-            config=trouble,
-            runner=configured_location(parts.state, state_dir, os.environ),
-        )
+        report = watch(parts, stream, clock or SystemClock())
     except (StateError, OSError) as exc:
         log_event("watchdog_failed", logging.ERROR, error=str(exc))
         click.echo(f"sheet-watchdog: {exc}", err=True)
         return EXIT_OPERATIONAL
-    if trouble is not None and report.messages and parts.telegram.enabled:
+    if parts.broken is not None and report.messages and parts.telegram.enabled:
         # Telegram has it; stdout too, for cron's mail where its output is not sent to a log file
         # (without Telegram the message was printed there already).
         for text in report.messages:
@@ -96,8 +58,8 @@ def run_watchdog(config_path: Path | None, stream: IO[str], clock: object | None
     if report.delivery_failed:
         click.echo(
             f"sheet-watchdog: {report.undelivered} message(s) could not be sent to Telegram; they wait in "
-            f"{(report.kept_in or state_dir) / STORE_NAME}.json for the next pass (see the log line above "
-            "for why)",
+            f"{(report.kept_in or parts.run.state_dir) / STORE_NAME}.json for the next pass (see the log "
+            "line above for why)",
             err=True,
         )
         return EXIT_OPERATIONAL

@@ -16,11 +16,11 @@ The checks themselves are ``monitor.checks``' models.
 """
 
 from .defaults import CONFIG_ENV, DEFAULT_CONFIG_NAME, DEFAULTS, TOKEN_ENV, TOKEN_FILE_ENV, Default
-from .explain import key_path
 from .issues import MAX_REPORTED_ISSUES, ConfigError, ConfigIssue
 from .loader import load_config, resolve_config_path
 from .maintenance import MaintenanceWindow
 from .model import Config, Profile, Sheet, checks_fingerprint
+from .reworded import key_path
 from .sections import (
     MAX_CONCURRENT_READS,
     UNREAD_PROJECT,

@@ -17,7 +17,7 @@ from pydantic import PlainSerializer, PlainValidator, ValidationInfo
 
 from monitor.checks.fields import OwnerText
 from monitor.core.durations import format_duration, parse_positive_duration
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 
 from .defaults import TOKEN_ENV
 

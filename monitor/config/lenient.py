@@ -28,11 +28,11 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from .defaults import TOKEN_ENV, TOKEN_FILE_ENV
-from .explain import key_path
 from .issues import ConfigError, ConfigIssue
 from .loader import load_config
 from .model import Config
 from .positions import TomlPositions
+from .reworded import key_path
 from .secrets import check_credentials, with_token
 from .sections import RunConfig, StateConfig, TelegramConfig, WatchdogConfig
 

@@ -23,11 +23,11 @@ from monitor.core.wording import counted
 from .advice import warnings_for
 from .cross import link_cross_sheets
 from .defaults import CONFIG_ENV, DEFAULT_CONFIG_NAME, TOKEN_ENV, TOKEN_FILE_ENV
-from .explain import choices_fix, explain, filled_by_loader, key_path, written_keys
 from .issues import ConfigError, ConfigIssue, Loc, reading_order
 from .maintenance import MaintenanceTable, MaintenanceWindow, cover
 from .model import Config, Profile, Sheet, config_fingerprint
 from .positions import TomlPositions
+from .reworded import choices_fix, explain, filled_by_loader, key_path, written_keys
 from .secrets import check_credentials, with_token
 from .sections import PER_SHEET_MAX, SECTIONS, TOP_KEYS
 from .sheets import Entry, ProfileTable, SheetTable, resolve_sheets

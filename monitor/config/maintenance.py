@@ -21,12 +21,12 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from monitor.core.durations import format_duration
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 from monitor.core.zones import latest_slot
 
-from .explain import choices_fix
 from .fields import Duration
 from .issues import Loc
+from .reworded import choices_fix
 
 
 class Listed(Protocol):

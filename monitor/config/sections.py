@@ -28,7 +28,7 @@ from pydantic import (
 )
 
 from monitor.core.durations import format_duration
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 from monitor.core.runners import is_runner_name
 
 from .defaults import DEFAULTS, default

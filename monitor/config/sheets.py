@@ -15,13 +15,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, StrictBool, field_validator
 
 from monitor.checks import Check
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 from monitor.core.wording import counted
 
-from .explain import choices_fix
 from .fields import Duration, Owner, SpreadsheetId
 from .issues import ConfigIssue
 from .model import CheckSet, Profile, Sheet
+from .reworded import choices_fix
 
 
 @dataclass(slots=True)

@@ -13,11 +13,11 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 
-from .explain import choices_fix
 from .fields import spreadsheet_id
 from .issues import ConfigIssue, Loc
+from .reworded import choices_fix
 from .sheets import Entry
 
 CSV_TAG_SEPARATOR = ";"  # ',' separates CSV columns; ';' is what spreadsheet exports use in a cell

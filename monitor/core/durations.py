@@ -15,7 +15,7 @@ from datetime import timedelta
 
 import humanize
 
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 
 __all__ = [
     "DURATION_FORMS", "format_duration", "human_duration", "parse_duration", "parse_positive_duration",

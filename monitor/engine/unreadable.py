@@ -32,7 +32,7 @@ CHECK = KIND = "unreadable"
 FAILURE_TEXT_LIMIT = 60  # a failure without an HTTP status is told by its message, this long at most
 
 
-def failure_text(error: ErrorInfo) -> str:
+def read_failure_text(error: ErrorInfo) -> str:
     """'503 Service Unavailable' for an HTTP failure, else the message (a timeout says what it waited)."""
     if error.http_status is not None:
         try:
@@ -45,7 +45,7 @@ def failure_text(error: ErrorInfo) -> str:
     return message or "no answer"
 
 
-def since_text(since: datetime, now: datetime) -> str:
+def streak_start_text(since: datetime, now: datetime) -> str:
     """'03:12 UTC' the same UTC day, '2026-01-05 03:12 UTC' before it (stored times are UTC)."""
     if since.date() == now.date():
         return f"{since:%H:%M} UTC"
@@ -54,7 +54,7 @@ def since_text(since: datetime, now: datetime) -> str:
 
 def finding(streak: Unreadable, now: datetime) -> Finding:
     tries = counted(streak.tries, "try", "tries")
-    message = f"cannot be read since {since_text(streak.since, now)} ({streak.failure}, {tries})"
+    message = f"cannot be read since {streak_start_text(streak.since, now)} ({streak.failure}, {tries})"
     return Finding(CHECK, KIND, "fail", message)
 
 
@@ -63,9 +63,9 @@ def record_failed_read(record: SheetHealth | None, error: ErrorInfo, now: dateti
     record = record or SheetHealth()
     streak = record.unreadable
     if streak is None:
-        streak = Unreadable(since=now, tries=1, failure=failure_text(error))
+        streak = Unreadable(since=now, tries=1, failure=read_failure_text(error))
     else:
-        streak = replace(streak, tries=streak.tries + 1, failure=failure_text(error))
+        streak = replace(streak, tries=streak.tries + 1, failure=read_failure_text(error))
     return replace(record, unreadable=streak)
 
 

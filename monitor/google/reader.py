@@ -286,7 +286,7 @@ def _token_problem(exc: google.auth.exceptions.GoogleAuthError, timeout: float) 
         return f"no answer within {timeout:.1f} s"
     if isinstance(exc.__cause__, requests.ConnectionError):
         return f"connection failed: {_reason(exc)}"
-    return token.failure_text(exc)
+    return token.token_failure_text(exc)
 
 
 def _for(credential: str | None) -> str:

@@ -11,7 +11,7 @@ the error's text, or a ``TypeError`` for a page answered with 200.
 not an OAuth answer (a 5xx, 408 or 429, or anything that is not JSON) raises
 :class:`TokenEndpointError` at once, a ``google.auth`` transport error, so google-auth neither retries
 nor parses it; its OAuth refusals (400 ``invalid_grant``...) pass through as before. The reader turns
-either into a transient ``SheetReadError`` with :func:`failure_text`.
+either into a transient ``SheetReadError`` with :func:`token_failure_text`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class TokenTransport(AuthRequest):
         return response
 
 
-def failure_text(error: google.auth.exceptions.GoogleAuthError) -> str:
+def token_failure_text(error: google.auth.exceptions.GoogleAuthError) -> str:
     """What the token endpoint answered, in one line: Google's OAuth error and its description, or
     the status of a failed answer. Never the assertion or a key. (A request that got no answer is the
     reader's to tell, as for every request.)"""

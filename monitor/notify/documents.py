@@ -158,7 +158,7 @@ ASKED_KEPT = 50  # checks waiting for their read; beyond it the oldest are answe
 
 
 @document
-class Conversation:
+class ChatPosition:
     """How far the chat's updates were read, and what people asked that is still owed an answer.
 
     ``offset`` is the next update id to ask for: saved in the same save as what the updates before it

@@ -9,7 +9,7 @@ as values: the caller stores them in its state and saves (see ``monitor.notify.d
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from monitor.config import MaintenanceWindow
@@ -140,59 +140,105 @@ def compose_all(
     shown, _ = held_back(events, memory)
     memory, windows_told = window_changes(memory, in_force(maintenance, state.maintenance, now), fleet, known,
                                           routing, now, run_id, settings.max_items)
-    parts = routing.split_events(shown)
-    for destination, told in windows_told.items():
-        parts[destination] = [*parts.get(destination, []), *told]
-    buttons = offered(state, signer, now)
-    composed: dict[Destination, list[Message]] = {DEFAULT: []}
-    named: set[str] = set()  # shown above in the same message: a summary's list leaves them out
-    flooded: set[Destination] = set()  # the short form counted everything: no summary after it
-    for destination, part in parts.items():
-        composed[destination] = compose_alert(part, routing.part(fleet, destination), settings, muted,
-                                              routing.owners, buttons, acknowledged_troubles(state))
-        named |= shown_sheets(part, muted, settings.max_items)
-        if is_flood(alert_items(part, muted), settings):
-            flooded.add(destination)
+    work = _Composition(state, settings, routing, fleet, known, offered(state, signer, now), now)
+    flooded = _alerts(work, shown, windows_told, muted)
     memory, changes = note_alerts(memory, events, now, muted)
     memory = forget_healthy(memory, state.health)
     if state.round is not None:
         memory = count_round_changes(memory, state.round.id, changes)
+    escalated_here = _escalations(work)
+    memory = _reminders(work, memory, escalated_here)
+    memory = _summaries(work, memory, flooded)
+    return memory, {destination: routed(destination, one_message(messages, settings.max_length))
+                    for destination, messages in work.composed.items() if messages}
 
-    escalated = due_escalations(state.incidents, fleet, settings.escalate_after, now)
+
+@dataclass
+class _Composition:
+    """What the steps composing one run's messages share, and the messages made so far per chat."""
+
+    state: RunnerState
+    settings: AlertSettings
+    routing: Routing
+    fleet: Fleet
+    known: Mapping[str, str]
+    buttons: Buttons
+    now: datetime
+    composed: dict[Destination, list[Message]] = field(default_factory=lambda: {DEFAULT: []})
+    # Shown above in the same message: a summary's list leaves them out.
+    named: set[str] = field(default_factory=set)
+
+    def add(self, destination: Destination, messages: Sequence[Message]) -> None:
+        self.composed.setdefault(destination, []).extend(messages)
+
+    def overview(self, destination: Destination) -> Overview:
+        return _overview(self.state, self.fleet, self.known, self.routing, destination, self.named)
+
+
+def _alerts(work: _Composition, shown: Sequence[Event], windows_told: Mapping[Destination, list[Event]],
+            muted: frozenset[str]) -> set[Destination]:
+    """Each chat's alert about its own spreadsheets, maintenance windows' lines included; returns the
+    chats whose alert took the short form (it counted everything: no summary after it)."""
+    parts = work.routing.split_events(shown)
+    for destination, told in windows_told.items():
+        parts[destination] = [*parts.get(destination, []), *told]
+    flooded: set[Destination] = set()
+    for destination, part in parts.items():
+        work.composed[destination] = compose_alert(part, work.routing.part(work.fleet, destination),
+                                                   work.settings, muted, work.routing.owners, work.buttons,
+                                                   acknowledged_troubles(work.state))
+        work.named |= shown_sheets(part, muted, work.settings.max_items)
+        if is_flood(alert_items(part, muted), work.settings):
+            flooded.add(destination)
+    return flooded
+
+
+def _escalations(work: _Composition) -> set[str]:
+    """Failing incidents nobody acknowledged, told once more where their escalation goes (recorded on
+    the incidents); returns those escalated in the spreadsheet's own chat, whose reminder then waits:
+    the escalation says all it would."""
+    state, routing = work.state, work.routing
+    escalated = due_escalations(state.incidents, work.fleet, work.settings.escalate_after, work.now)
     for destination, part in routing.escalations(escalated).items():
-        composed.setdefault(destination, []).extend(
-            compose_escalation(part, state.incidents, fleet, routing.owners, now, settings, buttons))
-    mark_escalated(state, escalated, now)
-    # An escalation in a spreadsheet's own chat says all its reminder would: the reminder waits.
-    escalated_here = {sid for sid in escalated if routing.escalation_of(sid) == routing.of(sid)}
+        work.add(destination, compose_escalation(part, state.incidents, work.fleet, routing.owners, work.now,
+                                                 work.settings, work.buttons))
+    mark_escalated(state, escalated, work.now)
+    return {sid for sid in escalated if routing.escalation_of(sid) == routing.of(sid)}
 
-    # An acknowledged incident has someone on it: no reminders (the digest still lists it).
-    due = due_reminders([sid for sid in fleet.failing if not _acknowledged_now(state, sid)], state.health,
-                        memory, now, settings.reminder_every)
+
+def _reminders(work: _Composition, memory: AlertMemory, escalated_here: set[str]) -> AlertMemory:
+    """Reminders of what still fails, in each spreadsheet's chat. An acknowledged incident has someone
+    on it: no reminders (the digest still lists it)."""
+    state, settings = work.state, work.settings
+    unacknowledged = [sid for sid in work.fleet.failing if not _acknowledged_now(state, sid)]
+    due = due_reminders(unacknowledged, state.health, memory, work.now, settings.reminder_every)
     reminded = [sid for sid in due if sid not in escalated_here]
-    for destination, part in routing.split(reminded, lambda sid: sid).items():
-        overview = _overview(state, fleet, known, routing, destination, named)
-        composed.setdefault(destination, []).extend(compose_reminder(part, overview, now, settings, buttons))
-        named.update(part[:settings.max_items])  # as the reminder lists them
-    memory = mark_reminded(memory, [*due, *(sid for sid in escalated_here if sid not in due)], known, now)
+    for destination, part in work.routing.split(reminded, lambda sid: sid).items():
+        work.add(destination, compose_reminder(part, work.overview(destination), work.now, settings,
+                                               work.buttons))
+        work.named.update(part[:settings.max_items])  # as the reminder lists them
+    told = [*due, *(sid for sid in escalated_here if sid not in due)]
+    return mark_reminded(memory, told, work.known, work.now)
 
+
+def _summaries(work: _Composition, memory: AlertMemory, flooded: set[Destination]) -> AlertMemory:
+    """The round summary and the daily digest in each chat, as owed; after a lost state, the one list
+    of what fails instead of the summary."""
+    state, settings, now = work.state, work.settings, work.now
     memory = relearning_round(memory, state.round)
     summarized = memory
     lost_at = memory.relearning.since if relearned(memory, state.round) else None
-    for destination in routing.chats():
+    for destination in work.routing.chats():
         # The memory a summary or digest leaves does not depend on what it lists: the same for each.
-        overview = _overview(state, fleet, known, routing, destination, named)
+        overview = work.overview(destination)
         memory, summary = round_summary(summarized, state.round, overview, now, settings)
         memory, digest = daily_digest(memory, overview, now, settings)
         if lost_at is not None:
             summary = compose_relearned(overview, lost_at, now, settings)  # the list says all a summary would
         elif destination in flooded:
             summary = []
-        composed.setdefault(destination, []).extend(summary + digest)
-    if lost_at is not None:
-        memory = replace(memory, relearning=None)
-    return memory, {destination: routed(destination, one_message(messages, settings.max_length))
-                    for destination, messages in composed.items() if messages}
+        work.add(destination, summary + digest)
+    return replace(memory, relearning=None) if lost_at is not None else memory
 
 
 def offered(state: RunnerState, signer: Signer | None, now: datetime) -> Buttons:

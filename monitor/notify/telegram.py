@@ -202,7 +202,7 @@ class TelegramSender:
             raise PermanentChatError(
                 f"{self.api_base} answered HTTP {status} without a Bot API answer: a wrong api_base or "
                 f"a proxy in between", status=status)
-        raise classify(status, description)
+        raise classify_refusal(status, description)
 
     def _paced_post(self, text: str, keyboard: Keyboard = ()) -> tuple[dict, int]:
         self._pace()
@@ -293,7 +293,7 @@ def _retry_after(retry_state: RetryCallState) -> float:
     return retry_state.outcome.exception().retry_after
 
 
-def classify(status: int, description: str) -> DeliveryError:
+def classify_refusal(status: int, description: str) -> DeliveryError:
     """Telegram's failed answer (other than 429 and migration) -> our exception."""
     lowered = description.lower()
     if status in CHAT_PERMANENT_STATUSES or any(

@@ -57,7 +57,7 @@ class Answer:
     status: int | None = None
 
 
-class BotApi:
+class BotLookup:
     """Read-only Bot API calls with one token."""
 
     def __init__(self, token: str, api_base: str, client: httpx.Client) -> None:

@@ -23,7 +23,7 @@ from monitor.engine.runlog import RunRecord, runs_since
 from monitor.notify.destinations import all_halts
 from monitor.notify.messages import error_text, sheet_url, tab_url
 from monitor.state import State
-from monitor.watchdog.judge import RunnerReading, WatchdogSettings, evaluate
+from monitor.watchdog.judge import RunnerReading, WatchdogSettings, judge_runner
 
 # Problems listed with their findings, at most: a page of 700 failing spreadsheets is a page nobody
 # reads; the counts say how many more, and `sheet-monitor sheets --status fail` lists them all.
@@ -195,7 +195,7 @@ def _monitor(config: Config, state: State, now: datetime, fleet: Fleet) -> dict[
     outbox = state.outbox
     reading = RunnerReading(exists=True, heartbeat=state.heartbeat, runs=state.runs.runs,
                             halts=all_halts(outbox))
-    verdict = evaluate(reading, now, WatchdogSettings.from_config(config.watchdog))
+    verdict = judge_runner(reading, now, WatchdogSettings.from_config(config.watchdog))
     return {
         "last_runs": [{"run_id": run.run_id, "started_at": format_utc(run.started_at),
                        "finished_at": format_utc(run.finished_at), "outcome": str(run.outcome)}

@@ -47,7 +47,7 @@ def written_by_first_release(properties: dict[str, str]) -> bool:
     return "schema" not in properties and bool(_FIRST_RELEASE_ONLY & properties.keys())
 
 
-def load(properties: dict[str, str]) -> State:
+def load_legacy(properties: dict[str, str]) -> State:
     damaged: list[Damage] = []
     values = {key: _json(key, raw, damaged) for key, raw in properties.items()}
     flags = values.get("flags") if isinstance(values.get("flags"), dict) else {}

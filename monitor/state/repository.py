@@ -76,7 +76,7 @@ class StateRepository:
         self.found_empty = not properties
         wanted = None if only is None else set(only)
         if legacy.written_by_first_release(properties):
-            state = legacy.load(properties)
+            state = legacy.load_legacy(properties)
             state.needs_full_save = True
             return state
         damaged: list[Damage] = []

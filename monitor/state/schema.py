@@ -17,7 +17,7 @@ One document per key, as Apps Script's PropertiesService holds JSON strings::
                                               incident/<sheet id>  Incident (monitor.engine.incidents)
     outbox                 Outbox
     alerts                 AlertMemory
-    conversation           Conversation (the chat's updates read so far: monitor.chat)
+    conversation           ChatPosition (the chat's updates read so far: monitor.chat)
     totals                 RunTotals
 
 Every kind of document has a version, recorded under ``schema``; the first change to a document's
@@ -56,7 +56,7 @@ from monitor.engine.runlog import RunHour
 from monitor.engine.runner_state import RetryFirst
 from monitor.engine.tasks import RoundInfo, Task
 from monitor.engine.totals import RunTotals
-from monitor.notify.documents import AlertMemory, Conversation, Outbox
+from monitor.notify.documents import AlertMemory, ChatPosition, Outbox
 
 LAYOUT = 2  # 1: thirteen keys each holding a whole collection (see monitor.state.legacy)
 SCHEMA_KEY = "schema"
@@ -180,7 +180,7 @@ OUTBOX = Kind("outbox", Outbox, version=6)
 # version 5 ``maintenance`` (the maintenance windows told as begun).
 ALERTS = Kind("alerts", AlertMemory, version=5)
 TOTALS = Kind("totals", RunTotals)
-CONVERSATION = Kind("conversation", Conversation)
+CONVERSATION = Kind("conversation", ChatPosition)
 MAINTENANCE = Kind("maintenance", Maintenance)  # windows started from the chat
 
 # Runners sharing one state (monitor.state.shared) keep these each under its own name:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from monitor.core.tracking import Single
 from monitor.engine.runner_state import RunnerState
-from monitor.notify.documents import AlertMemory, Conversation, Outbox
+from monitor.notify.documents import AlertMemory, ChatPosition, Outbox
 
 
 @dataclass(frozen=True)
@@ -27,16 +27,16 @@ class Damage:
 class State(RunnerState):
     outbox = Single()  # Outbox
     alerts = Single()  # AlertMemory
-    conversation = Single()  # Conversation: the chat's updates read so far, answers owed
+    conversation = Single()  # ChatPosition: the chat's updates read so far, answers owed
 
     def __init__(
         self, *, outbox: Outbox | None = None, alerts: AlertMemory | None = None,
-        conversation: Conversation | None = None, **documents
+        conversation: ChatPosition | None = None, **documents
     ) -> None:
         super().__init__(**documents)
         self.outbox = outbox or Outbox()
         self.alerts = alerts or AlertMemory()
-        self.conversation = conversation or Conversation()
+        self.conversation = conversation or ChatPosition()
         self.damaged: list[Damage] = []  # found by this load, not yet set aside
         self.set_aside: list[str] = []  # keys of entries set aside earlier (``damaged/<key>``)
         # Written whole at the next save by a writer: a fresh store, an older layout, a lost schema.

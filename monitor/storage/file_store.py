@@ -41,7 +41,7 @@ from monitor.core.clock import SystemClock
 from monitor.core.logs import log_event
 from monitor.storage.contract import PropertyStore
 from monitor.storage.errors import StateError
-from monitor.storage.files import ensure_private_dir, folder_not_private, remove_stale_temp_files
+from monitor.storage.files import ensure_state_dir, folder_not_private, remove_stale_temp_files
 from monitor.storage.format import MIGRATIONS, SCHEMA_VERSION, Migration, snapshot_chunks
 from monitor.storage.journal import JournalWriter, record
 from monitor.storage.lock import FlockLock
@@ -89,7 +89,7 @@ class FileStore(PropertyStore):
         self.backup_path = self.paths.backup
         with writing(self.paths.directory) if not read_only else contextlib.nullcontext():
             if not read_only:
-                ensure_private_dir(self.paths.directory)
+                ensure_state_dir(self.paths.directory)
                 if problem := folder_not_private(self.paths.directory):
                     log_event("state_dir_not_private", logging.WARNING, path=str(self.paths.directory),
                               problem=problem)

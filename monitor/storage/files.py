@@ -26,7 +26,7 @@ PRIVATE_FILE_MODE = 0o600
 _TEMP_SUFFIX = ".tmp"
 
 
-def ensure_private_dir(path: Path) -> None:
+def ensure_state_dir(path: Path) -> None:
     """Create the state folder ``path`` (with parents) 0700 if it is missing. One that others may
     enter is made 0700 when it holds only the monitor's files (the shipped ``state/``, 0755 as git
     left it), and logged once so; one that holds other files keeps its mode (see

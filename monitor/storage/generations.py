@@ -20,7 +20,7 @@ import logging
 from pathlib import Path
 
 from monitor.core.logs import log_event
-from monitor.storage.files import atomic_write_bytes, ensure_private_dir
+from monitor.storage.files import atomic_write_bytes, ensure_state_dir
 
 FILE_NAME = "redis-generations.json"
 
@@ -44,7 +44,7 @@ class GenerationMemory:
             return
         entries[self.where] = generation
         try:
-            ensure_private_dir(self.path.parent)
+            ensure_state_dir(self.path.parent)
             atomic_write_bytes(self.path, json.dumps(entries, indent=1, sort_keys=True).encode())
         except OSError as exc:
             # Without it a later loss of the Redis's data goes unnoticed (an empty state, as on a

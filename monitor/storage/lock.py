@@ -16,7 +16,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from monitor.storage.contract import RUN_LOCK, StoreLock
-from monitor.storage.files import PRIVATE_FILE_MODE, ensure_private_dir
+from monitor.storage.files import PRIVATE_FILE_MODE, ensure_state_dir
 from monitor.storage.paths import StatePaths
 from monitor.storage.writability import writing
 
@@ -43,7 +43,7 @@ class FlockLock(StoreLock):
             return True
         # A lock file that cannot be created or opened (another owner, a read-only filesystem) says so.
         with writing(self.path.parent):
-            ensure_private_dir(self.path.parent)
+            ensure_state_dir(self.path.parent)
             try:
                 self._lock.acquire(timeout=timeout, poll_interval=0.05)
             except Timeout:

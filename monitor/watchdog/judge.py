@@ -1,6 +1,6 @@
 """The watchdog's judgement: is the monitor running? A pure function of what the runs left behind.
 
-:func:`evaluate` reads the heartbeat of the latest run and the outcomes of the last ones (see
+:func:`judge_runner` reads the heartbeat of the latest run and the outcomes of the last ones (see
 ``monitor.engine.heartbeat``) and returns a :class:`Verdict` (after healthchecks: period + grace).
 Nothing here does I/O; ``monitor.watchdog.watch`` reads the state and keeps the watchdog's memory.
 
@@ -139,7 +139,7 @@ class Verdict:
         return self.status == HEALTHY
 
 
-def evaluate(reading: RunnerReading, now: datetime, settings: WatchdogSettings,
+def judge_runner(reading: RunnerReading, now: datetime, settings: WatchdogSettings,
              config: ConfigTrouble | None = None) -> Verdict:
     """Judge the runner from ``reading`` (and ``config``, the config's problems if it does not load);
     ``now`` must be aware."""

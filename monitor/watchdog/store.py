@@ -34,7 +34,7 @@ from monitor.state.repository import set_aside_value
 from monitor.state.schema import DAMAGED_PREFIX, OUTBOX, DocumentError, Kind
 from monitor.state.whole import Damage
 from monitor.storage import FileLocation, PropertyStore
-from monitor.watchdog.memory import WatchdogMemory
+from monitor.watchdog.outages import WatchdogMemory
 
 STORE_NAME = "watchdog-state"  # <state_dir>/watchdog-state.json
 LEGACY_FILE_NAME = "watchdog.json"
@@ -48,7 +48,7 @@ class WatchdogState:
     outbox: Outbox
 
 
-def load(store: PropertyStore, state_dir: Path, now: datetime) -> WatchdogState:
+def load_watchdog_state(store: PropertyStore, state_dir: Path, now: datetime) -> WatchdogState:
     """The watchdog's documents (fresh ones when missing or damaged), carrying over a first-release
     ``watchdog.json`` when the store is still empty."""
     legacy = Path(state_dir) / LEGACY_FILE_NAME

@@ -41,9 +41,9 @@ from monitor.watchdog.judge import (
     RunnerReading,
     Verdict,
     WatchdogSettings,
-    evaluate,
+    judge_runner,
 )
-from monitor.watchdog.memory import OUTAGE_KEYS, advance
+from monitor.watchdog.outages import OUTAGE_KEYS, advance
 
 # Sends per pass: an alert, a reminder or a recovery is one message; a backlog after a long
 # Telegram outage drains over a few passes rather than holding cron for minutes.
@@ -173,13 +173,13 @@ def _locked_pass(location, state_dir: Path, *args, carry_over: bool = True) -> P
 def _pass(store, state_dir, settings, make_sender, now, heartbeat_url, ping, send_budget, config, runner,
           *, carry_over: bool) -> PassReport:
     reading = read_runner(state_dir, runner)
-    verdict = evaluate(reading, now, settings, config)
+    verdict = judge_runner(reading, now, settings, config)
     log_event(
         "watchdog_verdict", logging.INFO if verdict.healthy else logging.WARNING, status=verdict.status,
         reason=verdict.reason,
         last_finished_at=format_utc(verdict.last_finished_at) if verdict.last_finished_at else None,
     )
-    state = watchdog_store.load(store, state_dir, now)
+    state = watchdog_store.load_watchdog_state(store, state_dir, now)
     if carry_over:
         state = watchdog_store.take_back(state, state_dir)
     unsent = [entry for entry in state.outbox.pending if entry.key.startswith(OUTAGE_KEYS)]

@@ -105,7 +105,7 @@ def test_the_run_command_loads_no_part_of_the_emulator():
         cli.get_command(None, "run")
     """)
     assert "monitor.app.run" in modules  # the command really was loaded
-    assert not {name for name in modules if name.startswith("monitor.sandbox")}
+    assert not {name for name in modules if name.startswith("sheet_sandbox")}
     # The Prometheus client loads only for a run whose config has [metrics] (monitor.app.metrics_step).
     assert not {name for name in modules if name.startswith("prometheus_client")}
 
@@ -114,4 +114,4 @@ def test_the_watchdog_loads_neither_gspread_nor_google_auth():
     modules = loaded_modules("import monitor.cli.watchdog")
     assert "monitor.watchdog.watch" in modules
     assert not {name for name in modules if name.split(".")[0] in ("gspread", "google", "requests")}
-    assert not {name for name in modules if name.startswith("monitor.sandbox")}
+    assert not {name for name in modules if name.startswith("sheet_sandbox")}

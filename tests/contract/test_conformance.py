@@ -21,8 +21,8 @@ import requests
 from paths import TESTS
 
 from monitor.core.clock import SystemClock
-from monitor.sandbox.google import GoogleSandbox
-from monitor.sandbox.http import HTTPServerThread
+from sheet_sandbox.google import GoogleSandbox
+from sheet_sandbox.http import HTTPServerThread
 
 DATA = TESTS / "conformance" / "recordings.jsonl.gz"
 FLOOR = 0.995  # 876 of 880; raise it as fidelity improves; the figure is in docs/sandbox.md

@@ -8,7 +8,7 @@ import render_examples
 
 from monitor.engine import events as ev
 from monitor.notify.render import render
-from monitor.watchdog import memory
+from monitor.watchdog import outages
 from monitor.watchdog.judge import STATUSES
 
 
@@ -41,5 +41,5 @@ def test_writing_replaces_only_the_generated_section():
 
 def test_every_watchdog_verdict_but_healthy_has_an_example():
     shown = {message.text.split("\n")[0] for _, message in render_examples.watchdog_examples()}
-    titles = {title for status, title in memory._TITLES.items() if status in STATUSES}
+    titles = {title for status, title in outages._TITLES.items() if status in STATUSES}
     assert all(any(title in line for line in shown) for title in titles)

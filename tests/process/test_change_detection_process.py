@@ -35,9 +35,9 @@ from monitor.core.clock import ManualClock
 from monitor.engine.events import ChangeFeedFailing, ChangeFeedRecovered, DeadLettered, HealthChanged
 from monitor.engine.health import ERROR, FAIL, OK, WARN
 from monitor.engine.tasks import PROCESSING
-from monitor.sandbox.server import SandboxHandle, running_sandbox
 from monitor.state import State, read_state
 from monitor.storage import FileLocation
+from sheet_sandbox.server import SandboxHandle, running_sandbox
 
 BATCH_GET = "GET /v4/spreadsheets/{id}/values:batchGet"
 GRID_GET = "GET /v4/spreadsheets/{id}"

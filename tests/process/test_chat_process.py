@@ -21,8 +21,8 @@ from sandbox_fixtures import clean_env
 
 from monitor.app.run import run_once
 from monitor.config import load_config
-from monitor.sandbox.server import running_sandbox
 from monitor.state import read_state
+from sheet_sandbox.server import running_sandbox
 
 TOKEN = "123456:SECRET-chat-process-token-0123456"
 CHAT = -1001000000555

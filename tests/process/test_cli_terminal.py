@@ -17,7 +17,7 @@ from cli_fixtures import A, B, C, invoke, seed, write_config
 from monitor.cli.terminal import RunProgress
 from monitor.core.clock import ManualClock
 from monitor.notify.messages import sheet_url
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox.server import running_sandbox
 
 CHAT = -1001000000031
 WRONG_TOKEN = "999999:NOT-the-bots-token-0123456789"

@@ -28,13 +28,13 @@ from monitor.core.clock import ManualClock, SystemClock
 from monitor.engine.health import FAIL, OK
 from monitor.engine.heartbeat import GOOD_OUTCOMES, RunOutcome
 from monitor.engine.tasks import DONE
-from monitor.sandbox.http import HTTPServerThread
-from monitor.sandbox.server import running_sandbox
-from monitor.sandbox.telegram import FakeTelegram
 from monitor.state import read_state
 from monitor.storage import StateError, StateUnavailable
 from monitor.storage.generations import FILE_NAME
 from monitor.storage.redis_store import RedisLocation, RedisLock
+from sheet_sandbox.http import HTTPServerThread
+from sheet_sandbox.server import running_sandbox
+from sheet_sandbox.telegram import FakeTelegram
 
 BUDGET = 6  # seconds: the hanging read is cut to budget - reserve (3 s): a run that missed Redis ends by then
 PREFIX = "sm"

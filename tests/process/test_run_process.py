@@ -31,10 +31,10 @@ from monitor.engine.heartbeat import RunOutcome
 from monitor.engine.mutes import Mute
 from monitor.engine.tasks import DONE, FAILED, POISON_INTERRUPTIONS, PROCESSING
 from monitor.notify.documents import Outbox, PendingMessage
-from monitor.sandbox.http import HTTPServerThread, Response
-from monitor.sandbox.telegram import FakeTelegram
 from monitor.state import changing_state
 from monitor.storage import FileLocation
+from sheet_sandbox.http import HTTPServerThread, Response
+from sheet_sandbox.telegram import FakeTelegram
 
 KILLS = 20
 # The generous per-user quota keeps the killed runs (which never save their quota log) from

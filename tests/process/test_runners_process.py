@@ -31,10 +31,10 @@ from sandbox_fixtures import clean_env, served_dataset
 
 from monitor.core.clock import SystemClock
 from monitor.engine.tasks import FINISHED
-from monitor.sandbox.http import HTTPServerThread
-from monitor.sandbox.telegram import FakeTelegram
 from monitor.state import read_state
 from monitor.storage.redis_store import RedisLocation
+from sheet_sandbox.http import HTTPServerThread
+from sheet_sandbox.telegram import FakeTelegram
 
 RUNNERS = ("host-a", "host-b", "host-c")
 KILLS = 20

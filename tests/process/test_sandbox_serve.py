@@ -28,8 +28,8 @@ from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from monitor.engine.heartbeat import RunOutcome
 from monitor.google.client import build_gspread_client
-from monitor.sandbox import dataset as ds
 from monitor.state import read_state
+from sheet_sandbox import dataset as ds
 
 ROOT = REPO
 STARTUP_SECONDS = 20  # importing and generating take about a second; a slow CI box gets slack

@@ -25,7 +25,8 @@ from watchdog_helpers import (
     write_runner_state,
 )
 
-from monitor.cli.watchdog import config_trouble, run_watchdog
+from monitor.app.watchdog import config_trouble
+from monitor.cli.watchdog import run_watchdog
 from monitor.config import ConfigError, load_config
 from monitor.config.lenient import load_for_watchdog
 

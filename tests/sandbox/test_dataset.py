@@ -16,11 +16,11 @@ from monitor.config import load_config
 from monitor.core.a1 import parse_a1
 from monitor.core.clock import SystemClock
 from monitor.google.client import build_gspread_client
-from monitor.sandbox import dataset as ds
-from monitor.sandbox.auth import TokenAuthority
-from monitor.sandbox.dataset_generate import _ID_ALPHABET
-from monitor.sandbox.faults import validate
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox import dataset as ds
+from sheet_sandbox.auth import TokenAuthority
+from sheet_sandbox.dataset_generate import _ID_ALPHABET
+from sheet_sandbox.faults import validate
+from sheet_sandbox.server import running_sandbox
 
 NOW = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 KINDS = {b.kind for b in ds.BREAKAGES}

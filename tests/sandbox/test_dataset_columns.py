@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 from monitor.checks import evaluate_all, health_of, ranges_of
 from monitor.google.client import build_gspread_client
-from monitor.sandbox import dataset as ds
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox import dataset as ds
+from sheet_sandbox.server import running_sandbox
 
 TABLE_KINDS = ("columns_moved", "header_renamed", "duplicate_keys", "missing_values", "invalid_values")
 PARAMS = {"valueRenderOption": "UNFORMATTED_VALUE", "dateTimeRenderOption": "SERIAL_NUMBER"}

@@ -13,7 +13,7 @@ from sandbox_fixtures import drive_caught_up, served_dataset
 from monitor.app.run import run_once
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
-from monitor.sandbox.dataset import AFTER_FIRST_READ, apply_edits
+from sheet_sandbox.dataset import AFTER_FIRST_READ, apply_edits
 
 SHEETS = 190  # every kind of breakage once at least (len(BREAKAGES) / BROKEN_SHARE)
 FAULT_KINDS = {"flaky", "server_error", "slow", "hang", "access_removed"}  # faults left out: served plainly

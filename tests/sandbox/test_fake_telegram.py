@@ -13,7 +13,7 @@ import pytest
 from fake_telegram_helpers import Switchboard, serve_switchboard
 
 from monitor.core.clock import ManualClock
-from monitor.sandbox.telegram import FakeTelegram
+from sheet_sandbox.telegram import FakeTelegram
 
 PRIVATE = 4242  # a user who talks to the bot
 GROUP = -4001  # a basic group

@@ -20,7 +20,7 @@ from fake_telegram_helpers import (
     make_token,
 )
 
-from monitor.sandbox.telegram_commands import bot_commands
+from sheet_sandbox.telegram_commands import bot_commands
 
 TOO_OLD = "Bad Request: query is too old and response timeout expired or query ID is invalid"
 NOT_MODIFIED = ("Bad Request: message is not modified: specified new message content and reply "

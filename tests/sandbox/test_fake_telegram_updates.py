@@ -19,8 +19,8 @@ from fake_telegram_helpers import (
     wait_until,
 )
 
-from monitor.sandbox.http import HTTPServerThread
-from monitor.sandbox.telegram import FakeTelegram
+from sheet_sandbox.http import HTTPServerThread
+from sheet_sandbox.telegram import FakeTelegram
 
 TERMINATED = ("Conflict: terminated by other getUpdates request; make sure that only one bot "
               "instance is running")

@@ -16,8 +16,8 @@ from google.auth.transport.requests import Request as AuthRequest
 from google.oauth2 import service_account
 
 from monitor.core.clock import ManualClock
-from monitor.sandbox.auth import JWT_BEARER_GRANT, TokenAuthority
-from monitor.sandbox.http import HTTPServerThread, Request
+from sheet_sandbox.auth import JWT_BEARER_GRANT, TokenAuthority
+from sheet_sandbox.http import HTTPServerThread, Request
 
 SCOPES = ["https://www.googleapis.com/auth/spreadsheets.readonly"]
 

@@ -4,7 +4,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from monitor.sandbox.cells import (
+from sheet_sandbox.cells import (
     ERRORS,
     FORMATTED_STRING,
     FORMATTED_VALUE,
@@ -18,8 +18,8 @@ from monitor.sandbox.cells import (
     parse_typed_text,
     render,
 )
-from monitor.sandbox.fieldmask import FieldMaskError, apply_mask, parse_mask
-from monitor.sandbox.formulas import evaluate
+from sheet_sandbox.fieldmask import FieldMaskError, apply_mask, parse_mask
+from sheet_sandbox.formulas import evaluate
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import threading
 import pytest
 import requests
 
-from monitor.sandbox import running_sandbox
+from sheet_sandbox import running_sandbox
 
 SPREADSHEET = {"title": "Stock", "tabs": {"Sheet1": [["item", "qty"], ["apple", 3]]}}
 

@@ -18,11 +18,11 @@ from google.auth.transport.requests import Request as AuthRequest
 from google.oauth2 import service_account
 
 from monitor.core.clock import ManualClock
-from monitor.sandbox.auth import ACCESS_TOKEN_SECONDS
-from monitor.sandbox.faults import FaultPlan
-from monitor.sandbox.google import GoogleSandbox
-from monitor.sandbox.http import Request
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox.auth import ACCESS_TOKEN_SECONDS
+from sheet_sandbox.faults import FaultPlan
+from sheet_sandbox.google import GoogleSandbox
+from sheet_sandbox.http import Request
+from sheet_sandbox.server import running_sandbox
 
 EMAIL = "monitor-9@sheet-monitor-sandbox.iam.gserviceaccount.com"
 SHEETS_READONLY = "https://www.googleapis.com/auth/spreadsheets.readonly"

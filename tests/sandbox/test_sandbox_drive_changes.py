@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import pytest
 from sheets_api_fixtures import SPREADSHEET_ID
 
-from monitor.sandbox.changes import ChangeLog
+from sheet_sandbox.changes import ChangeLog
 
 SHEET = {"title": "S", "tabs": {"A": [["x", 1]]}}
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from concurrency_helpers import gathered_from_threads
 
-from monitor.sandbox.faults import FaultPlan
+from sheet_sandbox.faults import FaultPlan
 
 
 def outcome(plan: FaultPlan, spreadsheet: str | None = "s1"):

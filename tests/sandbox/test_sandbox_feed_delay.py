@@ -1,4 +1,4 @@
-"""Drive's change-feed delay (monitor/sandbox/feed_delay.py): an edit reaches changes.list and the
+"""Drive's change-feed delay (sheet_sandbox/feed_delay.py): an edit reaches changes.list and the
 file's modifiedTime at its file's next coalescing moment, about every 3 minutes, while reads of the
 values see it at once. Over real HTTP with the monitor's own Drive client (monitor.google.drive_feed)
 and reader, an edit made through gspread, and the sandbox's ManualClock; the model's draws as pure
@@ -17,9 +17,9 @@ from monitor.core.clock import ManualClock
 from monitor.google.client import build_gspread_client
 from monitor.google.drive_feed import DriveChangeFeed
 from monitor.google.reader import GspreadReader
-from monitor.sandbox.feed_delay import GOOGLE_FEED_MODEL, FeedDelay, FeedDelayModel, parse_setting
-from monitor.sandbox.google import GoogleSandbox
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox.feed_delay import GOOGLE_FEED_MODEL, FeedDelay, FeedDelayModel, parse_setting
+from sheet_sandbox.google import GoogleSandbox
+from sheet_sandbox.server import running_sandbox
 
 SHEET = "store-1"
 TIMEOUT = 5

@@ -7,8 +7,8 @@ from __future__ import annotations
 import requests
 
 from monitor.config import load_config
-from monitor.sandbox import dataset as datasets
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox import dataset as datasets
+from sheet_sandbox.server import running_sandbox
 
 
 def test_the_listing_names_titles_breakages_and_faults_of_a_loaded_dataset():

@@ -13,10 +13,10 @@ from gspread.http_client import BackOffHTTPClient
 
 from monitor.core.clock import ManualClock
 from monitor.google.client import EndpointAdapter, build_gspread_client
-from monitor.sandbox import running_sandbox
-from monitor.sandbox.auth import TokenAuthority
-from monitor.sandbox.http import HTTPServerThread, Response
-from monitor.sandbox.projects import project_number
+from sheet_sandbox import running_sandbox
+from sheet_sandbox.auth import TokenAuthority
+from sheet_sandbox.http import HTTPServerThread, Response
+from sheet_sandbox.projects import project_number
 
 # -- the seam alone, against a recording endpoint ----------------------------------------------
 

@@ -10,10 +10,10 @@ import pytest
 from concurrency_helpers import gathered_from_threads
 
 from monitor.core.clock import ManualClock
-from monitor.sandbox import latency as lat
-from monitor.sandbox.google import GoogleSandbox
-from monitor.sandbox.http import Request
-from monitor.sandbox.latency import GOOGLE_MODEL, Latency, LatencyModel, parse_setting
+from sheet_sandbox import latency as lat
+from sheet_sandbox.google import GoogleSandbox
+from sheet_sandbox.http import Request
+from sheet_sandbox.latency import GOOGLE_MODEL, Latency, LatencyModel, parse_setting
 
 DRAWS = 20_000
 # What gspread's recorded cassettes show per interaction (p10, p50, p90 of the cassettes' means).

@@ -8,7 +8,7 @@ import time
 import pytest
 import requests
 
-from monitor.sandbox.latency import GOOGLE_MODEL
+from sheet_sandbox.latency import GOOGLE_MODEL
 
 SPREADSHEET = {"title": "Stock", "tabs": {"Sheet1": [["item", "qty"], ["apple", 3]]}}
 EMAIL = "monitor-1@sheet-monitor-sandbox.iam.gserviceaccount.com"

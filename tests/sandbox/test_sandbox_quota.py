@@ -7,9 +7,9 @@ import json
 import pytest
 
 from monitor.core.clock import ManualClock
-from monitor.sandbox.projects import DEFAULT_PROJECT_ID, project_ids, project_number, project_of, spread
-from monitor.sandbox.quota import QuotaMeter
-from monitor.sandbox.stats import Stats
+from sheet_sandbox.projects import DEFAULT_PROJECT_ID, project_ids, project_number, project_of, spread
+from sheet_sandbox.quota import QuotaMeter
+from sheet_sandbox.stats import Stats
 
 # Sheets' per-user 429 as it comes today: the message of the recorded body
 # (/work/shared/google-recordings) and the details of a live Sheets 429 that gargle's test

@@ -5,8 +5,8 @@ from datetime import UTC, datetime
 import pytest
 
 from monitor.core.clock import ManualClock
-from monitor.sandbox import values
-from monitor.sandbox.cells import (
+from sheet_sandbox import values
+from sheet_sandbox.cells import (
     ERRORS,
     FORMATTED_STRING,
     FORMATTED_VALUE,
@@ -18,8 +18,8 @@ from monitor.sandbox.cells import (
     render,
     render_cells,
 )
-from monitor.sandbox.rendered_rows import RenderedRows
-from monitor.sandbox.store import SpreadsheetStore
+from sheet_sandbox.rendered_rows import RenderedRows
+from sheet_sandbox.store import SpreadsheetStore
 
 ROW = ("SKU-1", 2, 2.0, 1.5, True, None, ERRORS["#N/A"], Formatted(46351.5, "datetime"),
        Formatted(1234.5, "grouped", 2), "")

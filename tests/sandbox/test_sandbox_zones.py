@@ -16,7 +16,7 @@ from gspread.auth import DEFAULT_SCOPES
 
 from monitor.core.clock import ManualClock
 from monitor.google.client import build_gspread_client
-from monitor.sandbox import running_sandbox
+from sheet_sandbox import running_sandbox
 
 SHEET = "1sandboxZones".ljust(44, "x")
 NOON_UTC = {"datetime": "2026-01-05T12:00:00Z"}

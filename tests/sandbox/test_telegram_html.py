@@ -10,8 +10,8 @@ from collections import deque
 
 import pytest
 
-from monitor.sandbox.telegram_html import HTMLParseError, parse_html
-from monitor.sandbox.telegram_limits import FloodControl, Window, retry_after_seconds
+from sheet_sandbox.telegram_html import HTMLParseError, parse_html
+from sheet_sandbox.telegram_limits import FloodControl, Window, retry_after_seconds
 
 STADIUM = "🏟 🏟&lt;"  # 4-byte emoji make byte offsets and UTF-16 offsets differ from indexes
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import model_validator
 
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 
 from ..aggregates import Metric, ValueRange, metric_of, shown_metric
 from ..base import CheckBase

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import field_validator, model_validator
 
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 
 from .. import column_explain
 from ..cells import Cell
@@ -47,7 +47,7 @@ class DuplicatesCheck(ColumnCheck):
 
     def explain(self) -> str:
         key = " + ".join(self.key_columns)
-        return column_explain.sentence(self, f"{key} of {self.range} repeats an earlier row's")
+        return column_explain.levels_sentence(self, f"{key} of {self.range} repeats an earlier row's")
 
 
 def judge(check: DuplicatesCheck, value_range, now, tz, modified_time, past) -> CheckResult:

@@ -12,7 +12,7 @@ from pydantic import model_validator
 
 from monitor.core.a1 import CellRef
 from monitor.core.durations import human_duration
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 from monitor.core.timefmt import format_utc
 from monitor.core.wording import counted
 from monitor.core.zones import wall_clock

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_serializer, field_validator, model_validator
 
 from monitor.core.a1 import Ref, column_letters
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 from monitor.core.wording import counted
 
 from .. import column_explain

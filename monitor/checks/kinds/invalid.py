@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 
 from .. import column_explain
 from ..cells import FORMULA_ERRORS, Cell, is_number
@@ -41,7 +41,7 @@ class InvalidCheck(ColumnCheck):
 
     def explain(self) -> str:
         rules = _rules_words(self)
-        return column_explain.sentence(self, f"{self.column} of {self.range} {rules}")
+        return column_explain.levels_sentence(self, f"{self.column} of {self.range} {rules}")
 
     @field_validator("regex")
     @classmethod

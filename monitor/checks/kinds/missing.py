@@ -21,7 +21,7 @@ class MissingCheck(ColumnCheck):
 
     def explain(self) -> str:
         subject = f"{self.column} of {self.range} is {_missing_words(self)}"
-        return column_explain.sentence(self, subject)
+        return column_explain.levels_sentence(self, subject)
 
     @model_validator(mode="after")
     def _column_usable(self) -> MissingCheck:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 from monitor.core.wording import counted
 
 from .. import explain

@@ -20,7 +20,7 @@ from monitor.app.run import run_once
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from monitor.engine.heartbeat import RunOutcome
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox.server import running_sandbox
 
 TOKEN = "123456:SECRET-metrics-token-0123456789"
 CHAT = -1001000000002

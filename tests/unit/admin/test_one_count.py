@@ -33,9 +33,9 @@ from monitor.notify.destinations import DEFAULT
 from monitor.notify.notifier import compose_all
 from monitor.notify.settings import AlertSettings
 from monitor.report.page_data import build_report
-from monitor.sandbox.telegram_html import parse_html
 from monitor.state import State, changing_state, read_state
 from monitor.storage.redis_store import RedisLocation
+from sheet_sandbox.telegram_html import parse_html
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 CONFIGURED = [f"1countSheet{n:02d}".ljust(44, "x") for n in range(8)]

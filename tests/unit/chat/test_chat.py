@@ -27,9 +27,9 @@ from monitor.notify.buttons import Signer
 from monitor.notify.notifier import notify
 from monitor.notify.settings import AlertSettings
 from monitor.notify.telegram import TelegramSender
-from monitor.sandbox.http import HTTPServerThread
-from monitor.sandbox.telegram import FakeTelegram
 from monitor.state import State
+from sheet_sandbox.http import HTTPServerThread
+from sheet_sandbox.telegram import FakeTelegram
 
 TOKEN = "123456:SECRET-chat-token-0123456789abc"
 GROUP = -1001000000123

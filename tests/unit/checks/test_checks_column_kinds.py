@@ -15,7 +15,7 @@ from monitor.checks import (
     evaluate_all,
     ranges_of,
 )
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 from tests.refs import a1
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)

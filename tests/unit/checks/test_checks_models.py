@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from monitor import checks
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 
 
 def invalid(build) -> InvalidValue:

@@ -25,7 +25,7 @@ from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from monitor.core.timefmt import format_utc
 from monitor.engine.heartbeat import RunOutcome
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox.server import running_sandbox
 
 NEXT_ROUND = 6 * 60  # seconds: past write_config's round_interval (5m), so a run starts a new round
 

@@ -16,8 +16,8 @@ from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from monitor.engine.events import ReadableAgain
 from monitor.engine.health import ERROR, OK
-from monitor.sandbox.server import running_sandbox
 from monitor.state import changing_state
+from sheet_sandbox.server import running_sandbox
 
 # -- check-config
 

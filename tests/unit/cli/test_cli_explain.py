@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from cli_fixtures import A, B, invoke, json_of, write_config
 
 from monitor.core.clock import ManualClock
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox.server import running_sandbox
 
 OWN_CHECK = """
 [[sheets.checks]]

@@ -12,9 +12,9 @@ from cli_fixtures import invoke, json_of, write_config
 from telegram_fixtures import TOKEN
 
 from monitor.core.clock import ManualClock
-from monitor.sandbox.http import HTTPServerThread
-from monitor.sandbox.server import running_sandbox
-from monitor.sandbox.telegram import FakeTelegram
+from sheet_sandbox.http import HTTPServerThread
+from sheet_sandbox.server import running_sandbox
+from sheet_sandbox.telegram import FakeTelegram
 
 HOME, EMEA = -1001000000001, -1001000000002
 TOPIC = 7

@@ -17,7 +17,7 @@ from failing_disk import fail_writes_under
 from key_files import damaged_key, unknown_account
 
 from monitor.core.clock import ManualClock
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox.server import running_sandbox
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from paths import REPO
 from monitor.checks import FreshnessCheck, ThresholdCheck, evaluate_all, ranges_of
 from monitor.config import DEFAULTS, checks_fingerprint, resolve_config_path
 from monitor.core.durations import format_duration, parse_positive_duration
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 from monitor.engine.inspect import plans_of
 
 

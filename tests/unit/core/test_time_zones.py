@@ -29,10 +29,10 @@ from monitor.engine.health import ERROR, OK, WARN, Moment, SheetHealth
 from monitor.engine.inspect import SheetPlan
 from monitor.engine.run import Run
 from monitor.engine.zone_refresh import ZONE_REFRESH, with_zone, zone_due
-from monitor.sandbox.server import running_sandbox
 from monitor.state import changing_state
 from monitor.state.schema import HEALTH, upgraded
 from monitor.storage import MemoryLocation
+from sheet_sandbox.server import running_sandbox
 
 GMT, LOS_ANGELES, NOVOSIBIRSK = (f"1zone{name}".ljust(44, "x") for name in ("Gmt", "LosAngeles", "Nsk"))
 SPREADSHEETS_GET = "GET /v4/spreadsheets/{id}"

@@ -18,7 +18,7 @@ from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.core.timefmt import format_utc
 from monitor.engine.inspect import SheetData, SheetPlan, judge, plans_of, read, zone_of
 from monitor.google.reader import GspreadReader
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox.server import running_sandbox
 from tests.refs import a1
 
 SHEET = "1sandboxInspect".ljust(44, "x")
@@ -238,7 +238,7 @@ def test_a_plain_read_showing_na_or_ref_asks_for_details_unless_no_try_is_left(g
 def test_a_read_with_details_gives_the_values_a_batch_get_gives(google):
     # The retry after a value not known yet judges grid data's effectiveValue: it must be what
     # UNFORMATTED_VALUE with SERIAL_NUMBER renders, for every kind of cell a generated store holds.
-    from monitor.sandbox import dataset
+    from sheet_sandbox import dataset
 
     generated = dataset.generate(30, 5, now=datetime(2026, 1, 5, tzinfo=UTC))
     dataset.apply(generated, google.sandbox.google)

@@ -21,7 +21,7 @@ from monitor.notify.documents import AlertMemory
 from monitor.notify.notifier import compose_all
 from monitor.notify.routing import Routing
 from monitor.notify.settings import AlertSettings
-from monitor.sandbox.telegram_html import parse_html
+from sheet_sandbox.telegram_html import parse_html
 
 SUNDAY = datetime(2026, 3, 8, tzinfo=UTC)  # a Sunday
 NAMES = {"s1": "Store 001", "s2": "Store 002", "s3": "Store 003"}

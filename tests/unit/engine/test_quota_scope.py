@@ -15,8 +15,8 @@ import pytest
 from monitor.core.clock import ManualClock
 from monitor.core.errors import ErrorClass, QuotaScope, SheetReadError, quota_scope
 from monitor.google.reader import GspreadReader
-from monitor.sandbox import errors as google_errors
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox import errors as google_errors
+from sheet_sandbox.server import running_sandbox
 
 SHEET = "1sandboxQuotaScope".ljust(44, "x")
 

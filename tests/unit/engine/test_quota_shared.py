@@ -33,10 +33,10 @@ from monitor.core.clock import ManualClock
 from monitor.core.errors import QuotaScope
 from monitor.engine.pacer import QuotaPacer
 from monitor.engine.shared_pacer import SharedQuotaPacer
-from monitor.sandbox.server import running_sandbox
 from monitor.storage.location import FileLocation
 from monitor.storage.redis_quota import RedisQuotaLog
 from monitor.storage.redis_store import RedisLocation
+from sheet_sandbox.server import running_sandbox
 
 PER_CREDENTIAL, PER_PROJECT = 6, 10
 WINDOW, MARGIN = 60.0, 1.0

@@ -26,7 +26,7 @@ from metrics_fixtures import families, labelled, values
 from monitor.app.run import run_once
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox.server import running_sandbox
 
 TOKEN = "123456:SECRET-removed-token-0123456789"
 CHAT = -1001000000077

@@ -27,7 +27,7 @@ from monitor.engine.events import ApiDegraded, BreakerOpened, DeadLettered
 from monitor.engine.health import UNKNOWN
 from monitor.engine.tasks import DONE, FAILED
 from monitor.google.reader import GspreadReader
-from monitor.sandbox.dataset import AFTER_FIRST_READ, BREAKAGES
+from sheet_sandbox.dataset import AFTER_FIRST_READ, BREAKAGES
 
 SHEETS = 750
 RUN_BUDGET = timedelta(minutes=4)  # a 5-minute cron tick; 750 reads need ~14 minutes of quota

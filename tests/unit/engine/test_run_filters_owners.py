@@ -12,7 +12,7 @@ from cli_fixtures import A, sandbox_config_head, saved_state
 from monitor.app.run import run_once
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox.server import running_sandbox
 from tests.refs import a1
 
 TOKEN = "123456:SECRET-filters-token-0123456789"

@@ -14,8 +14,8 @@ from test_run import World
 
 from monitor.core.clock import ManualClock
 from monitor.engine.heartbeat import RunOutcome
-from monitor.sandbox.projects import project_of
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox.projects import project_of
+from sheet_sandbox.server import running_sandbox
 
 EAST, WEST = "sheet-monitor-sandbox-1", "sheet-monitor-sandbox-2"
 

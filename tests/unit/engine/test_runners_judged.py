@@ -13,8 +13,8 @@ from monitor.config.sections import host_runner_name
 from monitor.engine.events import CrashRecovered
 from monitor.engine.heartbeat import Heartbeat, RunOutcome, RunSummary
 from monitor.engine.runner_state import EventLog, is_event_key
-from monitor.watchdog.judge import HEALTHY, RUNNER_STOPPED, SILENT, RunnerReading, evaluate
-from monitor.watchdog.memory import WatchdogMemory, advance
+from monitor.watchdog.judge import HEALTHY, RUNNER_STOPPED, SILENT, RunnerReading, judge_runner
+from monitor.watchdog.outages import WatchdogMemory, advance
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -33,12 +33,13 @@ def reading(**runners) -> RunnerReading:
 
 
 def test_runners_that_all_finished_lately_are_healthy():
-    verdict = evaluate(reading(a=finished("r1", 2), b=finished("r2", 4)), NOW, SETTINGS)
+    verdict = judge_runner(reading(a=finished("r1", 2), b=finished("r2", 4)), NOW, SETTINGS)
     assert verdict.status == HEALTHY
 
 
 def test_one_runner_silent_while_the_others_carry_on_is_told_by_name():
-    verdict = evaluate(reading(a=finished("r1", 2), b=finished("r2", 40), c=finished("r3", 3)), NOW, SETTINGS)
+    verdict = judge_runner(reading(a=finished("r1", 2), b=finished("r2", 40), c=finished("r3", 3)), NOW,
+                           SETTINGS)
     assert verdict.status == RUNNER_STOPPED
     assert "runner b: no run has finished since" in verdict.reason
     assert "meanwhile 2 other runners worked" in verdict.reason
@@ -47,29 +48,30 @@ def test_one_runner_silent_while_the_others_carry_on_is_told_by_name():
 
 def test_one_runner_silent_just_at_the_allowed_silence_is_not_yet_stopped():
     limit = SETTINGS.max_silence.total_seconds() / 60
-    assert evaluate(reading(a=finished("r1", 1), b=finished("r2", limit)), NOW, SETTINGS).status == HEALTHY
-    assert evaluate(reading(a=finished("r1", 1), b=finished("r2", limit + 0.01)), NOW,
+    judged = judge_runner(reading(a=finished("r1", 1), b=finished("r2", limit)), NOW, SETTINGS)
+    assert judged.status == HEALTHY
+    assert judge_runner(reading(a=finished("r1", 1), b=finished("r2", limit + 0.01)), NOW,
                     SETTINGS).status == RUNNER_STOPPED
 
 
 def test_all_runners_silent_is_the_monitor_silent():
-    verdict = evaluate(reading(a=finished("r1", 30), b=finished("r2", 40)), NOW, SETTINGS)
+    verdict = judge_runner(reading(a=finished("r1", 30), b=finished("r2", 40)), NOW, SETTINGS)
     assert verdict.status == SILENT
 
 
 def test_a_runner_stuck_in_a_run_while_another_works_is_a_stopped_runner():
     stuck = Heartbeat(run_id="r9", started_at=NOW - timedelta(minutes=30), budget_seconds=300)
-    verdict = evaluate(reading(a=finished("r1", 1), b=(stuck, ())), NOW, SETTINGS)
+    verdict = judge_runner(reading(a=finished("r1", 1), b=(stuck, ())), NOW, SETTINGS)
     assert verdict.status == RUNNER_STOPPED
     assert "runner b: run r9 started" in verdict.reason
     assert "meanwhile 1 other runner worked" in verdict.reason
 
 
 def test_one_runners_outage_is_told_once_and_its_recovery_once():
-    stopped = evaluate(reading(a=finished("r1", 1), b=finished("r2", 40)), NOW, SETTINGS)
+    stopped = judge_runner(reading(a=finished("r1", 1), b=finished("r2", 40)), NOW, SETTINGS)
     first = advance(WatchdogMemory(), stopped, NOW, SETTINGS)
     again = advance(first.memory, stopped, NOW + timedelta(minutes=5), SETTINGS)
-    back = evaluate(reading(a=finished("r1", 1), b=finished("r3", 1)), NOW, SETTINGS)
+    back = judge_runner(reading(a=finished("r1", 1), b=finished("r3", 1)), NOW, SETTINGS)
     recovered = advance(again.memory, back, NOW + timedelta(minutes=10), SETTINGS)
     assert (first.kind, again.kind, recovered.kind) == ("alert", None, "recovered")
     assert "A monitor runner stopped" in first.messages[0].text

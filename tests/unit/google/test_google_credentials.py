@@ -21,8 +21,8 @@ from monitor.core.clock import ManualClock
 from monitor.core.errors import ErrorClass, SheetReadError, classify
 from monitor.google.client import CredentialCache, EndpointAdapter
 from monitor.google.reader import GspreadReader, classified
-from monitor.sandbox.http import HTTPServerThread, Response
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox.http import HTTPServerThread, Response
+from sheet_sandbox.server import running_sandbox
 
 DRIVE_METADATA = "https://www.googleapis.com/auth/drive.metadata.readonly"
 RANGES = ["Stock!A1:B2"]

@@ -16,7 +16,7 @@ from monitor.engine.inflight import ReadJob, ThreadedReads
 from monitor.engine.inspect import SheetPlan
 from monitor.google.client import CredentialCache
 from monitor.google.reader import GspreadReader
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox.server import running_sandbox
 
 RANGE = "Stock!A1:B3"
 SHEETS = 12

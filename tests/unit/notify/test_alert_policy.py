@@ -25,8 +25,8 @@ from monitor.notify.notifier import notify
 from monitor.notify.routing import Routing
 from monitor.notify.settings import AlertSettings
 from monitor.notify.telegram import TelegramSender
-from monitor.sandbox.http import HTTPServerThread
 from monitor.storage import MemoryLocation
+from sheet_sandbox.http import HTTPServerThread
 
 QUANTITY, PRICE = "Stock!C2:C3", "Stock!D2:D3"
 CHECKS = (

@@ -9,7 +9,7 @@ from monitor.engine.fleet import Fleet
 from monitor.engine.health import FAIL, OK
 from monitor.notify.alerts import compose_alert
 from monitor.notify.settings import AlertSettings
-from monitor.sandbox.telegram_html import parse_html
+from sheet_sandbox.telegram_html import parse_html
 
 
 def test_the_alert_line_shows_the_spreadsheets_tags_as_hashtags():

@@ -17,7 +17,7 @@ from monitor.notify import render
 from monitor.notify.alerts import compose_alert
 from monitor.notify.messages import split_message
 from monitor.notify.settings import AlertSettings
-from monitor.sandbox.telegram_html import parse_html
+from sheet_sandbox.telegram_html import parse_html
 
 SHEET = {"at": NOW, "run_id": "run-1"}
 

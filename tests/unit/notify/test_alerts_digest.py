@@ -22,7 +22,7 @@ from monitor.notify.digest import (
 )
 from monitor.notify.documents import AlertMemory, RoundChanges
 from monitor.notify.settings import AlertSettings
-from monitor.sandbox.telegram_html import parse_html
+from sheet_sandbox.telegram_html import parse_html
 
 
 def test_summary_policy_on_change_every_round_and_off():

@@ -17,7 +17,7 @@ from monitor.notify import memory as told
 from monitor.notify.digest import compose_reminder
 from monitor.notify.documents import Alerted, AlertMemory, RoundChanges
 from monitor.notify.settings import AlertSettings
-from monitor.sandbox.telegram_html import parse_html
+from sheet_sandbox.telegram_html import parse_html
 
 EVERY = timedelta(hours=4)
 

@@ -23,7 +23,7 @@ from monitor.notify.documents import AlertMemory
 from monitor.notify.notifier import compose_all
 from monitor.notify.routing import Routing, configured_chats
 from monitor.notify.settings import AlertSettings
-from monitor.sandbox.telegram_html import parse_html
+from sheet_sandbox.telegram_html import parse_html
 
 START = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 NAMES = {"s1": "Store 014", "s2": "Store 015"}

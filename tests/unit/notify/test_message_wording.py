@@ -14,8 +14,8 @@ from monitor.core.wording import counted
 from monitor.engine.health import Finding, Tab, located
 from monitor.engine.heartbeat import RunSummary
 from monitor.notify.messages import esc, findings_text, sentences, since_text, tab_url, utc_text
-from monitor.watchdog.judge import STATE_UNREADABLE, RunnerReading, Verdict, WatchdogSettings, evaluate
-from monitor.watchdog.memory import WatchdogMemory, advance
+from monitor.watchdog.judge import STATE_UNREADABLE, RunnerReading, Verdict, WatchdogSettings, judge_runner
+from monitor.watchdog.outages import WatchdogMemory, advance
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 REF = Finding("formula_errors Stock!A1:H500", "formula_errors", "fail",
@@ -117,7 +117,7 @@ def test_a_long_value_in_a_message_is_shortened_to_whole_sentences():
 def test_the_watchdog_counts_failed_runs_with_their_plural():
     failed = RunSummary("run-1", NOW - timedelta(minutes=4), NOW - timedelta(minutes=1), "degraded")
     settings = WatchdogSettings(timedelta(minutes=15), timedelta(hours=4), timedelta(minutes=5), 1)
-    verdict = evaluate(RunnerReading(exists=True, runs=(failed,)), NOW, settings)
+    verdict = judge_runner(RunnerReading(exists=True, runs=(failed,)), NOW, settings)
     assert verdict.reason == "the last 1 run did not end well (degraded)"
 
 

@@ -21,7 +21,7 @@ from monitor.notify.telegram import (
     TelegramSender,
     html_to_text,
 )
-from monitor.sandbox.http import HTTPServerThread, Request, Response
+from sheet_sandbox.http import HTTPServerThread, Request, Response
 
 
 def sender_for(server, http, clock, chat_id=PRIVATE, token=TOKEN, **kwargs) -> TelegramSender:

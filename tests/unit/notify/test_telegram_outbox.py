@@ -18,7 +18,7 @@ from monitor.notify.documents import MAX_PENDING, Outbox
 from monitor.notify.messages import Message
 from monitor.notify.outbox import HALT_AFTER_ALIKE, chat_id_for, deliver, enqueue, sender_for
 from monitor.notify.telegram import PrintingSender, TelegramSender
-from monitor.sandbox.http import HTTPServerThread, Response
+from sheet_sandbox.http import HTTPServerThread, Response
 
 
 def telegram(server, http, clock, chat_id=PRIVATE, **kwargs) -> TelegramSender:

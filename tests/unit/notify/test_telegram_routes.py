@@ -15,7 +15,7 @@ from cli_fixtures import A, B, C, invoke, sandbox_config_head, saved_state
 from monitor.app.run import run_once
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox.server import running_sandbox
 
 TOKEN = "123456:SECRET-routes-token-0123456789"
 DEFAULT_CHAT, EMEA, FINANCE = -1001000000001, -1001000000002, -1001000000003

@@ -16,7 +16,7 @@ from monitor.app.run import run_once
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from monitor.core.timefmt import format_utc
-from monitor.sandbox.server import running_sandbox
+from sheet_sandbox.server import running_sandbox
 
 
 @pytest.fixture

@@ -35,10 +35,10 @@ from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from monitor.engine.events import StateEntryDamaged
 from monitor.engine.heartbeat import RunOutcome
-from monitor.sandbox.server import running_sandbox
 from monitor.state import read_state
 from monitor.state.schema import DAMAGED_PREFIX
 from monitor.storage import FileLocation
+from sheet_sandbox.server import running_sandbox
 
 FIRST_RELEASE = FIXTURES / "first_release"
 

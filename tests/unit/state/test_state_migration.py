@@ -132,7 +132,7 @@ def test_the_watchdog_carries_over_its_first_release_memory(tmp_path):
     shutil.copy(FIXTURE / "watchdog.json", tmp_path / "watchdog.json")
     store = FileStore(tmp_path / f"{watchdog_store.STORE_NAME}.json")
     try:
-        state = watchdog_store.load(store, tmp_path, NOW)
+        state = watchdog_store.load_watchdog_state(store, tmp_path, NOW)
     finally:
         store.close()
     assert state.memory.status == "silent"
@@ -143,7 +143,7 @@ def test_the_watchdog_carries_over_its_first_release_memory(tmp_path):
     assert not (tmp_path / "watchdog.json").exists()  # carried over once, then removed
     reopened = FileStore(tmp_path / f"{watchdog_store.STORE_NAME}.json")
     try:
-        assert watchdog_store.load(reopened, tmp_path, NOW) == state
+        assert watchdog_store.load_watchdog_state(reopened, tmp_path, NOW) == state
     finally:
         reopened.close()
 

@@ -18,8 +18,8 @@ from monitor.config import load_config
 from monitor.config.sections import host_runner_name
 from monitor.core.clock import ManualClock
 from monitor.engine.heartbeat import RunOutcome
-from monitor.sandbox.server import running_sandbox
 from monitor.state import read_state
+from sheet_sandbox.server import running_sandbox
 
 NOWHERE = "redis://127.0.0.1:1/0"  # nothing listens on port 1
 PASSWORD = "pw-that-must-never-show"

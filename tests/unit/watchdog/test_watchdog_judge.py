@@ -1,4 +1,4 @@
-"""The watchdog's pure core: verdicts from what the runs left behind (``judge.evaluate``) and the alert
+"""The watchdog's pure core: verdicts from what the runs left behind (``judge.judge_runner``) and the alert
 memory's transitions (``memory.advance``). Time is an argument; boundaries are tested just before, at
 and just after."""
 
@@ -13,7 +13,7 @@ from watchdog_helpers import SETTINGS, T0, heartbeat, runs_every_5_minutes, sett
 from monitor.engine.heartbeat import Heartbeat, RunOutcome, RunSummary
 from monitor.notify.documents import Halt
 from monitor.watchdog import judge as wd
-from monitor.watchdog.memory import WatchdogMemory, advance
+from monitor.watchdog.outages import WatchdogMemory, advance
 
 
 def reading(hb: Heartbeat | None, runs: list[RunSummary] = ()) -> wd.RunnerReading:
@@ -21,7 +21,7 @@ def reading(hb: Heartbeat | None, runs: list[RunSummary] = ()) -> wd.RunnerReadi
 
 
 def judge(hb: Heartbeat | None, runs: list[RunSummary], now: datetime, chosen=SETTINGS) -> wd.Verdict:
-    return wd.evaluate(reading(hb, runs), now, chosen)
+    return wd.judge_runner(reading(hb, runs), now, chosen)
 
 
 # ---- verdicts ----------------------------------------------------------------------------------------
@@ -95,9 +95,9 @@ def test_the_last_n_runs_failing_is_an_outage(outcomes, expected):
 
 
 def test_missing_and_unreadable_state_are_verdicts_of_their_own():
-    assert wd.evaluate(wd.RunnerReading(exists=False), T0, SETTINGS).status == wd.STATE_MISSING
+    assert wd.judge_runner(wd.RunnerReading(exists=False), T0, SETTINGS).status == wd.STATE_MISSING
     torn = wd.RunnerReading(exists=True, readable=False, error="not JSON at line 1")
-    unreadable = wd.evaluate(torn, T0, SETTINGS)
+    unreadable = wd.judge_runner(torn, T0, SETTINGS)
     assert unreadable.status == wd.STATE_UNREADABLE and "not JSON at line 1" in unreadable.reason
     never = judge(None, [], T0)  # a state no run ever wrote a heartbeat into
     assert never.status == wd.SILENT and "no run has ever finished" in never.reason
@@ -105,7 +105,7 @@ def test_missing_and_unreadable_state_are_verdicts_of_their_own():
 
 def test_naive_now_is_refused():
     with pytest.raises(ValueError, match="naive"):
-        wd.evaluate(reading(None), datetime(2026, 1, 1), SETTINGS)
+        wd.judge_runner(reading(None), datetime(2026, 1, 1), SETTINGS)
 
 
 # ---- transitions -------------------------------------------------------------------------------------
@@ -173,8 +173,8 @@ def test_the_same_outage_composes_the_same_message_key():
 def test_runs_that_work_while_telegram_refuses_the_chat_are_not_healthy():
     runs = runs_every_5_minutes(T0 - timedelta(minutes=30), 6)
     halt = Halt(T0 - timedelta(minutes=25), 401, "Unauthorized", "-1001")
-    verdict = wd.evaluate(replace(reading(heartbeat(T0 - timedelta(minutes=2)), runs), halts={"": halt}), T0,
-                          SETTINGS)
+    halted = replace(reading(heartbeat(T0 - timedelta(minutes=2)), runs), halts={"": halt})
+    verdict = wd.judge_runner(halted, T0, SETTINGS)
     assert verdict.status == wd.DELIVERY_HALTED and not verdict.healthy
     assert verdict.began_at == halt.at and "-1001" in verdict.reason and "401 Unauthorized" in verdict.reason
     decision = advance(WatchdogMemory(), verdict, T0, SETTINGS)

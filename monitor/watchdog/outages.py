@@ -79,38 +79,39 @@ class WatchdogMemory:
 
 
 @dataclass(frozen=True)
-class Decision:
+class AlertDecision:
     memory: WatchdogMemory
     messages: tuple[Message, ...]
     kind: str | None  # "alert" | "reminder" | "recovered" | None (nothing to say)
 
 
 def advance(memory: WatchdogMemory, verdict: Verdict, now: datetime, settings: WatchdogSettings,
-            unsent: int = 0) -> Decision:
+            unsent: int = 0) -> AlertDecision:
     """Alert on healthy -> unhealthy, remind every ``reminder_every`` while unhealthy, report the
     recovery once on unhealthy -> healthy. ``unsent``: the outage's alert and reminders still
     waiting for Telegram; the recovery says so (the caller drops them: they are news no longer)."""
     was_healthy = memory.status == HEALTHY
     if verdict.healthy:
         if was_healthy:
-            return Decision(memory, (), None)
+            return AlertDecision(memory, (), None)
         began = memory.since or now
         ended = verdict.healthy_since if verdict.healthy_since and verdict.healthy_since >= began else now
         text = _recovered_text(memory.status, began, ended, settings, unsent)
-        return Decision(WatchdogMemory(since=now), (_message("recovered", began, now, text),), "recovered")
+        recovered = (_message("recovered", began, now, text),)
+        return AlertDecision(WatchdogMemory(since=now), recovered, "recovered")
 
     if was_healthy:
         began = min(verdict.began_at, now) if verdict.began_at else now
         text = _alert_text(verdict, began, settings)
-        return Decision(WatchdogMemory(verdict.status, began, last_alert_at=now),
+        return AlertDecision(WatchdogMemory(verdict.status, began, last_alert_at=now),
                         (_message("alert", began, now, text),), "alert")
 
     last_said = memory.last_reminder_at or memory.last_alert_at
     if last_said is not None and now - last_said < settings.reminder_every:
-        return Decision(replace(memory, status=verdict.status), (), None)
+        return AlertDecision(replace(memory, status=verdict.status), (), None)
     began = memory.since or now
     text = _reminder_text(verdict, began, now, settings)
-    return Decision(replace(memory, status=verdict.status, last_reminder_at=now),
+    return AlertDecision(replace(memory, status=verdict.status, last_reminder_at=now),
                     (_message("reminder", began, now, text),), "reminder")
 
 

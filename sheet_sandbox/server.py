@@ -94,9 +94,9 @@ def running_sandbox(
 def _make_fake_telegram(clock: Any) -> Any:
     """The fake Telegram app, or None while its module does not exist yet."""
     try:
-        module = importlib.import_module("monitor.sandbox.telegram")
+        module = importlib.import_module("sheet_sandbox.telegram")
     except ModuleNotFoundError as exc:
-        if exc.name != "monitor.sandbox.telegram":
+        if exc.name != "sheet_sandbox.telegram":
             raise  # the module exists but is broken: say so rather than hide it
         return None
     return module.FakeTelegram(clock)

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from monitor.core.invalid import InvalidValue
+from monitor.core.invalid_value import InvalidValue
 
 from .issues import Loc
 from .sections import TOP_KEYS

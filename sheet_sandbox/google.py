@@ -73,7 +73,7 @@ class GoogleSandbox:
         self.faults = FaultPlan(seed=self.seed, on_access=self._access_changed)
         self.stats = Stats(self.clock.time)
         self.latency = Latency(latency, seed=self.seed)
-        # What a loaded dataset broke in each spreadsheet (monitor.sandbox.dataset_files.apply), for
+        # What a loaded dataset broke in each spreadsheet (sheet_sandbox.dataset_files.apply), for
         # GET /_sandbox/spreadsheets: id -> {"title", "kind", "expect", "note"}.
         self.breakages: dict[str, dict] = {}
 
