@@ -22,7 +22,7 @@ from monitor.core.wording import counted
 from monitor.engine.dlq import DeadLetter
 from monitor.engine.feed_state import FeedState
 from monitor.engine.fleet import SHOWN_ORDER, Fleet
-from monitor.engine.health import UNKNOWN, SheetHealth
+from monitor.engine.health import UNKNOWN, Finding, SheetHealth
 from monitor.engine.heartbeat import Heartbeat, RunStats
 from monitor.engine.history import SheetHistory
 from monitor.engine.incidents import Incident
@@ -247,7 +247,7 @@ def sheets_report(
             "unchanged": _judged_unchanged(record, sheet.id, state.round, reads),
             "findings": len(record.findings) if record else 0,
             # What each check that warned or failed found, as the last verdict says.
-            "found": [asdict(finding) for finding in record.findings] if record else [],
+            "found": [_found(finding) for finding in record.findings] if record else [],
             "tags": list(sheet.tags),
             "in_dlq": sheet.id in state.dlq,
             "time_zone": record.time_zone if record else None,  # its dates are read in it
@@ -268,6 +268,14 @@ def learning_checks(checks: Sequence[Any], history: SheetHistory | None) -> list
         if isinstance(check, AnomalyCheck) and (text := still_learning(check, kept.get(check.name))):
             rows.append({"check": check.name, "text": text})
     return rows
+
+
+def _found(finding: Finding) -> dict[str, Any]:
+    """A finding as ``sheets --json`` shows it: its cells in A1 text. Its check's tab is the
+    messages' (a line's lead when no cell names one), not part of what was found."""
+    row = asdict(finding)
+    del row["tab"]
+    return {**row, "cells": [str(cell) for cell in finding.cells]}
 
 
 def incident_row(incident: Incident | None) -> dict[str, Any] | None:

@@ -19,7 +19,6 @@ Aggregate = Literal["min", "max", "sum", "count", "value", "avg", "distinct", "p
 AGGREGATES: tuple[str, ...] = get_args(Aggregate)
 # Non-empty rows and the threshold's aggregates, but a percentile, which needs its level besides.
 Metric = Literal["row_count", "min", "max", "sum", "count", "value", "avg", "distinct"]
-METRIC_WORDS: frozenset[str] = frozenset(AGGREGATES + get_args(Metric))  # as checks' default names hold them
 
 
 def metric_of(aggregate: str, value_range: ValueRange | None) -> float | None:

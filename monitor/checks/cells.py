@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from monitor.core.a1 import cell_ref, parse_a1, quote_sheet_name
+from monitor.core.a1 import CellRef, cell_ref, parse_a1, sheet_prefix
 
 # What Google shows while IMPORTRANGE, GOOGLEFINANCE and friends are still computing (the API's
 # ErrorType LOADING). Such a value says nothing about the data, so the whole read is retried later
@@ -24,7 +24,8 @@ FORMULA_ERRORS = ("#REF!", "#N/A", "#DIV/0!", "#VALUE!", "#NAME?", "#NUM!", "#NU
 
 
 class ValuesStillLoading(Exception):
-    """A cell still shows Google's "Loading..." placeholder: retry the read later; never a finding."""
+    """A cell still shows Google's "Loading..." placeholder: retry the read later; never a finding.
+    ``cell`` is its A1 text: the exception's message is all anyone is told of it."""
 
     def __init__(self, cell: str) -> None:
         super().__init__(f"{cell} still shows Loading...; read it again later")
@@ -35,15 +36,26 @@ class ValuesStillLoading(Exception):
 # cells per spreadsheet. Nothing keeps a Cell beyond the evaluation that made it.
 @dataclass(slots=True)
 class Cell:
-    prefix: str  # "Stock!", with the sheet name quoted the way Google echoes it
+    sheet: str | None  # the tab's title, as Google echoed the range (None: it named no tab)
     row: int  # 1-based sheet row
     col: int  # 1-based sheet column
     value: Any
 
     @property
+    def prefix(self) -> str:
+        """"Stock!", with the tab's title quoted the way Google echoes it."""
+        return sheet_prefix(self.sheet)
+
+    @property
+    def at(self) -> CellRef:
+        """Where it is, as a result keeps it. Made on demand: a check names a handful of cells out of
+        thousands read."""
+        return CellRef(self.sheet, self.row, self.col)
+
+    @property
     def ref(self) -> str:
-        """"Stock!B4". Computed on demand: a check names a handful of cells out of thousands read."""
-        return self.prefix + cell_ref(self.row, self.col)
+        """"Stock!B4": its A1 text, as a check's message says it."""
+        return sheet_prefix(self.sheet) + cell_ref(self.row, self.col)
 
 
 def is_empty(value: Any) -> bool:
@@ -64,11 +76,11 @@ class Values:
     is made only for a value a finding names (``cell``): a healthy spreadsheet's thousands of values
     never become objects."""
 
-    __slots__ = ("prefix", "values", "rows", "_col", "_cols", "_numeric", "derived")
+    __slots__ = ("sheet", "values", "rows", "_col", "_cols", "_numeric", "derived")
 
-    def __init__(self, prefix: str, values: list[Any], rows: list[int], col: int,
+    def __init__(self, sheet: str | None, values: list[Any], rows: list[int], col: int,
                  cols: list[int] | None = None) -> None:
-        self.prefix = prefix
+        self.sheet = sheet
         self.values = values
         self.rows = rows
         self._col = col  # the one column of a one-column range, the common case: no list per value
@@ -81,9 +93,13 @@ class Values:
     def __len__(self) -> int:
         return len(self.values)
 
+    @property
+    def prefix(self) -> str:
+        return sheet_prefix(self.sheet)
+
     def cell(self, index: int) -> Cell:
         col = self._col if self._cols is None else self._cols[index]
-        return Cell(self.prefix, self.rows[index], col, self.values[index])
+        return Cell(self.sheet, self.rows[index], col, self.values[index])
 
     def cells(self, indexes: Iterable[int] | None = None) -> list[Cell]:
         """The cells of the values at ``indexes`` (all of them by default)."""
@@ -102,19 +118,21 @@ class Values:
 
     def replaced(self, values: list[Any]) -> Values:
         """Other ``values`` (as many, in the same order) in these values' cells."""
-        return Values(self.prefix, values, self.rows, self._col, self._cols)
+        return Values(self.sheet, values, self.rows, self._col, self._cols)
 
     def only(self, indexes: list[int]) -> Values:
         """The values at ``indexes`` (in order) alone."""
         values, rows = self.values, self.rows
         cols = None if self._cols is None else [self._cols[index] for index in indexes]
-        return Values(self.prefix, [values[index] for index in indexes], [rows[index] for index in indexes],
+        return Values(self.sheet, [values[index] for index in indexes], [rows[index] for index in indexes],
                       self._col, cols)
 
 
 class ReadRange(dict):
     """A ValueRange whose values are sorted out once for every check that reads it (``values_of``):
-    a spreadsheet's checks often share a range, and a filter reads its columns once per check."""
+    a spreadsheet's checks often share a range, and a filter reads its columns once per check. A
+    read's ranges are made ReadRanges once (``read_ranges``), and what the read's checks found is
+    what its history keeps, without walking the values again."""
 
     __slots__ = ("found", "cells")
 
@@ -124,7 +142,14 @@ class ReadRange(dict):
         self.cells: list[Cell] | None = None
 
 
-_NOTHING = Values("", [], [], 1)  # every empty range's: what checks derive from no values is alike
+def read_ranges(value_ranges: Mapping[str, Mapping[str, Any] | None]) -> dict[str, ReadRange | None]:
+    """Each range's ValueRange (by the range's text) as a ReadRange: the one form a read's values take
+    for its checks, the look for codes an import shows while computing, and its history."""
+    return {text: values if values is None or type(values) is ReadRange else ReadRange(values)
+            for text, values in value_ranges.items()}
+
+
+_NOTHING = Values(None, [], [], 1)  # every empty range's: what checks derive from no values is alike
 
 
 def values_of(value_range: Mapping[str, Any] | None) -> Values:
@@ -173,28 +198,28 @@ def coded_cells(value_range: Mapping[str, Any] | None, keep: Callable[[Any], obj
                 break
     if not marked:
         return []
-    prefix, start_row, start_col = _origin(str(value_range.get("range", "")))
+    sheet, start_row, start_col = _origin(str(value_range.get("range", "")))
     cells = []
     for offset in marked:
         for index, value in enumerate(lines[offset]):
             if isinstance(value, str):
                 stripped = value.strip()
                 if stripped in LOADING_VALUES:
-                    raise ValuesStillLoading(Cell(prefix, start_row + offset, start_col + index, value).ref)
+                    raise ValuesStillLoading(Cell(sheet, start_row + offset, start_col + index, value).ref)
                 if stripped and keep(value):
-                    cells.append(Cell(prefix, start_row + offset, start_col + index, value))
+                    cells.append(Cell(sheet, start_row + offset, start_col + index, value))
     return cells
 
 
 def _values(value_range: Mapping[str, Any] | None) -> Values:
     if not value_range or not (lines := value_range.get("values")):
         return _NOTHING
-    prefix, start_row, start_col = _origin(str(value_range.get("range", "")))
+    sheet, start_row, start_col = _origin(str(value_range.get("range", "")))
     if (max(map(len, filter(None, lines)), default=0) > 1
             or str(value_range.get("majorDimension", "ROWS")).upper() == "COLUMNS"):
         # Several columns (a header row, a table's formula_errors read elsewhere): few, through cells.
         cells = _cells(value_range, None)
-        return Values(prefix, [c.value for c in cells], [c.row for c in cells], start_col,
+        return Values(sheet, [c.value for c in cells], [c.row for c in cells], start_col,
                       [c.col for c in cells])
     # One column, nearly every range a check reads: no column per value, no inner loop.
     values: list[Any] = []
@@ -209,12 +234,12 @@ def _values(value_range: Mapping[str, Any] | None) -> Values:
             if not stripped:
                 continue
             if stripped in LOADING_VALUES:
-                raise ValuesStillLoading(Cell(prefix, start_row + offset, start_col, value).ref)
+                raise ValuesStillLoading(Cell(sheet, start_row + offset, start_col, value).ref)
         elif value is None:
             continue
         values.append(value)
         rows.append(start_row + offset)
-    return Values(prefix, values, rows, start_col)
+    return Values(sheet, values, rows, start_col)
 
 
 def _cells(value_range: Mapping[str, Any] | None, keep: Callable[[Any], object] | None) -> list[Cell]:
@@ -223,7 +248,7 @@ def _cells(value_range: Mapping[str, Any] | None, keep: Callable[[Any], object] 
     values = value_range.get("values") or []
     if not values:
         return []
-    prefix, start_row, start_col = _origin(str(value_range.get("range", "")))
+    sheet, start_row, start_col = _origin(str(value_range.get("range", "")))
     by_columns = str(value_range.get("majorDimension", "ROWS")).upper() == "COLUMNS"
     cells = []
     for outer, line in enumerate(values):
@@ -234,14 +259,14 @@ def _cells(value_range: Mapping[str, Any] | None, keep: Callable[[Any], object] 
                     continue
                 if stripped in LOADING_VALUES:
                     row_offset, col_offset = (inner, outer) if by_columns else (outer, inner)
-                    raise ValuesStillLoading(Cell(prefix, start_row + row_offset, start_col + col_offset,
+                    raise ValuesStillLoading(Cell(sheet, start_row + row_offset, start_col + col_offset,
                                                   value).ref)
             elif value is None:
                 continue
             if keep is not None and not keep(value):
                 continue
             row_offset, col_offset = (inner, outer) if by_columns else (outer, inner)
-            cells.append(Cell(prefix, start_row + row_offset, start_col + col_offset, value))
+            cells.append(Cell(sheet, start_row + row_offset, start_col + col_offset, value))
     if by_columns:
         cells.sort(key=lambda c: (c.row, c.col))
     return cells
@@ -254,11 +279,10 @@ def only_rows(value_range: Mapping[str, Any] | None, rows: set[int]) -> ReadRang
                                                     if row in rows]))
 
 
-def _origin(echoed: str) -> tuple[str, int, int]:
-    """("Stock!", start_row, start_col) of an echoed range; open starts count from row/column 1."""
+def _origin(echoed: str) -> tuple[str | None, int, int]:
+    """(tab, start_row, start_col) of an echoed range; open starts count from row/column 1."""
     parsed = parse_a1(echoed)
-    prefix = quote_sheet_name(parsed.sheet) + "!" if parsed.sheet is not None else ""
-    return prefix, parsed.start_row or 1, parsed.start_col or 1
+    return parsed.sheet, parsed.start_row or 1, parsed.start_col or 1
 
 
 REFS_IN_MESSAGE = 3  # a message names a few cells; a result's ``cells`` carries up to MAX_CELLS

@@ -55,7 +55,8 @@ def columns_in_rows(check: ColumnCheck, table: Table, names: Sequence[str]) -> l
 
 
 def column_not_found(check: Any, error: ColumnError) -> CheckResult:
-    return CheckResult(check.name, check.kind, Health.FAIL, error.message, None, (error.ref,))
+    cells = (error.where,) if error.where is not None else ()
+    return CheckResult(check.name, check.kind, Health.FAIL, error.message, None, cells)
 
 
 def _more(shown: list[str], total: int) -> str:
@@ -67,7 +68,7 @@ def judged(check: ColumnCheck, count: int, total: int, what: str, offenders: Seq
           shown: list[str]) -> CheckResult:
     """The verdict of a count of rows against the check's levels, fail first; the rows are those its
     filter passes, when it has one, and the message says so after them."""
-    refs = tuple(cell.ref for cell in offenders[:MAX_CELLS])
+    refs = tuple(cell.at for cell in offenders[:MAX_CELLS])
     rows = f"{count} of {total}"
     filtered = f" where {check.where}" if check.where is not None else ""
     if count == 0:

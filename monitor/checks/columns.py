@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any
 
-from monitor.core.a1 import column_index, column_letters, parse_a1, quote_sheet_name
+from monitor.core.a1 import A1Range, column_index, column_letters, parse_a1
 
 from .cells import LOADING_VALUES, Cell, ValuesStillLoading, is_empty
 
@@ -51,12 +51,13 @@ def normalized(header: Any) -> str:
 
 class ColumnError(LookupError):
     """A column the check names is not in the table (or is ambiguous): ``message`` is the finding,
-    ``ref`` the header row ("Stock!1:1") or the table it was looked for in."""
+    ``where`` the header row ("Stock!1:1") or the table it was looked for in (None: a table whose
+    tab Google did not name)."""
 
-    def __init__(self, message: str, ref: str) -> None:
+    def __init__(self, message: str, where: A1Range | None) -> None:
         super().__init__(message)
         self.message = message
-        self.ref = ref
+        self.where = where
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +69,7 @@ class Column:
     name: str
     col: int
     header: Cell | None
-    prefix: str
+    sheet: str | None
     rows: tuple[int, ...]
     values: tuple[Any, ...]
 
@@ -76,7 +77,7 @@ class Column:
     def cells(self) -> tuple[Cell, ...]:
         """One cell per data row. Built on each call: a check that wants a few refs out of
         thousands of rows walks ``rows`` and ``values`` and asks ``cell`` for those."""
-        return tuple(Cell(self.prefix, row, self.col, value)
+        return tuple(Cell(self.sheet, row, self.col, value)
                      for row, value in zip(self.rows, self.values, strict=True))
 
     def only(self, rows: set[int]) -> Column:
@@ -87,7 +88,7 @@ class Column:
 
     def cell(self, index: int) -> Cell:
         """The cell of the ``index``-th data row."""
-        return Cell(self.prefix, self.rows[index], self.col, self.values[index])
+        return Cell(self.sheet, self.rows[index], self.col, self.values[index])
 
     @property
     def letter(self) -> str:
@@ -102,12 +103,11 @@ class Column:
 class Table:
     """A ValueRange seen as a table: rows of the sheet, an optional header row, columns by name."""
 
-    __slots__ = ("prefix", "sheet", "header_row", "data_rows", "_rows", "_start_row", "_start_col",
+    __slots__ = ("sheet", "header_row", "data_rows", "_rows", "_start_row", "_start_col",
                  "_end_col", "_headers", "_columns")
 
-    def __init__(self, prefix: str, sheet: str | None, rows: dict[int, list[Any]], start_row: int,
+    def __init__(self, sheet: str | None, rows: dict[int, list[Any]], start_row: int,
                  start_col: int, end_col: int | None, header_row: int | None) -> None:
-        self.prefix = prefix
         self.sheet = sheet
         self.header_row = header_row
         self._rows = rows
@@ -129,7 +129,6 @@ class Table:
         ``cells_of``."""
         echoed = str((value_range or {}).get("range") or range_text)
         parsed = parse_a1(echoed)
-        prefix = quote_sheet_name(parsed.sheet) + "!" if parsed.sheet is not None else ""
         start_row, start_col = parsed.start_row or 1, parsed.start_col or 1
         values = (value_range or {}).get("values") or []
         if str((value_range or {}).get("majorDimension", "ROWS")).upper() == "COLUMNS":
@@ -140,15 +139,22 @@ class Table:
         if not LOADING_VALUES.isdisjoint(chain.from_iterable(rows.values())):
             row, line = next((row, line) for row, line in rows.items() if not LOADING_VALUES.isdisjoint(line))
             index = next(i for i, value in enumerate(line) if value in LOADING_VALUES)
-            raise ValuesStillLoading(Cell(prefix, row, start_col + index, line[index]).ref)
-        return cls(prefix, parsed.sheet, rows, start_row, start_col, parsed.end_col, header_row)
+            raise ValuesStillLoading(Cell(parsed.sheet, row, start_col + index, line[index]).ref)
+        return cls(parsed.sheet, rows, start_row, start_col, parsed.end_col, header_row)
+
+    @property
+    def header_at(self) -> A1Range | None:
+        """Where the headers are read: the header row (the table's tab when it has no header row;
+        None when Google named no tab)."""
+        if self.header_row is None:
+            return A1Range(self.sheet) if self.sheet is not None else None
+        return A1Range(self.sheet, self.header_row, None, self.header_row, None)
 
     @property
     def header_ref(self) -> str:
-        """"Stock!1:1": where the headers are read (the table itself when it has no header row)."""
-        if self.header_row is None:
-            return self.prefix.rstrip("!") or "the range"
-        return f"{self.prefix}{self.header_row}:{self.header_row}"
+        """"Stock!1:1": :attr:`header_at` as findings' messages say it."""
+        where = self.header_at
+        return str(where) if where is not None else "the range"
 
     @property
     def headers(self) -> tuple[Cell, ...]:
@@ -156,7 +162,7 @@ class Table:
         if self._headers is None:
             line = self._rows.get(self.header_row, []) if self.header_row is not None else []
             self._headers = tuple(
-                Cell(self.prefix, self.header_row, self._start_col + index, value)
+                Cell(self.sheet, self.header_row, self._start_col + index, value)
                 for index, value in enumerate(line) if not is_empty(value)
             )
         return self._headers
@@ -177,28 +183,28 @@ class Table:
             lines = [rows[row] for row in self.data_rows]
             values = self._columns[col] = tuple([line[index] if index < len(line) else None
                                                  for line in lines])
-        return Column(name, col, header, self.prefix, self.data_rows, values)
+        return Column(name, col, header, self.sheet, self.data_rows, values)
 
     def _locate(self, name: str) -> tuple[int, Cell | None]:
         if self.header_row is None:
             if not is_column_letter(name):
                 raise ColumnError(f"column {name!r} is not a column letter, and without a header row "
-                                  "columns are named by letter", self.header_ref)
+                                  "columns are named by letter", self.header_at)
             col = column_index(name.strip())
             if col < self._start_col or (self._end_col is not None and col > self._end_col):
                 raise ColumnError(f"column {name.strip()} is outside the range read",
-                                  self.header_ref)
+                                  self.header_at)
             return col, None
         matches = [cell for cell in self.headers if str(cell.value).strip() == name.strip()]
         if not matches:
             wanted = normalized(name)
             matches = [cell for cell in self.headers if normalized(cell.value) == wanted]
         if len(matches) > 1:
-            where = ", ".join(cell.ref.removeprefix(self.prefix) for cell in matches)
+            where = ", ".join(cell.at.local for cell in matches)
             raise ColumnError(f"column {name!r} appears {len(matches)} times in {self.header_ref} "
-                              f"({where})", self.header_ref)
+                              f"({where})", self.header_at)
         if not matches:
-            raise ColumnError(self._not_found(name), self.header_ref)
+            raise ColumnError(self._not_found(name), self.header_at)
         return matches[0].col, matches[0]
 
     def _not_found(self, name: str) -> str:

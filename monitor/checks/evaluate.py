@@ -17,7 +17,7 @@ from dataclasses import replace
 from datetime import datetime, tzinfo
 from typing import Any
 
-from .cells import ReadRange, only_rows, values_of
+from .cells import only_rows, read_ranges, values_of
 from .kinds import BY_MODEL, REGISTRY, Check
 from .kinds.freshness import FreshnessCheck
 from .past import NO_PAST, Past
@@ -31,7 +31,7 @@ def evaluate(
     value_range: ValueRange | None,
     now: datetime,
     tz: tzinfo | str | None = None,
-    modified_time: datetime | str | None = None,
+    modified_time: datetime | None = None,
     past: Past | None = None,
     others: Mapping[str, ValueRange] | None = None,
 ) -> CheckResult:
@@ -40,8 +40,8 @@ def evaluate(
     ``check`` is one of the check models (``models``), already validated. ``now`` must be aware.
     ``tz`` is the spreadsheet's time zone (a tzinfo or an IANA name; None means UTC): date serials
     and date strings without an offset are read in it, and a freshness message shows the newest
-    moment on its clock, with the offset ("2026-01-05 14:30 UTC+3"). ``modified_time`` (aware
-    datetime or Drive's RFC 3339 string) is needed only by freshness checks with
+    moment on its clock, with the offset ("2026-01-05 14:30 UTC+3"). ``modified_time`` (aware:
+    the reader reads Drive's RFC 3339 text) is needed only by freshness checks with
     ``source="modified_time"``. ``past``: what checks kept over time or across spreadsheets are
     judged against (``monitor.checks.past``; none: a first read). ``others`` maps the ranges of a
     row filter (``where_ranges``) to their ValueRanges; a check with a filter judges only the rows
@@ -77,7 +77,7 @@ def evaluate_all(
     value_ranges: Mapping[str, ValueRange] | Sequence[ValueRange],
     now: datetime,
     tz: tzinfo | str | None = None,
-    modified_time: datetime | str | None = None,
+    modified_time: datetime | None = None,
     past: Past | None = None,
 ) -> list[CheckResult]:
     """Judge every check of one spreadsheet, in order.
@@ -95,8 +95,7 @@ def evaluate_all(
                 f"{len(value_ranges)} value ranges given"
             )
         value_ranges = dict(zip(requested, value_ranges, strict=True))
-    value_ranges = {text: ReadRange(values) if values is not None else None
-                    for text, values in value_ranges.items()}
+    value_ranges = read_ranges(value_ranges)  # as they are when the read made them ReadRanges already
 
     def values_for(check: Check) -> ValueRange | None:
         if check.range is None:

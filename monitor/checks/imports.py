@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
+from monitor.core.a1 import CellRef, parse_cell
+
 from .cells import cells_of
 from .result import MAX_CELLS, CheckResult, Health
 
@@ -54,10 +56,14 @@ class CellError:
     """One error cell of a read with Google's details: where, Google's ErrorType and message, and
     the formula that shows it (None for a cell without one)."""
 
-    cell: str  # "Stock!F2"
+    cell: CellRef  # Stock!F2
     type: str  # "REF", "N_A", "LOADING", ...
     message: str
     formula: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.cell, str):  # given as A1 text: read once, here
+            object.__setattr__(self, "cell", parse_cell(self.cell))
 
     @property
     def code(self) -> str:

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 
+from monitor.core.a1 import Ref
+
 if TYPE_CHECKING:
     from .cells import Cell
     from .conditions import Condition
@@ -35,7 +37,9 @@ _RANK = {Health.OK: 0, Health.WARN: 1, Health.FAIL: 2}
 class CheckResult:
     """``observed`` is JSON-friendly: a number, a count, an ISO-8601 UTC time, or None.
 
-    ``cells`` holds up to MAX_CELLS offending references such as "Stock!F7", in sheet order.
+    ``cells`` holds up to MAX_CELLS of the offending cells (``CellRef``: tab, row, column), in sheet
+    order, or the range a finding is about (the header row a column was looked for in); they become
+    A1 text only where someone reads them.
     """
 
     check_name: str
@@ -43,7 +47,7 @@ class CheckResult:
     status: Status
     message: str
     observed: Any = None
-    cells: tuple[str, ...] = ()
+    cells: tuple[Ref, ...] = ()
     owner: str | None = None  # the check's own owner, who answers for this result
 
     def __post_init__(self) -> None:
@@ -60,7 +64,7 @@ class CheckResult:
             "status": self.status.value,
             "message": self.message,
             "observed": self.observed,
-            "cells": list(self.cells),
+            "cells": [str(cell) for cell in self.cells],
             "owner": self.owner,
         }
 
@@ -69,7 +73,7 @@ def result_of(check: Any, status: Status, message: str, observed: Any,
               offenders: Sequence[Cell] = ()) -> CheckResult:
     """A check's result naming up to MAX_CELLS of the cells that make its finding."""
     return CheckResult(check.name, check.kind, status, message, observed,
-                       tuple(cell.ref for cell in offenders[:MAX_CELLS]))
+                       tuple(cell.at for cell in offenders[:MAX_CELLS]))
 
 
 def most_severe(warn: Condition | None, fail: Condition | None) -> Status:

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from monitor.core.a1 import CellRef, parse_cell
+
 from .cells import cells_of
 
 VOLATILE_FUNCTIONS = frozenset({
@@ -39,11 +41,15 @@ _CALL = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z][A-Za-z0-9_.]*)\s*\(")
 
 @dataclass(frozen=True)
 class VolatileCell:
-    cell: str  # "Stock!B2"
+    cell: CellRef  # Stock!B2
     functions: tuple[str, ...]  # the volatile functions its formula calls, in the order written
 
+    def __post_init__(self) -> None:
+        if isinstance(self.cell, str):  # given as A1 text: read once, here
+            object.__setattr__(self, "cell", parse_cell(self.cell))
+
     def to_dict(self) -> dict[str, Any]:
-        return {"cell": self.cell, "functions": list(self.functions)}
+        return {"cell": str(self.cell), "functions": list(self.functions)}
 
 
 def volatile_functions(formula: str) -> tuple[str, ...]:
@@ -58,12 +64,12 @@ def volatile_functions(formula: str) -> tuple[str, ...]:
 def volatile_cells(formula_ranges: Iterable[Mapping[str, Any]]) -> list[VolatileCell]:
     """The cells whose formulas call a volatile function, in reading order, of ValueRanges rendered as
     ``valueRenderOption=FORMULA`` renders them; a cell in two overlapping ranges is named once."""
-    found: dict[str, VolatileCell] = {}
+    found: dict[CellRef, VolatileCell] = {}
     for value_range in formula_ranges:
         for cell in cells_of(value_range, keep=_may_be_formula):
             functions = volatile_functions(cell.value)
-            if functions and cell.ref not in found:
-                found[cell.ref] = VolatileCell(cell.ref, functions)
+            if functions and (at := cell.at) not in found:
+                found[at] = VolatileCell(at, functions)
     return list(found.values())
 
 

@@ -356,7 +356,7 @@ def _echo_check(sheet: Sheet, health: str, time_zone: str | None, results, warni
         click.echo(_JUDGED_BY[judged_by].format(profile=sheet.profile, checks=checks))
     echo_table(("check", "status", "value", "condition", "message", "cells"),
                [(r.check_name, r.status, _value_text(r.observed), _condition(by_name.get(r.check_name)),
-                 r.message, ", ".join(r.cells)) for r in results],
+                 r.message, ", ".join(map(str, r.cells))) for r in results],
                status_column=1, empty="(no checks configured)")
     _echo_baselines(results)
     for warning in warnings:

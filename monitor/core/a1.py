@@ -60,6 +60,14 @@ class A1Range:
     def with_sheet(self, sheet: str | None) -> A1Range:
         return A1Range(sheet, self.start_row, self.start_col, self.end_row, self.end_col)
 
+    @property
+    def local(self) -> str:
+        """Its cells without the tab ("1:1", "A2:A"), as the tab's own line names them; "" for a whole tab."""
+        return "" if self.is_whole_sheet else _format_cells(self)
+
+    def __str__(self) -> str:
+        return format_a1(self)
+
     def clamp(self, rows: int, cols: int) -> A1Range:
         """Close the open sides at the grid's edges (``rows`` x ``cols``), the way Google echoes."""
         return A1Range(
@@ -69,6 +77,46 @@ class A1Range:
             self.end_row if self.end_row is not None else rows,
             self.end_col if self.end_col is not None else cols,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class CellRef:
+    """One cell: its tab (None when the range named none), its 1-based row and column. It stays this
+    value from the finding that names it to the line a person reads; ``str()`` is its A1 text
+    ("Stock!B4", "'My tab'!C2"), ``local`` the cell alone ("B4")."""
+
+    sheet: str | None
+    row: int
+    col: int
+
+    @property
+    def local(self) -> str:
+        return cell_ref(self.row, self.col)
+
+    def __str__(self) -> str:
+        return sheet_prefix(self.sheet) + cell_ref(self.row, self.col)
+
+
+# What a finding points at: a cell, or a range (a header row "Stock!1:1", a tab without a header row).
+Ref = CellRef | A1Range
+
+
+def parse_ref(text: str) -> Ref:
+    """A reference's A1 text as :class:`Ref`: a cell as a CellRef, anything wider as an A1Range;
+    A1Error when Google could not read it either."""
+    parsed = parse_a1(text)
+    if parsed.start_row is not None and parsed.start_col is not None \
+            and (parsed.start_row, parsed.start_col) == (parsed.end_row, parsed.end_col):
+        return CellRef(parsed.sheet, parsed.start_row, parsed.start_col)
+    return parsed
+
+
+def parse_cell(text: str) -> CellRef:
+    """One cell's A1 text as a CellRef; A1Error for anything else."""
+    ref = parse_ref(text)
+    if not isinstance(ref, CellRef):
+        raise A1Error(text)
+    return ref
 
 
 @dataclass(frozen=True)
@@ -122,6 +170,13 @@ def quote_sheet_name(title: str) -> str:
     ):
         return title
     return "'" + title.replace("'", "''") + "'"
+
+
+@lru_cache(maxsize=1024)
+def sheet_prefix(sheet: str | None) -> str:
+    """"Stock!" (quoted as Google writes it) before a cell of tab ``sheet``; "" for no tab. A read's
+    few tabs come back for every cell a message names: each is quoted once."""
+    return "" if sheet is None else quote_sheet_name(sheet) + "!"
 
 
 def _parse_corner(text: str) -> tuple[int | None, int | None]:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import PlainSerializer, PlainValidator
 
 from monitor.checks import CheckResult, Health
-from monitor.core.a1 import A1Error, parse_a1
+from monitor.core.a1 import A1Range, CellRef, Ref, parse_ref
 from monitor.core.timefmt import UtcTime
 from monitor.core.tracking import Interned, document
 
@@ -24,6 +26,14 @@ VERDICTS = (OK, WARN, FAIL, ERROR)
 SkipReason = Literal["muted", "breaker_open"]
 
 
+def _ref(value: Any) -> Ref:
+    return value if isinstance(value, CellRef | A1Range) else parse_ref(value)
+
+
+# A cell (or a range) kept in the state: its A1 text there, read back once as the value it was.
+StoredRef = Annotated[Ref, PlainValidator(_ref), PlainSerializer(str, return_type=str)]
+
+
 @document
 class Finding:
     """A check that warned or failed, as people are told about it."""
@@ -32,14 +42,28 @@ class Finding:
     kind: str
     status: Literal[Health.WARN, Health.FAIL]
     message: str
-    cells: tuple[str, ...] = ()
+    cells: tuple[StoredRef, ...] = ()
     gid: int | None = None  # the ``sheetId`` of its first cell's tab, when known: a link opens that cell
     owner: str | None = None  # its check's own owner, named instead of the spreadsheet's
+    tab: str | None = None  # the tab its check's range is on (None: the file's, or a named range's)
+
+    def __post_init__(self) -> None:
+        # Cells given as A1 text (an operator's tool, a test) are read once, here, as the rest are.
+        if any(isinstance(cell, str) for cell in self.cells):
+            object.__setattr__(self, "cells", tuple(_ref(cell) for cell in self.cells))
 
     @classmethod
-    def of(cls, result: CheckResult) -> Finding:
+    def of(cls, result: CheckResult, check: Any = None) -> Finding:
+        """The finding of ``result``, which ``check`` (its check) judged."""
         return cls(result.check_name, result.kind, result.status, result.message, tuple(result.cells),
-                   owner=result.owner)
+                   owner=result.owner, tab=range_tab(check))
+
+
+def range_tab(check: Any) -> str | None:
+    """The tab ``check``'s range names with its cells ("Stock!F2:F": Stock); None for a whole tab, a
+    named range or no range."""
+    a1 = getattr(check, "a1", None)
+    return a1.sheet if a1 is not None and not a1.is_whole_sheet else None
 
 
 @document
@@ -55,15 +79,8 @@ def located(findings: tuple[Finding, ...], tabs: tuple[Tab, ...]) -> tuple[Findi
     if not tabs:
         return findings
     ids = {tab.title: tab.gid for tab in tabs}
-    return tuple(replace(finding, gid=ids.get(_tab_of(finding.cells[0]))) if finding.cells else finding
+    return tuple(replace(finding, gid=ids.get(finding.cells[0].sheet)) if finding.cells else finding
                  for finding in findings)
-
-
-def _tab_of(cell: str) -> str | None:
-    try:
-        return parse_a1(cell).sheet
-    except A1Error:
-        return None
 
 
 @document
@@ -73,7 +90,7 @@ class Moment:
 
     check: str
     at: UtcTime
-    cell: str | None = None
+    cell: StoredRef | None = None
 
 
 @document

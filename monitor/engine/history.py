@@ -212,7 +212,7 @@ def rejudged_cross(checks: Sequence[Any], findings: tuple[Finding, ...], mine: S
     for check in checks:
         if check.name in redone:
             if redone[check.name].is_finding:
-                after.append(Finding.of(redone[check.name]))
+                after.append(Finding.of(redone[check.name], check))
         elif check.name in standing:
             after.append(standing[check.name])
     return worst(finding.status for finding in after), tuple(after)

@@ -36,6 +36,7 @@ from monitor.checks import (
     evaluate_all,
     volatile_cells,
 )
+from monitor.checks.cells import ReadRange, read_ranges
 from monitor.checks.imports import CellError, ambiguous_cell, import_findings, may_be_computing
 from monitor.config import Config, Sheet
 from monitor.core.errors import ErrorClass, SheetReadError
@@ -113,7 +114,9 @@ class SheetReader(Protocol):
         error details and no formulas) and the spreadsheet's time zone and tabs, in one request."""
         ...
 
-    def modified_time(self, spreadsheet_id: str, credential: str, timeout: float) -> str: ...
+    def modified_time(self, spreadsheet_id: str, credential: str, timeout: float) -> datetime:
+        """The file's Drive ``modifiedTime``, aware."""
+        ...
 
     def time_zone(self, spreadsheet_id: str, credential: str, timeout: float) -> ZoneAnswer: ...
 
@@ -128,11 +131,12 @@ class ZoneAnswer:
 
 @dataclass(frozen=True)
 class SheetData:
-    """What Google returned for a plan: each requested range's ValueRange, the file's modifiedTime,
-    and the spreadsheet's time zone when this read asked for it."""
+    """What Google returned for a plan, parsed once: each requested range's ValueRange as a
+    ``ReadRange`` (its values sorted out once, for its checks, the look for computing imports and its
+    history alike), the file's modifiedTime, and the spreadsheet's time zone when this read asked."""
 
-    value_ranges: Mapping[str, Mapping[str, Any]]
-    modified_time: str | None = None
+    value_ranges: Mapping[str, ReadRange | None]
+    modified_time: datetime | None = None
     cell_errors: tuple[CellError, ...] | None = None  # a detailed read's error cells; None: not asked
     formula_ranges: tuple[Mapping[str, Any], ...] | None = None  # a detailed read's ranges as formulas
     time_zone: str | None = None  # the spreadsheet's, when this read asked for it
@@ -162,8 +166,8 @@ def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callabl
     elif plan.ranges:
         value_ranges = reader.read(plan.id, plan.ranges, credential, timeout())
     modified = reader.modified_time(plan.id, credential, timeout()) if plan.needs_modified_time else None
-    return SheetData(dict(zip(plan.ranges, value_ranges, strict=True)), modified, errors, formula_ranges,
-                     zone.time_zone or None, zone.tabs)
+    return SheetData(read_ranges(dict(zip(plan.ranges, value_ranges, strict=True))), modified, errors,
+                     formula_ranges, zone.time_zone or None, zone.tabs)
 
 
 def sheets_requests(plan: SheetPlan) -> int:

@@ -44,7 +44,7 @@ def rejudged(plan: SheetPlan, record: SheetHealth, now: datetime
         if isinstance(check, FreshnessCheck) and moment is not None:
             result = judge_age(check, moment.at, moment.cell, now, zone)
             if result.is_finding:
-                findings.append(Finding.of(result))
+                findings.append(Finding.of(result, check))
         elif check.name in kept:
             findings.append(kept[check.name])
     return worst(finding.status for finding in findings), tuple(findings)

@@ -130,7 +130,9 @@ class TaskResults:
         before = self.state.health.get(plan.id)
         if before is not None and before.changed_at is not None:
             self.report.edit_lags.append(max(0.0, (now - before.changed_at).total_seconds()))
-        findings = tuple(Finding.of(result) for result in results if result.is_finding)
+        checks = {check.name: check for check in plan.checks}
+        findings = tuple(Finding.of(result, checks.get(result.check_name)) for result in results
+                         if result.is_finding)
         findings = located(findings, before.tabs if before else ())  # links open the first bad cell
         verdict = health_of(results)
         record, change = record_verdict(before, verdict, now, findings, self.settings.history_keep)

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from monitor.checks.imports import CODES, CellError
-from monitor.core.a1 import A1Error, A1Range, cell_ref, format_a1, parse_a1, parse_named, quote_sheet_name
+from monitor.core.a1 import A1Error, A1Range, CellRef, format_a1, parse_a1, parse_named
 
 # Only what the conversion needs: the tabs' titles and order, the named ranges' tabs, and per cell
 # its effective value and formula.
@@ -134,10 +134,9 @@ def _value_range(title: str, grid: Mapping, errors: list[CellError], formulas: b
     start_row, start_col = grid.get("startRow", 0) + 1, grid.get("startColumn", 0) + 1
     height = len(grid.get("rowMetadata") or ()) or 1
     width = len(grid.get("columnMetadata") or ()) or 1
-    prefix = quote_sheet_name(title) + "!"
     rows = []
     for r, row in enumerate(grid.get("rowData") or ()):
-        rows.append(_row(row.get("values") or (), prefix, start_row + r, start_col, errors, formulas))
+        rows.append(_row(row.get("values") or (), title, start_row + r, start_col, errors, formulas))
     while rows and not rows[-1]:
         rows.pop()
     echo = A1Range(title, start_row, start_col, start_row + height - 1, start_col + width - 1)
@@ -147,7 +146,7 @@ def _value_range(title: str, grid: Mapping, errors: list[CellError], formulas: b
     return value_range
 
 
-def _row(cells: Iterable[Mapping], prefix: str, row: int, start_col: int, errors: list[CellError],
+def _row(cells: Iterable[Mapping], title: str, row: int, start_col: int, errors: list[CellError],
          formulas: bool) -> list:
     values = []
     for c, cell in enumerate(cells):
@@ -163,7 +162,7 @@ def _row(cells: Iterable[Mapping], prefix: str, row: int, start_col: int, errors
         elif "errorValue" in (effective := effective or {}):
             error = effective["errorValue"] or {}
             kind = str(error.get("type", "ERROR"))
-            errors.append(CellError(prefix + cell_ref(row, start_col + c), kind,
+            errors.append(CellError(CellRef(title, row, start_col + c), kind,
                                     str(error.get("message", "")), formula))
             values.append(CODES.get(kind, "#ERROR!"))
         else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 from monitor.google import lean_gspread  # noqa: F401  before gspread: see its doc
@@ -31,6 +32,7 @@ from monitor.core.errors import (
     classify,
     quota_scope,
 )
+from monitor.core.timefmt import parse_utc
 from monitor.engine.health import Tab
 from monitor.engine.inspect import ZoneAnswer
 from monitor.google import grid, token, workbook
@@ -150,15 +152,16 @@ class GspreadReader:
             body = client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id, params=params).json()
             return workbook.workbook_of(body)
 
-    def modified_time(self, spreadsheet_id: str, credential: str, timeout: float) -> str:
-        """The file's Drive ``modifiedTime`` (RFC 3339), for freshness checks on the whole file."""
+    def modified_time(self, spreadsheet_id: str, credential: str, timeout: float) -> datetime:
+        """The file's Drive ``modifiedTime``, for freshness checks on the whole file: read here from
+        its RFC 3339 text, once (text that is not a time is an unreadable answer)."""
         params = {"fields": "modifiedTime", "supportsAllDrives": True}
         with classified(timeout, credential):
             client = self.client_for(credential, timeout)
             response = client.http_client.request(
                 "get", f"{DRIVE_FILES_API_V3_URL}/{spreadsheet_id}", params=params
             )
-            return response.json()["modifiedTime"]
+            return parse_utc(response.json()["modifiedTime"])
 
     def time_zone(self, spreadsheet_id: str, credential: str, timeout: float) -> ZoneAnswer:
         """The spreadsheet's ``properties.timeZone`` as Google names it ("Europe/Moscow",

@@ -18,8 +18,7 @@ from datetime import UTC, datetime
 from typing import TypeVar
 from urllib.parse import quote
 
-from monitor.checks.aggregates import METRIC_WORDS
-from monitor.core.a1 import A1Error, parse_a1, quote_sheet_name
+from monitor.core.a1 import Ref, sheet_prefix
 from monitor.core.durations import human_duration
 from monitor.core.errors import ErrorInfo
 from monitor.core.zones import wall_clock
@@ -127,11 +126,10 @@ def findings_text(findings: Sequence[Finding], limit: int = 2, spreadsheet_id: s
 
 def _finding_text(finding: Finding, spreadsheet_id: str | None) -> str:
     tab = tab_of(finding)
-    message, cells = finding.message, finding.cells
+    message = finding.message
     if tab is not None:  # on the tab's own line, "Stock!H214" is just "H214"
-        prefix = quote_sheet_name(tab) + "!"
-        message = message.replace(prefix, "")
-        cells = tuple(cell.removeprefix(prefix) for cell in cells)
+        message = message.replace(sheet_prefix(tab), "")
+    cells = tuple(_on_line(cell, tab) for cell in finding.cells)
     text = esc(message)
     # The checks' messages already name their first cells; list them only when they do not.
     if cells and cells[0] not in message:
@@ -145,7 +143,14 @@ def _finding_text(finding: Finding, spreadsheet_id: str | None) -> str:
     return f"{lead}: {text}" if lead else text
 
 
+def _on_line(cell: Ref, tab: str | None) -> str:
+    """A cell as its finding's line names it: alone on the line's own tab (a whole tab still by
+    its name), else with its tab."""
+    return cell.local if tab is not None and cell.sheet == tab and cell.local else str(cell)
+
+
 def _tab_lead(tab: str | None, cell: str | None, gid: int | None, spreadsheet_id: str | None) -> str:
+    """The line's tab, linked to ``cell`` (as the line names it) when the tab's id is known."""
     if tab is None:
         return ""
     if gid is None or spreadsheet_id is None:
@@ -154,34 +159,16 @@ def _tab_lead(tab: str | None, cell: str | None, gid: int | None, spreadsheet_id
         # for spreadsheets with a freshness check on a range: asking it for every spreadsheet would
         # cost a read each (monitor.engine.zone_refresh).
         return esc(tab, 80)
-    first = cell if cell and "!" not in cell else None
-    return link(tab_url(spreadsheet_id, gid, first), esc(tab, 80))
+    return link(tab_url(spreadsheet_id, gid, cell), esc(tab, 80))
 
 
 def tab_of(finding: Finding) -> str | None:
     """The tab a finding is on: its first cell's ("Stock!H214"), else its range's when the check was
-    named after it ("not_empty Stock!A2:A"); None for a check of the file (its modified time) or one
-    an admin named without a cell to go by."""
-    candidates = [*finding.cells[:1]]
-    if _is_default_name(finding):  # "<kind> [aggregate] <range>": a quoted tab may hold spaces
-        where = finding.check[len(finding.kind) + 1:]
-        # A check over an aggregate names it ("threshold min Stock!F2:F", "anomaly sum Stock!C2:C"),
-        # one word before its range.
-        first, _, rest = where.partition(" ")
-        candidates.append(rest if rest and _is_aggregate_word(first) else where)
-    for text in candidates:
-        if "!" not in text:
-            continue
-        try:
-            return parse_a1(text).sheet
-        except A1Error:
-            continue
-    return None
-
-
-def _is_aggregate_word(word: str) -> bool:
-    """An aggregate's name as a default name holds it: "min", "row_count", "p95"."""
-    return word in METRIC_WORDS or re.fullmatch(r"p\d+(\.\d+)?", word) is not None
+    named after it ("not_empty Stock!A2:A"), as the line then says nothing else of where; None for
+    a check of the file (its modified time) or one an admin named without a cell to go by."""
+    if finding.cells and finding.cells[0].sheet is not None:
+        return finding.cells[0].sheet
+    return finding.tab if _is_default_name(finding) else None
 
 
 def _is_default_name(finding: Finding) -> bool:

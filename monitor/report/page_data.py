@@ -122,10 +122,10 @@ def _unreadable(error: ErrorInfo) -> dict[str, str | None]:
 
 def _finding(spreadsheet_id: str, finding: Finding) -> dict[str, Any]:
     cell = finding.cells[0] if finding.cells else None
-    local = cell.rpartition("!")[2] if cell else None
+    local = (cell.local or str(cell)) if cell else None  # a whole tab by its name
     url = sheet_url(spreadsheet_id) if finding.gid is None else tab_url(spreadsheet_id, finding.gid, local)
     return {"check": finding.check, "status": finding.status, "message": finding.message,
-            "cells": list(finding.cells[:3]), "url": url}
+            "cells": [str(cell) for cell in finding.cells[:3]], "url": url}
 
 
 def project_quotas(config: Config) -> dict[str, int]:

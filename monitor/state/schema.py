@@ -39,6 +39,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from monitor.core.a1 import A1Error, parse_a1
 from monitor.engine.api_health import ApiState
 from monitor.engine.breaker import BreakerState
 from monitor.engine.change_detection import FeedState
@@ -142,8 +143,9 @@ TASK = Kind("task", Task, version=5, prefix="task/")
 # Version 2 added the last read (``read_at``, ``checks``, ``moments``) and Drive's ``changed_at``;
 # version 3 the spreadsheet's time zone (``time_zone``, ``zone_due``); version 4 its ``tabs`` and a
 # finding's ``gid`` (links to a tab's bad cell); version 5 its failing reads (``unreadable``); version
-# 6 a finding's ``owner`` (its check's own); version 7 its verdict ``changes`` and ``read_seconds``.
-HEALTH = Kind("health", SheetHealth, version=7, prefix="health/")
+# 6 a finding's ``owner`` (its check's own); version 7 its verdict ``changes`` and ``read_seconds``;
+# version 8 a finding's ``tab`` (its check's range's: the line's lead when no cell names a tab).
+HEALTH = Kind("health", SheetHealth, version=8, prefix="health/")
 BREAKER = Kind("breaker", BreakerState, prefix="breaker/")
 # Version 2: an error's ``account`` and ``tabs``.
 DLQ = Kind("dlq", DeadLetter, version=2, prefix="dlq/")
@@ -158,8 +160,9 @@ RUNLOG = Kind("runlog", RunHour, version=3, prefix="runlog/")
 # Version 2 added ``last_error`` to ``api_degraded`` (what failed: Sheets, the token endpoint, the key);
 # version 3 an error's ``account`` and ``tabs``, and a finding's ``gid``; version 4 a finding's ``owner``;
 # version 5 the kind ``no_longer_monitored`` (an older release would set it aside as damaged); version 6
-# the folders' kinds (``folder_sheets_added``, ``folder_sheets_left``, ``folder_unlisted``).
-EVENT = EventKind("event", Event, version=6, prefix="event/")
+# the folders' kinds (``folder_sheets_added``, ``folder_sheets_left``, ``folder_unlisted``); version 7 a
+# finding's ``tab``.
+EVENT = EventKind("event", Event, version=7, prefix="event/")
 # Version 3 added to the run's stats its quota refusals, retries by error class and read times;
 # version 4 holds the stats' counts as ``counts``, as the run log and the totals do.
 HEARTBEAT = Kind("heartbeat", Heartbeat, version=4)
@@ -321,6 +324,32 @@ def _optional_fields_added(value: Any) -> Any:
     return value
 
 
+def _findings_tab(value: Any) -> Any:
+    """health 7 -> 8 and event 5 -> 6 added a finding's ``tab``, its check's range's. An older
+    finding kept it only in its check's name when the check was named after its range ("threshold
+    min Stock!F2:F"), the one case a line is told under it: read from there, once."""
+    findings = value.get("findings") if isinstance(value, dict) else None
+    if not isinstance(findings, list):
+        return value
+    return {**value, "findings": [_with_tab(finding) for finding in findings]}
+
+
+def _with_tab(finding: Any) -> Any:
+    if not isinstance(finding, dict) or "tab" in finding:
+        return finding
+    check, kind = finding.get("check"), finding.get("kind")
+    if not (isinstance(check, str) and isinstance(kind, str) and check.startswith(kind + " ")):
+        return finding
+    where = check[len(kind) + 1:]  # "<kind> [aggregate] <range>": a quoted tab may hold spaces
+    # Only a threshold names an aggregate ("threshold min Stock!F2:F"), one word before its range.
+    where = where.partition(" ")[2] if kind == "threshold" else where
+    try:
+        tab = parse_a1(where).sheet if "!" in where else None
+    except A1Error:
+        tab = None
+    return {**finding, "tab": tab} if tab is not None else finding
+
+
 def _outbox_destinations(value: Any) -> Any:
     """outbox 2 -> 3 added routes: every message went to the default chat, no routed chat halted."""
     if not isinstance(value, dict):
@@ -362,6 +391,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("health", 4): _health_unreadable,
     ("health", 5): _optional_fields_added,
     ("health", 6): _optional_fields_added,
+    ("health", 7): _findings_tab,
     ("runlog", 1): _optional_fields_added,
     ("runlog", 2): _runlog_counts,
     ("task", 1): _task_quarantine,
@@ -373,6 +403,7 @@ UPGRADES: Mapping[tuple[str, int], Callable[[Any], Any]] = {
     ("event", 3): _optional_fields_added,
     ("event", 4): _optional_fields_added,
     ("event", 5): _optional_fields_added,
+    ("event", 6): _findings_tab,
     ("mute", 1): _optional_fields_added,
     ("mute", 2): _optional_fields_added,
     ("quota", 1): _quota_per_project,

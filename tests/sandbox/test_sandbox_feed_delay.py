@@ -52,7 +52,8 @@ class Drive:
         return found.changed, found.position
 
     def modified(self, sheet_id: str = SHEET) -> str:
-        return self.reader.modified_time(sheet_id, self.credential, TIMEOUT)
+        """The file's modifiedTime as Drive wrote it (the reader reads it as a time)."""
+        return rfc3339(self.reader.modified_time(sheet_id, self.credential, TIMEOUT))
 
     def quantity(self, sheet_id: str = SHEET):
         [value_range] = self.reader.read(sheet_id, ["Stock!B2"], self.credential, TIMEOUT)

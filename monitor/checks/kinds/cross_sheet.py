@@ -85,7 +85,7 @@ def _judge_keys(check: CrossSheetCheck, keys: Values, other: OtherSide) -> Check
     message = (f"{len(missing)} of {len(keys)} keys are not in {other.spreadsheet} "
                f"{check.other_range}: {shown}{more}")
     return CheckResult(check.name, check.kind, check.level, message, len(keys),
-                       tuple(c.ref for c in missing[:MAX_CELLS]))
+                       tuple(c.at for c in missing[:MAX_CELLS]))
 
 
 

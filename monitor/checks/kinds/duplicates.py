@@ -92,7 +92,7 @@ def _key(value: Any) -> Any:
 
 def _repeat_text(cell: Cell, earlier: Cell, one_column: bool) -> str:
     if one_column:  # "Stock!A14 = A9": the same column, so the earlier cell needs no tab
-        return f"{cell.ref} = {earlier.ref.removeprefix(cell.prefix)}"
+        return f"{cell.ref} = {earlier.at.local}"
     return f"row {cell.row} = row {earlier.row}"
 
 

@@ -10,9 +10,10 @@ from typing import Literal
 
 from pydantic import model_validator
 
+from monitor.core.a1 import CellRef
 from monitor.core.durations import human_duration
 from monitor.core.invalid_value import InvalidValue
-from monitor.core.timefmt import format_utc, parse_utc
+from monitor.core.timefmt import format_utc
 from monitor.core.wording import counted
 from monitor.core.zones import wall_clock
 
@@ -85,10 +86,10 @@ def judge(check: FreshnessCheck, value_range, now, tz, modified_time, past) -> C
     newest, newest_index = _newest_date(found, zone(tz))
     if newest_index is None:
         return _undefined_date(check, found, most_severe(check.warn, check.fail))
-    return judge_age(check, newest, found.cell(newest_index).ref, now, tz)
+    return judge_age(check, newest, found.cell(newest_index).at, now, tz)
 
 
-def judge_age(check: FreshnessCheck, newest: datetime, cell: str | None, now: datetime,
+def judge_age(check: FreshnessCheck, newest: datetime, cell: CellRef | None, now: datetime,
               tz: tzinfo | str | None = None) -> CheckResult:
     """A freshness check's result once its newest moment is known (the newest date, found in
     ``cell``, or the file's modified time when ``cell`` is None). It depends on ``now`` alone, so a
@@ -141,9 +142,7 @@ def _undefined_date(check: FreshnessCheck, found: Values, status: Status) -> Che
     return result_of(check, status, message, None, cells)
 
 
-def _aware(moment: datetime | str) -> datetime:
-    if isinstance(moment, str):
-        return parse_utc(moment)
+def _aware(moment: datetime) -> datetime:
     if moment.tzinfo is None:
         raise ValueError("modified_time must be aware (Drive reports UTC)")
     return moment

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_serializer, field_validator, model_validator
 
+from monitor.core.a1 import Ref, column_letters
 from monitor.core.invalid_value import InvalidValue
 from monitor.core.wording import counted
 
@@ -92,7 +93,7 @@ def judge(check: HeadersCheck, value_range, now, tz, modified_time, past) -> Che
     table = table_of(check, value_range)
     found = {normalized(cell.value): cell for cell in reversed(table.headers)}  # the first one wins
     problems: list[str] = []
-    cells: list[str] = []
+    cells: list[Ref] = []
     absent = [name for name in (*check.required, *check.order, *(h for h, _ in check.positions))
               if normalized(name) not in found]
     if absent:
@@ -104,27 +105,28 @@ def judge(check: HeadersCheck, value_range, now, tz, modified_time, past) -> Che
         # The checks by header cannot tell which one is meant, so a header the check names is unique.
         problems.append(f"column {str(twice[0].value).strip()!r} appears {len(twice)} times "
                         f"({', '.join(cell.ref for cell in twice)})")
-        cells.extend(cell.ref for cell in twice)
+        cells.extend(cell.at for cell in twice)
     for name in check.forbidden:
         if (cell := found.get(normalized(name))) is not None:
             problems.append(f"forbidden column {name!r} at {cell.ref}")
-            cells.append(cell.ref)
+            cells.append(cell.at)
     present = [found[normalized(name)] for name in check.order if normalized(name) in found]
     if [cell.col for cell in present] != sorted(cell.col for cell in present):
         actual = sorted(present, key=lambda cell: cell.col)
         problems.append(f"columns out of order: expected {', '.join(check.order)}; found "
                         f"{', '.join(str(cell.value).strip() for cell in actual)}")
-        cells.extend(cell.ref for cell in actual)
+        cells.extend(cell.at for cell in actual)
     for name, letter in check.positions:
         cell = found.get(normalized(name))
-        if cell is not None and cell.ref.removeprefix(cell.prefix).rstrip("0123456789") != letter:
+        if cell is not None and column_letters(cell.col) != letter:
             problems.append(f"{name!r} is at {cell.ref}, expected in column {letter}")
-            cells.append(cell.ref)
+            cells.append(cell.at)
     if not problems:
         shown = ", ".join(str(cell.value).strip() for cell in table.headers)
         return CheckResult(check.name, check.kind, Health.OK, f"headers as expected: {shown}",
                            len(table.headers))
-    refs = tuple(dict.fromkeys([*cells, table.header_ref]))[:MAX_CELLS]
+    where = (table.header_at,) if table.header_at is not None else ()
+    refs = tuple(dict.fromkeys([*cells, *where]))[:MAX_CELLS]
     return CheckResult(check.name, check.kind, Health.FAIL, "; ".join(problems), len(table.headers), refs)
 
 

@@ -18,6 +18,7 @@ from monitor.checks import (
     ranges_of,
 )
 from monitor.core.invalid_value import InvalidValue
+from tests.refs import a1
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 TABLE = "Stock!A1:Z"
@@ -34,7 +35,7 @@ ACTIVE = "Status = 'active'"
 
 def judged(check):
     got = evaluate(check, STOCK, NOW)
-    return got.status, got.message, got.cells
+    return got.status, got.message, a1(got.cells)
 
 
 def test_missing_counts_only_the_rows_the_filter_passes():
@@ -108,8 +109,8 @@ def test_invalid_leaves_a_cell_showing_a_formula_error_to_formula_errors():
     checks = [FormulaErrorsCheck(range="Stock!A1:B"),
               InvalidCheck(range="Stock!A1:B", header_row=1, column="Price", format="number")]
     errors, invalid = evaluate_all(checks, [table], NOW)
-    assert errors.cells == ("Stock!B3", "Stock!B4")
-    assert (invalid.observed, invalid.cells) == (1, ("Stock!B5",))
+    assert a1(errors.cells) == ("Stock!B3", "Stock!B4")
+    assert (invalid.observed, a1(invalid.cells)) == (1, ("Stock!B5",))
     # Text that only mentions an error code is still a value to judge.
     written = {**table, "values": [["SKU", "Price"], ["A-1", "see #N/A"]]}
     assert evaluate(checks[1], written, NOW).observed == 1

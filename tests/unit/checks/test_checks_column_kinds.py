@@ -16,6 +16,7 @@ from monitor.checks import (
     ranges_of,
 )
 from monitor.core.invalid_value import InvalidValue
+from tests.refs import a1
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 TABLE = "Stock!A1:Z"
@@ -37,7 +38,7 @@ STOCK = vr([
 
 def judged(check):
     got = evaluate(check, STOCK, NOW)
-    return got.status, got.message, got.observed, got.cells
+    return got.status, got.message, got.observed, a1(got.cells)
 
 
 # --- missing -----------------------------------------------------------------------------------
@@ -61,9 +62,9 @@ def test_missing_percentages_choose_between_warn_and_fail():
 def test_a_column_that_moved_is_still_found_and_one_that_vanished_fails():
     moved = vr([["Status", "SKU"], ["", "A-1"]])
     check = MissingCheck(range=TABLE, header_row=1, column="Status")
-    assert evaluate(check, moved, NOW).cells == ("Stock!A2",)
+    assert a1(evaluate(check, moved, NOW).cells) == ("Stock!A2",)
     gone = evaluate(check, vr([["SKU", "State"], ["A-1", "x"]]), NOW)
-    assert (gone.status, gone.message, gone.cells) == (
+    assert (gone.status, gone.message, a1(gone.cells)) == (
         "fail", "column 'Status' not found in the header row (Stock!1:1); found: SKU, State", ("Stock!1:1",))
 
 
@@ -93,7 +94,7 @@ def test_duplicates_over_several_key_columns_need_the_whole_key_to_repeat():
 def test_numbers_written_differently_are_one_key_and_blank_keys_are_no_duplicates():
     table = vr([["Id"], [5], [5.0], [""], [" "], ["x"]])
     got = evaluate(DuplicatesCheck(range=TABLE, header_row=1, column="Id"), table, NOW)
-    assert (got.observed, got.cells) == (1, ("Stock!A3",))
+    assert (got.observed, a1(got.cells)) == (1, ("Stock!A3",))
 
 
 # --- invalid -----------------------------------------------------------------------------------
@@ -150,7 +151,7 @@ def test_a_header_the_check_names_written_twice_is_a_finding():
     check = HeadersCheck(range=TABLE, header_row=1, required=["SKU", "Qty"])
     got = evaluate(check, vr([["SKU", "Qty", "Notes", "qty ", "Notes"], ["A", 1, "", 2]]), NOW)
     assert (got.status, got.message) == ("fail", "column 'Qty' appears 2 times (Stock!B1, Stock!D1)")
-    assert got.cells == ("Stock!B1", "Stock!D1", "Stock!1:1")
+    assert a1(got.cells) == ("Stock!B1", "Stock!D1", "Stock!1:1")
 
 
 def test_a_headers_check_may_read_the_header_row_alone():

@@ -48,7 +48,7 @@ def test_a_missing_header_is_a_finding_that_lists_the_headers_found():
         Table.read(STOCK, header_row=1).column("Price")
     assert caught.value.message == (
         "column 'Price' not found in the header row (Stock!1:1); found: SKU, Name, Qty")
-    assert caught.value.ref == "Stock!1:1"
+    assert str(caught.value.where) == "Stock!1:1"
 
 
 def test_a_renamed_header_is_suggested():

@@ -11,6 +11,7 @@ from monitor.checks.imports import (
     may_be_computing,
     refused_import,
 )
+from tests.refs import a1
 
 IMPORT = '=IMPORTRANGE("https://docs.google.com/spreadsheets/d/1src", "Stock!A1:B9")'
 FINANCE = '=GOOGLEFINANCE("NASDAQ:GOOG", "price")'
@@ -46,7 +47,7 @@ def test_other_errors_are_plain_formula_errors(error):
 def test_refused_imports_make_one_failing_finding_that_says_how_to_allow_access():
     [finding] = import_findings([CONNECT, CellError("Stock!A9", "N_A", "", FINANCE), NO_ACCESS])
     assert (finding.check_name, finding.kind, finding.status) == ("imports", "import_access", "fail")
-    assert finding.cells == ("Stock!F2", "Stock!G2") and finding.observed == 2
+    assert a1(finding.cells) == ("Stock!F2", "Stock!G2") and finding.observed == 2
     assert finding.message.startswith("Stock!F2 (and 1 more): IMPORTRANGE may not read its source "
                                       "(#REF! You need to connect these sheets.)")
     assert "click Allow access" in finding.message

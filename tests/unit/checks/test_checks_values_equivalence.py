@@ -21,7 +21,7 @@ from monitor.checks.imports import AMBIGUOUS_CODES, ambiguous_cell
 from monitor.checks.kinds.formula_errors import _error_code
 from monitor.checks.kinds.freshness import _newest_date
 from monitor.checks.where import parse_where
-from monitor.core.a1 import parse_a1, quote_sheet_name
+from monitor.core.a1 import parse_a1
 
 TEXTS = ["", "  ", "a", " a ", "active", "Mills & Co", "#N/A", " #REF! ", "#DIV/0!", "x#N/A", "#LOADING",
          "Loading...", "Loading… ", "2026-01-05", "05.01.2026 10:30", "7", "contains"]
@@ -41,13 +41,12 @@ def value_ranges(draw, one_column: bool = False):
 def plain_cells(value_range) -> list[Cell]:
     """Every non-empty cell in reading order; raises for the first "Loading..." met, as read."""
     parsed = parse_a1(value_range["range"])
-    prefix = "" if parsed.sheet is None else quote_sheet_name(parsed.sheet) + "!"
     by_columns = value_range["majorDimension"] == "COLUMNS"
     cells = []
     for outer, line in enumerate(value_range["values"]):
         for inner, value in enumerate(line):
             row, col = (inner, outer) if by_columns else (outer, inner)
-            cell = Cell(prefix, (parsed.start_row or 1) + row, (parsed.start_col or 1) + col, value)
+            cell = Cell(parsed.sheet, (parsed.start_row or 1) + row, (parsed.start_col or 1) + col, value)
             if isinstance(value, str) and value.strip() in LOADING_VALUES:
                 raise ValuesStillLoading(cell.ref)
             if not is_empty(value):

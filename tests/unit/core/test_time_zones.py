@@ -301,7 +301,7 @@ def test_a_health_record_from_before_zones_is_read_with_no_zone_known():
     record = SheetHealth(health=OK, read_at=datetime(2026, 1, 5, tzinfo=UTC), checks="f")
     written = json.loads(HEALTH.encode(record))
     older = {key: value for key, value in written.items() if key not in ("time_zone", "zone_due")}
-    assert HEALTH.version == 7  # 4 tabs, 5 failing reads, 6 an owner, 7 changes: a record of 2 reads without
+    assert HEALTH.version == 8  # 4 tabs, 5 unreadable, 6 owner, 7 changes, 8 tab: a record of 2 reads without
     upgrade = upgraded(HEALTH, older, 2)  # (later versions' fields come too: stored text leaves
     assert upgrade == {**upgrade, **older, "time_zone": None, "zone_due": None}  # defaults out)
     assert HEALTH.validate(upgraded(HEALTH, older, 2)) == record  # no zone known: read, not re-judged

@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from monitor.checks import FormulaErrorsCheck, NotEmptyCheck, evaluate
 from monitor.engine.health import (
     ERROR,
     FAIL,
@@ -115,3 +116,14 @@ def test_only_verdicts_are_recorded():
         record_verdict(SheetHealth(), SKIPPED, NOW, ())
     with pytest.raises(ValueError, match="not a verdict"):
         record_verdict(SheetHealth(), UNKNOWN, NOW, ())
+
+
+def test_a_finding_keeps_the_tab_its_checks_range_is_on_and_its_cells_as_references():
+    empty = NotEmptyCheck(range="'Daily log'!A2:A")
+    found = Finding.of(evaluate(empty, {"range": "'Daily log'!A2:A1000"}, NOW), empty)
+    assert (found.tab, found.cells) == ("Daily log", ())
+    broken = FormulaErrorsCheck(range="Stock!F2:F")
+    found = Finding.of(evaluate(broken, {"range": "Stock!F2:F3", "values": [[1], ["#REF!"]]}, NOW), broken)
+    assert (found.tab, [str(cell) for cell in found.cells]) == ("Stock", ["Stock!F3"])
+    whole = NotEmptyCheck(range="Stock")  # a whole tab: no cells to say it by, as before
+    assert Finding.of(evaluate(whole, {"range": "Stock!A1:Z1000"}, NOW), whole).tab is None

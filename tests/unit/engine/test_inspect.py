@@ -12,11 +12,14 @@ import pytest
 from config_fixtures import FULL, SHEET_A, SHEET_B, load, secrets_folder
 
 from monitor.checks import FormulaErrorsCheck, FreshnessCheck, ThresholdCheck, needs_modified_time, ranges_of
+from monitor.checks.cells import values_of
 from monitor.core.clock import ManualClock
 from monitor.core.errors import ErrorClass, SheetReadError
+from monitor.core.timefmt import format_utc
 from monitor.engine.inspect import SheetData, SheetPlan, judge, plans_of, read, zone_of
 from monitor.google.reader import GspreadReader
 from sheet_sandbox.server import running_sandbox
+from tests.refs import a1
 
 SHEET = "1sandboxInspect".ljust(44, "x")
 BATCH_GET = "GET /v4/spreadsheets/{id}/values:batchGet"
@@ -79,7 +82,17 @@ def test_a_freshness_check_on_the_file_adds_one_drive_request(google):
     data = google.read(plan(ERRORS, EDITED))
     assert google.requests() == {BATCH_GET: 1, DRIVE_FILE: 1}
     assert google.timeouts_asked == 2  # asked again as the second request starts: the budget shrinks
-    assert data.modified_time == "2026-01-04T00:00:00.000Z"
+    assert format_utc(data.modified_time) == "2026-01-04T00:00:00.000Z"  # read as a time, once
+
+
+def test_a_reads_values_are_sorted_out_once_for_its_checks_and_its_history(google):
+    google.put(ROWS)
+    data = google.read(plan(LOW_STOCK))
+    read_range = data.value_ranges["Stock!C2:C3"]
+    assert read_range.found is None  # nothing walked before a check asks
+    judge(plan(LOW_STOCK), data, datetime(2026, 1, 5, 3, tzinfo=UTC), UTC)
+    found = read_range.found  # what the check sorted out, and the history keeps from
+    assert found is not None and found.values == [10, 12] and values_of(read_range) is found
 
 
 def test_a_plan_with_only_the_files_time_sends_no_batch_get(google):
@@ -104,7 +117,7 @@ def test_judging_evaluates_every_check_over_what_google_returned(google):
     assert [(result.kind, result.status) for result in results] == [
         ("formula_errors", "fail"), ("threshold", "ok"), ("freshness", "fail"),
     ]
-    assert results[0].cells == ("Stock!B3",)
+    assert a1(results[0].cells) == ("Stock!B3",)
     assert "2026-01-04" in results[2].message
 
 
@@ -115,7 +128,7 @@ def test_a_named_range_is_read_and_judged_as_the_cells_it_names(google):
     data = google.read(plan(low))
     assert data.value_ranges["Stock!Quantities"]["range"] == "Stock!C2:C3"  # Google's echo: cells
     [result] = judge(plan(low), data, datetime(2026, 1, 5, tzinfo=UTC), UTC)
-    assert (result.status, result.observed, result.cells) == ("warn", 10, ("Stock!C2",))
+    assert (result.status, result.observed, a1(result.cells)) == ("warn", 10, ("Stock!C2",))
 
 
 def test_cells_still_loading_are_a_failed_read_to_retry_never_a_finding(google):
@@ -219,7 +232,7 @@ def test_a_plain_read_showing_na_or_ref_asks_for_details_unless_no_try_is_left(g
     assert failure.value.error_class is ErrorClass.LOADING
     assert failure.value.message.startswith("Stock!B3 shows #REF!, which IMPORTRANGE and GOOGLEFINANCE")
     [result] = judge(sheet_plan, data, datetime(2026, 1, 5, tzinfo=UTC), UTC, last_try=True)
-    assert (result.status, result.cells) == ("fail", ("Stock!B3",))
+    assert (result.status, a1(result.cells)) == ("fail", ("Stock!B3",))
 
 
 def test_a_read_with_details_gives_the_values_a_batch_get_gives(google):

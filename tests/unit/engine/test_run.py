@@ -33,6 +33,7 @@ from monitor.engine.inspect import SheetPlan
 from monitor.engine.mutes import Mute
 from monitor.engine.tasks import DONE, PENDING, PROCESSING
 from monitor.google.reader import GspreadReader
+from tests.refs import a1
 
 CHECKS = (
     FormulaErrorsCheck(range="Stock!A1:C20"),
@@ -100,7 +101,7 @@ def test_a_round_checks_every_spreadsheet_once_and_records_health(world):
     assert state.heartbeat.outcome == RunOutcome.OK and state.heartbeat.finished_at
     changes = [event for event in state.events if isinstance(event, HealthChanged)]
     assert sorted(event.spreadsheet_id for event in changes) == sorted(broken + low)
-    assert state.health[broken[0]].findings[0].cells == ("Stock!B3",)
+    assert a1(state.health[broken[0]].findings[0].cells) == ("Stock!B3",)
 
 
 def test_one_credential_at_60_a_minute_meets_no_429(world):

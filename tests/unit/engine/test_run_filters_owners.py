@@ -13,6 +13,7 @@ from monitor.app.run import run_once
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from sheet_sandbox.server import running_sandbox
+from tests.refs import a1
 
 TOKEN = "123456:SECRET-filters-token-0123456789"
 CHAT = -1001000000001
@@ -70,7 +71,7 @@ def test_filtered_aggregates_severity_and_owners_reach_the_alert(tmp_path):
     record = saved_state(path).health[A]
     found = {finding.check: finding for finding in record.findings}
     capped = found["Active stock below zero"]
-    assert (capped.status, capped.owner, capped.cells) == ("warn", "@ivan", ("Stock!C2",))
+    assert (capped.status, capped.owner, a1(capped.cells)) == ("warn", "@ivan", ("Stock!C2",))
     assert capped.message == "min -5 < 0 in rows where B = 'active'"
     paused = found["threshold avg Stock!C2:C20"]
     assert (paused.status, paused.message, paused.owner) == ("fail", "avg -3 < -1 in rows where B = 'paused'",

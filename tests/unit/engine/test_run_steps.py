@@ -99,7 +99,7 @@ class SlowReader:
 
     def modified_time(self, spreadsheet_id, credential, timeout):
         self._take("modified_time", timeout)
-        return "2026-01-05T00:00:00.000Z"
+        return datetime(2026, 1, 5, tzinfo=UTC)
 
     def time_zone(self, spreadsheet_id, credential, timeout):
         self._take("time_zone", timeout)

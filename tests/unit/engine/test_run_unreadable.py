@@ -144,5 +144,5 @@ def test_a_health_record_from_before_streaks_upgrades_with_none_known():
     record = SheetHealth(health=OK, read_at=START, checks="f", time_zone="Etc/GMT")
     written = json.loads(HEALTH.encode(record))
     older = {key: value for key, value in written.items() if key != "unreadable"}
-    assert HEALTH.version == 7  # 6 a finding's owner, 7 verdict changes and read times: read without
+    assert HEALTH.version == 8  # 6 a finding's owner, 7 changes and read times, 8 its tab: read without
     assert HEALTH.validate(upgraded(HEALTH, older, 4)) == record  # its next failed read starts one

@@ -48,9 +48,10 @@ def test_a_finding_leads_with_its_tab_and_the_problem_not_the_checks_generated_n
 
 def test_a_finding_without_cells_takes_its_tab_from_the_range_it_was_named_after():
     empty = Finding("not_empty 'Daily log'!A2:A", "not_empty", "fail",
-                    "no non-empty rows (at least 1 required)")
+                    "no non-empty rows (at least 1 required)", tab="Daily log")
     assert findings_text([empty]) == "Daily log: no non-empty rows (at least 1 required)"
-    undefined = Finding("threshold min Stock!F2:F", "threshold", "fail", "no min: the range is empty")
+    undefined = Finding("threshold min Stock!F2:F", "threshold", "fail", "no min: the range is empty",
+                        tab="Stock")
     assert findings_text([undefined]) == "Stock: no min: the range is empty"
 
 

@@ -20,6 +20,7 @@ from monitor.state import changing_state, read_state
 from monitor.state.schema import SCHEMA_KEY
 from monitor.storage import FileStore
 from monitor.watchdog import store as watchdog_store
+from tests.refs import a1
 
 FIXTURE = FIXTURES / "first_release"
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
@@ -82,7 +83,7 @@ def test_the_first_release_events_become_one_typed_event_each(state_dir):
     ]
     changed = next(iter(state.events))
     assert (changed.previous, changed.current) == ("ok", "warn")
-    assert changed.findings[0].cells == ("Stock!F7",)
+    assert a1(changed.findings[0].cells) == ("Stock!F7",)
 
 
 def test_a_writer_rewrites_the_first_release_layout_once_and_keeps_everything(state_dir):
