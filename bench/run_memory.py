@@ -135,6 +135,7 @@ def measured(config: Path, budget: float, root: Path, control: requests.Session,
 def measure(sheets: int, budget: int, root: Path) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp, served_dataset(
         Path(tmp), sheets=sheets, credentials=1, per_user=HUGE_QUOTA, per_project=HUGE_QUOTA, faults=False,
+        request_timeout=REQUEST_TIMEOUT,
         run={"round_interval": "24h", "change_poll": "off"}, latency="off",
     ) as config, requests.Session() as control:
         control.trust_env = False  # never through a proxy: the sandbox is on 127.0.0.1
