@@ -36,10 +36,8 @@ def ask_telegram(config: Config) -> list[tuple[str, Answer]]:
 
 
 @dataclass(frozen=True)
-class TestSend:
+class ChatTrial:
     """What one chat (or forum topic) did with the test message."""
-
-    __test__ = False  # not a pytest test class, whatever its name
 
     chat_id: str
     thread_id: int | None
@@ -53,7 +51,7 @@ class TestSend:
         return f"chat {self.chat_id}" + (f" topic {self.thread_id}" if self.thread_id else "")
 
 
-def send_test(config: Config, text: str) -> list[TestSend]:
+def send_test(config: Config, text: str) -> list[ChatTrial]:
     """``text`` sent once to every chat and topic the config names, each through the chat the runs
     would use (a group's migration the runs learnt is followed)."""
     outbox = _runner_outbox(config)
@@ -67,11 +65,11 @@ def send_test(config: Config, text: str) -> list[TestSend]:
                 sent = sender.send(text)
             except DeliveryError as error:
                 status = f"{error.status} " if error.status else ""
-                sends.append(TestSend(chat_id, thread_id, refusal=f"{status}{error.description}",
+                sends.append(ChatTrial(chat_id, thread_id, refusal=f"{status}{error.description}",
                                       fix=fix_for_error(error)))
                 continue
             moved = sent.chat_id if sent.chat_id != chat_id else None
-            sends.append(TestSend(chat_id, thread_id, message_id=sent.message_id, moved_to=moved))
+            sends.append(ChatTrial(chat_id, thread_id, message_id=sent.message_id, moved_to=moved))
     return sends
 
 
