@@ -57,6 +57,13 @@ class RunLog:
 
 
 def kill_now(process: subprocess.Popen) -> None:
+    """A kill -9 of a run that must still be running."""
+    assert try_kill(process), f"the run ended before it was killed ({process.returncode})"
+
+
+def try_kill(process: subprocess.Popen) -> bool:
+    """A kill -9 at a random moment: False if the run had already ended (it may end between any
+    look at it and the signal)."""
     process.send_signal(signal.SIGKILL)
     process.communicate()
-    assert process.returncode == -signal.SIGKILL, f"the run ended before it was killed ({process.returncode})"
+    return process.returncode == -signal.SIGKILL

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 from cli_fixtures import write_config
-from process_helpers import RunLog, kill_now
+from process_helpers import RunLog, kill_now, try_kill
 from sandbox_fixtures import ServedDataset, drive_caught_up, served_dataset
 
 from monitor.app.run import RunResult, run_once
@@ -529,8 +529,7 @@ def test_runs_killed_at_random_moments_while_watching_the_feed_lose_no_edit_and_
                 time.sleep(rng.uniform(0.0, 0.15))
             else:
                 time.sleep(rng.uniform(0.2, 4.0))
-            if process.poll() is None:
-                kill_now(process)
+            try_kill(process)  # or it had ended by itself: either way the state must load
             loads_cleanly(served)
         editor.stop()
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from cli_fixtures import STOCK_PROFILE, sandbox_config_head, sheet_id, stock_sheets
-from process_helpers import RunLog, kill_now
+from process_helpers import RunLog, try_kill
 from redis_fixtures import REDIS_URL, delete_prefix, new_prefix, redis_or_skip
 from sandbox_fixtures import clean_env
 
@@ -126,8 +126,7 @@ def test_kills_at_random_moments_around_polling_apply_every_press_exactly_once(s
             time.sleep(rng.uniform(0.0, 0.6))
         if rounds % 3:  # two runs in three are killed, the third ends by itself
             time.sleep(rng.uniform(0.0, 1.5))
-            if process.poll() is None:
-                kill_now(process)
+            if try_kill(process):
                 kills += 1
                 continue
         process.wait(timeout=30)

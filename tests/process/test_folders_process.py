@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 import httpx
 import pytest
-from process_helpers import kill_now
+from process_helpers import try_kill
 from sandbox_fixtures import clean_env
 
 from monitor.core.clock import SystemClock
@@ -90,11 +90,9 @@ def test_a_folder_is_watched_a_new_sheet_told_once_a_removed_one_dropped_once(si
     for _ in range(20):  # runs killed anywhere: before, during or after the folder's save and send
         process = start(config)
         time.sleep(rng.uniform(0.05, window))
-        if process.poll() is not None:  # it ended first (a fast machine): kill the next ones sooner
-            process.communicate()
+        if not try_kill(process):  # it ended first (a fast machine): kill the next ones sooner
             window = max(0.2, window * 0.6)
             continue
-        kill_now(process)
         kills += 1
         if kills == 4:
             break
