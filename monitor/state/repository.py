@@ -1,9 +1,10 @@
 """The one mapping between the typed ``State`` and a ``PropertyStore``: loading, saving what changed.
 
-Loading validates every document on its own. One that cannot be read (not JSON, a field missing or
-extra, a time that is not a time, a task of another round) is a :class:`Damage`: it is left out of
-the state, and a writer sets it aside (``set_aside``: moved to ``damaged/<key>``, kept for inspection)
-so that one bad entry never takes the monitor down. Saving writes, in one atomic store update, only
+Loading validates every document on its own (a metric history when it is first used: see
+``_UNREAD_UNTIL_USED``). One that cannot be read (not JSON, a field missing or extra, a time that is
+not a time, a task of another round) is a :class:`Damage`: it is left out of the state, and a writer
+sets it aside (``set_aside``: moved to ``damaged/<key>``, kept for inspection) so that one bad entry
+never takes the monitor down. Saving writes, in one atomic store update, only
 the documents changed since the last save (``monitor.core.tracking``): its cost does not grow with the
 number of spreadsheets.
 """
