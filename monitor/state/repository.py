@@ -74,12 +74,14 @@ class StateRepository:
 
     # -- loading -----------------------------------------------------------------------------------
 
-    def load(self, only: Iterable[str] | None = None) -> State:
+    def load(self, only: Iterable[str] | None = None, damage_to: State | None = None) -> State:
         """The state; a store with nothing in it is a fresh state. ``only``: the kinds of document to
         read (see ``schema.KINDS``), for readers that need a few; the rest stays empty (a "round"
         read without "task" shows every task fresh: ask for both). Raises
         StateVersionError for a state written by a newer sheet-monitor; anything else wrong is in
-        ``state.damaged``."""
+        ``state.damaged``, and what is found damaged when first used (a metric history) joins the
+        ``damaged`` of ``damage_to`` (default: the state returned; a runner that re-reads the state
+        and takes its documents into its own names its own)."""
         properties = self.store.get_properties()
         self.found_empty = not properties
         wanted = None if only is None else set(only)
@@ -114,7 +116,7 @@ class StateRepository:
                 damaged.append(Damage(key, str(exc), raw))
         state = self._assemble(found, properties, damaged)
         for name, texts in unread.items():
-            getattr(state, _ATTRIBUTE_OF[name]).hold_unread(texts, _reader(KINDS[name], state))
+            getattr(state, _ATTRIBUTE_OF[name]).hold_unread(texts, _reader(KINDS[name], damage_to or state))
         state.set_aside = sorted(key.removeprefix(DAMAGED_PREFIX) for key in properties
                                  if key.startswith(DAMAGED_PREFIX))
         # A damaged single document (the heartbeat, the outbox, the round's own...) is replaced in
