@@ -16,6 +16,7 @@ from typing import IO, TYPE_CHECKING
 
 from monitor.app.folders import folders_brought_up_to_date
 from monitor.app.pacing import quota_pacer
+from monitor.app.start_up import collector_paused
 from monitor.config import Config
 from monitor.core.clock import SystemClock
 from monitor.core.logs import log_event
@@ -83,6 +84,7 @@ def run_once(
 
         prepare(location, runner, config.state.lease.total_seconds())
     with ExitStack() as listening_until_the_end:
+        start_up = listening_until_the_end.enter_context(collector_paused())
         with changing_state(location, actor=run_id, now=clock.now(), runner=runner,
                             lock=own_lock(runner) if runner else RUN_LOCK) as session:
             if session is None:
@@ -117,6 +119,7 @@ def run_once(
 
             run, reads = _wired_run(config, settings, session, location, run_id, clock, reader_factory,
                                     sharing, credentials, chat, tell)
+            start_up.done()
             try:
                 report = run.execute()
             finally:

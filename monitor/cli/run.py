@@ -15,6 +15,7 @@ import click
 
 from monitor.app.allocator import limit_arenas
 from monitor.app.run import RunResult, new_run_id, run_once
+from monitor.app.start_up import collector_paused
 from monitor.checks import Health
 from monitor.cli.output import config_option, fail
 from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, state_location
@@ -59,6 +60,11 @@ STOP_REASONS = {  # every StopReason, in words (a test holds it to the enum)
 def run(config_path: Path | None, budget: float | None, progress: bool | None) -> None:
     """One time-boxed run: check due spreadsheets until the budget is spent, save, notify."""
     limit_arenas()  # before the read workers start
+    with collector_paused():  # until the run is wired: see monitor.app.start_up
+        _run(config_path, budget, progress)
+
+
+def _run(config_path: Path | None, budget: float | None, progress: bool | None) -> None:
     config = load_or_exit(config_path, require_secrets=True, listed=False)  # the run lists its folders
     clock = SystemClock()
     run_id = new_run_id(clock.now())

@@ -10,7 +10,7 @@ and to its fingerprint (a new dependent makes the next round read it, to have th
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from monitor.checks import CrossSheetCheck
 
@@ -99,4 +99,10 @@ def _linked(sheet: Sheet, others: tuple[tuple[str, str], ...], lends: tuple[Lend
     if lends:  # a new dependent: the next round reads this spreadsheet to have its range to lend
         ranges = tuple(dict.fromkeys((*sheet.ranges, *(lend.range for lend in lends))))
         fingerprint = checks_fingerprint(sheet.checks, extra=[lend.key for lend in lends])
-    return replace(sheet, ranges=ranges, fingerprint=fingerprint, others=others, lends=lends)
+    # Field by field rather than ``dataclasses.replace``, which looks the fields up again for every
+    # spreadsheet: at 20,000 spreadsheets that was 0.1 s of each run's start-up (a test holds this
+    # list to the fields).
+    return Sheet(id=sheet.id, name=sheet.name, profile=sheet.profile, tags=sheet.tags, checks=sheet.checks,
+                 origin=sheet.origin, fingerprint=fingerprint, ranges=ranges,
+                 needs_modified_time=sheet.needs_modified_time, max_age=sheet.max_age,
+                 always_read=sheet.always_read, owner=sheet.owner, others=others, lends=lends)

@@ -13,7 +13,7 @@ change their members in place (the round's task queue) call :meth:`Documents.tou
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
@@ -23,62 +23,122 @@ T = TypeVar("T")
 
 
 class Documents(Generic[T]):
-    """Documents of one kind by id, with the ids changed or removed since the last save."""
+    """Documents of one kind by id, with the ids changed or removed since the last save.
 
-    __slots__ = ("_items", "_changed", "_removed")
+    Some may be held *unread*: as the stored text, read (decoded and validated) when first used
+    (:meth:`hold_unread`). A run uses a few hundred spreadsheets' metric histories before its first
+    read, of 20,000, and decoding them all cost its start-up ~0.1 s. Looking one up reads that one;
+    counting, iterating or listing the documents reads them all first, so what they show is exactly
+    what could be read. One that cannot be read is not there (``read`` reported it as damage)."""
+
+    __slots__ = ("_items", "_changed", "_removed", "_unread", "_read")
 
     def __init__(self, items: Mapping[str, T] | None = None) -> None:
         self._items: dict[str, T] = dict(items or {})
         self._changed: set[str] = set()
         self._removed: set[str] = set()
+        self._unread: dict[str, str] = {}
+        self._read: Callable[[str, str], T | None] | None = None
+
+    def hold_unread(self, texts: Mapping[str, str], read: Callable[[str, str], T | None]) -> None:
+        """Hold ``texts`` (id -> stored text) as saved, to be read by ``read(id, text)`` when first
+        used; ``read`` returns None for a text that cannot be read, having reported why."""
+        self._unread.update(texts)
+        self._read = read
+
+    def _read_one(self, key: str) -> bool:
+        """Read the unread document at ``key``; whether there is one now."""
+        text = self._unread.pop(key, None)
+        if text is None:
+            return False
+        document = self._read(key, text)
+        if document is None:
+            return False
+        self._items[key] = document
+        return True
+
+    def _read_all(self) -> None:
+        for key in list(self._unread):
+            self._read_one(key)
 
     def __getitem__(self, key: str) -> T:
-        return self._items[key]
+        try:
+            return self._items[key]
+        except KeyError:
+            if self._unread and self._read_one(key):
+                return self._items[key]
+            raise
 
     def __setitem__(self, key: str, document: T) -> None:
+        self._unread.pop(key, None)
         self._items[key] = document
         self._changed.add(key)
         self._removed.discard(key)
 
     def __delitem__(self, key: str) -> None:
+        if key not in self._items and self._unread:
+            self._read_one(key)  # one that cannot be read is not there: KeyError, as for none
         del self._items[key]
         self._changed.discard(key)
         self._removed.add(key)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._items
+        return key in self._items or (bool(self._unread) and self._read_one(key))
 
     def __iter__(self) -> Iterator[str]:
+        self._read_all()
         return iter(self._items)
 
     def __len__(self) -> int:
+        self._read_all()
         return len(self._items)
 
     def __repr__(self) -> str:
-        return f"Documents({len(self._items)} items, {len(self._changed)} changed)"
+        return (f"Documents({len(self._items)} items, {len(self._unread)} unread, "
+                f"{len(self._changed)} changed)")
 
     def get(self, key: str, default: T | None = None) -> T | None:
-        return self._items.get(key, default)
+        document = self._items.get(key)
+        if document is None and self._unread and self._read_one(key):
+            return self._items[key]
+        return default if document is None else document
 
     def pop(self, key: str, default: T | None = None) -> T | None:
-        if key not in self._items:
+        if key not in self:
             return default
         document = self._items[key]
         del self[key]
         return document
 
     def keys(self):
+        self._read_all()
         return self._items.keys()
 
     def values(self):
+        self._read_all()
         return self._items.values()
 
     def items(self):
+        self._read_all()
         return self._items.items()
+
+    def ids(self) -> set[str]:
+        """Every id held, without reading the unread documents: one that turns out unreadable when
+        used is among them (and is not there then)."""
+        return self._items.keys() | self._unread.keys()
+
+    def read_items(self):
+        """(id, document) for the documents read so far, leaving the unread ones unread."""
+        return self._items.items()
+
+    def unread(self) -> Mapping[str, str]:
+        """The documents not read yet, as their stored text: unchanged since they were saved."""
+        return self._unread
 
     def load(self, key: str, document: T | None) -> None:
         """Hold ``document`` at ``key`` (None: none) as another writer saved it: not a change of ours,
         so nothing is written back for it (runners sharing one state, monitor.engine.sharing)."""
+        self._unread.pop(key, None)
         if document is None:
             self._items.pop(key, None)
         else:
@@ -107,6 +167,7 @@ class Documents(Generic[T]):
 
     def mark_all_changed(self) -> None:
         """Treat every document as changed (a new layout or a fresh store writes everything)."""
+        self._read_all()
         self._changed = set(self._items)
 
 

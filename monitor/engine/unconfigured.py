@@ -26,8 +26,10 @@ _QUIET = frozenset({OK, UNKNOWN})  # left with nothing open: nobody needs tellin
 def forget_unconfigured(state: RunnerState, configured: Collection[str], now: datetime, run_id: str,
                         emit: Callable[[Event], None]) -> list[str]:
     """Forget every spreadsheet the state holds that ``configured`` no longer lists; returns their ids."""
-    gone = sorted((state.health.keys() | state.breakers.keys() | state.dlq.keys() | state.mutes.keys()
-                   | state.history.keys() | state.incidents.keys() | _round_targets(state)) - set(configured))
+    # Ids, not documents: a metric history is read when first used (monitor.core.tracking), and only
+    # those of the spreadsheets forgotten are read here, by ``pop``.
+    gone = sorted((state.health.ids() | state.breakers.ids() | state.dlq.ids() | state.mutes.ids()
+                   | state.history.ids() | state.incidents.ids() | _round_targets(state)) - set(configured))
     for sid in gone:
         told = _told_if_open(state, sid, now, run_id)
         if told is not None:

@@ -96,17 +96,24 @@ def run_lock_held(place: Place, name: str = RUN_LOCK) -> bool:
 class StateSession:
     """The state of one process that holds the run lock, and how to save it."""
 
-    def __init__(self, store: PropertyStore, repository: StateRepository, state: State) -> None:
+    def __init__(self, store: PropertyStore, repository: StateRepository, state: State, actor: str,
+                 opened_at: datetime) -> None:
         self.store = store
         self.repository = repository
         self.state = state
+        self.actor = actor
+        self.opened_at = opened_at
 
     @property
     def restored(self) -> RestoreReport | None:
         return self.store.restore_report
 
     def save(self) -> None:
-        """Write what changed since the last save (a checkpoint)."""
+        """Write what changed since the last save (a checkpoint). A document read since then and
+        found damaged (some are read when first used: ``StateRepository.load``) is set aside and told
+        in the same write, as one found at the opening is, dated to the opening."""
+        if self.state.damaged:
+            _set_aside(self.repository, self.state, self.actor, self.opened_at)
         self.repository.save(self.state)
 
 
@@ -136,7 +143,7 @@ def changing_state(
             repository = StateRepository(store, "" if runner is None and location.shared_writers else runner)
             state = repository.load()
             _repair(repository, state, store, actor, now)
-            session = StateSession(store, repository, state)
+            session = StateSession(store, repository, state, actor, now)
             yield session
             session.save()
             if VERIFY_SAVES:
@@ -162,15 +169,20 @@ def _repair(repository: StateRepository, state: State, store: PropertyStore, act
     if restored is not None:
         log_event("state_restored", logging.ERROR, reason=restored.reason)
         state.events.add(StateRestored(at=now, run_id=actor, reason=restored.reason))
-    for damage, target in repository.set_aside(state.damaged, now):
-        log_event("state_entry_damaged", logging.ERROR, key=damage.key, problem=damage.problem,
-                  kept_as=target)
-        state.events.add(StateEntryDamaged(at=now, run_id=actor, key=damage.key, problem=damage.problem,
-                                           set_aside_as=target))
-    state.damaged = []
+    _set_aside(repository, state, actor, now)
     if restored is None and not lost and repository.found_empty:
         # A fresh store: nothing to tell, so nothing is written before the block ends normally. A
         # command refused on a fresh install leaves no state behind (`status` still says "No run
         # yet", the watchdog "state missing").
         return
     repository.save(state)
+
+
+def _set_aside(repository: StateRepository, state: State, actor: str, now: datetime) -> None:
+    """Each damaged entry found so far set aside by the next save, told as an event and a log line."""
+    for damage, target in repository.set_aside(state.damaged, now):
+        log_event("state_entry_damaged", logging.ERROR, key=damage.key, problem=damage.problem,
+                  kept_as=target)
+        state.events.add(StateEntryDamaged(at=now, run_id=actor, key=damage.key, problem=damage.problem,
+                                           set_aside_as=target))
+    state.damaged = []

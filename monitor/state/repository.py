@@ -1,9 +1,10 @@
 """The one mapping between the typed ``State`` and a ``PropertyStore``: loading, saving what changed.
 
-Loading validates every document on its own. One that cannot be read (not JSON, a field missing or
-extra, a time that is not a time, a task of another round) is a :class:`Damage`: it is left out of
-the state, and a writer sets it aside (``set_aside``: moved to ``damaged/<key>``, kept for inspection)
-so that one bad entry never takes the monitor down. Saving writes, in one atomic store update, only
+Loading validates every document on its own (a metric history when it is first used: see
+``_UNREAD_UNTIL_USED``). One that cannot be read (not JSON, a field missing or extra, a time that is
+not a time, a task of another round) is a :class:`Damage`: it is left out of the state, and a writer
+sets it aside (``set_aside``: moved to ``damaged/<key>``, kept for inspection) so that one bad entry
+never takes the monitor down. Saving writes, in one atomic store update, only
 the documents changed since the last save (``monitor.core.tracking``): its cost does not grow with the
 number of spreadsheets.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -48,6 +49,12 @@ from monitor.storage import PropertyStore, StateVersionError
 
 # A runner's own documents that a fresh state holds empty rather than not at all.
 _FRESH = {"runs": RunHistory, "totals": RunTotals}
+# Documents read when first used rather than when the state opens (``Documents.hold_unread``): a
+# spreadsheet's metric history is needed only when it is judged, and a run's start-up at 20,000
+# spreadsheets decoded 20,000 of them before its first read. One found damaged then is told and set
+# aside by the next save, as one found at the opening is (``StateSession.save``).
+_UNREAD_UNTIL_USED = ("history",)
+_ATTRIBUTE_OF = {kind.name: attribute for attribute, kind in FAMILIES.items()}
 # Keys whose loss (as damaged entries) makes the next writer save the whole state: see ``load``.
 _WHOLE_SAVE_KEYS = frozenset({SCHEMA_KEY, ROUND.key(), *(kind.key() for kind in SINGLES.values())})
 
@@ -67,12 +74,14 @@ class StateRepository:
 
     # -- loading -----------------------------------------------------------------------------------
 
-    def load(self, only: Iterable[str] | None = None) -> State:
+    def load(self, only: Iterable[str] | None = None, damage_to: State | None = None) -> State:
         """The state; a store with nothing in it is a fresh state. ``only``: the kinds of document to
         read (see ``schema.KINDS``), for readers that need a few; the rest stays empty (a "round"
         read without "task" shows every task fresh: ask for both). Raises
         StateVersionError for a state written by a newer sheet-monitor; anything else wrong is in
-        ``state.damaged``."""
+        ``state.damaged``, and what is found damaged when first used (a metric history) joins the
+        ``damaged`` of ``damage_to`` (default: the state returned; a runner that re-reads the state
+        and takes its documents into its own names its own)."""
         properties = self.store.get_properties()
         self.found_empty = not properties
         wanted = None if only is None else set(only)
@@ -83,6 +92,11 @@ class StateRepository:
         damaged: list[Damage] = []
         versions = self._versions(properties, damaged)
         found: dict[str, dict[str | None, Any]] = {name: {} for name in KINDS}
+        # Kinds read when first used (see ``_UNREAD_UNTIL_USED``), stored in today's version: an older
+        # one is read and upgraded now, as the whole save that follows writes it in today's shape.
+        unread: dict[str, dict[str, str]] = {
+            name: {} for name in _UNREAD_UNTIL_USED
+            if versions.get(name, KINDS[name].version) == KINDS[name].version}
         for key, raw in properties.items():
             if key == SCHEMA_KEY or key.startswith(DAMAGED_PREFIX):
                 continue
@@ -92,12 +106,17 @@ class StateRepository:
             if kind is None:
                 damaged.append(Damage(key, "not a key this version of sheet-monitor stores", raw))
                 continue
-            try:  # the id as one object with the documents' own copies of it (tracking.Interned)
-                found[kind.name][id if id is None else sys.intern(id)] = _decode(
-                    kind, raw, versions.get(kind.name, kind.version))
+            id = id if id is None else sys.intern(id)  # one object with the documents' own copies of it
+            if kind.name in unread:
+                unread[kind.name][id] = raw
+                continue
+            try:
+                found[kind.name][id] = _decode(kind, raw, versions.get(kind.name, kind.version))
             except DocumentError as exc:
                 damaged.append(Damage(key, str(exc), raw))
         state = self._assemble(found, properties, damaged)
+        for name, texts in unread.items():
+            getattr(state, _ATTRIBUTE_OF[name]).hold_unread(texts, _reader(KINDS[name], damage_to or state))
         state.set_aside = sorted(key.removeprefix(DAMAGED_PREFIX) for key in properties
                                  if key.startswith(DAMAGED_PREFIX))
         # A damaged single document (the heartbeat, the outbox, the round's own...) is replaced in
@@ -340,6 +359,20 @@ def set_aside_value(damage: Damage, now: datetime) -> str:
                       ensure_ascii=False, separators=(",", ":"))
 
 
+def _reader(kind: Kind, state: State) -> Callable[[str, str], Any]:
+    """How an unread document of ``kind`` is read when first used: one that cannot be is a
+    :class:`Damage` of ``state`` (left out, as at the opening), for the next save to set aside."""
+
+    def read(id: str, raw: str) -> Any:
+        try:
+            return kind.decode(raw)
+        except DocumentError as exc:
+            state.damaged.append(Damage(kind.key(id), str(exc), raw))
+            return None
+
+    return read
+
+
 def _decode(kind: Kind, raw: str, stored_version: int) -> Any:
     if stored_version == kind.version:
         return kind.decode(raw)
@@ -375,7 +408,10 @@ def encode_all(state: State, runner: str | None = None) -> dict[str, str]:
         encoded.update({TASK.key(id): TASK.encode(task) for id, task in state.round.tasks.items()
                         if not task.fresh})
     for attribute, kind in FAMILIES.items():
-        encoded.update({kind.key(id): kind.encode(doc) for id, doc in getattr(state, attribute).items()})
+        documents = getattr(state, attribute)
+        # Not read yet, so unchanged since saved: their stored text is their encoding.
+        encoded.update({kind.key(id): text for id, text in documents.unread().items()})
+        encoded.update({kind.key(id): kind.encode(doc) for id, doc in documents.read_items()})
     encoded.update({EVENT.key(id): EVENT.encode(doc) for id, doc in state.events.documents.items()})
     for attribute, kind in SINGLES.items():
         if runner == "" and attribute in PER_RUNNER:

@@ -131,7 +131,9 @@ class SharedState:
         store, state = self.session.store, self.session.state
         refresh(store)
         repository = StateRepository(store, self.runner)
-        fresh = repository.load()
+        # A metric history is read when first used, after it is taken into this runner's state: one
+        # found damaged then is this session's to set aside and tell (StateSession.save).
+        fresh = repository.load(damage_to=state)
         self.session.repository.adopt_task_keys(repository)
         for attribute in _ADOPTED_FAMILIES:
             setattr(state, attribute, getattr(fresh, attribute))

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic_core import from_json
+
 from monitor.storage.errors import StateVersionError
 
 SCHEMA_VERSION = 2
@@ -93,7 +95,7 @@ def parse_state(payload: bytes) -> ParsedState:
     if not payload.strip():
         raise MalformedState("the file is empty")
     try:
-        data = json.loads(payload)
+        data = _parsed(payload)
     except UnicodeDecodeError as exc:
         raise MalformedState(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
@@ -113,6 +115,18 @@ def parse_state(payload: bytes) -> ParsedState:
                 f"property {key!r} holds a JSON {type(value).__name__}, expected a string"
             )
     return ParsedState(version=version, generation=generation, properties=properties)
+
+
+def _parsed(payload: bytes) -> Any:
+    """The snapshot's JSON. pydantic-core's parser first: at 20,000 spreadsheets it reads the 26 MB
+    snapshot (every document a JSON string inside it, escaped) in a third of the standard library's
+    time, a tenth of a second of every run's start-up. What it refuses is parsed again by the
+    standard library: a snapshot that one reads still opens (a lone surrogate escape, which the
+    faster parser refuses), and one it cannot read is told in its words (where, and why)."""
+    try:
+        return from_json(payload, cache_strings=False)
+    except ValueError:
+        return json.loads(payload)
 
 
 def _single_document(data: dict[str, Any], table: str) -> dict[str, Any]:

@@ -71,3 +71,22 @@ def test_the_guide_s_examples_of_change_header_cross_sheet_and_anomaly_checks_ar
     checks = [check for block in blocks for check in tomllib.loads(block)["checks"]]
     kinds = [CHECK_KINDS[check["kind"]].model_validate(check).kind for check in checks]
     assert sorted(set(kinds)) == ["anomaly", "change", "cross_sheet", "headers_changed"]
+
+
+def test_a_linked_spreadsheet_keeps_every_other_field_as_it_was(folder):
+    """The link is built field by field (faster than ``dataclasses.replace``): a field added to
+    ``Sheet`` and not copied there would be lost for every spreadsheet with a cross-sheet check."""
+    from dataclasses import fields, replace
+
+    from monitor.config.cross import _linked
+
+    sheet = replace(load(folder, FULL).sheets_by_id[SHEET_A], owner="@anna", always_read=True)
+    lends = (Lend("Stock!Z2:Z", "sum"),)
+    linked = _linked(sheet, (("sales match stock", SHEET_B),), lends)
+    changed = {"others", "lends", "ranges", "fingerprint"}
+    assert {field.name for field in fields(sheet)} - changed == {
+        "id", "name", "profile", "tags", "checks", "origin", "needs_modified_time", "max_age", "always_read",
+        "owner"}
+    assert all(getattr(linked, field.name) == getattr(sheet, field.name) for field in fields(sheet)
+               if field.name not in changed)
+    assert linked.lends == lends and "Stock!Z2:Z" in linked.ranges

@@ -251,3 +251,25 @@ def test_runners_watching_the_feed_share_one_look_and_read_what_it_queued(redis_
         assert drive.asked == [None, "1"]  # one look for both
         assert reader.reads[4:] == ["s1", "s2"]
         assert a.report.counts.tasks_done == 1 and b.report.counts.tasks_done == 1
+
+
+def test_a_history_found_damaged_after_a_turn_is_set_aside_and_told_by_the_runner_that_used_it(
+        shared, redis_location):
+    # Histories are read when first used (monitor.state.repository): one a turn re-read and the
+    # runner then used is the runner's to tell, not lost with the re-read's own state.
+    from monitor.engine.events import StateEntryDamaged
+    from monitor.state.schema import DAMAGED_PREFIX, HISTORY
+
+    key = HISTORY.key("sheet-b")
+    with redis_location.lock(), redis_location.open() as store:
+        store.update({key: '{"read_at": "2026-11-30T11:00:00Z", "colour": "red"}'})
+    with shared("host-a") as [a]:
+        with a.sharing.turn() as mine:
+            assert mine
+        assert a.state.history.get("sheet-b") is None
+        a.session.save()
+        [told] = [event for event in a.state.events if isinstance(event, StateEntryDamaged)]
+        assert told.key == key and told.run_id == "run-host-a-1"
+    with redis_location.open(read_only=True) as store:
+        stored = store.get_properties()
+    assert key not in stored and DAMAGED_PREFIX + key in stored

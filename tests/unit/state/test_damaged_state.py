@@ -80,13 +80,21 @@ SHAPES: dict[str, Shape] = {
     "the round's own document that is a string": lambda p: ("round", '"r1"'),
     "a key no release writes": lambda p: ("flags", '{"behind_round": "r1"}'),
 }
+# A metric history is read when the run first uses it (when it judges its spreadsheet), not when the
+# state opens: found by a run, not by a command that never looks at it (tests/unit/state/
+# test_unread_documents.py).
+RUN_SHAPES: dict[str, Shape] = {
+    **SHAPES,
+    "a metric history with an extra key": lambda p: (f"history/{B}", '{"read_at": "2026-11-30T03:00:00Z", '
+                                                                      '"colour": "red"}'),
+}
 
 
 def damage(folder: Path, shape: str) -> tuple[str, str]:
     """Write ``shape`` into the state in ``folder`` (holding the run lock, as any writer must)."""
     location = FileLocation(folder)
     with location.lock(), location.open() as store:
-        key, raw = SHAPES[shape](store.get_properties())
+        key, raw = RUN_SHAPES[shape](store.get_properties())
         store.update({key: raw})
     return key, raw
 
@@ -125,7 +133,7 @@ def site(tmp_path):
         yield config, clock
 
 
-@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("shape", RUN_SHAPES)
 def test_a_run_sets_the_damaged_entry_aside_tells_it_once_and_checks_every_spreadsheet(site, shape):
     config, clock = site
     folder = config.run.state_dir

@@ -306,3 +306,18 @@ def test_a_reader_migrates_in_memory_only(state_dir):
     )
     assert reader.get_properties() == {"a": "1", "b": "2"}
     assert files(state_dir) == before
+
+
+def test_a_snapshot_the_fast_parser_refuses_but_json_reads_opens_as_json_reads_it():
+    # pydantic-core's parser reads the snapshot first (a tenth of a second at 20,000 spreadsheets);
+    # a lone surrogate escape is JSON to the standard library and not to it: the snapshot still opens.
+    payload = b'{"meta":{"1":{"schema_version":2,"generation":3}},"properties":{"1":{"k":"\\ud800"}}}'
+    parsed = parse_state(payload)
+    assert parsed.properties == {"k": "\ud800"} and parsed.generation == 3
+
+
+def test_a_truncated_snapshot_is_told_in_the_standard_librarys_words():
+    from monitor.storage.format import MalformedState
+
+    with pytest.raises(MalformedState, match=r"not valid JSON \(.* at line 1 column \d+; a truncated file"):
+        parse_state(b'{"meta": {"1": {"schem')
