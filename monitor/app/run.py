@@ -96,7 +96,7 @@ def run_once(
             if reader_factory is None:  # with a reader of Google's API, its folders are Drive's to list
                 started = clock.monotonic()
                 config = folders_brought_up_to_date(config, session, clock, run_id, settings.request_timeout,
-                                                    credentials)
+                                                    credentials, sharing)
                 # The folders' time is the run's: it still ends within its budget.
                 spent = timedelta(seconds=max(0.0, clock.monotonic() - started))
                 settings = replace(settings, budget=max(settings.budget - spent, timedelta(0)))
