@@ -2,23 +2,37 @@
 wired to Drive as the run's first credential sees it, and saved before the run reads anything.
 
 One save holds the listings, their feed position and what they told: a run killed before it asks
-Drive again and tells nothing twice; a run killed after it told each change once.
+Drive again and tells nothing twice; a run killed after it told each change once. Beside other
+runners on one Redis state, a runner syncs in a turn, with the state re-read: runners started by the
+same cron tick would otherwise each ask the feed from the same position and each tell what it
+found. A runner that cannot have the turn uses the listings as last saved.
 """
 
 from __future__ import annotations
 
 from monitor.config import Config
 from monitor.engine.folder_listing import FolderListings
-from monitor.engine.folder_sync import FolderSync
+from monitor.engine.folder_sync import FolderSync, monitored_config
 from monitor.google.client import CredentialCache
 from monitor.google.drive_folders import DriveFolders
 from monitor.google.reader import GspreadReader
 
 
 def folders_brought_up_to_date(config: Config, session, clock, run_id: str, timeout: float,
-                               credentials: CredentialCache) -> Config:
+                               credentials: CredentialCache, sharing=None) -> Config:
     """``config`` with every spreadsheet its folders hold now; the state saved when it changed.
-    Without folders, a listing the state still holds is dropped (the config no longer names any)."""
+    Without folders, a listing the state still holds is dropped (the config no longer names any).
+    ``sharing``: the runner's share of a Redis state (its turn, see the module doc)."""
+    if sharing is None:
+        return _synced(config, session, clock, run_id, timeout, credentials)
+    with sharing.turn() as mine:
+        if not mine:
+            return monitored_config(config, session.state.folders)
+        return _synced(config, session, clock, run_id, timeout, credentials)
+
+
+def _synced(config: Config, session, clock, run_id: str, timeout: float, credentials: CredentialCache
+            ) -> Config:
     state = session.state
     if not config.folders:
         if state.folders != FolderListings():

@@ -93,15 +93,18 @@ def run_once(
                 return RunResult(report=None, lock_held_elsewhere=True)
             sharing = SharedState(session, location, runner, run_id,
                                   config.state.lease.total_seconds()) if runner else None
-            settings = RunSettings.from_config(config, budget)
             credentials = CredentialCache()
+            spent = timedelta(0)
             if reader_factory is None:  # with a reader of Google's API, its folders are Drive's to list
                 started = clock.monotonic()
-                config = folders_brought_up_to_date(config, session, clock, run_id, settings.request_timeout,
-                                                    credentials)
-                # The folders' time is the run's: it still ends within its budget.
+                config = folders_brought_up_to_date(config, session, clock, run_id,
+                                                    config.google.request_timeout.total_seconds(),
+                                                    credentials, sharing)
                 spent = timedelta(seconds=max(0.0, clock.monotonic() - started))
-                settings = replace(settings, budget=max(settings.budget - spent, timedelta(0)))
+            # From the config with its folders' spreadsheets (a maintenance window over a folder's tag
+            # covers them); the folders' time is the run's: it still ends within its budget.
+            settings = RunSettings.from_config(config, budget)
+            settings = replace(settings, budget=max(settings.budget - spent, timedelta(0)))
             if checkpoint_every is not None:
                 settings = replace(settings, checkpoint_every=checkpoint_every)
             chat = listening_until_the_end.enter_context(

@@ -102,7 +102,8 @@ def check_config(config_path: Path | None, as_json: bool, edit_shares: tuple[flo
         return
     click.echo(f"Config valid: {plan['config']}")
     echo_fields([
-        ("spreadsheets", f"{plan['spreadsheets']} ({plan['checks']} checks over {plan['ranges']} ranges)"),
+        ("spreadsheets", f"{plan['spreadsheets']} ({counted(plan['checks'], 'check')} over "
+                         f"{counted(plan['ranges'], 'range')})"),
         ("reads per round", _reads_per_round(plan)),
         ("change detection", _change_detection(plan)),
         *_cross_sheet_field(plan),

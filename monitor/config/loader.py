@@ -164,7 +164,8 @@ class _Builder:
             self.route_profiles(sections["telegram"], profiles)
         if sections["alerts"] is not None and sections["telegram"] is not None:
             self.escalation_chat(sections["alerts"], sections["telegram"])
-        maintenance = self.maintenance(data.get("maintenance", []), sheets, sections["alerts"])
+        maintenance = self.maintenance(data.get("maintenance", []), sheets, sections["alerts"],
+                                       tuple(tag for folder in folders for tag in folder.tags))
         if sections["metrics"] is not None:
             self.per_sheet_metrics(sections["metrics"], sheets)
         if sections["telegram"] is not None:
@@ -286,8 +287,10 @@ class _Builder:
 
     # -- maintenance windows
 
-    def maintenance(self, raw: Any, sheets: Sequence[Sheet], alerts: Any) -> tuple[MaintenanceWindow, ...]:
-        """[[maintenance]] tables, their sheets and tags resolved to the spreadsheets they cover."""
+    def maintenance(self, raw: Any, sheets: Sequence[Sheet], alerts: Any,
+                    folder_tags: Sequence[str] = ()) -> tuple[MaintenanceWindow, ...]:
+        """[[maintenance]] tables, their sheets and tags resolved to the spreadsheets they cover (a
+        folder's tag to its spreadsheets once a run lists them)."""
         if not isinstance(raw, list):
             self.add(("maintenance",), "maintenance must be an array of tables",
                      "write each window as a [[maintenance]] section")
@@ -305,9 +308,9 @@ class _Builder:
                 names, tags = table.get("sheets", []), table.get("tags", [])
                 if all(isinstance(part, list) and all(isinstance(v, str) for v in part)
                        for part in (names, tags)):
-                    cover(names, tags, sheets, self.reporter(loc))
+                    cover(names, tags, sheets, self.reporter(loc), folder_tags)
                 continue
-            resolved = written.resolve(sheets, self.reporter(loc))
+            resolved = written.resolve(sheets, self.reporter(loc), folder_tags)
             if resolved is not None:
                 windows.append(written.window(resolved.ids, self.where(loc), timezone))
         return tuple(windows)

@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
@@ -61,6 +61,15 @@ class MaintenanceWindow:
     weekday: int | None = None  # a recurring one: 0 Monday .. 6 Sunday; None: every day
     at: time | None = None  # a recurring one's start on the clock of ``timezone``
     length: timedelta | None = None  # a recurring one's ``for``
+
+    def also_covering(self, sheets: Sequence[Listed]) -> MaintenanceWindow:
+        """The window over ``sheets`` too, those of them that carry one of its tags: a folder's
+        spreadsheets, listed by a run after the config was read. Its key stays: it is the same window."""
+        if self.spreadsheet_ids is None or not self.tags:
+            return self
+        tagged = tuple(sheet.id for sheet in sheets if set(sheet.tags) & set(self.tags)
+                       and sheet.id not in self.spreadsheet_ids)
+        return replace(self, spreadsheet_ids=self.spreadsheet_ids + tagged) if tagged else self
 
     def occurrence_at(self, now: datetime) -> tuple[datetime, datetime] | None:
         """(start, end) of the occurrence in force at ``now`` (start <= now < end), None if none is.
@@ -175,14 +184,15 @@ class MaintenanceTable(BaseModel):
                          "shorten it; to silence a spreadsheet for good, use `sheet-monitor mute`")]
         return []
 
-    def resolve(self, sheets: Sequence[Listed], report: Callable[[Loc, str, str], None]) -> Covered | None:
+    def resolve(self, sheets: Sequence[Listed], report: Callable[[Loc, str, str], None],
+                folder_tags: Sequence[str] = ()) -> Covered | None:
         """What the window covers among ``sheets``; None when its schedule is wrong or a name or a tag
-        matches none of them (each reported at its own key: a window that silently covers nothing
-        is a typo)."""
+        matches none of them nor a folder (each reported at its own key: a window that silently
+        covers nothing is a typo)."""
         problems = self.schedule_problems()
         for where, problem, fix in problems:
             report(where, problem, fix)
-        covered = cover(self.sheets, self.tags, sheets, report)
+        covered = cover(self.sheets, self.tags, sheets, report, folder_tags)
         return None if problems else covered
 
     def window(self, spreadsheet_ids: tuple[str, ...] | None, origin: str,
@@ -199,9 +209,11 @@ class MaintenanceTable(BaseModel):
 
 
 def cover(names: Sequence[str], tags: Sequence[str], sheets: Sequence[Listed],
-          report: Callable[[Loc, str, str], None]) -> Covered | None:
+          report: Callable[[Loc, str, str], None], folder_tags: Sequence[str] = ()) -> Covered | None:
     """The spreadsheets of ``sheets`` named (by id or name) or tagged so, in the config's order; None
-    when a name or a tag matches none (reported at ``("sheets", i)`` or ``("tags", i)``)."""
+    when a name or a tag matches none (reported at ``("sheets", i)`` or ``("tags", i)``). A tag of a
+    ``[[folders]]`` folder (``folder_tags``) matches the folder's spreadsheets, which a run lists:
+    :meth:`MaintenanceWindow.also_covering` adds them then."""
     if not names and not tags:
         return Covered(None)
     by_name: dict[str, list[str]] = {}
@@ -220,7 +232,7 @@ def cover(names: Sequence[str], tags: Sequence[str], sheets: Sequence[Listed],
                    choices_fix(ref, tuple(by_name), what="spreadsheet name") + " (or write its id)")
         ok = ok and len(named) == 1
         chosen.update(named)
-    known_tags = tuple(dict.fromkeys(tag for sheet in sheets for tag in sheet.tags))
+    known_tags = tuple(dict.fromkeys([*(tag for sheet in sheets for tag in sheet.tags), *folder_tags]))
     for index, tag in enumerate(tags):
         if tag not in known_tags:
             report(("tags", index), f"no configured spreadsheet has the tag {tag!r}",

@@ -27,11 +27,21 @@ pacer's ``spare``).
 
 The latency is measured as the run goes; it tells when a read is taken for hanging, and check-config
 uses it for the round's time when the reads, not the quota, set the pace (:func:`round_time_at_latency`).
+
+The run's own thread applies each answer (judges it, records it, saves), one at a time. Reads out
+beyond what it takes in as they come back gain nothing: their answers only wait, parsed, in memory
+(a batchGet of 7,500 cells holds ~300 KB). So the run also measures its own time per read
+(:class:`OwnPace`) and keeps out no more than Little's law says keep it busy
+(:func:`reads_worth_keeping_out`): at Google's latency that is the whole ceiling; against a server
+that answers in milliseconds, a handful. It applies answers one a step, a read sent between two, so
+the reads out never stand idle behind a batch of answers being applied.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+import math
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import contextmanager
 
 # Until a run has measured its own: the median time of one request to real Google in gspread's
 # recorded traffic (docs/sandbox.md, "Latency"). A run starts from the previous run's mean instead.
@@ -41,6 +51,13 @@ TYPICAL_READ_SECONDS = 0.4
 _WEIGHT = 0.2
 # How long a credential's first read goes alone at most (see the module doc): the pacer's margin.
 FIRST_READ_HOLD_SECONDS = 1.0
+# Reads kept out per read the run's own thread can apply within one read's latency: four times, as
+# answers that come together are applied one after another while the next reads wait to be sent
+# (with twice, a round of answers that all took 0.1 s went 15 % slower than with no limit; with four
+# times, 5 %: tests/unit/engine/test_run_concurrent.py).
+_HEADROOM = 4.0
+# Reads kept out at least (when the ceiling allows), however fast answers come.
+FEWEST_OUT = 4
 
 
 def grid_reads_in_flight(ceiling: int) -> int:
@@ -49,6 +66,19 @@ def grid_reads_in_flight(ceiling: int) -> int:
     formulas, with details), several times a batchGet's, parsed while it is out; the batchGets of a
     burst of edits go at the whole ceiling, which sends a window's allowance twice as fast."""
     return max(1, ceiling // 2)
+
+
+def reads_worth_keeping_out(read_seconds: float, own_seconds: float | None, ceiling: int) -> int:
+    """The most reads worth having out at once: while one is out for ``read_seconds``, the run's own
+    thread applies ``read_seconds / own_seconds`` others (Little's law), four times that for answers
+    that come together, from FEWEST_OUT to the ceiling. FEWEST_OUT until the run has measured its own time
+    (``own_seconds`` None); the ceiling when that time is nil (a clock that stands still)."""
+    fewest = min(ceiling, FEWEST_OUT)
+    if own_seconds is None:
+        return fewest
+    if own_seconds <= 0:
+        return ceiling
+    return max(fewest, min(ceiling, math.ceil(_HEADROOM * read_seconds / own_seconds)))
 
 
 def reads_in_flight(per_window: int, ceiling: int) -> int:
@@ -97,3 +127,40 @@ class LatencyEstimate:
     def mean(self) -> float | None:
         """This run's mean read time, None before its first read."""
         return self.total / self.count if self.count else None
+
+
+class OwnPace:
+    """The run's own thread's time per read: its time that was not spent waiting (for answers, for
+    Drive's feed, for the chat) while reads were out, over the reads it applied in that time, as a
+    running estimate. Time with no read out (building a round, asleep) is no read's."""
+
+    def __init__(self, monotonic) -> None:
+        self._monotonic = monotonic
+        self._mark = monotonic()
+        self._waited = 0.0
+        self.per_read: float | None = None
+
+    def first_out(self) -> None:
+        """A read goes out while none is: the time per read counts from now."""
+        self._mark, self._waited = self._monotonic(), 0.0
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Time in the block is not the run's own work."""
+        started = self._monotonic()
+        try:
+            yield
+        finally:
+            self._waited += self._monotonic() - started
+
+    def applied(self, reads: int) -> None:
+        """``reads`` answers were applied: the time since the last ones, less the waits, is theirs."""
+        if reads <= 0:
+            return
+        now = self._monotonic()
+        sample = max(0.0, now - self._mark - self._waited) / reads
+        self._mark, self._waited = now, 0.0
+        if self.per_read is None:
+            self.per_read = sample
+        else:
+            self.per_read += min(1.0, _WEIGHT * reads) * (sample - self.per_read)

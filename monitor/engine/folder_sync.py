@@ -76,16 +76,20 @@ class FolderDrive(Protocol):
 def monitored_config(config: Config, listings: FolderListings) -> Config:
     """``config`` with every spreadsheet its folders' listings hold, as each folder monitors it;
     a spreadsheet listed under ``[[sheets]]`` stays as listed there, one in two folders is the first
-    folder's."""
+    folder's; a maintenance window over a folder's tag covers the folder's spreadsheets."""
     if not config.folders:
         return config
     sheets = list(config.sheets)
     taken = {sheet.id for sheet in sheets}
+    added = []
     for folder, spreadsheet_id, name in _members(config.folders, listings):
         if spreadsheet_id not in taken:
             taken.add(spreadsheet_id)
-            sheets.append(folder.sheet(spreadsheet_id, name))
-    return config.model_copy(update={"sheets": tuple(sheets), "fingerprint": config_fingerprint(sheets)})
+            added.append(folder.sheet(spreadsheet_id, name))
+    sheets += added
+    maintenance = tuple(window.also_covering(added) for window in config.maintenance)  # by their tags
+    return config.model_copy(update={"sheets": tuple(sheets), "fingerprint": config_fingerprint(sheets),
+                                     "maintenance": maintenance})
 
 
 def _members(folders: Sequence[Folder], listings: FolderListings):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, tzinfo
@@ -25,8 +26,10 @@ from monitor.engine.checkpoints import Checkpoints
 from monitor.engine.concurrency import (
     FIRST_READ_HOLD_SECONDS,
     LatencyEstimate,
+    OwnPace,
     first_reads_out,
     grid_reads_in_flight,
+    reads_worth_keeping_out,
 )
 from monitor.engine.events import CrashRecovered, Event, FallingBehind
 from monitor.engine.fleet import Fleet
@@ -102,7 +105,8 @@ class Run:
         self.plans = {plan.id: plan for plan in plans}
         self.state = state
         self.reads = reads
-        self.in_flight: dict[str, InFlight] = {}
+        self.in_flight: dict[str, InFlight] = {}  # out, or answered and not yet applied
+        self.answered_reads: deque[ReadDone] = deque()  # collected, applied one a step
         self.peak_in_flight = 0
         self.answered: set[str] = set()  # credentials that had a read back: their token is fetched
         self.pacer = pacer
@@ -119,6 +123,7 @@ class Run:
         self.detection = ChangeDetection(changes, state, run_id, self.emit)
         last = state.heartbeat.stats if state.heartbeat else None
         self.latency = LatencyEstimate(last.mean_read_seconds if last else None)
+        self.own_pace = OwnPace(clock.monotonic)
 
     # -- the whole run ---------------------------------------------------------------------------
 
@@ -206,7 +211,8 @@ class Run:
         stop starting reads (:meth:`drain` then collects those still in flight)."""
         self._collect(0)
         if self.listener is not None and self.listener.waiting():
-            self.listener.answer()
+            with self.own_pace.waiting():  # the chat's time, not the reads'
+                self.listener.answer()
         if self.report.stop_reason:
             return False
         now = self.clock.now()
@@ -292,7 +298,8 @@ class Run:
             if not self.detection.due_to_ask(now, self.settings.change_poll):
                 return  # another runner asked meanwhile: what it queued is in the round just read
             before = self.detection.drive_requests
-            changed = self.detection.watch(self.plans, now, self._request_timeout())
+            with self.own_pace.waiting():  # Drive's time, not the reads'
+                changed = self.detection.watch(self.plans, now, self._request_timeout())
             queued = [sid for sid in sorted(changed) if rnd.read_first(sid, now)]
             if queued:
                 self.watching = False
@@ -364,6 +371,8 @@ class Run:
         until = self.deadline - self.settings.reserve_seconds
         while self.in_flight and (left := until - self.clock.monotonic()) > 0:
             self._collect(left)
+        self._apply(list(self.answered_reads))  # answered in time, however late it is now
+        self.answered_reads.clear()
         ended = self.clock.monotonic()
         self._apply([ReadDone(flight.job, None, _timed_out(ended - flight.started), ended)
                      for flight in self.in_flight.values()])
@@ -378,6 +387,8 @@ class Run:
         # The lease is on disk before the request goes out: if the process dies during it, the next
         # run must know which reads were in flight (how many, for the poison guard).
         self.checkpoints.save(force=True)
+        if not self.in_flight:
+            self.own_pace.first_out()
         flight.started = self.clock.monotonic()
         due = answer_due(self.state.health.get(task.target))
         flight.overdue_at = None if due is None else flight.started + due
@@ -398,7 +409,13 @@ class Run:
         alone = self._alone_and_due()
         if alone is not None:
             wait_seconds = min(wait_seconds, max(0.0, alone.overdue_at - self.clock.monotonic()))
-        self._apply(self.reads.collect(wait_seconds))
+        if not self.answered_reads:
+            with self.own_pace.waiting():
+                self.answered_reads.extend(self.reads.collect(wait_seconds))
+        if self.answered_reads:
+            # One at a time, the next step's read sent between two: applying a batch of answers
+            # whole would leave the reads out idle meanwhile, and the next batch would come together.
+            self._apply([self.answered_reads.popleft()])
         self._mark_overdue()
 
     def _alone_and_due(self) -> InFlight | None:
@@ -435,6 +452,7 @@ class Run:
             self._settle(flight, done)
         if finished:
             self.checkpoints.save()
+            self.own_pace.applied(len(finished))
 
     def _counted_by(self, flight: InFlight, done: ReadDone) -> None:
         """Tell the pacer when the read's answer came: Google counted its requests by then (a 429's
@@ -525,8 +543,9 @@ class Run:
     def _busy(self) -> bool:
         """Are as many reads in flight as may be? Up to the ceiling: the pacer grants each read a slot
         only if its window has one now, so a window's allowance goes as fast as reads can be sent and
-        the rest wait for slots to free, never at the workers (monitor.engine.concurrency)."""
-        if len(self.in_flight) >= self.settings.max_in_flight:
+        the rest wait for slots to free, never at the workers; and no more than this thread takes in
+        as they come back (monitor.engine.concurrency)."""
+        if len(self.in_flight) >= self._worth_keeping_out():
             return True
         return self.task_results.api.probe_required and bool(self.in_flight)  # Google was failing: one probe
 
@@ -537,7 +556,12 @@ class Run:
             return False
         out = sum(1 for flight in self.in_flight.values() if flight.job is not None
                   and (flight.job.fetch_zone or flight.job.detailed))
-        return out >= grid_reads_in_flight(self.settings.max_in_flight)
+        return out >= grid_reads_in_flight(self._worth_keeping_out())
+
+    def _worth_keeping_out(self) -> int:
+        """The ceiling, or fewer: what this thread applies as they come back (monitor.engine.concurrency)."""
+        return reads_worth_keeping_out(self.latency.value, self.own_pace.per_read,
+                                       self.settings.max_in_flight)
 
     def _fetching_tokens(self) -> dict[str, float]:
         """Credentials whose first read is out, fetching their token, with the seconds until it has

@@ -5,17 +5,25 @@ dropped and told once, Drive listed only when its change feed cannot tell."""
 from __future__ import annotations
 
 import io
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from cli_fixtures import STOCK_PROFILE, invoke, json_of, sandbox_config_head, saved_state
 from click.testing import CliRunner
+from redis_fixtures import REDIS_URL
 
+from monitor.app.folders import folders_brought_up_to_date
 from monitor.app.run import run_once
 from monitor.cli.main import cli
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
+from monitor.engine.events import FolderSheetsAdded
+from monitor.google.client import CredentialCache
+from monitor.state import changing_state, own_lock, read_state
+from monitor.state.shared import SharedState, prepare
+from monitor.storage.redis_store import RedisLocation
 from sheet_sandbox.server import running_sandbox
 
 TOKEN = "123456:SECRET-folder-token-0123456789"
@@ -148,3 +156,30 @@ def test_a_folder_drive_will_not_list_is_told_once(site):
     clock.advance(NEXT_ROUND)
     run(path, clock)
     assert "would not list" not in "\n".join(heard(sandbox, told))
+
+
+def test_runners_sharing_a_redis_state_tell_a_folders_new_spreadsheets_once(site, redis_location):
+    # Two runners started by the same cron tick, both holding the state as it was: each asks Drive's
+    # feed from the listings' position in a turn, with the state re-read, so the second finds the
+    # first's listing and position and has nothing new to tell.
+    sandbox, clock, path = site
+    config = load_config(path, {"TELEGRAM_BOT_TOKEN": TOKEN})
+    with changing_state(redis_location, actor="admin-test", now=clock.now()):
+        pass  # the store as a first run leaves it: written whole once, changed by the document after
+    with ExitStack() as stack:
+        runners = []
+        for name in ("host-a", "host-b"):
+            location = RedisLocation(REDIS_URL, prefix=redis_location.prefix)
+            prepare(location, name, 30.0)
+            session = stack.enter_context(changing_state(location, actor=f"run-{name}", now=clock.now(),
+                                                         runner=name, lock=own_lock(name)))
+            sharing = SharedState(session, location, name, f"run-{name}", 30.0)
+            stack.callback(sharing.close)
+            runners.append((session, sharing))
+        for session, sharing in runners:
+            monitored = folders_brought_up_to_date(config, session, clock, sharing.run_id, 5.0,
+                                                   CredentialCache(), sharing)
+            assert {sid(1), sid(2), sid(3)} <= {sheet.id for sheet in monitored.sheets}
+    told = [event for _, event in read_state(redis_location).events.pending()
+            if isinstance(event, FolderSheetsAdded)]
+    assert len(told) == 1 and listings(sandbox) == 1

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from cli_fixtures import invoke, json_of, write_config
+from cli_fixtures import A, invoke, json_of, write_config
 from failing_disk import fail_writes_under
 from key_files import damaged_key, unknown_account
 
@@ -148,3 +148,13 @@ def test_a_run_given_a_budget_too_short_to_read_anything_is_a_usage_error(sandbo
     assert result.exit_code == 2
     assert "Invalid value for '--budget': 3.0 is not in the range x>=4.0" in result.output
     assert not (tmp_path / "site" / "state").exists()  # refused before anything was opened
+
+
+def test_the_config_s_size_is_said_in_words_that_agree_with_its_numbers(sandbox, keys, tmp_path):
+    config = write_config(tmp_path / "site", ids=(A,), credentials=keys, endpoint=sandbox.base_url)
+    threshold = ('  { kind = "threshold", range = "Stock!C2:C20", aggregate = "min", '
+                 'warn = "< 5", fail = "< 0" },\n')
+    config.write_text(config.read_text().replace(threshold, ""))  # one check left, over one range
+    result = invoke(config, "check-config", "--offline")
+    assert result.exit_code == 0, result.output
+    assert "spreadsheets 1 (1 check over 1 range)" in " ".join(result.stdout.split())

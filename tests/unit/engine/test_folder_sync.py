@@ -202,3 +202,16 @@ def test_a_spreadsheet_listed_under_sheets_is_monitored_as_listed_there_and_neve
     assert {s.id: (s.name, s.profile) for s in monitored.sheets} == {
         "1a": ("Flagship", "sales"), "1b": ("Store B", "stock")}
     assert events[0].sheets == (("1b", "Store B"),)
+
+
+def test_a_maintenance_window_over_a_folders_tag_covers_the_folders_spreadsheets(config):
+    # The config names no spreadsheet with the tag: its folder's, listed by the run, carry it.
+    window = ('[[maintenance]]\ntags = ["stores"]\nevery = "sunday 02:00"\nfor = "2h"\n'
+              'reason = "Stocktake"\n\n')
+    loaded = config(extra=window)
+    [written] = loaded.maintenance
+    assert written.spreadsheet_ids == ()  # nothing listed yet
+    drive = FakeDrive({ROOT: FolderContents("Stores", {"1a": "Store A", "1b": "Store B"})})
+    monitored, _ = synced(loaded, RunnerState(), drive)
+    [covering] = monitored.maintenance
+    assert covering.spreadsheet_ids == ("1a", "1b") and covering.key == written.key  # the same window
