@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from monitor.google import lean_gspread  # noqa: F401  before gspread: see its doc
 
@@ -35,10 +36,12 @@ from monitor.core.errors import (
 from monitor.core.timefmt import parse_utc
 from monitor.engine.health import Tab
 from monitor.engine.inspect import ZoneAnswer
-from monitor.google import grid, token, workbook
+from monitor.google import grid, token
 from monitor.google.client import CredentialCache, build_gspread_client
 from monitor.google.refusals import CredentialUnusable, refused_for_now
-from monitor.suggest.workbook import Workbook
+
+if TYPE_CHECKING:
+    from monitor.suggest.workbook import Workbook
 
 # Numbers as numbers and dates as serial numbers: the checks compare values, not their display.
 READ_PARAMS = {
@@ -145,7 +148,10 @@ class GspreadReader:
     def read_workbook(self, spreadsheet_id: str, credential: str, timeout: float) -> Workbook:
         """The whole spreadsheet, every tab's values with dates marked, its title and time zone, in one
         ``spreadsheets.get`` with grid data (``monitor.google.workbook``): one read of quota, for
-        `suggest`. SheetReadError as :meth:`read`."""
+        `suggest`. SheetReadError as :meth:`read`. Its module (and `suggest`'s) loads only here: a
+        run never reads a whole workbook."""
+        from monitor.google import workbook
+
         params = {"includeGridData": "true", "fields": workbook.FIELDS}
         with self._explained(spreadsheet_id, credential, timeout), classified(timeout, credential):
             client = self.client_for(credential, timeout)
