@@ -16,7 +16,6 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from paths import REPO
 from sandbox_fixtures import clean_env
