@@ -117,8 +117,11 @@ def _suggestion(path: Path) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
         raise StarterError(f"--suggested {path}: holds {', '.join(others)}, which init writes itself; "
                            "give only what `sheet-monitor suggest` wrote (profiles, folders and sheets)")
     folders = data.get("folders", [])
-    theirs = tuple(folder_id(table.get("id", "")) for table in folders if isinstance(table, dict)) \
-        if isinstance(folders, list) else ()
+    try:
+        theirs = tuple(folder_id(table.get("id", "")) for table in folders if isinstance(table, dict)) \
+            if isinstance(folders, list) else ()
+    except InvalidValue as exc:
+        raise StarterError(f"--suggested {path}: a [[folders]] id: {exc.problem} ({exc.fix})") from None
     return text, tuple(profiles), theirs
 
 
