@@ -22,6 +22,7 @@ import click
 
 from monitor.core.clock import SystemClock
 from monitor.core.folders import shared_folder_problem
+from monitor.core.wording import counted
 
 from . import dataset as datasets
 from .auth import is_key_file
@@ -36,6 +37,11 @@ from .switches import GOOGLE, MODELS, OFF
 # The chat the fake Telegram knows and written configs send to: a supergroup-shaped id.
 SANDBOX_CHAT_ID = -1001234567890
 _TOKEN_SHAPE = re.compile(r"^\d+:[A-Za-z0-9_-]+$")
+
+
+def folder_url(folder_id: str) -> str:
+    """A folder's address as Drive's web page shows it, which [[folders]], suggest and init take."""
+    return f"https://drive.google.com/drive/folders/{folder_id}"
 
 
 @click.group("sandbox")
@@ -54,6 +60,9 @@ def sandbox() -> None:
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the generated dataset, of random faults, of the latency draws and of "
                    "the feed delay's moments.")
+@click.option("--folder", "in_folder", is_flag=True,
+              help="File the dataset's spreadsheets in one Drive folder, \"Stores\", and print its "
+                   "URL: what a [[folders]] table, `sheet-monitor suggest URL` and `init` take.")
 @click.option("--dataset", "dataset_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Load spreadsheets from a dataset folder (see docs/sandbox.md).")
 @click.option("--write-credentials", "credentials_dir",
@@ -93,6 +102,7 @@ def serve(
     no_telegram: bool,
     generate_count: int | None,
     seed: int,
+    in_folder: bool,
     dataset_dir: Path | None,
     credentials_dir: Path | None,
     credential_count: int | None,
@@ -107,6 +117,8 @@ def serve(
 ) -> None:
     """Serve the sandbox until Ctrl-C; print its base URL as the first line."""
     _check_flags(generate_count, dataset_dir, credentials_dir, credential_count, config_path)
+    if in_folder and generate_count is None and dataset_dir is None:
+        raise click.UsageError("--folder needs a dataset to file: --generate N or --dataset DIR")
     credential_count = credential_count or 1
     _check_projects(credentials_dir, credential_count, project_count)
     models = {"latency": _setting("--latency", latency_model, latency_scale),
@@ -117,15 +129,22 @@ def serve(
     # written still ends in a clean stop (exit 0), never a traceback or a half-written file.
     with _stop_signals() as stop, ExitStack() as stack:
         data = _dataset(generate_count, seed, dataset_dir)
+        folders: list[str] = []
+        if in_folder and data is not None:
+            data, folders = datasets.filed(data)
         clock = SystemClock()
         google = _seeded_google(data, clock, seed, quotas, models)
         handle = _start_google(stack, google, clock, port)
         token = None if no_telegram else _start_telegram(stack, handle, clock, telegram_port)
         _describe(handle, data, token)
+        filed = counted(len(data.payloads) - len(folders), "spreadsheet") if folders else ""
+        for folder_id in folders:
+            click.echo(f"folder: {datasets.FOLDER_NAME}, {filed}: {folder_url(folder_id)}")
         click.echo(f"latency: {google.latency.describe()}")
         click.echo(f"feed delay: {google.feed_delay.describe()}")
-        _write_files(handle, data, credentials_dir, (credential_count, project_count or 1),
-                     config_path, quotas)
+        credentials = _write_files(handle, data, credentials_dir, (credential_count, project_count or 1),
+                                   config_path, quotas, folders)
+        _next_steps(handle, folders, credentials, config_path)
         click.echo("serving; Ctrl-C or SIGTERM stops")
         _flush()
         while not stop.wait(0.5):  # a timed wait keeps the main thread responsive to signals
@@ -195,9 +214,10 @@ def _start_google(stack: ExitStack, google: GoogleSandbox, clock, port: int) -> 
 
 def _write_files(handle: SandboxHandle, data: datasets.Dataset | None,
                  credentials_dir: Path | None, counts: tuple[int, int], config_path: Path | None,
-                 quotas: dict) -> None:
+                 quotas: dict, folders: list[str]) -> list[Path]:
     """The service-account files (``counts``: how many, over how many projects) and the monitor
-    config asked for, each named once written."""
+    config asked for (a ``[[folders]]`` table per folder the dataset was filed in), each named once
+    written; the service-account files."""
     credentials = []
     if credentials_dir is not None:
         credential_count, project_count = counts
@@ -215,11 +235,24 @@ def _write_files(handle: SandboxHandle, data: datasets.Dataset | None,
                 data, config_path, credentials=credentials, endpoint=handle.base_url,
                 telegram_api_base=handle.telegram_url,
                 telegram_chat_id=str(SANDBOX_CHAT_ID) if handle.telegram_url else None,
-                **quotas,
+                folders=folders, **quotas,
             )
         except ValueError as exc:  # a hand-written manifest naming a profile no dataset has
             raise click.UsageError(f"--write-config: {exc}") from None
         click.echo(f"config: {config_path}")
+    return credentials
+
+
+def _next_steps(handle: SandboxHandle, folders: list[str], credentials: list[Path],
+                config_path: Path | None) -> None:
+    """With a folder and a key but no config written: the monitor's first command against them (a
+    newcomer's next step, README "From a Drive folder to cron"), in a shell of its own."""
+    if not folders or not credentials or config_path is not None:
+        return
+    click.echo("next, in another shell: propose the checks of the folder's spreadsheets:")
+    # The key's folder is the installation's secrets/, beside where init writes the config.
+    click.echo(f"  sheet-monitor suggest {folder_url(folders[0])} --credentials {credentials[0]} "
+               f"--endpoint {handle.base_url} > {credentials[0].parent.parent / 'suggested.toml'}")
 
 
 def _dataset(count: int | None, seed: int, folder: Path | None) -> datasets.Dataset | None:

@@ -182,9 +182,10 @@ class Dataset:
 
 
 FOLDER_MIME = "application/vnd.google-apps.folder"
+FOLDER_NAME = "Stores"  # the folder's name in Drive, "Stores 1"... when there are several
 
 
-def filed(dataset: Dataset, folders: int = 1, name: str = "Stores") -> tuple[Dataset, list[str]]:
+def filed(dataset: Dataset, folders: int = 1, name: str = FOLDER_NAME) -> tuple[Dataset, list[str]]:
     """``dataset`` with its spreadsheets in ``folders`` Drive folders ("Stores 1", ...; one folder is
     "Stores"), dealt out in turn, and the folders' ids: a ``[[folders]]`` config's Drive. Their later
     edits stay in their folder. Folder ids are derived from the dataset's seed (stable)."""

@@ -41,14 +41,14 @@ def _synced(config: Config, session, clock, run_id: str, timeout: float, credent
         return config
     credential = str(config.google.credentials[0])
     reader = GspreadReader.for_config(config, timeout, credentials)
-    drive = DriveFolders(reader, credential, _account(credentials, credential))
+    drive = DriveFolders(reader, credential, service_account(credentials, credential))
     sync = FolderSync(config, state, drive, run_id, state.events.add)
     monitored = sync.sync(clock.now(), timeout, use_feed=config.run.change_detection)
     session.save()
     return monitored
 
 
-def _account(credentials: CredentialCache, credential: str) -> str | None:
+def service_account(credentials: CredentialCache, credential: str) -> str | None:
     """The service account's e-mail, to say whom to share a folder with (None: its key does not load,
     which the read will say)."""
     try:

@@ -12,12 +12,13 @@ import getpass
 import re
 import sys
 import sysconfig
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from monitor.admin.targets import id_in_url
-from monitor.config.fields import spreadsheet_id
+from monitor.config.fields import folder_id, spreadsheet_id
 from monitor.config.schema import schema_text
 from monitor.core.folders import PRIVATE_DIR_MODE
 from monitor.core.invalid_value import InvalidValue
@@ -32,6 +33,8 @@ UNITS_FOLDER = "systemd"
 # "%" is a specifier to systemd and a newline to cron): paths holding them are refused, not quoted.
 _UNSAFE_PATH = re.compile(r"[\s%\"'\\$`;&|<>]")
 _PRIVATE, _READABLE = 0o600, 0o644
+_ENDPOINT = re.compile(r"https?://[A-Za-z0-9.:\[\]-]+/?")
+_PROFILE_NAME = re.compile(r"[A-Za-z0-9_-]+")  # a TOML bare key: [profiles.NAME] needs no quotes
 
 
 class StarterError(Exception):
@@ -60,19 +63,80 @@ def this_machine(folder: Path, argv0: str | None = None) -> Place:
     return place
 
 
-def starter_for(place: Place, sheets: Sequence[str], credentials: Sequence[Path], chat_id: str | None
-                ) -> Starter:
-    """What the config will name: each spreadsheet's id (given as an id or its URL), the key files
-    (relative to the config's folder when inside it), the chat."""
+def starter_for(place: Place, sheets: Sequence[str], credentials: Sequence[Path], chat_id: str | None,
+                *, folders: Sequence[str] = (), profile: str | None = None, suggested: Path | None = None,
+                endpoint: str | None = None) -> Starter:
+    """What the config will name: each spreadsheet's id (given as an id or its URL), each folder's,
+    the key files (relative to the config's folder when inside it), the chat; the profile they are
+    checked with (the starter's, or one of ``suggested``: `suggest`'s output, its first by default)."""
     ids = []
     for given in sheets:
         try:
             ids.append(spreadsheet_id(id_in_url(given) or given))
         except InvalidValue as exc:
             raise StarterError(f"--sheet {given!r}: {exc.problem} ({exc.fix})") from None
+    folder_ids = []
+    for given in folders:
+        try:
+            folder_ids.append(folder_id(given))
+        except InvalidValue as exc:
+            raise StarterError(f"--folder {given!r}: {exc.problem} ({exc.fix})") from None
+    if endpoint is not None and not _ENDPOINT.fullmatch(endpoint):
+        raise StarterError(f"--endpoint {endpoint!r}: not an http(s) address; give the sandbox's, as "
+                           "`sheet-monitor sandbox serve` prints it (http://127.0.0.1:PORT)")
+    text, profiles, theirs = _suggestion(suggested) if suggested is not None else (None, (), ())
+    chosen = _profile(profile, profiles, suggested)
+    if again := [given for given, found in zip(folders, folder_ids, strict=True) if found in theirs]:
+        raise StarterError(f"--folder {again[0]!r} is in {suggested} already (its [[folders]] table): "
+                           "leave --folder out")
     written = tuple(_as_written(place.folder, path) for path in credentials)
     return Starter(sheets=tuple(dict.fromkeys(ids)), credentials=written or Starter().credentials,
-                   chat_id=chat_id)
+                   chat_id=chat_id, folders=tuple(dict.fromkeys(folder_ids)), profile=chosen,
+                   suggested=text, endpoint=endpoint.rstrip("/") if endpoint else None,
+                   suggested_folders=bool(theirs))
+
+
+def _suggestion(path: Path) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """``suggest``'s output read back: its text, its profiles' names and its folders' ids; a file that
+    is not one is a StarterError saying why."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StarterError(f"--suggested {path}: cannot be read ({exc}); give the file "
+                           "`sheet-monitor suggest ... > FILE` wrote") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise StarterError(f"--suggested {path}: not TOML ({exc}); give the file `sheet-monitor suggest` "
+                           "wrote, whole") from None
+    profiles = data.get("profiles")
+    if not isinstance(profiles, dict) or not profiles:
+        raise StarterError(f"--suggested {path}: holds no [profiles.NAME] table; give the file "
+                           "`sheet-monitor suggest ... > FILE` wrote (did it read a spreadsheet?)")
+    if others := sorted(set(data) - {"profiles", "folders", "sheets"}):
+        raise StarterError(f"--suggested {path}: holds {', '.join(others)}, which init writes itself; "
+                           "give only what `sheet-monitor suggest` wrote (profiles, folders and sheets)")
+    folders = data.get("folders", [])
+    try:
+        theirs = tuple(folder_id(table.get("id", "")) for table in folders if isinstance(table, dict)) \
+            if isinstance(folders, list) else ()
+    except InvalidValue as exc:
+        raise StarterError(f"--suggested {path}: a [[folders]] id: {exc.problem} ({exc.fix})") from None
+    return text, tuple(profiles), theirs
+
+
+def _profile(given: str | None, profiles: Sequence[str], suggested: Path | None) -> str:
+    if not profiles:
+        chosen = given or Starter().profile
+        if not _PROFILE_NAME.fullmatch(chosen):
+            raise StarterError(f"--profile {chosen!r}: a profile's name has letters, digits, '-' and '_' "
+                               "only")
+        return chosen
+    if given is None:
+        return profiles[0]
+    if given not in profiles:
+        raise StarterError(f"--profile {given!r} is not in {suggested}: it has {', '.join(profiles)}")
+    return given
 
 
 def _as_written(folder: Path, path: Path) -> str:

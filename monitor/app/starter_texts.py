@@ -47,12 +47,23 @@ class Starter:
     sheets: tuple[str, ...] = ()
     credentials: tuple[str, ...] = ("secrets/sa-1.json",)
     chat_id: str | None = None
+    folders: tuple[str, ...] = ()  # Drive folder ids, a [[folders]] table each
+    profile: str = "starter"  # what the spreadsheets and folders given are checked with
+    suggested: str | None = None  # `suggest`'s output, written in place of the starter profile
+    endpoint: str | None = None  # [google] api_endpoint: the sandbox's address
+    suggested_folders: bool = False  # the suggestion holds [[folders]] tables of its own
+
+    @property
+    def watches_folders(self) -> bool:
+        return bool(self.folders) or self.suggested_folders
 
 
 def config_text(starter: Starter) -> str:
     """A ``monitor.toml`` that ``check-config`` takes once its key files are in place (and, without
     spreadsheets given, once one is listed: it says so)."""
     credentials = ", ".join(f'"{path}"' for path in starter.credentials)
+    endpoint = (f'\napi_endpoint = "{starter.endpoint}"   # not Google: the sandbox\'s address'
+                if starter.endpoint else "")
     chat = (f'chat_id = "{starter.chat_id}"   # the bot token comes from TELEGRAM_BOT_TOKEN_FILE'
             if starter.chat_id else
             '# chat_id = "-1001234567890"   # without a chat, messages are printed to stdout')
@@ -69,12 +80,21 @@ state_dir = "state"   # next to this file
 [google]
 # The service accounts' JSON keys (mode 0600), relative to this file. Share each spreadsheet with
 # the account's e-mail (Viewer is enough).
-credentials = [{credentials}]
+credentials = [{credentials}]{endpoint}
 
 [telegram]
 {chat}
 
-[profiles.starter]
+{_profiles_text(starter)}
+{_folders_text(starter)}{_sheets_text(starter)}"""
+
+
+def _profiles_text(starter: Starter) -> str:
+    if starter.suggested is not None:
+        return ("# What `sheet-monitor suggest` proposed, as it wrote it: review each check.\n"
+                + starter.suggested.rstrip("\n") + "\n")
+    return f"""\
+[profiles.{starter.profile}]
 # The checks of the spreadsheets that name this profile. Add checks of their ranges, for example:
 #   {{ kind = "formula_errors", range = "Stock!A1:H500" }},
 #   {{ kind = "not_empty", range = "Stock!A2:A" }},
@@ -84,11 +104,23 @@ checks = [
   # warns when nobody has edited the spreadsheet for a day
   {{ kind = "freshness", source = "modified_time", warn = "> 1d" }},
 ]
+"""
 
-{_sheets_text(starter.sheets)}"""
+
+def _folders_text(starter: Starter) -> str:
+    """A [[folders]] table per folder given: every Google Sheet in it, as Drive lists it at each run."""
+    return "".join(f"""
+[[folders]]
+id = "{folder_id}"   # share the folder with the service account (Viewer is enough)
+profile = "{starter.profile}"
+# recursive = true   # its subfolders' spreadsheets too
+""" for folder_id in starter.folders)
 
 
-def _sheets_text(sheets: tuple[str, ...]) -> str:
+def _sheets_text(starter: Starter) -> str:
+    sheets = starter.sheets
+    if not sheets and starter.watches_folders:
+        return ""
     if not sheets:
         return """\
 # One [[sheets]] table per spreadsheet; its id is in its URL: docs.google.com/spreadsheets/d/ID/edit
@@ -98,11 +130,11 @@ def _sheets_text(sheets: tuple[str, ...]) -> str:
 # name = "Store 014"      # how messages name it
 # profile = "starter"
 """
-    return "\n".join(f"""\
+    return "\n" + "\n".join(f"""\
 [[sheets]]
 id = "{sheet_id}"
 # name = "Store 014"   # how messages name it (without a name: by its id)
-profile = "starter"
+profile = "{starter.profile}"
 """ for sheet_id in sheets)
 
 

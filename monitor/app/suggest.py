@@ -5,17 +5,27 @@ Each read is one ``spreadsheets.get`` with every tab's grid data (``GspreadReade
 one slot of the quota the runs pace (their saved log, or on Redis the log the runners share, which
 so counts these reads for them); when every credential's minute is full the command waits for the
 next slot, as a run would. Nothing is recorded.
+
+A folder (``suggest FOLDER_URL``) is listed through Drive first, as a run lists it
+(``monitor.google.drive_folders``, by the first credential), and its spreadsheets read like the
+others; the proposal then holds its ``[[folders]]`` table (``monitor.suggest.folders``). A folder
+the credential cannot see, a file that is not a folder and a folder with no spreadsheet are
+``FolderProblem``s: the reference was wrong, nothing is read.
+
+``google_only_config`` is the config of a newcomer who has a key and no config yet.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from monitor.app.pacing import NoQuotaLeft, command_pacer
-from monitor.config import Config
+from monitor.config import DEFAULT_CONFIG_NAME, Config, config_of_text
 from monitor.core.clock import ManualClock, SystemClock
-from monitor.core.errors import ErrorInfo, SheetReadError
+from monitor.core.errors import ErrorClass, ErrorInfo, SheetReadError
 from monitor.core.timefmt import format_utc
 from monitor.core.wording import counted
 from monitor.engine.inspect import known_zone
@@ -23,7 +33,17 @@ from monitor.engine.pacer import QuotaPacer
 from monitor.state import read_state
 from monitor.storage import StateError
 from monitor.storage.configured import state_location
-from monitor.suggest import Proposal, SheetSurvey, propose_all, render_toml, survey, templates
+from monitor.suggest import (
+    FolderProposal,
+    Proposal,
+    SheetSurvey,
+    folders_first,
+    for_folder,
+    propose_all,
+    render_toml,
+    survey,
+    templates,
+)
 
 DEFAULT_PROFILE = "suggested"
 # A read of a whole spreadsheet answers more than a batchGet of a few ranges: every tab's cells.
@@ -44,14 +64,44 @@ class Suggestion:
     surveys: list[SheetSurvey]
     unread: list[Unread] = field(default_factory=list)
     reads: int = 0  # Sheets reads spent
+    folders: list[FolderProposal] = field(default_factory=list)
+    listings: int = 0  # Drive requests that listed the folders
 
     def toml(self, heading: str) -> str:
-        return render_toml(self.proposals, heading)
+        return render_toml(self.proposals, heading, self.folders)
+
+
+class FolderProblem(Exception):
+    """A folder given to suggest that cannot be proposed for (a usage error): the message says what
+    and what to do."""
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A folder as Drive listed it for suggest."""
+
+    reference: str  # as given
+    id: str
+    name: str
+    sheets: dict[str, str]  # id -> name
+    recursive: bool
+    requests: int
+
+
+def google_only_config(credentials: Sequence[Path], endpoint: str | None, folder: Path) -> Config:
+    """The config of ``[google]`` alone, with these keys (and the sandbox's endpoint), as if written
+    in ``folder``: what suggest needs before a config exists. Raises ConfigError as a file would."""
+    lines = ["[google]", f"credentials = {json.dumps([str(path.absolute()) for path in credentials])}"]
+    if endpoint:
+        lines.append(f"api_endpoint = {json.dumps(endpoint)}")
+    return config_of_text("\n".join(lines) + "\n", folder / DEFAULT_CONFIG_NAME, require_sheets=False)
 
 
 def suggest_for(config: Config, sheet_ids: Sequence[str], clock: SystemClock | ManualClock,
-                profile: str = DEFAULT_PROFILE) -> Suggestion:
-    """Read each of ``sheet_ids`` once and propose a profile per template, the first named ``profile``."""
+                profile: str = DEFAULT_PROFILE, folders: Sequence[tuple[str, str]] = (),
+                recursive: bool = False) -> Suggestion:
+    """Read each of ``sheet_ids`` once, and each spreadsheet of ``folders`` ((reference, id), listed
+    first), and propose a profile per template, the first named ``profile``."""
     from monitor.google.reader import GspreadReader  # gspread loads only for the command that reads
 
     location = state_location(config)
@@ -61,10 +111,16 @@ def suggest_for(config: Config, sheet_ids: Sequence[str], clock: SystemClock | M
         saved = None
     pacer = command_pacer(config, location, saved)
     timeout = max(config.google.request_timeout.total_seconds(), _LEAST_TIMEOUT)
-    reader = GspreadReader.for_config(config, timeout)
+    from monitor.google.client import CredentialCache
+
+    keys = CredentialCache()
+    reader = GspreadReader.for_config(config, timeout, keys)
+    listed = [_listed(reader, keys, config, reference, folder_id, recursive, timeout)
+              for reference, folder_id in folders]
     surveys: list[SheetSurvey] = []
     unread: list[Unread] = []
-    for sheet_id in dict.fromkeys(sheet_ids):  # each once, in the order given
+    in_folders = [sheet_id for folder in listed for sheet_id in folder.sheets]
+    for sheet_id in dict.fromkeys([*sheet_ids, *in_folders]):  # each once, in the order given
         credential = _slot(pacer, clock)
         try:
             workbook = reader.read_workbook(sheet_id, credential, timeout)
@@ -73,8 +129,45 @@ def suggest_for(config: Config, sheet_ids: Sequence[str], clock: SystemClock | M
             unread.append(Unread(sheet_id, error.info()))
             continue
         surveys.append(survey(workbook, clock.now(), zone))
-    proposals = propose_all(templates(surveys), profile) if surveys else []
-    return Suggestion(proposals, surveys, unread, reads=len(surveys) + len(unread))
+    proposals = propose_all(folders_first(templates(surveys), in_folders), profile) if surveys else []
+    tables = []
+    for folder in listed:
+        if proposals and any(one.id in folder.sheets for one in surveys):
+            proposals, table = for_folder(proposals, folder.id, folder.name, folder.recursive, folder.sheets)
+            tables.append(table)
+    return Suggestion(proposals, surveys, unread, reads=len(surveys) + len(unread), folders=tables,
+                      listings=sum(folder.requests for folder in listed))
+
+
+def _listed(reader, keys, config: Config, reference: str, folder_id: str, recursive: bool,
+            timeout: float) -> Listed:
+    """The folder's spreadsheets as the first credential sees them; a FolderProblem when there are
+    none to see, a SheetReadError when Drive gave no answer."""
+    from monitor.app.folders import service_account
+    from monitor.google.drive_folders import DriveFolders
+
+    credential = str(config.google.credentials[0])
+    account = service_account(keys, credential)
+    drive = DriveFolders(reader, credential, account)
+    share = f"share it with {account} (Viewer is enough)" if account else "share it with the service account"
+    try:
+        contents = drive.list_folder(folder_id, recursive, timeout)
+    except SheetReadError as error:
+        if error.http_status == 404:
+            raise FolderProblem(f"{reference}: Drive says there is no such folder for {credential}: it is "
+                                f"not shared with the account, or the address is wrong; {share}, or copy "
+                                "its address again from the browser") from None
+        if error.error_class is ErrorClass.PERMANENT:
+            raise FolderProblem(f"{reference}: {error.message}") from None
+        raise
+    if not contents.sheets:
+        below = ("nor do its subfolders" if recursive else
+                 "spreadsheets in its subfolders count only with --recursive")
+        raise FolderProblem(f"{reference}: the folder {contents.name!r} holds no Google Sheets that "
+                            f"{credential} can see ({below}): put spreadsheets in it and {share}; an "
+                            "uploaded .xlsx must be converted first (File > Save as Google Sheets)")
+    return Listed(reference, folder_id, contents.name, dict(contents.sheets), recursive, contents.requests)
+
 
 
 def heading(suggestion: Suggestion, clock: SystemClock | ManualClock) -> str:

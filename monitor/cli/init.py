@@ -20,11 +20,22 @@ from monitor.cli.state_access import EXIT_USAGE
                                       "beside it.")
 @click.option("--sheet", "sheets", multiple=True, metavar="ID|URL",
               help="A spreadsheet to monitor, by its id or its URL (repeatable).")
+@click.option("--folder", "folders", multiple=True, metavar="URL|ID",
+              help="A Drive folder whose Google Sheets are all monitored, by its URL or id (repeatable).")
+@click.option("--profile", default=None, metavar="NAME",
+              help="The profile the spreadsheets and folders given are checked with (default: the "
+                   "starter's, or the first of --suggested).")
+@click.option("--suggested", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="`sheet-monitor suggest`'s output, written into the config in place of the starter "
+                   "profile, with its [[folders]] and [[sheets]] tables.")
+@click.option("--endpoint", metavar="URL",
+              help="The Google API to ask instead of Google's ([google] api_endpoint): the sandbox's.")
 @click.option("--credentials", type=click.Path(dir_okay=False, path_type=Path), multiple=True,
               help="A service account's JSON key (repeatable; default: secrets/sa-1.json beside the config).")
 @click.option("--chat-id", default=None, help="The Telegram chat to tell (else messages are printed).")
 @click.option("--force", is_flag=True, help="Replace the files init writes if they exist.")
-def init(folder: Path, sheets: tuple[str, ...], credentials: tuple[Path, ...], chat_id: str | None,
+def init(folder: Path, sheets: tuple[str, ...], folders: tuple[str, ...], profile: str | None,
+         suggested: Path | None, endpoint: str | None, credentials: tuple[Path, ...], chat_id: str | None,
          force: bool) -> None:
     """Write a starter monitor.toml (with its JSON Schema beside it, for editors), the two cron lines
     (sheet-monitor.cron: the runs every 5 minutes, the watchdog every 15) and the systemd units
@@ -32,7 +43,8 @@ def init(folder: Path, sheets: tuple[str, ...], credentials: tuple[Path, ...], c
     Nothing is replaced without --force."""
     try:
         place = this_machine(folder)
-        starter = starter_for(place, sheets, credentials, chat_id)
+        starter = starter_for(place, sheets, credentials, chat_id, folders=folders, profile=profile,
+                              suggested=suggested, endpoint=endpoint)
         written = write_starter(place, starter_files(place, starter), force)
     except StarterError as exc:
         fail(str(exc), EXIT_USAGE)
@@ -46,14 +58,15 @@ def init(folder: Path, sheets: tuple[str, ...], credentials: tuple[Path, ...], c
 def _next_steps(place: Place, starter: Starter) -> None:
     config = place.config
     steps = []
-    if starter.credentials == Starter().credentials:  # the key's place, named for the key to be put there
-        steps.append(f"put the service account's JSON key in {place.folder / starter.credentials[0]} "
-                     "(chmod 600)")
-    if not starter.sheets:
+    key = place.folder / starter.credentials[0]
+    if starter.credentials == Starter().credentials and not key.exists():  # named for the key to be put there
+        steps.append(f"put the service account's JSON key in {key} (chmod 600)")
+    if not starter.sheets and not starter.watches_folders:
         steps.append(f"list your spreadsheets in {config} ([[sheets]], at least one)")
     if starter.chat_id:
         steps.append(f"put the bot token in {place.token_file} (chmod 600)")
-    steps += [f"sheet-monitor check-config --config {config}",
+    access = " --access" if starter.watches_folders else ""  # can the keys open the folders?
+    steps += [f"sheet-monitor check-config{access} --config {config}",
               f"sheet-monitor run --config {config}",
               f"install the cron lines of {place.folder / 'sheet-monitor.cron'}, or the units in "
               f"{place.folder / 'systemd'} (docs/operations.md)"]

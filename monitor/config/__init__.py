@@ -17,7 +17,7 @@ The checks themselves are ``monitor.checks``' models.
 
 from .defaults import CONFIG_ENV, DEFAULT_CONFIG_NAME, DEFAULTS, TOKEN_ENV, TOKEN_FILE_ENV, Default
 from .issues import MAX_REPORTED_ISSUES, ConfigError, ConfigIssue
-from .loader import load_config, resolve_config_path
+from .loader import config_of_text, load_config, resolve_config_path
 from .maintenance import MaintenanceWindow
 from .model import Config, Profile, Sheet, checks_fingerprint
 from .reworded import key_path
@@ -64,6 +64,7 @@ __all__ = [
     "WatchdogConfig",
     "checks_fingerprint",
     "key_path",
+    "config_of_text",
     "load_config",
     "resolve_config_path",
 ]

@@ -70,6 +70,17 @@ def load_config(path: str | os.PathLike[str], environ: Mapping[str, str] | None 
         raise ConfigError([ConfigIssue(shown, "", f"cannot read the config file: {exc}",
                                        "check the path, its permissions and that it is UTF-8 text")
                            ]) from None
+    return config_of_text(text, path, environ, require_secrets=require_secrets,
+                          require_sheets=require_sheets)
+
+
+def config_of_text(text: str, path: str | os.PathLike[str], environ: Mapping[str, str] | None = None, *,
+                   require_secrets: bool = True, require_sheets: bool = True) -> Config:
+    """``load_config`` of a config's text, as if read from ``path`` (its paths relative to its folder):
+    a config a command composes from its options (`suggest --credentials`) is held to the same rules."""
+    environ = os.environ if environ is None else environ
+    path = Path(path)
+    shown = str(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

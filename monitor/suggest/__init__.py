@@ -8,10 +8,12 @@ into checks, each with the sentence saying what it saw; ``render`` writes them a
 """
 
 from .checks import check_models
+from .folders import FolderProposal, folders_first, for_folder
 from .propose import Proposal, Suggested, propose, propose_all
 from .render import render_toml
 from .survey import SheetSurvey, survey, templates
 from .workbook import Dated, TabValues, Workbook
 
-__all__ = ["Dated", "Proposal", "SheetSurvey", "Suggested", "TabValues", "Workbook", "check_models",
-           "propose", "propose_all", "render_toml", "survey", "templates"]
+__all__ = ["Dated", "FolderProposal", "Proposal", "SheetSurvey", "Suggested", "TabValues", "Workbook",
+           "check_models", "folders_first", "for_folder", "propose", "propose_all", "render_toml", "survey",
+           "templates"]

@@ -1,5 +1,6 @@
 """Proposals as the config's TOML: each profile's checks with a comment saying what each saw, then a
-``[[sheets]]`` table per spreadsheet naming its profile, ready to append to a config."""
+``[[folders]]`` table per folder and a ``[[sheets]]`` table per spreadsheet no folder's table
+covers, each naming its profile, ready to append to a config."""
 
 from __future__ import annotations
 
@@ -7,18 +8,27 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from .folders import FolderProposal
 from .propose import Proposal
 
 _FIRST_KEYS = ("kind", "name", "range", "header_row", "column")
 
 
-def render_toml(proposals: Sequence[Proposal], heading: str) -> str:
-    """The profiles and their spreadsheets, under ``heading`` (a comment line or several)."""
+def render_toml(proposals: Sequence[Proposal], heading: str, folders: Sequence[FolderProposal] = ()) -> str:
+    """The profiles, their folders and spreadsheets, under ``heading`` (a comment line or several)."""
     lines = [f"# {line}" if line else "#" for line in heading.splitlines()]
     for proposal in proposals:
         lines += ["", *_profile(proposal)]
+    covered = set()
+    for folder in folders:
+        lines += ["", f"# {len(folder.sheets)} of its spreadsheets today; Drive is asked at each run",
+                  "[[folders]]", f"id = {_string(folder.id)}", f"name = {_string(folder.name)}",
+                  f"profile = {_string(folder.profile)}", *(["recursive = true"] if folder.recursive else [])]
+        covered |= folder.sheets
     for proposal in proposals:
         for sheet_id, title in proposal.sheets:
+            if sheet_id in covered:
+                continue
             lines += ["", "[[sheets]]", f"id = {_string(sheet_id)}", f"name = {_string(title)}",
                       f"profile = {_string(proposal.profile)}"]
     return "\n".join(lines) + "\n"

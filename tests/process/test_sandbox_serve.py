@@ -176,6 +176,7 @@ def test_serve_with_the_feed_delay_off_says_so_and_serves_without_it():
          "--feed-delay-scale applies to --feed-delay google"),
         (["--feed-delay-scale", "11"], "--feed-delay-scale"),
         (["--projects", "2"], "--projects P needs --write-credentials"),
+        (["--folder"], "--folder needs a dataset to file"),
         (["--write-credentials", "c", "--credentials", "1", "--projects", "2"],
          "every project needs at least one account"),
     ],

@@ -160,3 +160,74 @@ def test_its_output_lists_the_files_and_the_next_steps(tmp_path):
     assert f"put the service account's JSON key in {tmp_path / 'secrets' / 'sa-1.json'}" in result.output
     assert "list your spreadsheets" in result.output
     assert f"sheet-monitor check-config --config {tmp_path / 'monitor.toml'}" in result.output
+
+
+FOLDER = "1storesFolder0000001fffffffffffff"
+FOLDER_URL = f"https://drive.google.com/drive/folders/{FOLDER}"
+SUGGESTED = f"""\
+# Suggested by `sheet-monitor suggest`
+[profiles.stock]
+checks = [
+  {{ kind = "formula_errors", range = "Stock!A1:H" }},
+]
+
+[profiles.stock_2]
+checks = [
+  {{ kind = "not_empty", range = "Catalogue!A2:D" }},
+]
+
+[[folders]]
+id = "{FOLDER}"
+name = "Stores"
+profile = "stock"
+
+[[sheets]]
+id = "{SHEET_B}"
+name = "Catalogue"
+profile = "stock_2"
+"""
+
+
+def test_a_folder_is_written_with_the_profile_given_and_check_config_access_is_the_next_step(tmp_path):
+    secrets_folder(tmp_path)
+    result = init("--dir", str(tmp_path), "--folder", FOLDER_URL, "--profile", "stores")
+    assert result.exit_code == 0, result.output
+    config = load_config(tmp_path / "monitor.toml", {})
+    [folder] = config.folders
+    assert folder.id == FOLDER and folder.profile.name == "stores" and config.sheets == ()
+    assert f"sheet-monitor check-config --access --config {tmp_path / 'monitor.toml'}" in result.output
+    assert "put the service account's JSON key" not in result.output  # it is there already
+    assert "list your spreadsheets" not in result.output  # the folder's are
+
+
+def test_a_suggestion_is_written_whole_with_the_sandbox_endpoint_and_loads(tmp_path):
+    secrets_folder(tmp_path)
+    (tmp_path / "suggested.toml").write_text(SUGGESTED)
+    result = init("--dir", str(tmp_path), "--suggested", str(tmp_path / "suggested.toml"),
+                  "--endpoint", "http://127.0.0.1:8790", "--sheet", SHEET_A)
+    assert result.exit_code == 0, result.output
+    config = load_config(tmp_path / "monitor.toml", {})
+    assert str(config.google.api_endpoint).rstrip("/") == "http://127.0.0.1:8790"
+    assert [folder.profile.name for folder in config.folders] == ["stock"]
+    assert {sheet.id: sheet.checks[0].kind for sheet in config.sheets} == {
+        SHEET_A: "formula_errors", SHEET_B: "not_empty"}  # --sheet takes the suggestion's first profile
+    assert "starter" not in config.profiles
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("--folder", URL), "--folder"),  # a spreadsheet's URL
+    (("--endpoint", "127.0.0.1:8790"), "not an http(s) address"),
+    (("--suggested", "{dir}/missing.toml"), "cannot be read"),
+    (("--suggested", "{dir}/not.toml"), "not TOML"),
+    (("--suggested", "{dir}/google.toml"), "holds no [profiles.NAME]"),
+    (("--suggested", "{dir}/suggested.toml", "--profile", "other"), "'other' is not in"),
+    (("--suggested", "{dir}/suggested.toml", "--folder", FOLDER), "already"),
+])
+def test_what_init_cannot_use_exits_2_saying_which_option(tmp_path, args, says):
+    (tmp_path / "suggested.toml").write_text(SUGGESTED)
+    (tmp_path / "not.toml").write_text("[profiles\n")
+    (tmp_path / "google.toml").write_text('[google]\ncredentials = ["a.json"]\n')
+    result = init("--dir", str(tmp_path), *(arg.format(dir=tmp_path) for arg in args))
+    assert result.exit_code == 2
+    assert says in result.output
+    assert not (tmp_path / "monitor.toml").exists()
