@@ -147,14 +147,14 @@ def _show_a_press(config, telegram, say) -> None:
 NEXT_STEPS = """
 Next, on your own spreadsheets (README.md, "Using it on your spreadsheets"):
   1. Create a Google Cloud service account with the Sheets and Drive APIs enabled, download its JSON
-     key, and share each spreadsheet with its e-mail (Viewer is enough).
-  2. Write monitor.toml: [google] credentials, a [profiles.NAME] of checks and a [[sheets]] per
-     spreadsheet (docs/configuration.md has every key).
-  3. sheet-monitor check-config; sheet-monitor check "<a spreadsheet's URL>"; sheet-monitor run.
-  4. Install the two cron lines of crontab.example (the runs, and sheet-watchdog).
-Or keep exploring the sandbox: sheet-monitor sandbox serve --generate 50 --write-credentials secrets \\
-  --write-config monitor.toml, then, in another terminal, the TELEGRAM_BOT_TOKEN line it prints and
-  sheet-monitor run --config monitor.toml; curl its URL/_sandbox/spreadsheets lists what is broken."""
+     key, and share the spreadsheets, or the Drive folder that holds them, with its e-mail (Viewer).
+  2. sheet-monitor suggest "<the folder's or a spreadsheet's URL>" --credentials KEY.json > suggested.toml
+     proposes checks from what the spreadsheets hold; sheet-monitor init --suggested suggested.toml
+     --credentials KEY.json writes monitor.toml with them, the two cron lines and systemd units.
+  3. sheet-monitor check-config --access, then sheet-monitor run.
+  4. Install the two cron lines init wrote in sheet-monitor.cron (the runs, and sheet-watchdog).
+The same path on the sandbox, from a Drive folder to cron in five commands: README.md, "From a Drive
+folder to cron, in five commands"."""
 
 
 def _print_next_steps(say) -> None:
