@@ -16,13 +16,27 @@ pytest_plugins = (
     "telegram_fixtures", "sheets_api_fixtures", "storage_fixtures", "sandbox_fixtures", "redis_fixtures",
     "redis_server", "fake_telegram_fixtures")
 
-from pathlib import Path  # noqa: E402 - after pytest_plugins, which must come first
+import os  # noqa: E402 - after pytest_plugins, which must come first
+from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
 from monitor.state import access  # noqa: E402
 
 KINDS = ("process", "contract", "sandbox", "unit")  # tests/<kind>/..., each a marker (pyproject.toml)
+MEMORY_FOLDER = Path("/dev/shm")  # Linux's tmpfs, on every machine this project runs on
+
+
+def pytest_configure(config):
+    """Test folders (tmp_path) in memory when the machine has a tmpfs: the file backend fsyncs every
+    save, and on a shared virtual disk each fsync waits 10-30 ms, most of what the runs of the round
+    and process tests cost. What the tests check does not change: a kill -9 loses a process, not the
+    page cache, and no test cuts the power. Only where nothing chose the folder already (--basetemp,
+    PYTEST_DEBUG_TEMPROOT); the xdist workers are handed the controller's."""
+    if config.option.basetemp or "PYTEST_DEBUG_TEMPROOT" in os.environ or hasattr(config, "workerinput"):
+        return
+    if MEMORY_FOLDER.is_dir() and os.access(MEMORY_FOLDER, os.W_OK | os.X_OK):
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(MEMORY_FOLDER)
 
 
 def pytest_collection_modifyitems(items):
