@@ -39,13 +39,58 @@ def pytest_configure(config):
         os.environ["PYTEST_DEBUG_TEMPROOT"] = str(MEMORY_FOLDER)
 
 
-def pytest_collection_modifyitems(items):
-    """Mark each test with the kind its folder names, so ``-m`` picks kinds."""
+def pytest_collection_modifyitems(config, items):
+    """Mark each test with the kind its folder names, so ``-m`` picks kinds; under xdist, deal the
+    process tests' modules out to the workers (see ``dealt``)."""
     tests = Path(__file__).parent
     for item in items:
         kind = item.path.relative_to(tests).parts[0]
         if kind in KINDS:
             item.add_marker(kind)
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    if workers > 1:
+        items[:] = dealt(items, workers)
+
+
+def dealt(items: list, workers: int) -> list:
+    """``items`` reordered so that each xdist worker starts on its share of the process tests.
+
+    Those wait on real runs for most of the suite's time (one kill test ~100 s). Collected in folder
+    order they sat in the first worker's initial share (worksteal hands each worker an equal run of
+    the collection and lets idle ones steal from the end of a busy one's), where they ran one after
+    another while the others stole the quick tests around them. Here each module of process tests
+    goes whole (a module's fixtures are made once per worker) to the share with the fewest process
+    tests so far, biggest module first, at the head of that share; the other tests fill the shares
+    in their own order. Every worker orders alike, as xdist requires."""
+    process = [item for item in items if item.get_closest_marker("process")]
+    others = [item for item in items if not item.get_closest_marker("process")]
+    modules: dict[Path, list] = {}
+    for item in process:
+        modules.setdefault(item.path, []).append(item)
+    heads: list[list] = [[] for _ in range(workers)]
+    for module in sorted(modules.values(), key=len, reverse=True):
+        min(heads, key=len).extend(module)
+    shares, left = [], len(items)
+    for index in range(workers):  # xdist's split: len(pending) // workers left
+        shares.append(left // (workers - index))
+        left -= shares[-1]
+    ordered = []
+    for head, share in zip(heads, shares, strict=True):
+        fill = max(0, share - len(head))
+        ordered += head + others[:fill]
+        del others[:fill]
+    return ordered + others
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: a worker per core, and one more when the run holds process tests, as those spend
+    most of their time waiting on their runs (a core's worth of CPU is free meanwhile); none more for
+    ``-m "not process"``, which computes all along. PYTEST_XDIST_AUTO_NUM_WORKERS still decides."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    waits = "not process" not in (config.option.markexpr or "")
+    return cores + 1 if waits and cores > 1 else cores
 
 
 @pytest.fixture(autouse=True)
