@@ -82,17 +82,6 @@ def dealt(items: list, workers: int) -> list:
     return ordered + others
 
 
-def pytest_xdist_auto_num_workers(config):
-    """``-n auto``: a worker per core, and one more when the run holds process tests, as those spend
-    most of their time waiting on their runs (a core's worth of CPU is free meanwhile); none more for
-    ``-m "not process"``, which computes all along. PYTEST_XDIST_AUTO_NUM_WORKERS still decides."""
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
-        return None
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    waits = "not process" not in (config.option.markexpr or "")
-    return cores + 1 if waits and cores > 1 else cores
-
-
 @pytest.fixture(autouse=True)
 def every_session_saves_what_it_changed(monkeypatch):
     """In every test, a state session checks when it ends that all it changed was saved (a change that
