@@ -1,6 +1,6 @@
 """Service accounts and OAuth tokens, the way Google's token endpoint hands them out.
 
-The sandbox issues real service-account JSON files (fresh RSA-2048 keys whose ``token_uri`` points at
+The sandbox issues real service-account JSON files (RSA-2048 keys of their own whose ``token_uri`` points at
 the sandbox) and remembers each public key. ``POST /token`` then runs Google's jwt-bearer grant for real:
 google-auth signs an RS256 JWT with the private key, the sandbox verifies the signature against the
 registered key, checks the audience and the time window against its clock, and answers with an opaque
@@ -83,6 +83,23 @@ class Caller:
     problem: str | None = None  # MISSING (no credential), UNKNOWN (not a token minted here), EXPIRED
 
 
+# The RSA keys made in this process, in the order made: an authority's nth account gets the nth, so
+# each of its accounts has a key of its own, and authorities after the first (the tests start hundreds
+# of sandboxes in one process) take the keys made already. Making a 2048-bit key costs 50-200 ms of
+# CPU, more than a whole run against the sandbox; reusing one across sandboxes lets no caller in that
+# another would not (each verifies only the accounts it issued, by key id and email).
+_KEYS_MADE: list[rsa.RSAPrivateKey] = []
+_KEYS_LOCK = threading.Lock()
+
+
+def _private_key(number: int) -> rsa.RSAPrivateKey:
+    """The ``number``th key made in this process (from 1), made now if it is the next."""
+    with _KEYS_LOCK:
+        while len(_KEYS_MADE) < number:
+            _KEYS_MADE.append(rsa.generate_private_key(public_exponent=65537, key_size=2048))
+        return _KEYS_MADE[number - 1]
+
+
 @dataclass(frozen=True)
 class _Key:
     email: str
@@ -107,19 +124,20 @@ class TokenAuthority:
     # -- credentials -------------------------------------------------------------------------
 
     def issue_service_account(self, token_uri: str, project_id: str = DEFAULT_PROJECT_ID) -> dict:
-        """A complete service-account JSON dict with a fresh key, whose public half is registered."""
-        private_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        """A complete service-account JSON dict with a key of its own (no other account of this
+        authority has it) and a fresh key id, whose public half is registered."""
+        key_id = secrets.token_hex(20)
+        with self._lock:
+            self._issued += 1
+            number = self._issued
+            private_key = _private_key(number)
+            email = f"monitor-{number}@{project_id}.iam.gserviceaccount.com"
+            self._keys[key_id] = _Key(email, private_key.public_key(), token_uri)
         pem = private_key.private_bytes(
             serialization.Encoding.PEM,
             serialization.PrivateFormat.PKCS8,
             serialization.NoEncryption(),
         ).decode()
-        key_id = secrets.token_hex(20)
-        with self._lock:
-            self._issued += 1
-            number = self._issued
-            email = f"monitor-{number}@{project_id}.iam.gserviceaccount.com"
-            self._keys[key_id] = _Key(email, private_key.public_key(), token_uri)
         return {
             "type": "service_account",
             "project_id": project_id,

@@ -72,11 +72,16 @@ def apply_mask(value: object, mask: Mask | None) -> object:
     if mask is None or "*" in mask:
         return value
     if isinstance(value, list):
-        return [apply_mask(item, mask) for item in value]
+        return [_cut(item, mask) if isinstance(item, dict) else apply_mask(item, mask) for item in value]
     if not isinstance(value, dict):
         return value
-    out = {}
-    for name, sub in mask.items():
-        if name in value:
-            out[name] = apply_mask(value[name], sub)
-    return out
+    return _cut(value, mask)
+
+
+def _cut(value: dict, mask: Mask) -> dict:
+    # A grid answer is a list of thousands of small dicts (cells, rows' metadata) whose fields the
+    # mask keeps whole: those are copied as they are, without a call each.
+    if "*" in mask:
+        return value
+    return {name: value[name] if sub is None else apply_mask(value[name], sub)
+            for name, sub in mask.items() if name in value}

@@ -222,8 +222,20 @@ def get_spreadsheet(sandbox, request: Request, route) -> Response:
         return errors.field_violation(f"Invalid field selection {fields}", "fields")
     if mask is not None and "sheets" in mask and isinstance(mask["sheets"], dict):
         with_data = with_data or "data" in mask["sheets"]  # asking for data fields implies it
-    body = spreadsheet_json(spreadsheet, with_data, ranges, _cell_fields(mask))
-    return Response.json(200, apply_mask(body, mask))
+    cell_fields = _cell_fields(mask)
+    body = spreadsheet_json(spreadsheet, with_data, ranges, cell_fields)
+    return Response.json(200, apply_mask(body, _cells_made(mask, cell_fields)))
+
+
+def _cells_made(mask: Mask | None, cell_fields: Mask | None) -> Mask | None:
+    """``mask`` with ``sheets.data.rowData`` kept whole when the cells were made to ``cell_fields``
+    already and it cuts no deeper (``values(effectiveValue)``, not ``values(effectiveValue.numberValue)``):
+    its cut would copy every cell unchanged, and a grid answer is thousands of them."""
+    if cell_fields is None or any(sub is not None for sub in cell_fields.values()):
+        return mask
+    sheets = dict(mask["sheets"])  # _cell_fields found the path: every step on it is a dict
+    sheets["data"] = {**sheets["data"], "rowData": None}
+    return {**mask, "sheets": sheets}
 
 
 # -- values ----------------------------------------------------------------------------------

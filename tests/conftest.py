@@ -16,22 +16,70 @@ pytest_plugins = (
     "telegram_fixtures", "sheets_api_fixtures", "storage_fixtures", "sandbox_fixtures", "redis_fixtures",
     "redis_server", "fake_telegram_fixtures")
 
-from pathlib import Path  # noqa: E402 - after pytest_plugins, which must come first
+import os  # noqa: E402 - after pytest_plugins, which must come first
+from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
 from monitor.state import access  # noqa: E402
 
 KINDS = ("process", "contract", "sandbox", "unit")  # tests/<kind>/..., each a marker (pyproject.toml)
+MEMORY_FOLDER = Path("/dev/shm")  # Linux's tmpfs, on every machine this project runs on
 
 
-def pytest_collection_modifyitems(items):
-    """Mark each test with the kind its folder names, so ``-m`` picks kinds."""
+def pytest_configure(config):
+    """Test folders (tmp_path) in memory when the machine has a tmpfs: the file backend fsyncs every
+    save, and on a shared virtual disk each fsync waits 10-30 ms, most of what the runs of the round
+    and process tests cost. What the tests check does not change: a kill -9 loses a process, not the
+    page cache, and no test cuts the power. Only where nothing chose the folder already (--basetemp,
+    PYTEST_DEBUG_TEMPROOT); the xdist workers are handed the controller's."""
+    if config.option.basetemp or "PYTEST_DEBUG_TEMPROOT" in os.environ or hasattr(config, "workerinput"):
+        return
+    if MEMORY_FOLDER.is_dir() and os.access(MEMORY_FOLDER, os.W_OK | os.X_OK):
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(MEMORY_FOLDER)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test with the kind its folder names, so ``-m`` picks kinds; under xdist, deal the
+    process tests' modules out to the workers (see ``dealt``)."""
     tests = Path(__file__).parent
     for item in items:
         kind = item.path.relative_to(tests).parts[0]
         if kind in KINDS:
             item.add_marker(kind)
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    if workers > 1:
+        items[:] = dealt(items, workers)
+
+
+def dealt(items: list, workers: int) -> list:
+    """``items`` reordered so that each xdist worker starts on its share of the process tests.
+
+    Those wait on real runs for most of the suite's time (one kill test ~100 s). Collected in folder
+    order they sat in the first worker's initial share (worksteal hands each worker an equal run of
+    the collection and lets idle ones steal from the end of a busy one's), where they ran one after
+    another while the others stole the quick tests around them. Here each module of process tests
+    goes whole (a module's fixtures are made once per worker) to the share with the fewest process
+    tests so far, biggest module first, at the head of that share; the other tests fill the shares
+    in their own order. Every worker orders alike, as xdist requires."""
+    process = [item for item in items if item.get_closest_marker("process")]
+    others = [item for item in items if not item.get_closest_marker("process")]
+    modules: dict[Path, list] = {}
+    for item in process:
+        modules.setdefault(item.path, []).append(item)
+    heads: list[list] = [[] for _ in range(workers)]
+    for module in sorted(modules.values(), key=len, reverse=True):
+        min(heads, key=len).extend(module)
+    shares, left = [], len(items)
+    for index in range(workers):  # xdist's split: len(pending) // workers left
+        shares.append(left // (workers - index))
+        left -= shares[-1]
+    ordered = []
+    for head, share in zip(heads, shares, strict=True):
+        fill = max(0, share - len(head))
+        ordered += head + others[:fill]
+        del others[:fill]
+    return ordered + others
 
 
 @pytest.fixture(autouse=True)

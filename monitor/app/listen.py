@@ -14,18 +14,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from monitor.notify import lean_httpx  # noqa: F401  before httpx: see its doc
-
-# isort: split
-
-import httpx
-
 from monitor.chat.actions import Place
 from monitor.chat.bot import BotApi
 from monitor.chat.conversation import POLL_LOCK, Conversation
 from monitor.chat.people import Gate
 from monitor.config import Config
 from monitor.core.logs import log_event
+from monitor.notify import lean_httpx
 from monitor.notify.buttons import Signer
 from monitor.notify.deadline import DeadlineClock, WithinDeadline
 from monitor.notify.outbox import sender_for
@@ -68,7 +63,7 @@ def listening(config: Config, location, state, clock, deadline: float) -> Iterat
         log_event("chat_not_read", reason="another process reads the chat")
         yield None
         return
-    client = httpx.Client()
+    client = lean_httpx.client()
     try:
         telegram = config.telegram
         token = telegram.bot_token.get_secret_value()

@@ -11,14 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from monitor.notify import lean_httpx  # noqa: F401  before httpx: see its doc
-
-# isort: split
-
-import httpx
-
 from monitor.config import Config
 from monitor.core.logs import log_event
+from monitor.notify import lean_httpx
 from monitor.notify.buttons import Signer
 from monitor.notify.deadline import DeadlineClock, WithinDeadline, request_timeout
 from monitor.notify.destinations import all_halts
@@ -68,7 +63,7 @@ def notify_after_run(
     seconds_left = deadline - clock.monotonic()
     send_budget = max(1, min(DEFAULT_SEND_BUDGET, int(seconds_left) + 2))
     # A hanging Telegram must not hold the run past its budget: its requests get what is left.
-    client = httpx.Client(timeout=request_timeout(seconds_left))
+    client = lean_httpx.client(timeout=request_timeout(seconds_left))
 
     def checkpoint(outbox, memory) -> None:
         state.outbox, state.alerts = outbox, memory

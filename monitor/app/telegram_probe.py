@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import httpx
-
 from monitor.config import Config
+from monitor.notify import lean_httpx
 from monitor.notify.deadline import MAX_REQUEST_SECONDS
 from monitor.notify.documents import Outbox
 from monitor.notify.outbox import chat_id_for
@@ -26,7 +25,7 @@ from monitor.storage.configured import state_location
 def ask_telegram(config: Config) -> list[tuple[str, Answer]]:
     """``getMe`` once, then ``getChat`` for each distinct chat: (what was asked, Telegram's answer).
     A forum topic cannot be checked without posting in it (``notify test`` does)."""
-    with httpx.Client(timeout=MAX_REQUEST_SECONDS) as client:
+    with lean_httpx.client(timeout=MAX_REQUEST_SECONDS) as client:
         api = BotLookup(config.telegram.bot_token.get_secret_value(), config.telegram.api_base, client)
         answers = [("bot token", api.bot())]
         if answers[0][1].ok:
@@ -56,7 +55,7 @@ def send_test(config: Config, text: str) -> list[ChatTrial]:
     would use (a group's migration the runs learnt is followed)."""
     outbox = _runner_outbox(config)
     sends = []
-    with httpx.Client(timeout=MAX_REQUEST_SECONDS) as client:
+    with lean_httpx.client(timeout=MAX_REQUEST_SECONDS) as client:
         for _, chat_id, thread_id in configured_chats(config):
             sender = TelegramSender(config.telegram.bot_token.get_secret_value(),
                                     chat_id_for(outbox, chat_id), config.telegram.api_base,

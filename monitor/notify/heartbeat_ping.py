@@ -49,7 +49,7 @@ def ping_heartbeat(url: str, client: httpx.Client | None = None, *, timeout: flo
             if client is not None:
                 response = client.get(url, timeout=timeout)
             else:
-                with httpx.Client(timeout=timeout) as own:
+                with lean_httpx.client(timeout=timeout) as own:
                     response = own.get(url)
             outcome["status"] = response.status_code
         except httpx.HTTPError as exc:

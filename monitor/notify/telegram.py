@@ -147,7 +147,7 @@ class TelegramSender:
         self.chat_id = str(chat_id)
         self.api_base = api_base.rstrip("/")
         self.thread_id = thread_id
-        self._client = client or httpx.Client(timeout=timeout)
+        self._client = client or lean_httpx.client(timeout=timeout)
         self._owns_client = client is None
         self._clock = clock or SystemClock()
         self.max_wait = max_wait

@@ -8,7 +8,8 @@ its own history says is normal) is told in one alert that names the range and wh
 from __future__ import annotations
 
 import subprocess
-from datetime import UTC, datetime
+import time
+from datetime import UTC, datetime, timedelta
 
 from sandbox_fixtures import clean_env, served_dataset
 
@@ -68,6 +69,10 @@ def test_a_drop_in_a_stores_rows_is_told_once_naming_the_range_and_the_usual(tmp
         kept = stock[: 1 + (len(stock) - 1) * 2 // 3]  # a third of the rows gone
         dropped_payload = {**payload, "tabs": {**payload["tabs"], "Stock": kept}}
         served.sandbox.google.store.put_control(dropped, dropped_payload)
+        # The next round is due a second after the first began: a run started sooner (a fast machine
+        # ends the first within it) would find the round done and read nothing.
+        due = healthy.round.started_at + timedelta(seconds=1)
+        time.sleep(max(0.0, (due - datetime.now(UTC)).total_seconds()))
         run()
 
         alerts = [message.plain_text for message in telegram.messages(TELEGRAM_CHAT)[told_before:]]
