@@ -17,6 +17,7 @@ pytest_plugins = (
     "redis_server", "fake_telegram_fixtures")
 
 import os  # noqa: E402 - after pytest_plugins, which must come first
+import shutil  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -25,6 +26,9 @@ from monitor.state import access  # noqa: E402
 
 KINDS = ("process", "contract", "sandbox", "unit")  # tests/<kind>/..., each a marker (pyproject.toml)
 MEMORY_FOLDER = Path("/dev/shm")  # Linux's tmpfs, on every machine this project runs on
+# A container's /dev/shm is often 64 MB: a suite's folders (pytest keeps the last three runs', ~160
+# MB) would fill it, so a small one is left alone and the folders stay on disk.
+MEMORY_FOLDER_LEAST_FREE = 1 << 30
 
 
 def pytest_configure(config):
@@ -35,7 +39,8 @@ def pytest_configure(config):
     PYTEST_DEBUG_TEMPROOT); the xdist workers are handed the controller's."""
     if config.option.basetemp or "PYTEST_DEBUG_TEMPROOT" in os.environ or hasattr(config, "workerinput"):
         return
-    if MEMORY_FOLDER.is_dir() and os.access(MEMORY_FOLDER, os.W_OK | os.X_OK):
+    if (MEMORY_FOLDER.is_dir() and os.access(MEMORY_FOLDER, os.W_OK | os.X_OK)
+            and shutil.disk_usage(MEMORY_FOLDER).free >= MEMORY_FOLDER_LEAST_FREE):
         os.environ["PYTEST_DEBUG_TEMPROOT"] = str(MEMORY_FOLDER)
 
 
