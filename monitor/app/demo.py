@@ -151,7 +151,7 @@ Next, on your own spreadsheets (README.md, "Using it on your spreadsheets"):
   2. sheet-monitor suggest "<the folder's or a spreadsheet's URL>" --credentials KEY.json > suggested.toml
      proposes checks from what the spreadsheets hold; sheet-monitor init --suggested suggested.toml
      --credentials KEY.json writes monitor.toml with them, the two cron lines and systemd units.
-  3. sheet-monitor check-config --access, then sheet-monitor run.
+  3. sheet-monitor check-config --access; sheet-monitor check "<a spreadsheet's URL>"; sheet-monitor run.
   4. Install the two cron lines init wrote in sheet-monitor.cron (the runs, and sheet-watchdog).
 The same path on the sandbox, from a Drive folder to cron in five commands: README.md, "From a Drive
 folder to cron, in five commands"."""

@@ -30,9 +30,14 @@ def test_the_demo_prints_the_telegram_messages_and_a_status_matching_the_dataset
     assert "The row's buttons are now: " in press and "[🔔]" in press, press
     matched = re.search(r"verdicts matching the dataset's known breakage: (\d+) of (\d+)", result.stdout)
     assert matched and matched.group(1) == matched.group(2) == "20"
-    # It ends with how to go on: on one's own spreadsheets, or on the sandbox.
-    assert result.stdout.rstrip().endswith("curl its URL/_sandbox/spreadsheets lists what is broken.")
-    assert 'sheet-monitor check "<a spreadsheet\'s URL>"' in result.stdout
+    # It ends with how to go on: on one's own spreadsheets (checks proposed, the cron lines written),
+    # or the same path on the sandbox, as the README walks it.
+    going_on = result.stdout[result.stdout.index("Next, on your own"):]
+    assert "sheet-monitor suggest" in going_on and "sheet-monitor init --suggested" in going_on
+    assert 'sheet-monitor check "<a spreadsheet\'s URL>"' in going_on
+    assert " ".join(going_on.split()).endswith('README.md, "From a Drive folder to cron, in five commands".')
+    readme = (REPO / "README.md").read_text()
+    assert "## From a Drive folder to cron, in five commands" in readme  # the section it names
     assert not any(tmp_path.iterdir())  # everything lived in a temporary folder, now removed
 
 
