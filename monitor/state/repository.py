@@ -56,7 +56,8 @@ _FRESH = {"runs": RunHistory, "totals": RunTotals}
 _UNREAD_UNTIL_USED = ("history",)
 _ATTRIBUTE_OF = {kind.name: attribute for attribute, kind in FAMILIES.items()}
 # Keys whose loss (as damaged entries) makes the next writer save the whole state: see ``load``.
-_WHOLE_SAVE_KEYS = frozenset({SCHEMA_KEY, ROUND.key(), *(kind.key() for kind in SINGLES.values())})
+SINGLE_KEYS = frozenset(kind.key() for kind in SINGLES.values())
+_WHOLE_SAVE_KEYS = frozenset({SCHEMA_KEY, ROUND.key(), *SINGLE_KEYS})
 
 
 class StateRepository:
@@ -128,6 +129,12 @@ class StateRepository:
         state.needs_full_save = SCHEMA_KEY not in properties or older or any(
             damage.key in _WHOLE_SAVE_KEYS for damage in damaged
         )
+        if not properties and self.runner is not None:
+            # A fresh store other writers share (runners started by a new deployment's first cron
+            # tick all open it empty): a whole save would write this writer's defaults over what the
+            # others saved since. Its first save writes the schema and what it changed, no more.
+            state.needs_full_save = False
+            self._staged[SCHEMA_KEY] = schema_document()
         return state
 
     def _versions(self, properties: dict[str, str], damaged: list[Damage]) -> dict[str, int]:
@@ -350,7 +357,11 @@ class StateRepository:
         stored = {key: value for key, value in self.store.get_properties().items()
                   if key != SCHEMA_KEY and not key.startswith(DAMAGED_PREFIX)
                   and (key in expected or not key.startswith(others))}
-        return sorted(key for key in expected.keys() | stored.keys() if expected.get(key) != stored.get(key))
+        # A single document never written reads as its default (a fresh shared store's: see load).
+        defaults = {key: value for key, value in encode_all(State(), self.runner).items()
+                    if key in SINGLE_KEYS and key not in stored}
+        return sorted(key for key in expected.keys() | stored.keys()
+                      if expected.get(key) != stored.get(key, defaults.get(key)))
 
 
 def set_aside_value(damage: Damage, now: datetime) -> str:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from redis_fixtures import REDIS_URL
 
+from monitor.engine.folder_listing import FolderListings
 from monitor.engine.health import OK, SheetHealth
 from monitor.engine.heartbeat import Heartbeat
 from monitor.engine.mutes import Mute
@@ -273,3 +274,22 @@ def test_a_history_found_damaged_after_a_turn_is_set_aside_and_told_by_the_runne
     with redis_location.open(read_only=True) as store:
         stored = store.get_properties()
     assert key not in stored and DAMAGED_PREFIX + key in stored
+
+
+def test_runners_started_at_once_on_a_fresh_store_keep_what_each_other_saved(redis_location):
+    # The first cron tick of a new deployment: every runner opens the empty store before any saves.
+    # A first save that wrote the whole state would remove what the others saved meanwhile.
+    with ExitStack() as stack:
+        a, b = (Runner(redis_location.prefix, name, f"run-{name}-1", stack) for name in ("host-a", "host-b"))
+        with a.sharing.turn() as mine:
+            assert mine
+            a.state.round = Round.build(SHEETS, NOW)
+            a.state.folders = FolderListings(position="feed-42")  # a single document, shared
+        a.state.health["sheet-a"] = SheetHealth(health=OK, last_checked_at=NOW)
+        a.session.save()
+        b.state.health["sheet-b"] = SheetHealth(health=OK, last_checked_at=NOW)
+        b.session.save()  # its first save, from the empty store it loaded
+    stored = read_state(redis_location)
+    assert stored.round is not None and set(stored.round.tasks) == set(a.state.round.tasks)
+    assert {"sheet-a", "sheet-b"} <= stored.health.keys()
+    assert stored.folders.position == "feed-42"  # not b's empty listing over it
