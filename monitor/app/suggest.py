@@ -25,11 +25,12 @@ from pathlib import Path
 from monitor.app.pacing import NoQuotaLeft, command_pacer
 from monitor.config import DEFAULT_CONFIG_NAME, Config, config_of_text
 from monitor.core.clock import ManualClock, SystemClock
-from monitor.core.errors import ErrorClass, ErrorInfo, SheetReadError
+from monitor.core.errors import ErrorClass, ErrorInfo, QuotaScope, SheetReadError
 from monitor.core.timefmt import format_utc
 from monitor.core.wording import counted
 from monitor.engine.inspect import known_zone
 from monitor.engine.pacer import QuotaPacer
+from monitor.engine.retry import DEFAULT_POLICIES
 from monitor.state import read_state
 from monitor.storage import StateError
 from monitor.storage.configured import state_location
@@ -48,6 +49,10 @@ from monitor.suggest import (
 DEFAULT_PROFILE = "suggested"
 # A read of a whole spreadsheet answers more than a batchGet of a few ranges: every tab's cells.
 _LEAST_TIMEOUT = 60.0
+# A spreadsheet's tries: someone waits on the command, so a failure that passes (a 503, a timeout, a
+# 429) is tried twice more, not five times over two minutes as a run's; one that cannot pass, once.
+SUGGEST_TRIES = 3
+_PASSING = frozenset({ErrorClass.TRANSIENT, ErrorClass.QUOTA})
 
 
 @dataclass(frozen=True)
@@ -121,9 +126,8 @@ def suggest_for(config: Config, sheet_ids: Sequence[str], clock: SystemClock | M
     unread: list[Unread] = []
     in_folders = [sheet_id for folder in listed for sheet_id in folder.sheets]
     for sheet_id in dict.fromkeys([*sheet_ids, *in_folders]):  # each once, in the order given
-        credential = _slot(pacer, clock)
         try:
-            workbook = reader.read_workbook(sheet_id, credential, timeout)
+            workbook = _workbook(reader, sheet_id, pacer, clock, timeout)
             zone = known_zone(workbook.time_zone)
         except SheetReadError as error:
             unread.append(Unread(sheet_id, error.info()))
@@ -178,6 +182,26 @@ def heading(suggestion: Suggestion, clock: SystemClock | ManualClock) -> str:
             f"each): {profiles}, one per template.\nEach check says what it saw. Review them, add this "
             "to your config and run `sheet-monitor check-config`,\nthen `sheet-monitor check ID` for each "
             "spreadsheet.")
+
+
+def _workbook(reader, sheet_id: str, pacer: QuotaPacer, clock: SystemClock | ManualClock, timeout: float):
+    """One spreadsheet's workbook, a failure that passes tried again as a run would: a transient one
+    (a 503, a timeout) after the runs' backoff (3 s, then 9 s), a quota refusal when the pacer has
+    room again; SheetReadError once it failed SUGGEST_TRIES times, or at once when retrying cannot
+    help (it is not shared, not found, not a spreadsheet)."""
+    attempt = 1
+    while True:
+        credential = _slot(pacer, clock)
+        try:
+            return reader.read_workbook(sheet_id, credential, timeout)
+        except SheetReadError as error:
+            if attempt == SUGGEST_TRIES or error.error_class not in _PASSING:
+                raise
+            if error.error_class is ErrorClass.QUOTA:  # the next slot is after the window Google named
+                pacer.record_quota_error(credential, clock.time(), error.quota_scope or QuotaScope.UNKNOWN)
+            else:
+                clock.sleep(DEFAULT_POLICIES[ErrorClass.TRANSIENT].nominal_delay(attempt))
+        attempt += 1
 
 
 def _slot(pacer: QuotaPacer, clock: SystemClock | ManualClock) -> str:

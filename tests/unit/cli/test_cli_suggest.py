@@ -113,3 +113,20 @@ def test_suggest_paces_its_reads_through_the_runs_quota(stores):
     # Two reads a minute: the third and the fourth wait for the first two's minute to pass.
     assert clock.now() - started >= timedelta(seconds=60)
     assert sandbox.google.stats.snapshot()["quota_exceeded"] == 0
+
+
+def test_suggest_tries_a_failure_that_passes_again_and_names_one_that_lasts(stores):
+    sandbox, clock, path, healthy, catalogue, broken = stores
+    config = load_config(path, {})
+    passing, lasting, refused = (entry.id for entry in healthy)
+    sandbox.google.faults.add({"spreadsheet": passing, "statuses": [503, 429]})  # then answers
+    sandbox.google.faults.add({"spreadsheet": lasting, "statuses": [503], "repeat": True})
+    sandbox.google.faults.add({"spreadsheet": refused, "statuses": [403], "repeat": True})
+    started = clock.now()
+    suggestion = suggest_for(config, [passing, lasting, refused], clock)
+    assert [survey.id for survey in suggestion.surveys] == [passing]
+    assert {unread.sheet_id for unread in suggestion.unread} == {lasting, refused}
+    by_sheet = sandbox.google.stats.snapshot()["by_spreadsheet"]
+    tries = {sheet: sum(by_sheet[sheet].values()) for sheet in (passing, lasting, refused)}
+    assert tries == {passing: 3, lasting: 3, refused: 1}  # a 403 cannot pass: tried once
+    assert clock.now() - started >= timedelta(seconds=3 + 9)  # the runs' backoff after each 503
