@@ -50,7 +50,9 @@ class RunResult:
     delivery: Delivered | None = None  # what reached Telegram, as the outbox was left
 
 
-def new_run_id(now: datetime) -> str:
+def new_run_id(now: datetime | None = None) -> str:
+    """A run's id: when it started (now, by the system's clock, unless given) and a random part."""
+    now = now or SystemClock().now()
     return f"run-{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
 
 

@@ -41,10 +41,12 @@ def config_trouble(parts: WatchdogParts) -> ConfigTrouble | None:
     return ConfigTrouble(since=parts.broken_since, first=f"{head} (fix: {first.fix})", more=len(others))
 
 
-def watch(parts: WatchdogParts, stream: IO[str], clock: SystemClock | ManualClock) -> PassReport:
-    """One pass over the runner's state at ``clock``'s now: its verdict told once per outage, through
-    Telegram or, without it, on ``stream``. Raises ``StateError`` or ``OSError`` when the watchdog's
-    own file or the runner's state cannot be used."""
+def watch(parts: WatchdogParts, stream: IO[str], clock: SystemClock | ManualClock | None = None
+          ) -> PassReport:
+    """One pass over the runner's state at ``clock``'s now (the system's by default): its verdict
+    told once per outage, through Telegram or, without it, on ``stream``. Raises ``StateError`` or
+    ``OSError`` when the watchdog's own file or the runner's state cannot be used."""
+    clock = clock or SystemClock()
     settings = WatchdogSettings.from_config(parts.watchdog, label=socket.gethostname())
     trouble = config_trouble(parts)
     if trouble is not None:

@@ -21,7 +21,6 @@ from monitor.cli.output import config_option, fail
 from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, state_location
 from monitor.cli.terminal import RunProgress, stderr_is_terminal
 from monitor.config import Config
-from monitor.core.clock import SystemClock
 from monitor.core.logs import configure_logging, install_handler, log_event
 from monitor.core.wording import counted
 from monitor.engine.heartbeat import StopReason
@@ -66,8 +65,7 @@ def run(config_path: Path | None, budget: float | None, progress: bool | None) -
 
 def _run(config_path: Path | None, budget: float | None, progress: bool | None) -> None:
     config = load_or_exit(config_path, require_secrets=True, listed=False)  # the run lists its folders
-    clock = SystemClock()
-    run_id = new_run_id(clock.now())
+    run_id = new_run_id()  # before the run, for the log lines of its start
     token = config.telegram.bot_token
     secrets = (token.get_secret_value(),) if token is not None else ()
     on_terminal = stderr_is_terminal()
@@ -77,8 +75,7 @@ def _run(config_path: Path | None, budget: float | None, progress: bool | None) 
     else:
         configure_logging(run_id=run_id, secrets=secrets)
     try:
-        result = run_once(config, budget=timedelta(seconds=budget) if budget else None, clock=clock,
-                          run_id=run_id)
+        result = run_once(config, budget=timedelta(seconds=budget) if budget else None, run_id=run_id)
     except StateError as exc:
         log_event("state_unusable", logging.ERROR, error=str(exc))
         if shown is not None:

@@ -17,7 +17,6 @@ import click
 
 from monitor.app.watchdog import load_watchdog_config, watch
 from monitor.config import ConfigError
-from monitor.core.clock import SystemClock
 from monitor.core.logs import configure_logging, log_event
 from monitor.notify.telegram import html_to_text
 from monitor.storage import StateError
@@ -37,7 +36,7 @@ def run_watchdog(config_path: Path | None, stream: IO[str], clock: object | None
     token = parts.telegram.bot_token
     configure_logging(secrets=(token.get_secret_value(),) if token is not None else ())
     try:
-        report = watch(parts, stream, clock or SystemClock())
+        report = watch(parts, stream, clock)
     except (StateError, OSError) as exc:
         log_event("watchdog_failed", logging.ERROR, error=str(exc))
         click.echo(f"sheet-watchdog: {exc}", err=True)
