@@ -196,6 +196,7 @@ def run_phase(name: str, config_path: Path, args, control: requests.Session, bas
     lines = run_cli(config_path, args.monitor_root)
     wall = time.perf_counter() - started
     if args.log is not None:
+        args.log.mkdir(parents=True, exist_ok=True)
         with (args.log / f"{name.replace(' ', '-')}-{int(time.time())}.jsonl").open("w") as log:
             log.writelines(json.dumps(line) + "\n" for line in lines)
     after = stats_of(control, base)
