@@ -204,8 +204,6 @@ def filed(dataset: Dataset, folders: int = 1, name: str = FOLDER_NAME) -> tuple[
     return replace(dataset, payloads=payloads, edits=edits), ids
 
 
-
-
 def generate(n: int, seed: int = 0, now: datetime | None = None) -> Dataset:
     """``n`` store spreadsheets, deterministic for (n, seed, now); ``now`` defaults to real UTC now.
 

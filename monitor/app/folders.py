@@ -39,16 +39,23 @@ def _synced(config: Config, session, clock, run_id: str, timeout: float, credent
             state.folders = FolderListings()
             session.save()
         return config
-    credential = str(config.google.credentials[0])
     reader = GspreadReader.for_config(config, timeout, credentials)
-    drive = DriveFolders(reader, credential, service_account(credentials, credential))
+    drive = first_credentials_drive(config, reader, credentials)
     sync = FolderSync(config, state, drive, run_id, state.events.add)
     monitored = sync.sync(clock.now(), timeout, use_feed=config.run.change_detection)
     session.save()
     return monitored
 
 
-def service_account(credentials: CredentialCache, credential: str) -> str | None:
+def first_credentials_drive(config: Config, reader: GspreadReader, credentials: CredentialCache
+                            ) -> DriveFolders:
+    """Drive's folders and feed as the config's first credential sees them (every credential reads
+    every spreadsheet, so any one's view is the folders'), with its account's e-mail to name."""
+    credential = str(config.google.credentials[0])
+    return DriveFolders(reader, credential, _service_account(credentials, credential))
+
+
+def _service_account(credentials: CredentialCache, credential: str) -> str | None:
     """The service account's e-mail, to say whom to share a folder with (None: its key does not load,
     which the read will say)."""
     try:

@@ -147,12 +147,10 @@ def _listed(reader, keys, config: Config, reference: str, folder_id: str, recurs
             timeout: float) -> Listed:
     """The folder's spreadsheets as the first credential sees them; a FolderProblem when there are
     none to see, a SheetReadError when Drive gave no answer."""
-    from monitor.app.folders import service_account
-    from monitor.google.drive_folders import DriveFolders
+    from monitor.app.folders import first_credentials_drive
 
-    credential = str(config.google.credentials[0])
-    account = service_account(keys, credential)
-    drive = DriveFolders(reader, credential, account)
+    drive = first_credentials_drive(config, reader, keys)
+    credential, account = drive.credential, drive.account
     share = f"share it with {account} (Viewer is enough)" if account else "share it with the service account"
     try:
         contents = drive.list_folder(folder_id, recursive, timeout)
@@ -171,7 +169,6 @@ def _listed(reader, keys, config: Config, reference: str, folder_id: str, recurs
                             f"{credential} can see ({below}): put spreadsheets in it and {share}; an "
                             "uploaded .xlsx must be converted first (File > Save as Google Sheets)")
     return Listed(reference, folder_id, contents.name, dict(contents.sheets), recursive, contents.requests)
-
 
 
 def heading(suggestion: Suggestion, clock: SystemClock | ManualClock) -> str:
