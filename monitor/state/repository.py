@@ -129,10 +129,11 @@ class StateRepository:
         state.needs_full_save = SCHEMA_KEY not in properties or older or any(
             damage.key in _WHOLE_SAVE_KEYS for damage in damaged
         )
-        if not properties and self.runner is not None:
-            # A fresh store other writers share (runners started by a new deployment's first cron
-            # tick all open it empty): a whole save would write this writer's defaults over what the
-            # others saved since. Its first save writes the schema and what it changed, no more.
+        if not properties:
+            # A fresh store has nothing to rewrite: its first save writes the schema and what changed,
+            # no more. Whole, it would write this writer's empty documents over what others sharing
+            # the store saved since (runners started by a new deployment's first cron tick all open
+            # it empty); a document never written reads as its default.
             state.needs_full_save = False
             self._staged[SCHEMA_KEY] = schema_document()
         return state
@@ -211,7 +212,7 @@ class StateRepository:
                 setattr(state, attribute, own)
             elif attribute in _FRESH:
                 setattr(state, attribute, _FRESH[attribute]())
-                taken_over.add(attribute)  # written, empty, by the first save, as a fresh state's is
+                taken_over.add(attribute)  # written, empty, by the first save
             else:
                 setattr(state, attribute, None)
         state.changed_singles.clear()
@@ -315,9 +316,9 @@ class StateRepository:
         return SINGLES[attribute], SINGLES[attribute].key()
 
     def save_all(self, state: State) -> None:
-        """Write the whole state in the current layout, and remove every key it no longer has: for a
-        fresh store, after a layout upgrade, or when the schema document was lost. Other runners'
-        own documents are theirs: kept."""
+        """Write the whole state in the current layout, and remove every key it no longer has: after a
+        layout upgrade, or when the schema document was lost (a fresh store has nothing to rewrite).
+        Other runners' own documents are theirs: kept."""
         values = encode_all(state, self.runner)
         values[SCHEMA_KEY] = schema_document()
         values.update(self._staged)
