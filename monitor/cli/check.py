@@ -23,12 +23,14 @@ from monitor.admin.change_plan import DEFAULT_EDIT_SHARES
 from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
 from monitor.admin.targets import resolve_any
+from monitor.app.clock import operator_clock as clock
+from monitor.app.operator_state import with_listed_folders
 from monitor.checks import Check, CheckResult, Health, VolatileCell
 from monitor.checks.conditions import format_number
 from monitor.checks.explain import condition_text
-from monitor.cli.common import admin_call, clock, quiet_logs, reading_options
+from monitor.cli.common import admin_call, quiet_logs, reading_options
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, styled_status
-from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, with_listed_folders
+from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit
 from monitor.config import Config, Sheet
 from monitor.core.durations import format_duration
 from monitor.core.timefmt import format_utc

@@ -1,4 +1,4 @@
-"""What the operator commands share: the clock, quiet logs, and turning admin errors into exit codes."""
+"""What the operator commands share: their options, quiet logs, and turning admin errors into exit codes."""
 
 from __future__ import annotations
 
@@ -12,10 +12,7 @@ from monitor.cli.output import config_option, fail, json_option
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, wait_option
 from monitor.cli.terminal import stderr_is_terminal
 from monitor.config import Config, Sheet
-from monitor.core.clock import SystemClock
 from monitor.core.logs import configure_logging
-
-clock = SystemClock()
 
 
 def reading_options(command: Callable) -> Callable:

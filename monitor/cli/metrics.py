@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from monitor.cli.common import clock, quiet_logs
+from monitor.app.clock import operator_clock as clock
+from monitor.cli.common import quiet_logs
 from monitor.cli.output import config_option, fail
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, read_or_exit
 from monitor.state import State

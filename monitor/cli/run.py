@@ -14,11 +14,12 @@ from pathlib import Path
 import click
 
 from monitor.app.allocator import limit_arenas
+from monitor.app.operator_state import saved_state, where
 from monitor.app.run import RunResult, new_run_id, run_once
 from monitor.app.start_up import collector_paused
 from monitor.checks import Health
 from monitor.cli.output import config_option, fail
-from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, state_location
+from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit
 from monitor.cli.terminal import RunProgress, stderr_is_terminal
 from monitor.config import Config
 from monitor.core.logs import configure_logging, install_handler, log_event
@@ -26,9 +27,7 @@ from monitor.core.wording import counted
 from monitor.engine.heartbeat import StopReason
 from monitor.engine.settings import LEAST_BUDGET_SECONDS
 from monitor.notify.messages import utc_text
-from monitor.state import read_state
 from monitor.storage import StateError
-from monitor.storage.configured import describe_location
 
 STOP_REASONS = {  # every StopReason, in words (a test holds it to the enum)
     StopReason.NONE: "-",
@@ -96,8 +95,7 @@ def run_summary(result: RunResult, progress: RunProgress, config: Config) -> lis
     """What a person who typed `sheet-monitor run` wants to know when it ends, and what to do next."""
     report = result.report
     if report is None:
-        where = describe_location(state_location(config))
-        return [f"Another run is working (it holds the run lock in {where}); this one did nothing. "
+        return [f"Another run is working (it holds the run lock in {where(config)}); this one did nothing. "
                 "`sheet-monitor status` shows how far it got."]
     stop = STOP_REASONS[report.stop_reason]
     lines = [f"Run {report.run_id}: {report.outcome}, {report.duration_seconds:.0f} s ({stop})."]
@@ -157,7 +155,7 @@ def _refusal(delivery) -> str:
 
 def _round_line(config: Config) -> str:
     try:
-        state = read_state(state_location(config), only=("round", "task"))
+        state = saved_state(config, only=("round", "task"))
     except StateError:  # the summary's hint only; the run itself saved
         state = None
     rnd = state.round if state is not None else None

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import click
 
-from monitor.admin.transfer import TransferFileError, export_document, read_export, replace_all
+from monitor.admin import AdminError
+from monitor.admin.transfer import TransferFileError, read_export
+from monitor.app.clock import operator_clock
+from monitor.app.operator_state import exported_state, imported_state, where
 from monitor.cli.output import config_option, fail
-from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, state_location, wait_option
-from monitor.core.clock import SystemClock
-from monitor.core.logs import log_event
+from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, wait_option
 from monitor.core.wording import counted
-from monitor.storage import RUN_LOCK, StateError
-from monitor.storage.configured import describe_location
+from monitor.storage import StateError
 from monitor.storage.files import atomic_write_bytes
 
 
@@ -36,21 +36,15 @@ def state() -> None:
 def export(config_path: Path | None, file: Path) -> None:
     """Write every key of the runner's state, from the configured backend, to FILE (mode 0600)."""
     config = load_or_exit(config_path)
-    location = state_location(config)
-    where = describe_location(location)
     try:
-        if not location.exists():
-            fail(f"no state is saved at {where} yet: nothing to export", EXIT_OPERATIONAL)
-        with location.open(read_only=True) as store:
-            data = export_document(store, where, SystemClock().now())
-            count = len(store.get_keys())
-    except StateError as exc:
+        data, count = exported_state(config, operator_clock.now())
+    except (AdminError, StateError) as exc:
         fail(str(exc), EXIT_OPERATIONAL)
     try:
         atomic_write_bytes(file.absolute(), data)
     except OSError as exc:
         fail(f"cannot write {file}: {exc.strerror or exc}; choose a writable path", EXIT_OPERATIONAL)
-    click.echo(f"Exported {counted(count, 'entry', 'entries')} of the state at {where} to {file}.")
+    click.echo(f"Exported {counted(count, 'entry', 'entries')} of the state at {where(config)} to {file}.")
 
 
 @state.command("import")
@@ -68,26 +62,10 @@ def import_(config_path: Path | None, file: Path, replace: bool, wait: float) ->
     except OSError as exc:
         fail(f"cannot read {file}: {exc.strerror or exc}; give the path of a file `state export` wrote",
              EXIT_USAGE)
-    location = state_location(config)
-    where = describe_location(location)
     try:
-        lock = location.lock(RUN_LOCK)
-        if not lock.acquire(timeout=wait):
-            fail(f"a run is in progress (it holds the run lock in {where}); nothing was imported. Stop"
-                 " cron's runs first (docs/operations.md), or pass --wait SECONDS", EXIT_OPERATIONAL)
-        try:
-            with location.open() as store:
-                held = len(store.get_keys())
-                if held and not replace:
-                    fail(f"the state at {where} already holds {counted(held, 'entry', 'entries')}; nothing"
-                         " was imported. Pass --replace to replace them (`sheet-monitor state export` them"
-                         " first to keep a copy)", EXIT_OPERATIONAL)
-                replace_all(store, exported.properties)
-        finally:
-            lock.release()
-    except StateError as exc:
+        held = imported_state(config, exported, replace, wait)
+    except (AdminError, StateError) as exc:
         fail(str(exc), EXIT_OPERATIONAL)
-    log_event("state_imported", entries=len(exported.properties), into=where)
     replaced = f", replacing {counted(held, 'entry', 'entries')}" if held else ""
     click.echo(f"Imported {counted(len(exported.properties), 'entry', 'entries')} into the state at"
-               f" {where}{replaced}.")
+               f" {where(config)}{replaced}.")

@@ -9,8 +9,10 @@ import click
 
 from monitor import admin
 from monitor.admin.targets import matches_filters
+from monitor.app.clock import operator_clock as clock
+from monitor.app.operator_state import run_in_progress, saved_state_with_repairs, state_file
 from monitor.checks import format_age
-from monitor.cli.common import clock, quiet_logs, reading_options
+from monitor.cli.common import quiet_logs, reading_options
 from monitor.cli.output import (
     config_option,
     echo_fields,
@@ -22,8 +24,8 @@ from monitor.cli.output import (
     styled_status,
     when,
 )
-from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, read_or_exit, state_file, state_location
-from monitor.state import State, own_lock, read_state_with_repairs, run_lock_held
+from monitor.cli.state_access import EXIT_OPERATIONAL, load_or_exit, read_or_exit
+from monitor.state import State
 from monitor.storage import StateError
 
 
@@ -36,7 +38,7 @@ def status(config_path: Path | None, as_json: bool) -> None:
     quiet_logs()
     config = load_or_exit(config_path)
     try:
-        state, repairs = read_state_with_repairs(state_location(config))
+        state, repairs = saved_state_with_repairs(config)
     except StateError as exc:
         fail(str(exc), EXIT_OPERATIONAL)
     now = clock.now()
@@ -49,10 +51,10 @@ def status(config_path: Path | None, as_json: bool) -> None:
                                  config.maintenance)
     if report["last_run"] is not None and not report["last_run"]["finished_at"]:
         # The lock tells running from killed.
-        report["last_run"]["running"] = run_lock_held(state_location(config))
+        report["last_run"]["running"] = run_in_progress(config)
     for name, run in report["runners"].items():  # runners sharing the state: each its own lock
         if not run["finished_at"]:
-            run["running"] = run_lock_held(state_location(config), own_lock(name))
+            run["running"] = run_in_progress(config, name)
     if report["runners"]:
         report["last_run"] = report["runners"][max(report["runners"],
                                                    key=lambda name: report["runners"][name]["started_at"])]

@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 
 from monitor.admin.targets import spreadsheet_ids
+from monitor.app.clock import operator_clock as clock
 from monitor.app.pacing import NoQuotaLeft
-from monitor.cli.common import admin_call, clock, quiet_logs
+from monitor.cli.common import admin_call, quiet_logs
 from monitor.cli.output import config_option, fail
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit
 from monitor.config import DEFAULT_CONFIG_NAME, Config, ConfigError

@@ -29,14 +29,18 @@ def test_the_import_contracts_hold():
     assert "broken" not in result.stdout.lower().replace("0 broken", "")
 
 
-def test_an_upward_import_breaks_the_layer_contract(tmp_path):
+def test_an_upward_import_and_a_command_wiring_its_own_state_break_their_contracts(tmp_path):
+    """Both broken in one copy: each lint of the package takes seconds."""
     shutil.copytree(REPO / "monitor", tmp_path / "monitor", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / ".importlinter", tmp_path / ".importlinter")
     clock = tmp_path / "monitor" / "core" / "clock.py"
     clock.write_text(clock.read_text() + "\nfrom monitor.engine import run  # an upward import\n")
+    status = tmp_path / "monitor" / "cli" / "status.py"
+    status.write_text(status.read_text() + "\nfrom monitor.storage.configured import state_location\n")
     result = lint_imports(tmp_path)
     assert result.returncode != 0
     assert "monitor.core is not allowed to import monitor.engine" in result.stdout
+    assert "monitor.cli.status -> monitor.storage.configured" in result.stdout
 
 
 # Every import a -> b that a chain of imports leads back from b to a, printed as "a -> b -> ... -> a".
