@@ -32,7 +32,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from monitor.core.folders import ensure_private_dir
+from monitor.core.private_folders import ensure_private_dir
 
 from . import errors
 from .http import Request, Response
@@ -157,7 +157,7 @@ class TokenAuthority:
     def write_credentials(self, directory: str | os.PathLike, count: int, token_uri: str,
                           projects: int = 1) -> list[Path]:
         """Write ``count`` new service-account files ``sa-1.json``... (mode 0600) into ``directory``
-        (0700; see :func:`monitor.core.folders.ensure_private_dir`).
+        (0700; see :func:`monitor.core.private_folders.ensure_private_dir`).
 
         The accounts are spread over ``projects`` projects in contiguous blocks (see
         ``projects.spread``). Numbering continues after files already there, so a second call never

@@ -21,7 +21,7 @@ from pathlib import Path
 import click
 
 from monitor.core.clock import SystemClock
-from monitor.core.folders import shared_folder_problem
+from monitor.core.private_folders import shared_folder_problem
 from monitor.core.wording import counted
 
 from . import dataset as datasets

@@ -20,8 +20,8 @@ from pathlib import Path
 from monitor.admin.targets import id_in_url
 from monitor.config.fields import folder_id, spreadsheet_id
 from monitor.config.schema import schema_text
-from monitor.core.folders import PRIVATE_DIR_MODE
 from monitor.core.invalid_value import InvalidValue
+from monitor.core.private_folders import PRIVATE_DIR_MODE
 from monitor.core.wording import counted
 from monitor.storage.files import atomic_write_bytes
 

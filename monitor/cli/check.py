@@ -23,7 +23,7 @@ from monitor.admin.change_plan import DEFAULT_EDIT_SHARES
 from monitor.admin.plan import MEASURED, TYPICAL
 from monitor.admin.reports import error_dict
 from monitor.admin.targets import resolve_any
-from monitor.app.clock import operator_clock as clock
+from monitor.app.operator_clock import operator_clock as clock
 from monitor.app.operator_state import with_listed_folders
 from monitor.checks import Check, CheckResult, Health, VolatileCell
 from monitor.checks.conditions import format_number

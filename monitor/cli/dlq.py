@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from monitor import admin
-from monitor.app.clock import operator_clock as clock
+from monitor.app.operator_clock import operator_clock as clock
 from monitor.cli.common import admin_call, changing_options, quiet_logs, reading_options
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, short_time, when
 from monitor.cli.state_access import (

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from monitor.app.clock import operator_clock as clock
+from monitor.app.operator_clock import operator_clock as clock
 from monitor.cli.common import quiet_logs
 from monitor.cli.output import config_option, fail
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, read_or_exit

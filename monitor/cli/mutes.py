@@ -14,7 +14,7 @@ import click
 
 from monitor import admin
 from monitor.admin.targets import resolve_all
-from monitor.app.clock import operator_clock as clock
+from monitor.app.operator_clock import operator_clock as clock
 from monitor.cli.common import admin_call, changing_options, quiet_logs
 from monitor.cli.output import emit_json, fail, short_time, when
 from monitor.cli.state_access import EXIT_USAGE, changing_or_exit, load_or_exit

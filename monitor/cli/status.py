@@ -9,7 +9,7 @@ import click
 
 from monitor import admin
 from monitor.admin.targets import matches_filters
-from monitor.app.clock import operator_clock as clock
+from monitor.app.operator_clock import operator_clock as clock
 from monitor.app.operator_state import run_in_progress, saved_state_with_repairs, state_file
 from monitor.checks import format_age
 from monitor.cli.common import quiet_logs, reading_options

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from monitor.admin.targets import spreadsheet_ids
-from monitor.app.clock import operator_clock as clock
+from monitor.app.operator_clock import operator_clock as clock
 from monitor.app.pacing import NoQuotaLeft
 from monitor.cli.common import admin_call, quiet_logs
 from monitor.cli.output import config_option, fail

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
-from monitor.core import folders
-from monitor.core.folders import PRIVATE_DIR_MODE
+from monitor.core import private_folders
 from monitor.core.logs import log_event
+from monitor.core.private_folders import PRIVATE_DIR_MODE
 from monitor.storage.errors import StateError
 from monitor.storage.paths import aside_name, is_own_file
 from monitor.storage.writability import not_readable_text
@@ -30,8 +30,8 @@ def ensure_state_dir(path: Path) -> None:
     """Create the state folder ``path`` (with parents) 0700 if it is missing. One that others may
     enter is made 0700 when it holds only the monitor's files (the shipped ``state/``, 0755 as git
     left it), and logged once so; one that holds other files keeps its mode (see
-    :func:`monitor.core.folders.ensure_private_dir`, and :func:`folder_not_private`)."""
-    was = folders.ensure_private_dir(path, is_own_file)
+    :func:`monitor.core.private_folders.ensure_private_dir`, and :func:`folder_not_private`)."""
+    was = private_folders.ensure_private_dir(path, is_own_file)
     if was is not None:
         log_event("state_dir_made_private", path=str(path), mode_before=f"{was:04o}",
                   mode=f"{PRIVATE_DIR_MODE:04o}")
@@ -39,7 +39,7 @@ def ensure_state_dir(path: Path) -> None:
 
 def folder_not_private(path: Path) -> str | None:
     """Why the state folder ``path`` is not the owner's alone, with the fix; None when it is."""
-    return folders.shared_folder_problem(path, is_own_file, "the state folder")
+    return private_folders.shared_folder_problem(path, is_own_file, "the state folder")
 
 
 def fsync_dir(path: Path) -> None:
