@@ -96,47 +96,25 @@ def run_once(
             sharing = SharedState(session, location, runner, run_id,
                                   config.state.lease.total_seconds()) if runner else None
             credentials = CredentialCache()
-            spent = timedelta(0)
-            if reader_factory is None:  # with a reader of Google's API, its folders are Drive's to list
-                started = clock.monotonic()
-                config = folders_brought_up_to_date(config, session, clock, run_id,
-                                                    config.google.request_timeout.total_seconds(),
-                                                    credentials, sharing)
-                spent = timedelta(seconds=max(0.0, clock.monotonic() - started))
-            # From the config with its folders' spreadsheets (a maintenance window over a folder's tag
-            # covers them); the folders' time is the run's: it still ends within its budget.
-            settings = RunSettings.from_config(config, budget)
-            settings = replace(settings, budget=max(settings.budget - spent, timedelta(0)))
-            if checkpoint_every is not None:
-                settings = replace(settings, checkpoint_every=checkpoint_every)
+            config, settings = _settled(config, budget, checkpoint_every, session, clock, run_id,
+                                        credentials, sharing, listing=reader_factory is None)
             chat = listening_until_the_end.enter_context(
                 _listening(config, location, session, clock, settings))
-            stream = messages_to or sys.stdout
-            told: list[NotifyReport | None] = []
-            new_events: dict[str, Event] = {}  # by their key in the state: told or not, once each
-
-            def tell(wait: float = 0.0) -> None:
-                """What the run found, to the notifier: while it watches Drive's feed (not waiting
-                for another runner's sending), and once more at its end."""
-                new_events.update((key, event) for key, event in session.state.events.pending()
-                                  if event.run_id == run_id)
-                told.append(_notify(config, session, sharing, run, clock, stream, wait))
-
+            teller = _Teller(config, session, sharing, run_id, clock, messages_to or sys.stdout)
             run, reads = _wired_run(config, settings, session, location, run_id, clock, reader_factory,
-                                    sharing, credentials, chat, tell)
+                                    sharing, credentials, chat, teller.tell)
+            teller.run = run
             start_up.done()
             try:
                 report = run.execute()
             finally:
                 reads.close()
             try:
-                tell(wait=run.deadline - clock.monotonic())
+                teller.tell(wait=run.deadline - clock.monotonic())
             finally:
                 if sharing is not None:
                     sharing.close()  # its run's lease ends here, once nothing of it is in flight
-            from monitor.app.notify_step import Delivered
-
-            delivery = Delivered.of(told, session.state.outbox)
+            delivery = teller.delivered()
         _publish_report(config, session.state, clock)
         _publish_metrics(config, session.state, clock, run.deadline)
         # Alerts nobody receives are no good run: the external switch must not hear "all is well".
@@ -146,7 +124,51 @@ def run_once(
             from monitor.app.listen import linger
 
             linger(chat.conversation, session.state, location, ROUND_LOCK if runner else RUN_LOCK, clock)
-    return RunResult(report=report, new_events=tuple(new_events.values()), delivery=delivery)
+    return RunResult(report=report, new_events=teller.new_events(), delivery=delivery)
+
+
+def _settled(config: Config, budget: timedelta | None, checkpoint_every: float | None, session, clock,
+             run_id: str, credentials: CredentialCache, sharing, listing: bool) -> tuple[Config, RunSettings]:
+    """The config with its folders' spreadsheets brought up to date (``listing``: the reader is
+    Google's, so Drive lists them), and the run's settings from it: a maintenance window over a
+    folder's tag covers them, and the folders' time is the run's, which still ends within its budget."""
+    spent = timedelta(0)
+    if listing:
+        started = clock.monotonic()
+        timeout = config.google.request_timeout.total_seconds()
+        config = folders_brought_up_to_date(config, session, clock, run_id, timeout, credentials, sharing)
+        spent = timedelta(seconds=max(0.0, clock.monotonic() - started))
+    settings = RunSettings.from_config(config, budget)
+    settings = replace(settings, budget=max(settings.budget - spent, timedelta(0)))
+    if checkpoint_every is not None:
+        settings = replace(settings, checkpoint_every=checkpoint_every)
+    return config, settings
+
+
+class _Teller:
+    """What the run found, handed to the notifier: while it watches Drive's feed (not waiting for
+    another runner's sending), and once more at its end; each new event kept once, told or not."""
+
+    def __init__(self, config: Config, session, sharing, run_id: str, clock, stream: IO[str]) -> None:
+        self._config, self._session, self._sharing = config, session, sharing
+        self._run_id, self._clock, self._stream = run_id, clock, stream
+        self.run: Run | None = None  # set once wired: the notifier's deadline is the run's
+        self._told: list[NotifyReport | None] = []
+        self._new_events: dict[str, Event] = {}  # by their key in the state
+
+    def tell(self, wait: float = 0.0) -> None:
+        self._new_events.update((key, event) for key, event in self._session.state.events.pending()
+                                if event.run_id == self._run_id)
+        self._told.append(_notify(self._config, self._session, self._sharing, self.run, self._clock,
+                                  self._stream, wait))
+
+    def new_events(self) -> tuple[Event, ...]:
+        return tuple(self._new_events.values())
+
+    def delivered(self) -> Delivered:
+        from monitor.app.notify_step import Delivered
+
+        return Delivered.of(self._told, self._session.state.outbox)
 
 
 def _ping_heartbeat(config: Config) -> None:
