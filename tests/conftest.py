@@ -18,6 +18,8 @@ pytest_plugins = (
 
 import os  # noqa: E402 - after pytest_plugins, which must come first
 import shutil  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -29,9 +31,32 @@ MEMORY_FOLDER = Path("/dev/shm")  # Linux's tmpfs, on every machine this project
 # A container's /dev/shm is often 64 MB: a suite's folders (pytest keeps the last three runs', ~160
 # MB) would fill it, so a small one is left alone and the folders stay on disk.
 MEMORY_FOLDER_LEAST_FREE = 1 << 30
+# Where the suite keeps compiled bytecode when the environment says to write none beside the sources
+# (see ``bytecode_cached``): one folder a user, kept from run to run, as __pycache__ would be.
+BYTECODE_FOLDER = Path(tempfile.gettempdir()) / f"sheet-monitor-bytecode-{os.getuid()}"
 
 
 def pytest_configure(config):
+    bytecode_cached()
+    tests_in_memory(config)
+
+
+def bytecode_cached() -> None:
+    """Compiled bytecode kept, outside the checkout, where PYTHONDONTWRITEBYTECODE would have every
+    process compile from source: each `sheet-monitor run` the process tests start compiled the whole
+    package again (a fifth of its start-up's CPU, hundreds of runs a suite), and each xdist worker
+    rewrote the asserts of every test module again (two thirds of its collection, ~8 s of CPU). Set
+    here, before the workers start, it holds for them and for every process they start. A cache the
+    environment placed (PYTHONPYCACHEPREFIX) is used as it is; none is written into the checkout."""
+    if not sys.dont_write_bytecode:
+        return
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
+    if sys.pycache_prefix is None:
+        sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"] = str(BYTECODE_FOLDER)
+
+
+def tests_in_memory(config) -> None:
     """Test folders (tmp_path) in memory when the machine has a tmpfs: the file backend fsyncs every
     save, and on a shared virtual disk each fsync waits 10-30 ms, most of what the runs of the round
     and process tests cost. What the tests check does not change: a kill -9 loses a process, not the
