@@ -17,8 +17,11 @@ request reaching the server up to that late; once its answer is back (:meth:`Quo
 no later than that answer, because a server counts a request before it answers it. That bound is
 certain whatever the network did, and a request sent after it plus a window arrives after it plus a
 window: the slot of a read answered within the margin frees when its answer is a window old, not
-the margin after. ``reserve`` keeps a few requests per window free for anything else using the same
-credential (an admin's ``check ID``).
+the margin after. The margin covers the way to the server, not a wait before the request leaves: a
+read whose request began to go only after its grant (every worker busy, the machine short of CPU)
+has its guess count from then (``answered``'s ``left_at``), its answer still bounding it.
+``reserve`` keeps a few requests per window free for anything else using the same credential (an
+admin's ``check ID``).
 
 Pure over time: every call takes ``now`` as float seconds. Any steady timeline works; use epoch
 seconds (``clock.time()``) if you persist the logs between runs with :meth:`QuotaPacer.snapshot`,
