@@ -72,7 +72,7 @@ def apply_mask(value: object, mask: Mask | None) -> object:
     if mask is None or "*" in mask:
         return value
     if isinstance(value, list):
-        return [_cut(item, mask) if isinstance(item, dict) else apply_mask(item, mask) for item in value]
+        return _cut_each(value, mask)
     if not isinstance(value, dict):
         return value
     return _cut(value, mask)
@@ -85,3 +85,17 @@ def _cut(value: dict, mask: Mask) -> dict:
         return value
     return {name: value[name] if sub is None else apply_mask(value[name], sub)
             for name, sub in mask.items() if name in value}
+
+
+def _cut_each(items: list, mask: Mask) -> list:
+    """Each item cut down to ``mask``. An item that is the one before it again (a grid's row and
+    column metadata: one ``{"pixelSize": 21}`` for every row) is cut once: its cut is the same."""
+    out: list = []
+    last: object = out  # no item is this list
+    cut: object = None
+    for item in items:
+        if item is not last:
+            last = item
+            cut = _cut(item, mask) if isinstance(item, dict) else apply_mask(item, mask)
+        out.append(cut)
+    return out

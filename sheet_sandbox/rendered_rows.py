@@ -7,6 +7,10 @@ text, numbers, booleans, None. Their rendering under given render options is the
 is kept here by the row's identity. A tuple holding a ``Formula`` is not cached (its value is
 recomputed in place); rows held as lists (a tab's own, writable rows) are never cached.
 
+A grid answer's cells (``spreadsheets.get`` with grid data: each cell a CellData object of the
+fields its mask keeps) are fixed the same way, and kept the same way by :meth:`RenderedRows.made`,
+per set of fields: a first round reads every spreadsheet so, and the generated ones share most rows.
+
 Each entry holds a reference to its row, so an id cannot be reused while its entry lives. The table
 of one render-option pair is dropped whole when it reaches ``limit`` entries: rows of deleted
 spreadsheets must not stay alive forever, and a refill costs one render per row. A limit of 0
@@ -16,11 +20,14 @@ caches nothing.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .cells import Formula, render, render_cells
 
 DEFAULT_LIMIT = 200_000  # a 5,000-spreadsheet dataset shares ~25,000 distinct rows
+# A row made into CellData holds two dicts a cell (~2.5 KB for a Stock row, where its rendered values
+# are ~0.3 KB): 7,591 rows at 700 spreadsheets added 19 MB to the sandbox's peak. Fewer are kept.
+MADE_LIMIT = 50_000
 
 
 class RenderedRows:
@@ -36,6 +43,13 @@ class RenderedRows:
         with self._lock:
             entries = self._tables.setdefault((value_option, date_option), {})
         return RenderTable(entries, value_option, date_option, self.limit, self._lock)
+
+    def made(self, key: object) -> MadeTable:
+        """The cache of rows made into another form, one per ``key`` (hashable: what the form
+        depends on besides the row); fetch it once per answer."""
+        with self._lock:
+            entries = self._tables.setdefault(("made", key), {})
+        return MadeTable(entries, min(self.limit, MADE_LIMIT), self._lock)
 
     def clear(self) -> None:
         with self._lock:
@@ -72,3 +86,30 @@ class RenderTable:
                     self._entries.clear()
                 self._entries[id(row)] = (row, rendered)
         return rendered[start:stop]
+
+
+class MadeTable:
+    """Rows made into one form, by their identity: a shared row is made once (see the module doc)."""
+
+    __slots__ = ("_entries", "_limit", "_lock")
+
+    def __init__(self, entries: dict, limit: int, lock: threading.Lock) -> None:
+        self._entries = entries
+        self._limit = limit
+        self._lock = lock
+
+    def row(self, row: Sequence[object], make: Callable[[Sequence[object]], list]) -> list:
+        """``make(row)``, kept when ``row`` is a shared formula-free row. The list is shared with
+        every later caller: read it, slice it, never change it."""
+        if type(row) is not tuple:
+            return make(row)
+        entry = self._entries.get(id(row))
+        if entry is not None and entry[0] is row:
+            return entry[1]
+        made = make(row)
+        if self._limit and not any(isinstance(c, Formula) for c in row):
+            with self._lock:
+                if len(self._entries) >= self._limit:
+                    self._entries.clear()
+                self._entries[id(row)] = (row, made)
+        return made

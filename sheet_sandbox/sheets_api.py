@@ -26,6 +26,7 @@ from .cells import (
 from .fieldmask import FieldMaskError, Mask, apply_mask, parse_mask
 from .http import BadJSON, Request, Response
 from .model import Spreadsheet
+from .rendered_rows import MadeTable, RenderedRows
 from .sheet_requests import apply_requests
 
 _DIMENSIONS = ("ROWS", "COLUMNS")
@@ -115,10 +116,11 @@ def _answer(handler):
 
 
 def spreadsheet_json(spreadsheet: Spreadsheet, with_data: bool, ranges: list[str],
-                     cell_fields: Mask | None = None) -> dict:
+                     cell_fields: Mask | None = None, rendered: RenderedRows | None = None) -> dict:
     """The Spreadsheet resource, with grid data for ``ranges`` (or all tabs) when asked.
     ``cell_fields``: the fields of a cell the mask keeps (None: all), the only ones worked out; the
-    mask cuts the answer to the same either way, this only spares making what it would drop."""
+    mask cuts the answer to the same either way, this only spares making what it would drop.
+    ``rendered`` (the store's) keeps shared rows' cells as made; the answer is the same without."""
     properties = {**spreadsheet.properties}
     for key in ("defaultFormat", "spreadsheetTheme"):
         properties[key] = _defaults()[key]
@@ -127,6 +129,7 @@ def spreadsheet_json(spreadsheet: Spreadsheet, with_data: bool, ranges: list[str
         tab, r = values.resolve(spreadsheet, text)
         wanted.setdefault(tab.sheet_id, []).append(r)
     sheets = []
+    made = (rendered or RenderedRows(limit=0)).made(repr(cell_fields))  # the mask's cells, by row
     for index, tab in enumerate(spreadsheet.tabs):
         if ranges and tab.sheet_id not in wanted:
             continue  # Google answers only the tabs the ranges name
@@ -135,7 +138,7 @@ def spreadsheet_json(spreadsheet: Spreadsheet, with_data: bool, ranges: list[str
         sheet: dict = {"properties": props}
         if with_data:
             boxes = wanted.get(tab.sheet_id) or [values.resolve(spreadsheet, _whole(tab.title))[1]]
-            sheet["data"] = [_grid_data(tab, r, cell_fields) for r in boxes]
+            sheet["data"] = [_grid_data(tab, r, cell_fields, made) for r in boxes]
         sheets.append(sheet)
     body = {"spreadsheetId": spreadsheet.id, "properties": properties, "sheets": sheets}
     if spreadsheet.named_ranges:  # absent when there are none, as Google leaves empty lists out
@@ -149,16 +152,27 @@ def _whole(title: str) -> str:
     return "'" + title.replace("'", "''") + "'"
 
 
-def _grid_data(tab, r, cell_fields: Mask | None = None) -> dict:
+def _grid_data(tab, r, cell_fields: Mask | None = None, made: MadeTable | None = None) -> dict:
+    """One range's GridData. ``made``: shared rows' CellData as made before (rendered_rows.py). A
+    cell's CellData is the same whichever range or answer asks: the monitor's ranges overlap
+    (``A1:H500`` beside ``F2:F500``) and the generated spreadsheets share rows, so a row is made
+    once and each range takes its slice (the same dicts, which the mask and the JSON encoder only
+    read). A row a tab holds as its own list is made for each range, as it may change."""
+    made = made or RenderedRows(limit=0).made(None)
+
+    def cell_data(row) -> list:
+        return [_cell_data(c, cell_fields) for c in row]
+
     data: dict = {}
     if r.start_row > 1:
         data["startRow"] = r.start_row - 1
     if r.start_col > 1:
         data["startColumn"] = r.start_col - 1
     row_data = []
-    for row in range(r.start_row, min(r.end_row, len(tab.rows)) + 1):
-        cells = tab.rows[row - 1][r.start_col - 1 : r.end_col]
-        row_data.append({"values": [_cell_data(c, cell_fields) for c in cells]} if cells else {})
+    start, stop = r.start_col - 1, r.end_col
+    for row in tab.rows[r.start_row - 1 : min(r.end_row, len(tab.rows))]:
+        cells = made.row(row, cell_data)[start:stop]
+        row_data.append({"values": cells} if cells else {})
     while row_data and not row_data[-1]:
         row_data.pop()
     if row_data:
@@ -223,7 +237,7 @@ def get_spreadsheet(sandbox, request: Request, route) -> Response:
     if mask is not None and "sheets" in mask and isinstance(mask["sheets"], dict):
         with_data = with_data or "data" in mask["sheets"]  # asking for data fields implies it
     cell_fields = _cell_fields(mask)
-    body = spreadsheet_json(spreadsheet, with_data, ranges, cell_fields)
+    body = spreadsheet_json(spreadsheet, with_data, ranges, cell_fields, sandbox.store.rendered)
     return Response.json(200, apply_mask(body, _cells_made(mask, cell_fields)))
 
 

@@ -44,6 +44,9 @@ class ReadDone:
     data: SheetData | None
     error: Exception | None
     finished: float  # monotonic, on the run's clock
+    # Monotonic, when a worker began its requests (None: as it was handed out); later than the job's
+    # ``started`` when every worker was busy or the machine short of CPU (the pacer's guess).
+    began: float | None = None
 
     @property
     def seconds(self) -> float:
@@ -148,9 +151,10 @@ class ThreadedReads:
         while (item := self._jobs.get()) is not None:
             job, timeout = item
             data = error = None
+            began = self._monotonic()
             try:
                 reader = reader or self._make_reader()
                 data = perform(job, reader, timeout)
             except Exception as exc:  # noqa: BLE001 - the run classifies it; a worker must live on
                 error = exc
-            self._done.put(ReadDone(job, data, error, self._monotonic()))
+            self._done.put(ReadDone(job, data, error, self._monotonic(), began))

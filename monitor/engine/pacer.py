@@ -17,8 +17,11 @@ request reaching the server up to that late; once its answer is back (:meth:`Quo
 no later than that answer, because a server counts a request before it answers it. That bound is
 certain whatever the network did, and a request sent after it plus a window arrives after it plus a
 window: the slot of a read answered within the margin frees when its answer is a window old, not
-the margin after. ``reserve`` keeps a few requests per window free for anything else using the same
-credential (an admin's ``check ID``).
+the margin after. The margin covers the way to the server, not a wait before the request leaves: a
+read whose request began to go only after its grant (every worker busy, the machine short of CPU)
+has its guess count from then (``answered``'s ``left_at``), its answer still bounding it.
+``reserve`` keeps a few requests per window free for anything else using the same credential (an
+admin's ``check ID``).
 
 Pure over time: every call takes ``now`` as float seconds. Any steady timeline works; use epoch
 seconds (``clock.time()``) if you persist the logs between runs with :meth:`QuotaPacer.snapshot`,
@@ -160,20 +163,25 @@ class QuotaPacer:
         self._count(credential, now, requests)
         self._totals[credential] += requests
 
-    def answered(self, credential: str, sent_at: float, now: float, requests: int = 1) -> None:
+    def answered(self, credential: str, sent_at: float, now: float, requests: int = 1, *,
+                 left_at: float | None = None) -> None:
         """The read granted to ``credential`` at ``sent_at`` (its ``requests`` slots) was answered by
         ``now``: Google counted it by then, so its slots free a window after ``now`` if that is
-        sooner than the margin's guess (a read answered within the margin). A send not in the logs
-        (a 429 took it out, or it aged out) is left alone."""
+        sooner than the margin's guess (a read answered within the margin). ``left_at``: when its
+        request began to go, if later than the grant (a worker busy, a machine short of CPU): the
+        margin's guess counts from then, as it covers the way to Google, not the wait before it;
+        capped by the answer all the same. A send not in the logs (a 429 took it out, or it aged
+        out) is left alone."""
         now = self._advance(now)
         guessed = sent_at + self.margin_seconds
-        if now >= guessed:
+        counted = min(now, max(sent_at, left_at if left_at is not None else sent_at) + self.margin_seconds)
+        if counted == guessed:
             return
         for log in (self._sent[credential], self._project_sent[self._project_of[credential]]):
             for _ in range(requests):
                 if not _take(log, guessed):
                     break
-                bisect.insort(log, now)
+                bisect.insort(log, counted)
 
     def _count(self, credential: str, at: float, requests: int) -> None:
         """``requests`` sends of ``credential`` that Google counts by ``at`` at the latest."""

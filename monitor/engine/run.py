@@ -455,12 +455,16 @@ class Run:
             self.own_pace.applied(len(finished))
 
     def _counted_by(self, flight: InFlight, done: ReadDone) -> None:
-        """Tell the pacer when the read's answer came: Google counted its requests by then (a 429's
-        were not counted at all: the pacer takes those out itself)."""
+        """Tell the pacer when the read's answer came (Google counted its requests by then; a 429's
+        were not counted at all: the pacer takes those out itself), and when its request began to
+        go (what the margin's guess counts from)."""
         refused = isinstance(done.error, SheetReadError) and done.error.error_class is ErrorClass.QUOTA
         if flight.sent_at is not None and not refused:
-            answered_at = self.clock.time() - max(0.0, self.clock.monotonic() - done.finished)
-            self.pacer.answered(flight.credential, flight.sent_at, answered_at, flight.requests)
+            now, monotonic = self.clock.time(), self.clock.monotonic()
+            answered_at = now - max(0.0, monotonic - done.finished)
+            left_at = None if done.began is None else now - max(0.0, monotonic - done.began)
+            self.pacer.answered(flight.credential, flight.sent_at, answered_at, flight.requests,
+                                left_at=left_at)
 
     def _settle(self, flight: InFlight, done: ReadDone) -> None:
         task, plan, rnd = flight.task, flight.plan, self.state.round

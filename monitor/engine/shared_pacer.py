@@ -119,7 +119,8 @@ class SharedQuotaPacer(QuotaPacer):
         super().count_unpaced(credential, now, requests)
         self.shared_log.count(self._pair(credential), now, requests)
 
-    def answered(self, credential: str, sent_at: float, now: float, requests: int = 1) -> None:
+    def answered(self, credential: str, sent_at: float, now: float, requests: int = 1, *,
+                 left_at: float | None = None) -> None:
         """Nothing changes: the shared log keeps each send for the window widened by the margin,
         answered or not (an entry moved on Redis would be one more script per read)."""
 

@@ -1,4 +1,5 @@
-"""The read path's cache of rendered shared rows: same answers as rendering afresh, never stale."""
+"""The read path's cache of rendered shared rows (a batchGet's values, a grid answer's cells): same
+answers as made afresh, never stale."""
 
 from datetime import UTC, datetime
 
@@ -104,3 +105,63 @@ def test_a_reset_store_forgets_its_rendered_rows():
     assert store.rendered.size() > 0
     store.reset()
     assert store.rendered.size() == 0
+
+
+# -- grid answers (spreadsheets.get with grid data) ----------------------------------------------
+
+GRID = {"fields": "sheets.data.rowData.values(effectiveValue)"}
+FULL_GRID = {"fields": "sheets.data.rowData.values(effectiveValue,userEnteredValue(formulaValue))"}
+
+
+def _grid(store: SpreadsheetStore, sheet_id: str, ranges: list[str], fields: dict) -> list:
+    from sheet_sandbox.fieldmask import apply_mask, parse_mask
+    from sheet_sandbox.sheets_api import _cell_fields, spreadsheet_json
+
+    mask = parse_mask(fields["fields"])
+    body = spreadsheet_json(store.get(sheet_id), True, ranges, _cell_fields(mask), store.rendered)
+    return [data.get("rowData") for data in apply_mask(body, mask)["sheets"][0]["data"]]
+
+
+@pytest.mark.parametrize("fields", [GRID, FULL_GRID])
+def test_a_grid_answer_is_the_same_made_afresh_from_the_cache_and_for_each_range_alone(fields):
+    store = _store_with([["SKU", "Qty"], ["a", 5], ["b", "#N/A"]])
+    ranges = ["Stock!A1:B3", "Stock!B2:B3", "Stock!A2:A"]
+    alone = [_grid(store, "s1", [text], fields)[0] for text in ranges]
+    fresh = SpreadsheetStore(ManualClock(datetime(2026, 1, 5, tzinfo=UTC)))
+    fresh.rendered = RenderedRows(limit=0)
+    fresh.put_control("s1", {"title": "T", "tabs": {"Stock": [["SKU", "Qty"], ["a", 5], ["b", "#N/A"]]}})
+    for _ in range(2):  # the second time from the cache, the other spreadsheet's shared rows too
+        assert _grid(store, "s1", ranges, fields) == alone
+        assert _grid(store, "s2", ranges, fields) == alone
+        assert _grid(fresh, "s1", ranges, fields) == alone
+    if fields is GRID:
+        assert alone[1] == [{"values": [{"effectiveValue": {"numberValue": 5}}]},
+                            {"values": [{"effectiveValue": {"errorValue": {"type": "N_A",
+                                                                           "message": "#N/A"}}}]}]
+
+
+def test_a_grid_answer_after_a_write_shows_it_and_the_other_spreadsheet_keeps_its_own():
+    store = _store_with([["SKU", "Qty"], ["a", 5]])
+    assert _grid(store, "s1", ["Stock!B2"], GRID) == [[{"values": [{"effectiveValue": {"numberValue": 5}}]}]]
+    values.write(store.get("s1"), "Stock!B2", [[-1]], "RAW")
+    assert _grid(store, "s1", ["Stock!B2"], GRID) == [[{"values": [{"effectiveValue": {"numberValue": -1}}]}]]
+    assert _grid(store, "s2", ["Stock!B2"], GRID) == [[{"values": [{"effectiveValue": {"numberValue": 5}}]}]]
+
+
+def test_a_grid_answer_shows_a_formula_s_current_value():
+    store = SpreadsheetStore(ManualClock(datetime(2026, 1, 5, tzinfo=UTC)))
+    store.put_control("s1", {"title": "T", "tabs": {"Stock": [[2, "=A1*2"]]}})
+    assert _grid(store, "s1", ["Stock!B1"], GRID) == [[{"values": [{"effectiveValue": {"numberValue": 4}}]}]]
+    values.write(store.get("s1"), "Stock!A1", [[3]], "RAW")
+    assert _grid(store, "s1", ["Stock!B1"], GRID) == [[{"values": [{"effectiveValue": {"numberValue": 6}}]}]]
+
+
+def test_made_rows_are_kept_per_key_and_dropped_when_full():
+    rendered = RenderedRows(limit=2)
+    rows = [(f"r{n}", n) for n in range(5)]
+    for key in ("upper", "length"):
+        table = rendered.made(key)
+        make = (lambda row: [str(c).upper() for c in row]) if key == "upper" else (lambda row: [len(row)])
+        for _ in range(2):
+            assert [table.row(row, make) for row in rows] == [make(row) for row in rows]
+    assert rendered.size() <= 4

@@ -360,24 +360,28 @@ def test_an_answer_for_a_send_no_longer_counted_changes_nothing():
     assert pacer.snapshot(0.3).sent == {"sa-1": (1.2, 1.3)}
 
 
-def test_answers_never_let_a_rolling_window_hold_more_than_the_limit_at_the_server():
+@pytest.mark.parametrize(("seed", "late"), [(4, None), (8, [0.0, 0.0, 0.5, 1.5, 3.0])],
+                         ids=["sent-at-their-grant", "begun-up-to-3-s-late"])
+def test_answers_never_let_a_rolling_window_hold_more_than_the_limit_at_the_server(seed, late):
     # Reads arrive at the server at any moment after their send, before their answer and (the
     # margin's assumption) within the margin; the server counts them then. However late within
-    # that span, no server window holds more than the limit.
-    rng = random.Random(4)
+    # that span, no server window holds more than the limit. ``late``: how long after its grant a
+    # request may begin to go (every worker busy, a machine short of CPU), told to the pacer.
+    rng = random.Random(seed)
     pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=20, per_project=30, margin_seconds=1.0)
     now, out, arrivals = 0.0, [], defaultdict(list)
     while sum(map(len, arrivals.values())) < 400:
-        for flight in [f for f in out if f[2] <= now]:
-            credential, sent, answer = flight
-            arrivals[credential].append(rng.uniform(sent, min(answer, sent + 1.0)))
-            pacer.answered(credential, sent, answer)
+        for flight in [f for f in out if f[3] <= now]:
+            credential, sent, began, answer = flight
+            arrivals[credential].append(rng.uniform(began, min(answer, began + 1.0)))
+            pacer.answered(credential, sent, answer, left_at=None if late is None else began)
             out.remove(flight)
         credential, wait = pacer.acquire(now)
         if credential is None:
-            now += min([wait, *(f[2] - now for f in out)]) or 0.01
+            now += min([wait, *(f[3] - now for f in out)]) or 0.01
             continue
-        out.append((credential, now, now + rng.choice([0.05, 0.3, 0.5, 0.9, 3.0])))
+        began = now if late is None else now + rng.choice(late)
+        out.append((credential, now, began, began + rng.choice([0.05, 0.3, 0.5, 0.9, 3.0])))
         now += rng.choice([0.0, 0.0, 0.01, 0.2])
     everything = [t for times in arrivals.values() for t in times]
     assert most_in_a_window(everything) <= 30
@@ -390,3 +394,34 @@ def test_a_log_of_send_times_over_the_widened_window_is_read_as_it_was_written()
     pacer = QuotaPacer(["sa-1"], per_credential=1, margin_seconds=1.0)
     pacer.restore(written)
     assert pacer.acquire(10.0) == (None, 51.0)  # frees at 61, as it would have for the writer
+
+
+# -- a request that began to go after its grant: the margin's guess counts from then
+
+
+def test_a_read_that_began_late_and_was_answered_late_counts_from_when_it_began():
+    # Granted at 0, its worker began at 2 (every worker busy), answered at 5: Google may have
+    # counted it up to 3 (the margin after it began), not 1.
+    pacer = QuotaPacer(["sa-1"], per_credential=1, per_project=300, margin_seconds=1.0)
+    pacer.acquire(0.0)
+    pacer.answered("sa-1", 0.0, 5.0, left_at=2.0)
+    assert pacer.acquire(5.0) == (None, 58.0)
+    assert pacer.acquire(62.999)[0] is None  # just before: Google may still count it
+    assert pacer.acquire(63.0) == ("sa-1", 0.0)  # at: aged out at the server too
+
+
+def test_a_read_that_began_late_and_was_answered_soon_after_counts_from_its_answer():
+    pacer = QuotaPacer(["sa-1"], per_credential=1, per_project=300, margin_seconds=1.0)
+    pacer.acquire(0.0)
+    pacer.answered("sa-1", 0.0, 2.4, left_at=2.0)  # the answer bounds it: 2.4, not 3
+    assert pacer.acquire(62.399)[0] is None
+    assert pacer.acquire(62.4) == ("sa-1", 0.0)
+
+
+def test_a_read_that_began_at_once_keeps_the_margins_guess_or_its_earlier_answer():
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=1, per_project=300, margin_seconds=1.0)
+    pacer.acquire(0.0)
+    pacer.acquire(0.0)
+    pacer.answered("sa-2", 0.0, 0.4, left_at=0.0)
+    pacer.answered("sa-1", 0.0, 5.0, left_at=0.0)
+    assert pacer.snapshot(5.0).sent == {"sa-1": (1.0,), "sa-2": (0.4,)}
