@@ -26,15 +26,22 @@ def round_order(state: RunnerState, plans: Mapping[str, SheetPlan], now: datetim
     for plan_id in muted & plans.keys():
         state.health[plan_id] = record_skip(state.health.get(plan_id), "muted")
     first = set(state.retry_first.spreadsheet_ids)
+    # Those `dlq retry` asked for, then those lending a range to others' cross-sheet checks (a
+    # dependent read later in the round then compares with this round's other side at once): four
+    # groups in that order, each sorted by its last check alone. The same order as one sort by
+    # (not first, not lending, last checked), stable alike, in half the time at 20,000 (the key's
+    # tuples and their comparisons were a twentieth of a second of each new round's start).
+    groups: tuple[list[str], ...] = ([], [], [], [])
+    for plan_id, plan in plans.items():
+        if plan_id not in muted:
+            groups[(plan_id not in first) * 2 + (not plan.links.lends)].append(plan_id)
+    health = state.health
 
-    def order(plan_id: str) -> tuple[bool, bool, datetime]:
-        record = state.health.get(plan_id)
-        # Spreadsheets that lend a range to others' cross-sheet checks before those: a dependent
-        # read later in the round then compares with this round's other side at once.
-        lends = bool(plans[plan_id].links.lends)
-        return plan_id not in first, not lends, (record.last_checked_at if record else None) or _NEVER
+    def last_checked(plan_id: str) -> datetime:
+        record = health.get(plan_id)
+        return (record.last_checked_at if record else None) or _NEVER
 
-    return sorted((plan_id for plan_id in plans if plan_id not in muted), key=order)
+    return [plan_id for group in groups for plan_id in sorted(group, key=last_checked)]
 
 
 def progress_of(rnd: Round) -> RoundProgress:

@@ -6,7 +6,7 @@ store, or a state folder); time moves only when a test or the run's waits move t
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from run_fixtures import FORBIDDEN, SETTINGS, Bench, Killed, ScriptedReader, kinds, of_run, plans
@@ -27,6 +27,7 @@ from monitor.state.repository import encode_all
 from monitor.storage import MemoryLocation
 
 INTERVAL = SETTINGS.round_interval
+SETTINGS_NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
 def bench(count: int, reader=None, **fields) -> Bench:
@@ -78,6 +79,28 @@ def test_a_new_round_reads_the_longest_unchecked_spreadsheets_first():
             session.state.health[sid] = SheetHealth(OK, since=checked, last_checked_at=checked)
     the_bench.run()
     assert reader.reads == ["s0", "s2", "s1"]  # never checked first, then by last check
+
+
+def test_a_new_round_puts_retries_first_then_lenders_each_group_longest_unchecked_first():
+    from monitor.config.model import Lend
+    from monitor.engine.history import Linked
+    from monitor.engine.inspect import SheetPlan
+    from monitor.engine.round_order import round_order
+    from monitor.engine.runner_state import RunnerState
+
+    lends = Linked(lends=(Lend("Stock!F2:F", "sum"),))
+    lenders = {"s1", "s3", "s4", "s6"}
+    ordered = [SheetPlan(id=f"s{n}", name=f"Store {n}", checks=(), ranges=("Stock!A1:B",),
+                         links=lends if f"s{n}" in lenders else Linked()) for n in range(8)]
+    now = SETTINGS_NOW
+    hours = {"s0": 1, "s1": 2, "s2": 3, "s3": 1, "s5": 2, "s6": 5, "s7": 2}  # s4: never checked
+    health = {sid: SheetHealth(OK, since=now - timedelta(hours=h), last_checked_at=now - timedelta(hours=h))
+              for sid, h in hours.items()}
+    state = RunnerState(health=health, retry_first=RetryFirst(("s7", "s3", "s0", "s6")))
+    order = round_order(state, {plan.id: plan for plan in ordered}, now)
+    # Retried lenders (s6, then s3), retried others (s7, then s0), lenders (s4 never checked, then
+    # s1), the rest (s2, then s5): in each, the longest unchecked first.
+    assert order == ["s6", "s3", "s7", "s0", "s4", "s1", "s2", "s5"]
 
 
 def test_a_dlq_retry_between_rounds_is_taken_by_the_next_round_and_only_by_it():
