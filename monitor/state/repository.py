@@ -96,7 +96,8 @@ class StateRepository:
         versions = self._versions(properties, damaged)
         found: dict[str, dict[str | None, Any]] = {name: {} for name in KINDS}
         # Kinds read when first used (see ``_UNREAD_UNTIL_USED``), stored in today's version: an older
-        # one is read and upgraded now, as the whole save that follows writes it in today's shape.
+        # one is read and upgraded now, as the whole save that follows writes it in today's shape
+        # (its reader is still given: what later saves write of it is let go as today's is).
         unread: dict[str, dict[str, str]] = {name: {} for name in _UNREAD_UNTIL_USED}
         current = {name for name in unread if versions.get(name, KINDS[name].version) == KINDS[name].version}
         for key, raw in properties.items():
@@ -339,10 +340,10 @@ class StateRepository:
         is held once. (Not after a whole save, rare: an upgrade or a repair; its documents are let
         go as each is next saved.)"""
         for name in _UNREAD_UNTIL_USED:
-            prefix = KINDS[name].prefix
-            saved = {key[len(prefix):]: text for key in written
-                     if key.startswith(prefix) and (text := self.store.get_property(key)) is not None}
-            getattr(state, _ATTRIBUTE_OF[name]).release(saved)
+            kind = KINDS[name]
+            saved = [key[len(kind.prefix):] for key in written if key.startswith(kind.prefix)]
+            getattr(state, _ATTRIBUTE_OF[name]).release(
+                saved, lambda id, kind=kind: self.store.get_property(kind.key(id)))
 
     def note_stored(self, key: str) -> None:
         """A task document written outside ``save`` (a runner's claim): a new round removes it too."""

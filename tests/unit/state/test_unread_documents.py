@@ -94,10 +94,11 @@ def test_a_history_not_saved_yet_is_never_let_go(folder):
     with changing_state(folder, actor="run-2", now=T1) as session:
         histories = session.state.history
         histories[A] = later
-        histories.release({})  # as a save that wrote nothing of it would
+        stored_text = lambda sid: session.store.get_property(HISTORY.key(sid))  # noqa: E731
+        histories.release([A], stored_text)  # even named as saved: its change is not on the store
         assert A not in histories.unread() and histories.changed(A)
         del histories[C]
-        histories.release({})
+        histories.release([C], stored_text)
         assert C not in histories and C not in histories.unread()
     after = read_state(folder).history
     assert after.get(A) == later and C not in after
