@@ -13,7 +13,7 @@ change their members in place (the round's task queue) call :meth:`Documents.tou
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
@@ -29,9 +29,14 @@ class Documents(Generic[T]):
     (:meth:`hold_unread`). A run uses a few hundred spreadsheets' metric histories before its first
     read, of 20,000, and decoding them all cost its start-up ~0.1 s. Looking one up reads that one;
     counting, iterating or listing the documents reads them all first, so what they show is exactly
-    what could be read. One that cannot be read is not there (``read`` reported it as damage)."""
+    what could be read. One that cannot be read is not there (``read`` reported it as damage).
 
-    __slots__ = ("_items", "_changed", "_removed", "_unread", "_read")
+    Those held so may be let go again once saved (:meth:`release`): a document is then held in one
+    form, its stored text (the very string the store keeps), until it is used again. A run reads each
+    spreadsheet's history once, and keeping every one it had judged decoded beside its text was a
+    twentieth of a run's memory at 5,000 spreadsheets."""
+
+    __slots__ = ("_items", "_changed", "_removed", "_unread", "_read", "_read_since")
 
     def __init__(self, items: Mapping[str, T] | None = None) -> None:
         self._items: dict[str, T] = dict(items or {})
@@ -39,6 +44,8 @@ class Documents(Generic[T]):
         self._removed: set[str] = set()
         self._unread: dict[str, str] = {}
         self._read: Callable[[str, str], T | None] | None = None
+        # The documents read from their text since the last release (and not replaced since).
+        self._read_since: set[str] = set()
 
     def hold_unread(self, texts: Mapping[str, str], read: Callable[[str, str], T | None]) -> None:
         """Hold ``texts`` (id -> stored text) as saved, to be read by ``read(id, text)`` when first
@@ -55,6 +62,7 @@ class Documents(Generic[T]):
         if document is None:
             return False
         self._items[key] = document
+        self._read_since.add(key)
         return True
 
     def _read_all(self) -> None:
@@ -71,6 +79,7 @@ class Documents(Generic[T]):
 
     def __setitem__(self, key: str, document: T) -> None:
         self._unread.pop(key, None)
+        self._read_since.discard(key)
         self._items[key] = document
         self._changed.add(key)
         self._removed.discard(key)
@@ -79,6 +88,7 @@ class Documents(Generic[T]):
         if key not in self._items and self._unread:
             self._read_one(key)  # one that cannot be read is not there: KeyError, as for none
         del self._items[key]
+        self._read_since.discard(key)
         self._changed.discard(key)
         self._removed.add(key)
 
@@ -139,6 +149,7 @@ class Documents(Generic[T]):
         """Hold ``document`` at ``key`` (None: none) as another writer saved it: not a change of ours,
         so nothing is written back for it (runners sharing one state, monitor.engine.sharing)."""
         self._unread.pop(key, None)
+        self._read_since.discard(key)
         if document is None:
             self._items.pop(key, None)
         else:
@@ -154,6 +165,7 @@ class Documents(Generic[T]):
         """Record that the document at ``key`` was changed in place (aggregates only; see module doc)."""
         if key in self._items:
             self._changed.add(key)
+            self._read_since.discard(key)
 
     def pending_changes(self) -> tuple[dict[str, T], set[str]]:
         """(changed documents by id, removed ids) since the last :meth:`mark_saved`."""
@@ -164,6 +176,19 @@ class Documents(Generic[T]):
         failed save is retried whole by the next one.)"""
         self._changed.clear()
         self._removed.clear()
+
+    def release(self, saved: Iterable[str], stored: Callable[[str], str | None]) -> None:
+        """Hold as their stored text again (``stored(id)``: the text the store holds now), to be read
+        when next used, the documents ``saved`` just wrote and those read since the last release.
+        Only for documents held unread (:meth:`hold_unread` gave the reader), and only once a save
+        wrote every pending change: one changed since is never let go."""
+        if self._read is None:
+            return
+        for key in (*saved, *self._read_since):
+            if key in self._items and key not in self._changed and (text := stored(key)) is not None:
+                del self._items[key]
+                self._unread[key] = text
+        self._read_since.clear()
 
     def mark_all_changed(self) -> None:
         """Treat every document as changed (a new layout or a fresh store writes everything)."""

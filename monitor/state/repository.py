@@ -52,7 +52,9 @@ _FRESH = {"runs": RunHistory, "totals": RunTotals}
 # Documents read when first used rather than when the state opens (``Documents.hold_unread``): a
 # spreadsheet's metric history is needed only when it is judged, and a run's start-up at 20,000
 # spreadsheets decoded 20,000 of them before its first read. One found damaged then is told and set
-# aside by the next save, as one found at the opening is (``StateSession.save``).
+# aside by the next save, as one found at the opening is (``StateSession.save``). Once saved they
+# are held as their stored text again (``Documents.release``): a round judges each spreadsheet once,
+# and its history decoded beside the store's text of it was ~1 KB a spreadsheet to the run's end.
 _UNREAD_UNTIL_USED = ("history",)
 _ATTRIBUTE_OF = {kind.name: attribute for attribute, kind in FAMILIES.items()}
 # Keys whose loss (as damaged entries) makes the next writer save the whole state: see ``load``.
@@ -94,10 +96,10 @@ class StateRepository:
         versions = self._versions(properties, damaged)
         found: dict[str, dict[str | None, Any]] = {name: {} for name in KINDS}
         # Kinds read when first used (see ``_UNREAD_UNTIL_USED``), stored in today's version: an older
-        # one is read and upgraded now, as the whole save that follows writes it in today's shape.
-        unread: dict[str, dict[str, str]] = {
-            name: {} for name in _UNREAD_UNTIL_USED
-            if versions.get(name, KINDS[name].version) == KINDS[name].version}
+        # one is read and upgraded now, as the whole save that follows writes it in today's shape
+        # (its reader is still given: what later saves write of it is let go as today's is).
+        unread: dict[str, dict[str, str]] = {name: {} for name in _UNREAD_UNTIL_USED}
+        current = {name for name in unread if versions.get(name, KINDS[name].version) == KINDS[name].version}
         for key, raw in properties.items():
             if key == SCHEMA_KEY or key.startswith(DAMAGED_PREFIX):
                 continue
@@ -108,7 +110,7 @@ class StateRepository:
                 damaged.append(Damage(key, "not a key this version of sheet-monitor stores", raw))
                 continue
             id = id if id is None else sys.intern(id)  # one object with the documents' own copies of it
-            if kind.name in unread:
+            if kind.name in current:
                 unread[kind.name][id] = raw
                 continue
             try:
@@ -270,6 +272,7 @@ class StateRepository:
         self._task_keys -= deleted
         self._task_keys |= written_tasks
         _mark_saved(state)
+        self._release(state, values)
 
     def _round_changes(self, state: State, values: dict[str, str], deleted: set[str]) -> set[str]:
         """The round's and its tasks' changes into ``values`` and ``deleted``; the task keys written."""
@@ -330,6 +333,17 @@ class StateRepository:
         self._task_keys = {key for key in values if key.startswith(TASK.prefix)}
         _mark_saved(state)
         state.needs_full_save = False
+
+    def _release(self, state: State, written: Iterable[str]) -> None:
+        """The documents held unread until used (``_UNREAD_UNTIL_USED``) that this save wrote, or that
+        were read since the last one, held as their text again: the store's own string, so the text
+        is held once. (Not after a whole save, rare: an upgrade or a repair; its documents are let
+        go as each is next saved.)"""
+        for name in _UNREAD_UNTIL_USED:
+            kind = KINDS[name]
+            saved = [key[len(kind.prefix):] for key in written if key.startswith(kind.prefix)]
+            getattr(state, _ATTRIBUTE_OF[name]).release(
+                saved, lambda id, kind=kind: self.store.get_property(kind.key(id)))
 
     def note_stored(self, key: str) -> None:
         """A task document written outside ``save`` (a runner's claim): a new round removes it too."""

@@ -4,7 +4,8 @@ A run at 20,000 spreadsheets decoded 20,000 histories before its first read, of 
 few hundred. Now each is held as its stored text until it is used. What must not change: what the
 state shows (a lookup, a count, a listing: only what could be read), nothing lost (a document never
 read is written back as it was stored, or not at all), nothing silent (a damaged one is set aside and
-told by the save after it was found, as one found at the opening is). On a real state folder.
+told by the save after it was found, as one found at the opening is). Once saved, a history is held
+as its stored text again, the store's own string: one form of it, not two. On a real state folder.
 """
 
 from __future__ import annotations
@@ -68,6 +69,39 @@ def test_a_history_is_read_when_first_used_and_a_count_reads_them_all(folder):
         assert histories.ids() == {A, B, C}  # ids without reading: B's is among them until read
         assert len(histories) == 2 and set(histories) == {A, C}  # what could be read, and only that
         assert histories.unread() == {}
+
+
+def test_a_saved_history_is_held_as_the_stores_own_text_until_used_again(folder):
+    later = SheetHistory(T1, series={"rows of A": (Point(T0, 12.0), Point(T1, 13.0))})
+    with changing_state(folder, actor="run-2", now=T1) as session:
+        histories = session.state.history
+        histories[A] = later
+        assert histories.get(C) == history(C)  # read, unchanged
+        assert set(histories.unread()) == {B}
+        session.save()
+        assert set(histories.unread()) == {A, B, C}  # decoded no more
+        assert histories.unread()[A] is session.store.get_property(HISTORY.key(A))  # one string
+        assert histories.unread()[C] is session.store.get_property(HISTORY.key(C))
+        assert histories.get(A) == later and histories.get(C) == history(C)  # read back as saved
+        changed = SheetHistory(T1, series={"rows of C": (Point(T1, 1.0),)})
+        histories[C] = changed  # a change after the release is a change like any other
+    assert read_state(folder).history.get(A) == later
+    assert read_state(folder).history.get(C) == changed
+
+
+def test_a_history_not_saved_yet_is_never_let_go(folder):
+    later = SheetHistory(T1, series={"rows of A": (Point(T1, 2.0),)})
+    with changing_state(folder, actor="run-2", now=T1) as session:
+        histories = session.state.history
+        histories[A] = later
+        stored_text = lambda sid: session.store.get_property(HISTORY.key(sid))  # noqa: E731
+        histories.release([A], stored_text)  # even named as saved: its change is not on the store
+        assert A not in histories.unread() and histories.changed(A)
+        del histories[C]
+        histories.release([C], stored_text)
+        assert C not in histories and C not in histories.unread()
+    after = read_state(folder).history
+    assert after.get(A) == later and C not in after
 
 
 def test_a_damaged_history_is_not_there_when_used_and_the_next_save_sets_it_aside_and_tells_it(folder):
