@@ -10,9 +10,9 @@ import click
 
 from monitor import admin
 from monitor.app.operator_clock import operator_clock as clock
-from monitor.cli.common import admin_call, changing_options, quiet_logs, reading_options
+from monitor.cli.common import admin_call, changing_options, changing_or_exit, quiet_logs, reading_options
 from monitor.cli.output import echo_table, emit_json, short_time
-from monitor.cli.state_access import changing_or_exit, load_or_exit, read_or_exit
+from monitor.cli.state_access import load_or_exit, read_or_exit
 from monitor.core.durations import format_duration
 from monitor.core.logs import log_event
 from monitor.state import State

@@ -1,18 +1,24 @@
-"""What the operator commands share: their options, quiet logs, and turning admin errors into exit codes."""
+"""What the operator commands share: their options, quiet logs, admin errors as exit codes, changing the
+state under the lock."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 from monitor import admin
 from monitor.admin import AdminError
+from monitor.app.operator_changes import changed_state
 from monitor.cli.output import config_option, fail, json_option
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, wait_option
 from monitor.cli.terminal import stderr_is_terminal
 from monitor.config import Config, Sheet
 from monitor.core.logs import configure_logging
+from monitor.state import State
+from monitor.storage import StateError
 
 
 def reading_options(command: Callable) -> Callable:
@@ -48,3 +54,13 @@ def sheet_or_exit(config: Config, spreadsheet_id: str) -> Sheet:
     if sheet is None:
         fail(admin.unknown_id_message(spreadsheet_id), EXIT_USAGE)
     return sheet
+
+
+@contextmanager
+def changing_or_exit(config: Config, now: datetime, command: str, wait: float) -> Iterator[State]:
+    """``operator_changes.changed_state``, its refusals as exit 1 with their message (nothing changed)."""
+    try:
+        with changed_state(config, now, command, wait) as state:
+            yield state
+    except (AdminError, StateError) as exc:
+        fail(str(exc), EXIT_OPERATIONAL)

@@ -9,12 +9,11 @@ import click
 
 from monitor import admin
 from monitor.app.operator_clock import operator_clock as clock
-from monitor.cli.common import admin_call, changing_options, quiet_logs, reading_options
+from monitor.cli.common import admin_call, changing_options, changing_or_exit, quiet_logs, reading_options
 from monitor.cli.output import echo_fields, echo_table, emit_json, fail, short_time, when
 from monitor.cli.state_access import (
     EXIT_OPERATIONAL,
     EXIT_USAGE,
-    changing_or_exit,
     load_or_exit,
     read_or_exit,
 )

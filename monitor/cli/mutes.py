@@ -15,9 +15,9 @@ import click
 from monitor import admin
 from monitor.admin.targets import resolve_all
 from monitor.app.operator_clock import operator_clock as clock
-from monitor.cli.common import admin_call, changing_options, quiet_logs
+from monitor.cli.common import admin_call, changing_options, changing_or_exit, quiet_logs
 from monitor.cli.output import emit_json, fail, short_time, when
-from monitor.cli.state_access import EXIT_USAGE, changing_or_exit, load_or_exit
+from monitor.cli.state_access import EXIT_USAGE, load_or_exit
 from monitor.config import Config, Sheet
 from monitor.core.durations import parse_positive_duration
 from monitor.core.invalid_value import InvalidValue

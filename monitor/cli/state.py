@@ -16,8 +16,9 @@ import click
 
 from monitor.admin import AdminError
 from monitor.admin.transfer import TransferFileError, read_export
+from monitor.app.operator_changes import exported_state, imported_state
 from monitor.app.operator_clock import operator_clock
-from monitor.app.operator_state import exported_state, imported_state, where
+from monitor.app.operator_state import where
 from monitor.cli.output import config_option, fail
 from monitor.cli.state_access import EXIT_OPERATIONAL, EXIT_USAGE, load_or_exit, wait_option
 from monitor.core.wording import counted

@@ -9,15 +9,11 @@ staring at a silent terminal for a whole run (up to the budget).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 
 import click
 
-from monitor.admin import AdminError
-from monitor.app.operator_state import changed_state, saved_state, with_listed_folders
+from monitor.app.operator_state import saved_state, with_listed_folders
 from monitor.cli.output import emit_json, fail
 from monitor.config import Config, ConfigError, load_config, resolve_config_path
 from monitor.state import State
@@ -62,14 +58,4 @@ def read_or_exit(config: Config, as_runner: bool = False) -> State | None:
     try:
         return saved_state(config, as_runner=as_runner)
     except StateError as exc:
-        fail(str(exc), EXIT_OPERATIONAL)
-
-
-@contextmanager
-def changing_or_exit(config: Config, now: datetime, command: str, wait: float) -> Iterator[State]:
-    """``operator_state.changed_state``, its refusals as exit 1 with their message (nothing changed)."""
-    try:
-        with changed_state(config, now, command, wait) as state:
-            yield state
-    except (AdminError, StateError) as exc:
         fail(str(exc), EXIT_OPERATIONAL)

@@ -112,6 +112,8 @@ def test_the_run_command_loads_no_part_of_the_emulator():
     assert not {name for name in modules if name.startswith("sheet_sandbox")}
     # The Prometheus client loads only for a run whose config has [metrics] (monitor.app.metrics_step).
     assert not {name for name in modules if name.startswith("prometheus_client")}
+    # Nor the operators' library (what status, dlq and mute report and change): not a run's start-up.
+    assert not {name for name in modules if name.startswith("monitor.admin")}
 
 
 def test_the_watchdog_loads_neither_gspread_nor_google_auth():
