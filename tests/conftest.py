@@ -71,7 +71,7 @@ def tests_in_memory(config) -> None:
 
 def pytest_collection_modifyitems(config, items):
     """Mark each test with the kind its folder names, so ``-m`` picks kinds; under xdist, deal the
-    process tests' modules out to the workers (see ``dealt``)."""
+    modules that wait out to the workers first (see ``dealt``)."""
     tests = Path(__file__).parent
     for item in items:
         kind = item.path.relative_to(tests).parts[0]
@@ -83,7 +83,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def dealt(items: list, workers: int) -> list:
-    """``items`` reordered so that each xdist worker starts on its share of the process tests.
+    """``items`` reordered so that each xdist worker starts on its share of the tests that wait: the
+    process tests, and the modules marked ``waits`` (a whole round in this process, made once).
 
     Those wait on real runs for most of the suite's time (one kill test ~100 s). Collected in folder
     order they sat in the first worker's initial share (worksteal hands each worker an equal run of
@@ -91,9 +92,11 @@ def dealt(items: list, workers: int) -> list:
     another while the others stole the quick tests around them. Here each module of process tests
     goes whole (a module's fixtures are made once per worker) to the share with the fewest process
     tests so far, biggest module first, at the head of that share; the other tests fill the shares
-    in their own order. Every worker orders alike, as xdist requires."""
-    process = [item for item in items if item.get_closest_marker("process")]
-    others = [item for item in items if not item.get_closest_marker("process")]
+    in their own order. Every worker orders alike, as xdist requires. (Without process tests, as
+    under ``-m "not process"``, a round's 20 s module fixture met at the end of the collection held
+    one worker that long after the other had run out of tests.)"""
+    process = [item for item in items if waits(item)]
+    others = [item for item in items if not waits(item)]
     modules: dict[Path, list] = {}
     for item in process:
         modules.setdefault(item.path, []).append(item)
@@ -110,6 +113,10 @@ def dealt(items: list, workers: int) -> list:
         ordered += head + others[:fill]
         del others[:fill]
     return ordered + others
+
+
+def waits(item) -> bool:
+    return bool(item.get_closest_marker("process") or item.get_closest_marker("waits"))
 
 
 @pytest.fixture(autouse=True)

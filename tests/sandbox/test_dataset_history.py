@@ -8,12 +8,15 @@ from __future__ import annotations
 import io
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sandbox_fixtures import drive_caught_up, served_dataset
 
 from monitor.app.run import run_once
 from monitor.config import load_config
 from monitor.core.clock import ManualClock
 from sheet_sandbox.dataset import AFTER_FIRST_READ, apply_edits
+
+pytestmark = pytest.mark.waits  # two whole rounds in this process: started first (tests/conftest.py)
 
 SHEETS = 190  # every kind of breakage once at least (len(BREAKAGES) / BROKEN_SHARE)
 FAULT_KINDS = {"flaky", "server_error", "slow", "hang", "access_removed"}  # faults left out: served plainly

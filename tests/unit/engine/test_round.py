@@ -34,6 +34,8 @@ from monitor.engine.tasks import DONE, FAILED
 from monitor.google.reader import GspreadReader
 from sheet_sandbox.dataset import AFTER_FIRST_READ, BREAKAGES
 
+pytestmark = pytest.mark.waits  # a whole round in this process: started first (tests/conftest.py)
+
 SHEETS = 250  # every kind of breakage at least once (len(BREAKAGES) / BROKEN_SHARE ~ 170)
 READ_PER_USER, CONFIG_READ_PER_USER = 18, 20  # the sandbox's quota a minute, and the config's pace
 RUN_BUDGET = timedelta(minutes=4)  # a 5-minute cron tick; 250 reads need ~14 minutes of quota
