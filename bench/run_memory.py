@@ -43,7 +43,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import ROOT, sandbox_url, served_dataset  # noqa: E402
+from common import ROOT, compiled, sandbox_url, served_dataset  # noqa: E402
 
 from monitor.config import load_config  # noqa: E402
 from monitor.state import changing_state  # noqa: E402
@@ -155,6 +155,7 @@ def main() -> int:
     parser.add_argument("--budget", type=int, default=1800, help="seconds for each run (default 1800)")
     parser.add_argument("--monitor-root", type=Path, default=ROOT, help="run the monitor of this checkout")
     args = parser.parse_args()
+    compiled(args.monitor_root.resolve())  # its start-up figure as an install's (bench/common.py)
     ok = True
     for sheets in args.sheets:
         for run in measure(sheets, args.budget, args.monitor_root.resolve()):

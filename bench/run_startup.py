@@ -52,7 +52,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import ROOT, sandbox_url, served_dataset  # noqa: E402
+from common import ROOT, compiled, sandbox_url, served_dataset  # noqa: E402
 
 from monitor.config import load_config  # noqa: E402
 from monitor.engine.tasks import FINISHED, Round, task_id  # noqa: E402
@@ -71,15 +71,6 @@ def run_child(config: Path, budget: float, root: Path) -> subprocess.Popen:
         [sys.executable, "-m", "monitor.cli", "run", "--config", str(config), "--budget", str(budget)],
         cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
     )
-
-
-def compiled(root: Path) -> None:
-    """The checkout's bytecode written before any start is timed, as an installed monitor has it (pip
-    compiles a wheel's modules as it installs them). Else a shell with PYTHONDONTWRITEBYTECODE set
-    (this machine's are) would have every run compile its ~150 modules from source again: ~0.15 s of
-    CPU that no cron run of an install spends, and only for a checkout that had not cached them."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "monitor")], check=True,
-                   stdout=subprocess.DEVNULL)
 
 
 def sample_run(config: Path, budget: float) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from .cells import Formula, render, render_cells
+from .cells import Formula, render_cells
 
 DEFAULT_LIMIT = 200_000  # a 5,000-spreadsheet dataset shares ~25,000 distinct rows
 # A row made into CellData holds two dicts a cell (~2.5 KB for a Stock row, where its rendered values
@@ -42,7 +42,7 @@ class RenderedRows:
         """The cache for one pair of render options; fetch it once per range, not once per row."""
         with self._lock:
             entries = self._tables.setdefault((value_option, date_option), {})
-        return RenderTable(entries, value_option, date_option, self.limit, self._lock)
+        return RenderTable(MadeTable(entries, self.limit, self._lock), value_option, date_option)
 
     def made(self, key: object) -> MadeTable:
         """The cache of rows made into another form, one per ``key`` (hashable: what the form
@@ -61,35 +61,9 @@ class RenderedRows:
             return sum(len(entries) for entries in self._tables.values())
 
 
-class RenderTable:
-    __slots__ = ("_entries", "_value_option", "_date_option", "_limit", "_lock")
-
-    def __init__(self, entries: dict, value_option: str, date_option: str, limit: int,
-                 lock: threading.Lock) -> None:
-        self._entries = entries
-        self._value_option = value_option
-        self._date_option = date_option
-        self._limit = limit
-        self._lock = lock
-
-    def cells(self, row: Sequence[object], start: int, stop: int) -> list:
-        """``row[start:stop]`` rendered, as a new list the caller may change."""
-        if type(row) is not tuple:
-            return render_cells(row[start:stop], self._value_option, self._date_option)
-        entry = self._entries.get(id(row))
-        if entry is not None and entry[0] is row:
-            return entry[1][start:stop]
-        rendered = [render(c, self._value_option, self._date_option) for c in row]
-        if self._limit and not any(isinstance(c, Formula) for c in row):
-            with self._lock:
-                if len(self._entries) >= self._limit:
-                    self._entries.clear()
-                self._entries[id(row)] = (row, rendered)
-        return rendered[start:stop]
-
-
 class MadeTable:
-    """Rows made into one form, by their identity: a shared row is made once (see the module doc)."""
+    """Rows made into one form cell by cell, kept by their identity: a shared row is made once (see
+    the module doc)."""
 
     __slots__ = ("_entries", "_limit", "_lock")
 
@@ -98,18 +72,34 @@ class MadeTable:
         self._limit = limit
         self._lock = lock
 
-    def row(self, row: Sequence[object], make: Callable[[Sequence[object]], list]) -> list:
-        """``make(row)``, kept when ``row`` is a shared formula-free row. The list is shared with
-        every later caller: read it, slice it, never change it."""
+    def cells(self, row: Sequence[object], start: int, stop: int,
+              make: Callable[[Sequence[object]], list]) -> list:
+        """``make(row[start:stop])``, where ``make`` turns cells into their form one by one: a shared
+        formula-free row is made whole once and kept, and sliced; any other (a tab's own list) is made
+        for the slice alone. A new list, whose items later callers share: read them, never change them."""
         if type(row) is not tuple:
-            return make(row)
+            return make(row[start:stop])
         entry = self._entries.get(id(row))
         if entry is not None and entry[0] is row:
-            return entry[1]
+            return entry[1][start:stop]
         made = make(row)
         if self._limit and not any(isinstance(c, Formula) for c in row):
             with self._lock:
                 if len(self._entries) >= self._limit:
                     self._entries.clear()
                 self._entries[id(row)] = (row, made)
-        return made
+        return made[start:stop]
+
+
+class RenderTable:
+    """A row's values rendered under one pair of render options, kept as ``MadeTable`` keeps rows."""
+
+    __slots__ = ("_made", "_render")
+
+    def __init__(self, made: MadeTable, value_option: str, date_option: str) -> None:
+        self._made = made
+        self._render = lambda cells: render_cells(cells, value_option, date_option)
+
+    def cells(self, row: Sequence[object], start: int, stop: int) -> list:
+        """``row[start:stop]`` rendered, as a new list the caller may change."""
+        return self._made.cells(row, start, stop, self._render)

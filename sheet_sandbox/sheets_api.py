@@ -152,16 +152,15 @@ def _whole(title: str) -> str:
     return "'" + title.replace("'", "''") + "'"
 
 
-def _grid_data(tab, r, cell_fields: Mask | None = None, made: MadeTable | None = None) -> dict:
+def _grid_data(tab, r, cell_fields: Mask | None, made: MadeTable) -> dict:
     """One range's GridData. ``made``: shared rows' CellData as made before (rendered_rows.py). A
     cell's CellData is the same whichever range or answer asks: the monitor's ranges overlap
     (``A1:H500`` beside ``F2:F500``) and the generated spreadsheets share rows, so a row is made
     once and each range takes its slice (the same dicts, which the mask and the JSON encoder only
     read). A row a tab holds as its own list is made for each range, as it may change."""
-    made = made or RenderedRows(limit=0).made(None)
 
-    def cell_data(row) -> list:
-        return [_cell_data(c, cell_fields) for c in row]
+    def cell_data(cells) -> list:
+        return [_cell_data(c, cell_fields) for c in cells]
 
     data: dict = {}
     if r.start_row > 1:
@@ -171,7 +170,7 @@ def _grid_data(tab, r, cell_fields: Mask | None = None, made: MadeTable | None =
     row_data = []
     start, stop = r.start_col - 1, r.end_col
     for row in tab.rows[r.start_row - 1 : min(r.end_row, len(tab.rows))]:
-        cells = made.row(row, cell_data)[start:stop]
+        cells = made.cells(row, start, stop, cell_data)
         row_data.append({"values": cells} if cells else {})
     while row_data and not row_data[-1]:
         row_data.pop()

@@ -95,10 +95,10 @@ def dealt(items: list, workers: int) -> list:
     in their own order. Every worker orders alike, as xdist requires. (Without process tests, as
     under ``-m "not process"``, a round's 20 s module fixture met at the end of the collection held
     one worker that long after the other had run out of tests.)"""
-    process = [item for item in items if waits(item)]
+    waiting = [item for item in items if waits(item)]
     others = [item for item in items if not waits(item)]
     modules: dict[Path, list] = {}
-    for item in process:
+    for item in waiting:
         modules.setdefault(item.path, []).append(item)
     heads: list[list] = [[] for _ in range(workers)]
     for module in sorted(modules.values(), key=len, reverse=True):

@@ -163,5 +163,5 @@ def test_made_rows_are_kept_per_key_and_dropped_when_full():
         table = rendered.made(key)
         make = (lambda row: [str(c).upper() for c in row]) if key == "upper" else (lambda row: [len(row)])
         for _ in range(2):
-            assert [table.row(row, make) for row in rows] == [make(row) for row in rows]
+            assert [table.cells(row, 0, len(row), make) for row in rows] == [make(row) for row in rows]
     assert rendered.size() <= 4

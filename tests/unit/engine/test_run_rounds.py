@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from run_fixtures import FORBIDDEN, SETTINGS, Bench, Killed, ScriptedReader, kinds, of_run, plans
 
+from monitor.config.model import Lend
 from monitor.core.errors import POISON
 from monitor.core.timefmt import format_utc
 from monitor.engine.api_health import ApiState
@@ -18,10 +19,13 @@ from monitor.engine.events import ApiRecovered, CrashRecovered, DeadLettered, Fa
 from monitor.engine.fleet import MUTED, standing
 from monitor.engine.health import ERROR, OK, SheetHealth
 from monitor.engine.heartbeat import RoundProgress, RunOutcome, RunStats, StopReason
+from monitor.engine.history import Linked
+from monitor.engine.inspect import SheetPlan
 from monitor.engine.mutes import Mute
 from monitor.engine.pacer import ONE_PROJECT
+from monitor.engine.round_order import round_order
 from monitor.engine.run_counts import RunCounts
-from monitor.engine.runner_state import RetryFirst
+from monitor.engine.runner_state import RetryFirst, RunnerState
 from monitor.engine.tasks import DONE, FAILED, POISON_INTERRUPTIONS, PROCESSING, tick_slack
 from monitor.state.repository import encode_all
 from monitor.storage import MemoryLocation
@@ -82,12 +86,6 @@ def test_a_new_round_reads_the_longest_unchecked_spreadsheets_first():
 
 
 def test_a_new_round_puts_retries_first_then_lenders_each_group_longest_unchecked_first():
-    from monitor.config.model import Lend
-    from monitor.engine.history import Linked
-    from monitor.engine.inspect import SheetPlan
-    from monitor.engine.round_order import round_order
-    from monitor.engine.runner_state import RunnerState
-
     lends = Linked(lends=(Lend("Stock!F2:F", "sum"),))
     lenders = {"s1", "s3", "s4", "s6"}
     ordered = [SheetPlan(id=f"s{n}", name=f"Store {n}", checks=(), ranges=("Stock!A1:B",),
