@@ -236,7 +236,19 @@ def summarise(args, setting: Setting, cron: Cron, final: dict, editor: Editor, o
         "wrong_order": sum(edit.seen_at is not None and edit.seen_at < edit.made_at for edit in edits),
         "feed_delay": final["feed_delay"],  # the sandbox's, with what it held
         "parts": lag_parts(args, edits, lines),
+        "refusals": [traced(refusal, lines) for refusal in final.get("refusals", [])],
     }
+
+
+def traced(refusal: dict, lines: list[dict]) -> str:
+    """One 429 the sandbox answered, told with what the runs logged about its spreadsheet (or, for a
+    request naming none, anything) within 5 s of it: which of a run's requests met the quota."""
+    at = refusal["at"]
+    near = [line for line in lines if abs(parse_ts(line["ts"]).timestamp() - at) <= 5.0
+            and (refusal["spreadsheet"] is None or line.get("spreadsheet_id") == refusal["spreadsheet"])]
+    told = "; ".join(f"{line['event']} {parse_ts(line['ts']).timestamp() - at:+.1f} s" for line in near[:4])
+    return (f"{datetime.fromtimestamp(at, UTC):%H:%M:%S} {refusal['endpoint']} by {refusal['user']} for "
+            f"{refusal['spreadsheet'] or '(no spreadsheet)'}: {told or 'nothing logged near it'}")
 
 
 def lag_parts(args, edits, lines: list[dict]) -> dict[str, list[float]]:
@@ -328,6 +340,7 @@ def describe(args, m: dict) -> str:
         f"{m['idle_runs']}; reads that found an edit {m['found']} of {sum(reads)}",
         f"  429s {m['quota_exceeded']}, 403s {m['forbidden']}, change feed failures {m['feed_failed']}; "
         f"{m['ticks']} ticks, {m['skipped_runs']} runs found the lock held",
+        *(f"    429: {line}" for line in m["refusals"]),
         f"  checks: reads observed {m['observed']} = reads the runs logged {m['reads_logged']}: "
         f"{m['observed'] == m['reads_logged']}; Sheets reads served {m['sheets_reads']} >= reads sent "
         f"{m['reads_sent']}: {m['sheets_reads'] >= m['reads_sent']}; verdicts before their edit: "

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 
 ANONYMOUS = "anonymous"  # the user of requests answered before (or without) authentication
+REFUSALS_KEPT = 100  # the latest 429s told one by one: enough to trace a few, bounded in a long bench
 
 
 class Stats:
@@ -31,6 +32,8 @@ class Stats:
             self._by_user[user or ANONYMOUS] += 1
             if status == 429:
                 self._refused_by_user[user or ANONYMOUS] += 1
+                self._refusals.append({"at": self._time_of(), "endpoint": endpoint,
+                                       "user": user or ANONYMOUS, "spreadsheet": spreadsheet})
             if spreadsheet is not None:
                 self._by_spreadsheet.setdefault(spreadsheet, Counter())[endpoint] += 1
 
@@ -42,8 +45,10 @@ class Stats:
     def snapshot(self) -> dict:
         """A JSON-ready copy: total, by_endpoint, by_status (string keys), by_user, quota_exceeded,
         quota_exceeded_by_user (whose requests were refused for quota: which accounts a client kept
-        sending after a 429), by_spreadsheet (id -> endpoint -> count), first_request_at (epoch
-        seconds of the first request since the last reset; None before one)."""
+        sending after a 429), refusals (the latest ``REFUSALS_KEPT`` 429s, each its moment, endpoint,
+        user and spreadsheet: what a client was sending when it was refused), by_spreadsheet (id ->
+        endpoint -> count), first_request_at (epoch seconds of the first request since the last
+        reset; None before one)."""
         with self._lock:
             return {
                 "total": self._total,
@@ -52,6 +57,7 @@ class Stats:
                 "by_user": dict(self._by_user),
                 "quota_exceeded": self._by_status.get(429, 0),
                 "quota_exceeded_by_user": dict(self._refused_by_user),
+                "refusals": list(self._refusals),
                 "by_spreadsheet": {sid: dict(counts) for sid, counts in self._by_spreadsheet.items()},
                 "first_request_at": self._first_request_at,
             }
@@ -64,4 +70,5 @@ class Stats:
             self._by_user: Counter[str] = Counter()
             self._by_spreadsheet: dict[str, Counter[str]] = {}
             self._refused_by_user: Counter[str] = Counter()
+            self._refusals: deque[dict] = deque(maxlen=REFUSALS_KEPT)
             self._first_request_at: float | None = None

@@ -251,6 +251,7 @@ def test_stats_count_requests_by_endpoint_status_user_and_spreadsheet():
         "by_user": {"a@x": 3, "anonymous": 1},
         "quota_exceeded": 1,
         "quota_exceeded_by_user": {"a@x": 1},
+        "refusals": [{"at": 101.0, "endpoint": "values.get", "user": "a@x", "spreadsheet": "sheet-1"}],
         "by_spreadsheet": {"sheet-1": {"values.get": 2}, "sheet-2": {"spreadsheets.get": 1}},
         "first_request_at": 100.0,  # the first request's moment, asked once
     }
@@ -259,4 +260,5 @@ def test_stats_count_requests_by_endpoint_status_user_and_spreadsheet():
     assert stats.snapshot()["total"] == 0 and stats.of_spreadsheet("sheet-1") == {}
     assert stats.snapshot()["first_request_at"] is None
     stats.record("values.get", 200, "a@x", "sheet-1")
-    assert stats.snapshot()["first_request_at"] == 101.0
+    assert stats.snapshot()["first_request_at"] == 102.0  # 101 was the refusal's moment
+    assert stats.snapshot()["refusals"] == []
