@@ -51,6 +51,11 @@ DEFAULTS: Mapping[str, Default] = {
         "changed at once: Drive shows an edit about 3 minutes late, so 20 s adds little to that; a "
         "changes.list costs about 100 of Drive's 325,000 quota units a minute per user, 3 a minute "
         "is 0.1 % of it"),
+    "run.suspects_after": Default(
+        "5s", "a spreadsheet whose read was in flight when a run died is read alone, and not in a run's "
+        "first seconds: read first thing it would be in flight whenever runs are cut short early (a "
+        "deploy, an overlapping cron line), and each such kill counts against it; 5 s is longer than "
+        "start-up and a first burst of reads, short against a run's budget"),
     "run.max_age": Default(
         "1h", "a spreadsheet Drive says is unchanged is still read at least this often: a change Drive "
         "does not report (a formula recomputed at Google) is seen within the hour"),

@@ -60,6 +60,7 @@ class RunConfig(_Section):
     change_detection: StrictBool = default("run.change_detection")
     change_poll: DurationOrOff = default("run.change_poll")
     max_age: Duration = default("run.max_age")
+    suspects_after: Duration = default("run.suspects_after")
 
     @field_validator("change_poll")
     @classmethod

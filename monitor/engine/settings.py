@@ -40,8 +40,7 @@ class RunSettings:
     # are saved on their own; only faster-than-quota runs (benchmarks) merge.
     checkpoint_every: float = 0.2
     # A quarantined task (a suspect of the poison guard) is not read in a run's first seconds, unless
-    # the budget is too short to wait them out: see Run._next_task. Longer than start-up and a first
-    # burst of reads, short against a run's budget.
+    # the budget is too short to wait them out: see Run._next_task ([run] suspects_after).
     suspects_after: float = 5.0
     # Reads in flight at most: the config's ceiling (the run sizes itself below it from the quota and
     # the latency it observes). 1 reads one spreadsheet at a time.
@@ -63,6 +62,7 @@ class RunSettings:
             round_interval=config.run.round_interval,
             request_timeout=config.google.request_timeout.total_seconds(),
             max_in_flight=config.google.max_concurrent_reads,
+            suspects_after=config.run.suspects_after.total_seconds(),
             unreadable_after=config.breaker.unreadable_after,
             history_keep=config.report.keep,
             maintenance=tuple(config.maintenance),

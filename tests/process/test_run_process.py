@@ -197,8 +197,13 @@ def wait_until(read, good, timeout: float = 20.0):
 # -- a crash loop over the whole budget ------------------------------------------------------------
 
 # Short, under request_timeout (30 s) plus the reserve: 7 s to read, enough for the slow
-# spreadsheet's 3 s on a loaded machine, too little for it to wait out a run's first 5 s as a suspect.
+# spreadsheet's 3 s on a loaded machine, too little for it to wait out a run's first CRASH_SUSPECTS_AFTER
+# as a suspect (what is left would be shorter than the 6 s its answer is due in), so it goes at once.
 CRASH_BUDGET = 10.0
+# How long a run keeps its suspects waiting. The killer's read is one (each kill of it makes it one
+# again) and, its answer time unknown, waits it out: at the default 5 s each of its kills alone
+# cost a run of idle waiting. 1 s keeps both ways a suspect goes (at once, and after the wait).
+CRASH_SUSPECTS_AFTER = "1s"
 CRASH_KILLS = 12
 
 
@@ -248,7 +253,8 @@ def test_a_crash_loop_at_random_moments_over_the_whole_budget_poisons_only_what_
     poison after its bounded number of kills, and every spreadsheet gets its verdict."""
     rng = random.Random(20261201)
     with served_dataset(tmp_path, 12, seed=8, faults=False, **FAST_QUOTA,
-                        run_section={"round_interval": "1s", "change_detection": False}) as served:
+                        run_section={"round_interval": "1s", "change_detection": False,
+                                     "suspects_after": CRASH_SUSPECTS_AFTER}) as served:
         with served.config_path.open("a", encoding="utf-8") as config:
             config.write('\n[breaker]\nunreadable_after = "10s"\n')  # a verdict within the test
         served.fault(spreadsheet="*", latency_ms=150)
