@@ -53,7 +53,10 @@ def test_three_runners_killed_at_random_share_the_rounds_and_lose_nothing(tmp_pa
     telegram = FakeTelegram(SystemClock())
     telegram.add_token(TELEGRAM_TOKEN)
     telegram.add_chat(TELEGRAM_CHAT)
-    run = {"round_interval": "6s", "budget": "10s", "change_detection": False}
+    # Each kill leaves suspects, read alone once their lease is gone, and its round open until then:
+    # at the default 5 s a run kept them waiting, with nothing in flight to kill, half of a round's
+    # interval. 1 s is still past a run's start-up and its first burst of reads.
+    run = {"round_interval": "6s", "budget": "10s", "change_detection": False, "suspects_after": "1s"}
     with (
         HTTPServerThread(telegram) as telegram_server,
         served_dataset(tmp_path, SHEETS, seed=11, faults=False, read_per_user=GOOGLE_QUOTA,
