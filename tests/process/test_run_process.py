@@ -90,8 +90,11 @@ def assert_every_spreadsheet_accounted_for(served: ServedDataset, state) -> None
 def test_runs_killed_at_random_moments_with_several_reads_in_flight_lose_nothing(tmp_path):
     rng = random.Random(20261129)
     # A minute's timeout: the hanging sheet is never let go by a timeout, only by a kill.
+    # Suspects wait 1 s into a run, not 5: each run that reads them alone after the kills (the
+    # round's leftovers first) would otherwise idle that long before its first.
     with served_dataset(tmp_path, 200, seed=5, faults=False, request_timeout="60s", **FAST_QUOTA,
-                        config_read_per_user=1500, config_read_per_project=1500) as served:
+                        config_read_per_user=1500, config_read_per_project=1500,
+                        run_section={"suspects_after": "1s"}) as served:
         # 150 ms per read paced at 25 reads/s keeps several reads in flight (Little's law: 25 reads/s
         # x 0.15 s, and a spare) and the round going for 8 s: most kills land while it reads.
         served.fault(spreadsheet="*", latency_ms=150)
