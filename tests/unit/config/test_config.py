@@ -16,6 +16,7 @@ from monitor.config import DEFAULTS, checks_fingerprint, resolve_config_path
 from monitor.core.durations import format_duration, parse_positive_duration
 from monitor.core.invalid_value import InvalidValue
 from monitor.engine.inspect import plans_of
+from monitor.engine.settings import RunSettings
 
 
 @pytest.fixture
@@ -205,3 +206,9 @@ profile = "archive"
     assert (plans[SHEET_C].max_age, plans[SHEET_C].always_read) == (timedelta(hours=3), False)
     assert config.run.change_detection is True
     assert plans[SHEET_B].fingerprint == config.sheets_by_id[SHEET_B].fingerprint
+
+
+def test_suspects_wait_five_seconds_into_a_run_unless_the_config_says_otherwise(folder: Path) -> None:
+    assert RunSettings.from_config(load(folder, MINIMAL, env={})).suspects_after == 5.0
+    shorter = load(folder, '[run]\nsuspects_after = "1s"\n\n' + MINIMAL, env={})
+    assert RunSettings.from_config(shorter).suspects_after == 1.0
