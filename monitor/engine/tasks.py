@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -139,24 +139,37 @@ class Round:
 
     def __init__(self, info: RoundInfo, stored: Iterable[Task] = ()) -> None:
         """The round ``info`` describes: its fresh tasks, with the ``stored`` ones (tasks that changed
-        since the round began, already checked to belong to it) in their places."""
+        since the round began, already checked to belong to it) in their places.
+
+        A fresh task is made when first asked for (``Documents.hold_unread``, its "text" its target):
+        a new round of 20,000 spreadsheets made 20,000 of them before its first read, and its first
+        save looked at each to find them all fresh, for a run that reads a few hundred."""
         self.info = info
-        known = {task.id: task for task in stored}
-        tasks = {}
+        by_id = {task.id: task for task in stored}
+        self._order: list[str] = []  # task ids in target order: the round's order
+        self._by_target: dict[str, str] = {}
+        known: dict[str, Task] = {}
+        fresh: dict[str, str] = {}  # task id -> target, for the tasks not stored
         for number, target in enumerate(info.targets, start=1):
             if target is not None:
                 id = task_id(info.id, number)
-                tasks[id] = known.get(id) or Task(id, target, info.id, info.started_at)
-        self.tasks: Documents[Task] = Documents(tasks)
+                self._order.append(id)
+                self._by_target[target] = id
+                task = by_id.get(id)
+                if task is None:
+                    fresh[id] = target
+                else:
+                    known[id] = task
+        self.tasks: Documents[Task] = Documents(known)
+        self.tasks.hold_unread(fresh, self._fresh_task)
         self._info_changed = False
-        self._order = list(self.tasks)  # built in target order: the round's order
-        self._by_target = {task.target: task.id for task in self.tasks.values()}
         self._first: deque[str] = deque()  # read before the cursor's: see read_first
         self._cursor = 0
         self._waiting: list[tuple[datetime, str]] = []  # (next_attempt_at, task id)
         self._counts = dict.fromkeys(TaskStatus, 0)
+        self._counts[PENDING] = len(fresh)
         suspects = []
-        for task in self.tasks.values():
+        for task in known.values():
             self._counts[task.status] += 1
             if task.status is PENDING and task.next_attempt_at:
                 heapq.heappush(self._waiting, (task.next_attempt_at, task.id))
@@ -165,6 +178,9 @@ class Round:
         # Quarantined task ids, read one at a time in this order: the longest suspected first, so a
         # task that was just in flight alone again when a run died waits behind the others.
         self._quarantine = deque(task.id for task in sorted(suspects, key=lambda task: task.quarantined_at))
+
+    def _fresh_task(self, id: str, target: str) -> Task:
+        return Task(id, target, self.info.id, self.info.started_at)
 
     @classmethod
     def build(cls, targets: Iterable[str], now: datetime, unread: int = 0) -> Round:
@@ -183,7 +199,7 @@ class Round:
     # -- queries -----------------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self.tasks)
+        return len(self._order)
 
     def counts(self) -> dict[TaskStatus, int]:
         return dict(self._counts)
@@ -192,7 +208,7 @@ class Round:
         return self._counts[DONE] + self._counts[FAILED]
 
     def is_complete(self) -> bool:
-        return self.finished() == len(self.tasks)
+        return self.finished() == len(self._order)
 
     def continues(self, now: datetime, interval: timedelta) -> bool:
         """Will the next run keep working on this round (rather than start a new one)? Yes while it
@@ -200,7 +216,7 @@ class Round:
         return not self.is_complete() or now - self.started_at < interval - tick_slack(interval)
 
     def oldest_pending(self) -> Task | None:
-        pending = [task for task in self.tasks.values() if task.status is PENDING]
+        pending = [task for id in self._order if (task := self.tasks[id]).status is PENDING]
         return min(pending, key=lambda task: task.created_at) if pending else None
 
     def next_retry_at(self) -> datetime | None:
@@ -323,15 +339,15 @@ class Round:
     def requeue_now(self, target: str) -> bool:
         """Make a target's task due at once with a fresh start (``dlq retry``); False when the round
         has none for it."""
-        for task in self.tasks.values():
-            if task.target == target:
-                task.attempts = 0
-                task.interruptions = 0  # an admin's retry is a fresh start for the poison guard too
-                task.quarantined_at = None
-                task.next_attempt_at = None
-                self._set_status(task, PENDING)
-                self._cursor = min(self._cursor, self._order.index(task.id))
-                return True
+        task = self.tasks.get(self._by_target.get(target, ""))
+        if task is not None:
+            task.attempts = 0
+            task.interruptions = 0  # an admin's retry is a fresh start for the poison guard too
+            task.quarantined_at = None
+            task.next_attempt_at = None
+            self._set_status(task, PENDING)
+            self._cursor = min(self._cursor, self._order.index(task.id))
+            return True
         return False
 
     def read_first(self, target: str, now: datetime) -> bool:
@@ -361,7 +377,8 @@ class Round:
 
     def drop_targets(self, targets: set[str]) -> list[Task]:
         """Remove tasks of spreadsheets no longer in the config (they are dropped, not dead-lettered)."""
-        dropped = [task for task in self.tasks.values() if task.target in targets]
+        ids = {self._by_target[target] for target in targets if target in self._by_target}
+        dropped = [self.tasks[id] for id in self._order if id in ids]
         for task in dropped:
             del self.tasks[task.id]
             del self._by_target[task.target]
@@ -369,9 +386,9 @@ class Round:
         self.info = replace(self.info, targets=tuple(None if target in targets else target
                                                      for target in self.info.targets))
         self._info_changed = True
-        self._order = [task_id for task_id in self._order if task_id in self.tasks]
+        self._order = [task_id for task_id in self._order if task_id not in ids]
         self._cursor = 0
-        self._waiting = [(due, task_id) for due, task_id in self._waiting if task_id in self.tasks]
+        self._waiting = [(due, task_id) for due, task_id in self._waiting if task_id not in ids]
         heapq.heapify(self._waiting)
         return dropped
 
@@ -393,8 +410,11 @@ class Round:
         dead-letters it. Returns (reclaimed, poisoned).
         """
         by_run: dict[str | None, list[Task]] = {}
-        for task in self.tasks.values():
-            if task.status is PROCESSING and (dead is None or dead(task.run_id)):
+        # In the round's order; a task not made yet (see __init__) is fresh, so not processing.
+        processing = sorted((task for _, task in self.tasks.read_items() if task.status is PROCESSING),
+                            key=lambda task: task_number(task.id) or 0)
+        for task in processing:
+            if dead is None or dead(task.run_id):
                 # One runner: every task it finds processing was the last run's, whatever run id a
                 # release before run ids recorded; several: each dead run's own reads in flight.
                 by_run.setdefault(None if dead is None else task.run_id, []).append(task)
@@ -433,6 +453,16 @@ class Round:
         """(the info if it changed, changed tasks by id, removed task ids) since the last save."""
         changed, removed = self.tasks.pending_changes()
         return (self.info if self._info_changed else None), changed, removed
+
+    def targets(self) -> Collection[str]:
+        """The spreadsheets the round has a task for."""
+        return self._by_target.keys()
+
+    def mark_all_changed(self) -> None:
+        """A new round replaces every stored task: each task made so far is to be written (those still
+        fresh are not: the round's document implies them), the others are fresh by construction."""
+        for id, _ in list(self.tasks.read_items()):
+            self.tasks.touch(id)
 
     def mark_saved(self) -> None:
         self.tasks.mark_saved()

@@ -55,7 +55,7 @@ def _told_if_open(state: RunnerState, sid: str, now: datetime, run_id: str) -> N
 
 def _round_targets(state: RunnerState) -> set[str]:
     rnd = state.round
-    return {task.target for task in rnd.tasks.values()} if rnd is not None else set()
+    return set(rnd.targets()) if rnd is not None else set()
 
 
 def _forget_elsewhere(state: RunnerState, gone: set[str]) -> None:

@@ -283,7 +283,7 @@ class StateRepository:
             if rnd is None:
                 deleted.add(ROUND.key())
             else:
-                rnd.tasks.mark_all_changed()  # only those not fresh are written: see below
+                rnd.mark_all_changed()  # only those not fresh are written: see below
                 values[ROUND.key()] = ROUND.encode(rnd.info)
         if rnd is None:
             return written_tasks

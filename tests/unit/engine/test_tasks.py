@@ -365,6 +365,22 @@ def test_only_what_changed_since_the_last_save_is_pending():
     assert set(changed) == {a.id} and removed == {f"{rnd.id}-000003"}
 
 
+
+def test_a_new_round_makes_a_task_only_when_it_is_asked_for():
+    # A run's start-up at 20,000 spreadsheets made every fresh task, and its first save looked at each.
+    targets = [f"s{n:05d}" for n in range(20_000)]
+    rnd = Round.build(targets, NOW)
+    assert len(rnd) == 20_000 and not rnd.is_complete() and rnd.counts()[PENDING] == 20_000
+    assert set(rnd.targets()) == set(targets) and rnd.reclaim_abandoned(NOW) == ([], [])
+    assert dict(rnd.tasks.read_items()) == {}
+    first = take(rnd)
+    rnd.mark_all_changed()  # as a new round's first save asks: the task taken, no fresh one
+    assert [id for id, _ in rnd.tasks.read_items()] == [first.id] and first.target == "s00000"
+    assert set(rnd.pending_changes()[1]) == {first.id}
+    rnd.drop_targets({"s00007"})
+    assert len(rnd) == 19_999 and [id for id, _ in rnd.tasks.read_items()] == [first.id]
+    assert [t.target for t in rnd.tasks.values()][:3] == ["s00000", "s00001", "s00002"]
+
 # -- random lives of a round, against a plain scan ---------------------------------------------------
 
 TARGETS = [f"s{n:02d}" for n in range(8)]
