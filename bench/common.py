@@ -121,6 +121,10 @@ class TimedReader:
     def modified_time(self, *args, **kwargs):
         return self._timed(self.inner.modified_time, *args, **kwargs)
 
+    def tab_titles(self, *args, **kwargs):
+        # The tabs a spreadsheet has, once Google refused a range (engine.inspect).
+        return self._timed(self.inner.tab_titles, *args, **kwargs)
+
     def _timed(self, request, *args, **kwargs):
         import time
 

@@ -70,6 +70,7 @@ class ScriptedReader:
         # Each spreadsheet's time zone (default Etc/GMT, Google's), or an exception its zone request raises.
         self.zones: dict[str, str | BaseException] = {}
         self.zone_reads: list[str] = []
+        self.tab_requests: list[str] = []
 
     def read(self, spreadsheet_id, ranges, credential, timeout):
         self.reads.append(spreadsheet_id)
@@ -105,6 +106,11 @@ class ScriptedReader:
         if isinstance(answer, BaseException):
             raise answer
         return ZoneAnswer(answer)
+
+    def tab_titles(self, spreadsheet_id, credential, timeout):
+        """Asked when a range was refused: the tabs a renamed one left."""
+        self.tab_requests.append(spreadsheet_id)
+        return ("Stock 2024",)
 
 
 class InlineReads:

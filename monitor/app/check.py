@@ -8,6 +8,7 @@ state. Nothing is recorded: no queue, breaker or health changes.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -21,7 +22,15 @@ from monitor.config.model import CheckSet
 from monitor.core.clock import ManualClock, SystemClock
 from monitor.core.errors import ErrorInfo, SheetReadError
 from monitor.engine.history import past_for
-from monitor.engine.inspect import SheetPlan, judge, read, sheets_requests, volatile_formulas, zone_of
+from monitor.engine.inspect import (
+    SheetPlan,
+    explaining_requests,
+    judge,
+    read,
+    sheets_requests,
+    volatile_formulas,
+    zone_of,
+)
 from monitor.engine.pacer import QuotaPacer
 from monitor.state import State, read_state
 from monitor.storage import StateError, StateLocation
@@ -104,7 +113,7 @@ def check_now(config: Config, sheet: Sheet, clock: SystemClock | ManualClock) ->
     plan = SheetPlan.of(sheet, config)
     location = state_location(config)
     saved = _saved(location, plan)
-    credential = _credential(config, location, saved, sheets_requests(plan), clock)
+    credential, pacer = _credential(config, location, saved, plan, clock)
     timeout = config.google.request_timeout.total_seconds()
     reader = GspreadReader.for_config(config, timeout)
     now = clock.now()
@@ -119,6 +128,11 @@ def check_now(config: Config, sheet: Sheet, clock: SystemClock | ManualClock) ->
         data = read(plan, reader, credential, lambda: timeout, fetch_zone=plan.needs_time_zone, detailed=True)
         results = judge(plan, data, now, zone_of(plan, data.time_zone), past=_past(config, plan, saved))
     except SheetReadError as error:
+        if error.extra_requests:  # the refused range's tab titles
+            spent["reads"] += error.extra_requests
+            # Told to the runs' shared log (on Redis); one that stops answering is `status`'s business.
+            with contextlib.suppress(StateError):
+                pacer.count_unpaced(credential, clock.time(), error.extra_requests)
         return Checked(plan, now, credential, spent, error=error.info())
     return Checked(plan, now, credential, spent, results, data.time_zone,
                    volatile_formulas(plan, data, config.run.change_detection))
@@ -136,16 +150,20 @@ def _saved(location: StateLocation, plan: SheetPlan) -> State | None:
         return None
 
 
-def _credential(config: Config, location: StateLocation, saved: State | None, reads: int,
-                clock: SystemClock | ManualClock) -> str:
-    """The credential with the most room left for ``reads``, from the quota log the runs keep."""
+def _credential(config: Config, location: StateLocation, saved: State | None, plan: SheetPlan,
+                clock: SystemClock | ManualClock) -> tuple[str, QuotaPacer]:
+    """The credential with the most room left for ``plan``'s reads (and a refusal's explanation),
+    from the quota log the runs keep, and the pacer that granted it."""
+    reads, follow_ups = max(sheets_requests(plan), 1), explaining_requests(plan)
+    pacer = command_pacer(config, location, saved)
     try:
-        credential, wait = command_pacer(config, location, saved).acquire(clock.time(), max(reads, 1))
+        credential, wait = pacer.acquire(clock.time(), reads, follow_ups=follow_ups)
     except StateError:  # a Redis log that stops answering mid-way: the config's quotas alone
-        credential, wait = QuotaPacer.from_config(config).acquire(clock.time(), max(reads, 1))
+        pacer = QuotaPacer.from_config(config)
+        credential, wait = pacer.acquire(clock.time(), reads, follow_ups=follow_ups)
     if credential is None:
         raise NoQuotaLeft(wait)
-    return credential
+    return credential, pacer
 
 
 def _judged_against_the_past(plan: SheetPlan) -> bool:

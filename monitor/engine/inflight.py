@@ -34,6 +34,8 @@ class ReadJob:
     started: float  # the run clock's monotonic reading when the read was handed out
     fetch_zone: bool = False  # the time zone too, in the same request (monitor.engine.zone_refresh)
     detailed: bool = False  # with every error cell's details (monitor.engine.inspect)
+    # A refused range explained by the tab titles, a request without a slot: the pacer kept room.
+    explain: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +57,8 @@ class ReadDone:
 
 def perform(job: ReadJob, reader: SheetReader, timeout: Callable[[], float]) -> SheetData:
     """The requests ``job`` stands for, with ``reader``: what every :class:`Reads` runs."""
-    return read(job.plan, reader, job.credential, timeout, fetch_zone=job.fetch_zone, detailed=job.detailed)
+    return read(job.plan, reader, job.credential, timeout, fetch_zone=job.fetch_zone, detailed=job.detailed,
+                explain=job.explain)
 
 
 @dataclass(slots=True)
@@ -71,6 +74,7 @@ class InFlight:
     started: float = 0.0  # monotonic, set when its read is handed out
     fetch_zone: bool = False  # the read asks for the spreadsheet's time zone too
     requests: int = 1  # the Sheets requests it sends: the pacer's slots it took
+    follow_ups: int = 0  # the requests it may send beside them, for which the pacer keeps room
     # Monotonic, when its answer becomes overdue, after which the run marks its task so while it is
     # alone in flight (the poison guard's evidence, monitor.engine.overdue); None once marked, or when
     # nothing says when it is due.

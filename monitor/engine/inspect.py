@@ -45,6 +45,9 @@ from monitor.engine.health import Tab
 from monitor.engine.history import NO_LINKS, Linked
 from monitor.engine.zone_refresh import needs_time_zone
 
+# Seconds: less than this left of the budget is no time for one more request to Google.
+_LEAST_EXPLAIN_SECONDS = 0.5
+
 
 @dataclass(frozen=True, slots=True)
 class SheetPlan:
@@ -120,6 +123,10 @@ class SheetReader(Protocol):
 
     def time_zone(self, spreadsheet_id: str, credential: str, timeout: float) -> ZoneAnswer: ...
 
+    def tab_titles(self, spreadsheet_id: str, credential: str, timeout: float) -> tuple[str, ...] | None:
+        """The spreadsheet's tab titles (None when they cannot be had): one Sheets read."""
+        ...
+
 
 @dataclass(frozen=True)
 class ZoneAnswer:
@@ -144,36 +151,62 @@ class SheetData:
 
 
 def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callable[[], float], *,
-         fetch_zone: bool = False, detailed: bool = False) -> SheetData:
+         fetch_zone: bool = False, detailed: bool = False, explain: bool = True) -> SheetData:
     """Every request ``plan`` needs, and its spreadsheet's time zone when ``fetch_zone``, asked in the
     request that reads the values (one ``spreadsheets.get`` with grid data, one read of quota), or
     alone when the plan reads no range; ``timeout()`` is asked as each request starts (the budget
-    shrinks). ``detailed``: the values come with every error cell's details (see the module doc)."""
+    shrinks). ``detailed``: the values come with every error cell's details (see the module doc).
+    ``explain``: a range Google refuses is explained by the spreadsheet's tab titles, one request
+    more (:func:`explaining_requests`), for which the caller keeps room in the quota; without it the
+    refusal is told as Google worded it."""
     zone = ZoneAnswer("")
     value_ranges: list[dict] = []
     errors: tuple[CellError, ...] | None = None
     formula_ranges: tuple[dict, ...] | None = None
-    if fetch_zone and not plan.ranges:
-        zone = reader.time_zone(plan.id, credential, timeout())
-    elif fetch_zone:
-        (value_ranges, found, formulas), zone = reader.read_with_zone(
-            plan.id, plan.ranges, credential, timeout(), detailed=detailed)
-        if detailed:  # else judged as a batchGet's values: a code that may be computing is read again
-            errors, formula_ranges = found, tuple(formulas)
-    elif plan.ranges and detailed:
-        value_ranges, errors, formulas = reader.read_detailed(plan.id, plan.ranges, credential, timeout())
-        formula_ranges = tuple(formulas)
-    elif plan.ranges:
-        value_ranges = reader.read(plan.id, plan.ranges, credential, timeout())
+    try:
+        if fetch_zone and not plan.ranges:
+            zone = reader.time_zone(plan.id, credential, timeout())
+        elif fetch_zone:
+            (value_ranges, found, formulas), zone = reader.read_with_zone(
+                plan.id, plan.ranges, credential, timeout(), detailed=detailed)
+            if detailed:  # else judged as a batchGet's values: a code that may be computing is read again
+                errors, formula_ranges = found, tuple(formulas)
+        elif plan.ranges and detailed:
+            value_ranges, errors, formulas = reader.read_detailed(plan.id, plan.ranges, credential, timeout())
+            formula_ranges = tuple(formulas)
+        elif plan.ranges:
+            value_ranges = reader.read(plan.id, plan.ranges, credential, timeout())
+    except SheetReadError as error:
+        if explain and error.http_status == 400 and error.range:
+            _explain_refused_range(error, plan, reader, credential, timeout())
+        raise
     modified = reader.modified_time(plan.id, credential, timeout()) if plan.needs_modified_time else None
     return SheetData(read_ranges(dict(zip(plan.ranges, value_ranges, strict=True))), modified, errors,
                      formula_ranges, zone.time_zone or None, zone.tabs)
+
+
+def _explain_refused_range(error: SheetReadError, plan: SheetPlan, reader: SheetReader, credential: str,
+                           timeout: float) -> None:
+    """Give a refused range's error the tabs the spreadsheet has (was one renamed?), when the budget
+    leaves time for one more request; counted in ``extra_requests`` whatever its answer, as Google
+    counts a request on arrival."""
+    if timeout < _LEAST_EXPLAIN_SECONDS:
+        return
+    error.extra_requests += 1
+    error.tabs = reader.tab_titles(plan.id, credential, timeout)
 
 
 def sheets_requests(plan: SheetPlan) -> int:
     """The Sheets requests :func:`read` sends for ``plan``: one when it reads ranges (a batchGet, or
     with details or its zone one ``spreadsheets.get``), none otherwise. Each takes a slot of the read
     quota; Drive's request for the modified time counts against Drive's own."""
+    return 1 if plan.ranges else 0
+
+
+def explaining_requests(plan: SheetPlan) -> int:
+    """The Sheets requests :func:`read` may send for ``plan`` beyond :func:`sheets_requests`, without
+    a slot of their own: one when it reads ranges, as a range Google refuses is explained by the
+    spreadsheet's tab titles (was one renamed? monitor.google.reader), asked at once."""
     return 1 if plan.ranges else 0
 
 

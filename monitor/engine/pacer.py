@@ -204,7 +204,7 @@ class QuotaPacer:
         return tuple(c for c in self.credentials if c not in self._retired)
 
     def acquire(self, now: float, requests: int = 1, *, exclude: Collection[str] = (),
-                spare: Mapping[str, int] | None = None) -> tuple[str | None, float]:
+                spare: Mapping[str, int] | None = None, follow_ups: int = 0) -> tuple[str | None, float]:
         """Take ``requests`` send slots of one credential at ``now`` if any credential has them (`check
         ID` of a spreadsheet whose dates need its time zone sends two); else say how long to wait.
         A count above a limit is taken as the limit: one credential could never send it at once.
@@ -213,10 +213,14 @@ class QuotaPacer:
         (infinite when there are none: the caller waits for what it has out). ``spare``: slots to
         leave free beside the ones taken, by credential (and their sum in its project's window):
         requests that reads already out may still send without a slot of their own (a refused
-        range's tab titles, :meth:`count_unpaced`), which would otherwise meet a full window."""
+        range's tab titles, :meth:`count_unpaced`), which would otherwise meet a full window.
+        ``follow_ups``: as many the read granted now may send so, left free beside its own slots in
+        the chosen credential's windows: a read that takes a window's last slot would otherwise
+        send its explanation into a full window."""
         now = self._advance(now)
         requests = max(1, min(requests, self._credential_limit, self._project_limit))
-        ready = {c: at for c, at in self._ready_at_by_credential(now, requests, spare or {}).items()
+        room = requests + follow_ups
+        ready = {c: at for c, at in self._ready_at_by_credential(now, room, spare or {}).items()
                  if c not in exclude}
         soonest = min(ready.values(), default=math.inf)  # none at all once every one is retired
         if soonest > now:

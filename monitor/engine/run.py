@@ -37,7 +37,7 @@ from monitor.engine.health import record_skip
 from monitor.engine.heartbeat import Heartbeat, RunOutcome, RunStats, RunSummary, StopReason
 from monitor.engine.incidents import incident_id, settle_incidents
 from monitor.engine.inflight import InFlight, ReadDone, ReadJob, Reads
-from monitor.engine.inspect import SheetData, SheetPlan, judge, sheets_requests, zone_of
+from monitor.engine.inspect import SheetData, SheetPlan, explaining_requests, judge, sheets_requests, zone_of
 from monitor.engine.listening import LISTEN_SLICE_SECONDS, Listener
 from monitor.engine.overdue import answer_due, answered
 from monitor.engine.pacer import QuotaPacer
@@ -272,10 +272,8 @@ class Run:
             return self._wait(None, usable)  # until a read comes back
         sent_at = self.clock.time()
         requests = sheets_requests(plan)  # a slot for each Sheets request it sends
-        held = self._fetching_tokens()
-        credential, wait = self.pacer.acquire(sent_at, requests, exclude=held, spare=self._may_explain())
+        credential, wait, follow_ups = self._acquire(sent_at, requests, plan)
         if credential is None:
-            wait = min([wait, *held.values()])  # or until a held credential's first read was out long enough
             if self.sharing.shared:
                 rnd.release(task)  # claimed, but not read now: saved pending, another runner may take it
             if not self.pacer.usable:  # every credential refused: nothing can be read (told as such)
@@ -284,8 +282,25 @@ class Run:
         # Only now, with a request certain to go out, may an open breaker's probe be spent.
         breaker_before = self.task_results.breaker_let_through(plan, now)
         self._start(rnd, InFlight(task, plan, credential, breaker_before, alone, sent_at,
-                                  fetch_zone=fetch_zone, requests=max(1, requests)))
+                                  fetch_zone=fetch_zone, requests=max(1, requests), follow_ups=follow_ups))
         return True
+
+    def _acquire(self, sent_at: float, requests: int, plan: SheetPlan) -> tuple[str | None, float, int]:
+        """A credential for ``plan``'s read, the wait when none has room, and the requests it may send
+        without a slot (a refused range's tab titles): with room kept for them if any credential has
+        it, else without them when a window's last slots are all that is free, the read sent all the
+        same (a refusal is then told as Google worded it: rare, where an idle slot is every window's)."""
+        held = self._fetching_tokens()
+        spare = self._may_explain()
+        follow_ups = explaining_requests(plan)
+        credential, wait = self.pacer.acquire(sent_at, requests, exclude=held, spare=spare,
+                                              follow_ups=follow_ups)
+        if credential is None and follow_ups:
+            follow_ups = 0
+            credential, wait = self.pacer.acquire(sent_at, requests, exclude=held, spare=spare)
+        if credential is None:
+            wait = min([wait, *held.values()])  # or until a held credential's first read was out long enough
+        return credential, wait, follow_ups
 
     def _watch_feed(self, now: datetime) -> None:
         """Ask Drive's feed again and put what changed first in the round under way, saved with the
@@ -395,7 +410,8 @@ class Run:
         self.in_flight[task.id] = flight
         self.peak_in_flight = max(self.peak_in_flight, len(self.in_flight))
         flight.job = ReadJob(task.id, flight.plan, flight.credential, flight.started,
-                             fetch_zone=flight.fetch_zone, detailed=_detailed(task))
+                             fetch_zone=flight.fetch_zone, detailed=_detailed(task),
+                             explain=flight.follow_ups > 0)
         self.reads.start(flight.job, self._request_timeout)
         self._collect(0)  # whatever has finished meanwhile (this read, if it was quick)
 
@@ -574,11 +590,11 @@ class Run:
         return first_reads_out(out, self.answered, self.clock.monotonic(), FIRST_READ_HOLD_SECONDS)
 
     def _may_explain(self) -> dict[str, int]:
-        """By credential, the values reads out: each may yet send one request without a slot (a
-        refused range's tab titles, monitor.google.reader), for which its windows keep room."""
+        """By credential, the requests the reads out may yet send without a slot (a refused range's
+        tab titles, monitor.google.reader), for which its windows keep room."""
         out: dict[str, int] = {}
         for flight in self.in_flight.values():
-            out[flight.credential] = out.get(flight.credential, 0) + 1
+            out[flight.credential] = out.get(flight.credential, 0) + flight.follow_ups
         return out
 
     def _stuck_seconds(self) -> float:

@@ -89,15 +89,18 @@ class SharedQuotaPacer(QuotaPacer):
                    credential_projects={str(p): google.project_of(p) for p in google.credentials})
 
     def acquire(self, now: float, requests: int = 1, *, exclude: Collection[str] = (),
-                spare: Mapping[str, int] | None = None) -> tuple[str | None, float]:
-        """As ``QuotaPacer.acquire``. A credential's ``spare`` is asked of the shared log as room for
-        that many more in its window and its project's (one question more, before the admission:
-        another runner may take that room meanwhile, which costs the margin, never a limit)."""
+                spare: Mapping[str, int] | None = None, follow_ups: int = 0) -> tuple[str | None, float]:
+        """As ``QuotaPacer.acquire``. A credential's ``spare`` and the ``follow_ups`` are asked of the
+        shared log as room for that many more in its window and its project's (one question more,
+        before the admission: another runner may take that room meanwhile, which costs the margin,
+        never a limit)."""
         now = self._advance(now)
         requests = max(1, min(requests, self._credential_limit, self._project_limit))
         candidates = [c for c in self._candidates(now) if c not in exclude]
-        if spare and candidates:
-            wanted = [min(requests + spare.get(c, 0), self._credential_limit) for c in candidates]
+        spare = spare or {}
+        if (spare or follow_ups) and candidates:
+            wanted = [min(requests + follow_ups + spare.get(c, 0), self._credential_limit)
+                      for c in candidates]
             roomy = [c for c, room in zip(candidates, wanted, strict=True) if room == requests
                      or self.shared_log.readiness([self._pair(c)], now, room)[0].ready_in <= 0]
             if not roomy:

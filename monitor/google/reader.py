@@ -7,7 +7,6 @@ a library's exception. Implements ``monitor.engine.inspect.SheetReader``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -59,7 +58,6 @@ ZONE_PARAMS = {"fields": "properties.timeZone,sheets.properties(sheetId,title)"}
 ZONE_FIELD = "properties.timeZone"
 # The tabs a spreadsheet has, asked once its range was refused (a tab renamed or deleted?).
 TABS_PARAMS = {"fields": "sheets.properties.title"}
-_LEAST_TABS_TIMEOUT = 0.5  # seconds: less than this is no time for a request to Google
 # The Sheets API's words for a spreadsheet not shared with the caller.
 _FORBIDDEN = "The caller does not have permission"
 # Google's answer to a request that reached it without any credential carries no ErrorInfo; it is
@@ -180,20 +178,14 @@ class GspreadReader:
 
     @contextmanager
     def _explained(self, spreadsheet_id: str, credential: str, timeout: float) -> Iterator[None]:
-        """A refusal a person must act on, given what they need to act: a 403's service-account
-        e-mail (the address to share the spreadsheet with), and on a 400 for a range, the tabs the
-        spreadsheet has (was one renamed?)."""
-        started = time.monotonic()
+        """A 403 a person must act on, given what they need to act: the service account's e-mail
+        (the address to share the spreadsheet with). A 400 for a range is explained by the tabs the
+        spreadsheet has (:meth:`tab_titles`), a request of its own that the caller decides on."""
         try:
             yield
         except SheetReadError as error:
             if error.http_status == 403 and error.message.startswith(_FORBIDDEN):
                 error.account = self._account(credential)
-            elif error.http_status == 400 and error.range:
-                left = timeout - (time.monotonic() - started)
-                if left >= _LEAST_TABS_TIMEOUT:
-                    error.extra_requests += 1  # counted whatever its answer: Google counts it on arrival
-                    error.tabs = self._tabs(spreadsheet_id, credential, left)
             raise
 
     def _account(self, credential: str) -> str | None:
@@ -201,10 +193,9 @@ class GspreadReader:
         email = getattr(client.http_client.auth, "service_account_email", None) if client else None
         return email if isinstance(email, str) and email else None
 
-    def _tabs(self, spreadsheet_id: str, credential: str, timeout: float) -> tuple[str, ...] | None:
-        """The spreadsheet's tab titles, or None when they cannot be had within ``timeout`` (the
-        read's own, less what it took: the run's deadline holds). One more Sheets read, sent only
-        for a spreadsheet whose range was refused, which is dead-lettered anyway."""
+    def tab_titles(self, spreadsheet_id: str, credential: str, timeout: float) -> tuple[str, ...] | None:
+        """The spreadsheet's tab titles, or None when they cannot be had within ``timeout``. One
+        Sheets read, asked for a spreadsheet whose range was refused (was a tab renamed?)."""
         try:
             with classified(timeout, credential):
                 client = self.client_for(credential, timeout)

@@ -270,6 +270,17 @@ def test_check_of_an_unreadable_spreadsheet_exits_1_and_of_an_unknown_id_2(sandb
     assert invoke(path, "check", "1notConfigured").exit_code == 2
 
 
+def test_check_of_a_renamed_tab_names_the_tabs_found_and_counts_their_request_as_spent(sandbox_site):
+    sandbox, _, path = sandbox_site
+    renamed = stock()
+    renamed["tabs"] = {"Stock 2024": renamed["tabs"]["Stock"]}
+    sandbox.google.store.put_control(A, renamed)
+    before = reads(sandbox)
+    data = json_of(invoke(path, "check", A, "--json"))
+    assert data["error"]["http_status"] == 400 and data["error"]["tabs"] == ["Stock 2024"]
+    assert data["quota_spent"]["reads"] == 2 == reads(sandbox) - before  # the read and the tabs' request
+
+
 # -- dlq retry through real runs
 
 

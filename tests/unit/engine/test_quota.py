@@ -320,6 +320,17 @@ def test_spare_room_is_left_beside_the_slots_taken_in_the_credentials_window_and
     assert pacer.acquire(3.0)[0] is not None  # without the spare it would have gone
 
 
+def test_follow_ups_of_the_read_granted_are_left_free_in_the_windows_of_the_credential_chosen():
+    pacer = QuotaPacer(["sa-1", "sa-2"], per_credential=3, per_project=5, margin_seconds=0.0)
+    assert pacer.acquire(0.0, follow_ups=1) == ("sa-1", 0.0)
+    assert pacer.acquire(1.0, follow_ups=1) == ("sa-2", 0.0)
+    assert pacer.acquire(2.0, follow_ups=1, spare={"sa-1": 1})[0] == "sa-2"  # sa-1: 1 + 1 + 1 spare
+    # 3 sent in the project: a read and its follow-up fit (3 + 2 = 5), not beside a spare of one more.
+    assert pacer.acquire(3.0, follow_ups=1, spare={"sa-2": 1}) == (None, 57.0)
+    assert pacer.acquire(3.0, follow_ups=1)[0] == "sa-1"
+    assert pacer.usage()["sent"] == 4  # the follow-ups' room is kept, not taken
+
+
 # -- a read answered frees its slots a window after its answer, when that is before the margin's guess
 
 

@@ -155,6 +155,14 @@ def test_spare_room_is_asked_of_the_shared_log_beside_the_slots_taken(quota_pref
     assert pacer.acquire(1.0, exclude={"a-2"}, spare={"a-1": 1})[0] == "a-1"  # 4 + 1 + 1 = 6
 
 
+def test_follow_ups_of_the_read_granted_are_asked_of_the_shared_log_too(quota_prefix):
+    pacer = runner(quota_prefix, "a")
+    assert [pacer.acquire(0.0, exclude={"a-2"})[0] for _ in range(4)] == ["a-1"] * 4
+    credential, wait = pacer.acquire(1.0, exclude={"a-2"}, spare={"a-1": 1}, follow_ups=1)  # 4 + 1 + 2 > 6
+    assert credential is None and wait > 0
+    assert pacer.acquire(1.0, exclude={"a-2"}, follow_ups=1)[0] == "a-1"  # 4 + 1 + 1 = 6
+
+
 def test_a_project_429_pauses_that_project_for_every_runner_and_no_other(quota_prefix):
     a, b, c = (runner(quota_prefix, name) for name in RUNNERS)
     credential, _ = a.acquire(100.0)

@@ -75,6 +75,9 @@ class CountingReader:
         self.reads[spreadsheet_id] += 1
         return self.inner.read_detailed(spreadsheet_id, ranges, credential, timeout)
 
+    def tab_titles(self, spreadsheet_id, credential, timeout):  # explains a refusal: not an attempt
+        return self.inner.tab_titles(spreadsheet_id, credential, timeout)
+
 
 @pytest.fixture(scope="module")
 def finished_round(tmp_path_factory):

@@ -175,36 +175,47 @@ def test_a_hanging_first_read_holds_its_credential_back_for_a_second_only():
 
 
 class RenamedTabs(ScriptedReader):
-    """Every tenth spreadsheet's range is refused (a renamed tab), and the refusal is explained with
-    one more request, sent without a slot of its own (its tab titles, as monitor.google.reader does):
-    ``explained`` holds when each went, at the read's end, the latest the run can learn of it."""
+    """Every tenth spreadsheet's range is refused (a renamed tab), and the run may explain the refusal
+    with one more request, sent without a slot of its own (its tab titles, as monitor.engine.inspect
+    does): ``explained`` holds when each went, at the read's end, the latest the run can learn of it.
+    They are s9, s19, ...: read in order at 60 a window, s59 and s119 come near a window's last slot."""
 
     def __init__(self, clock) -> None:
         super().__init__()
         self.clock = clock
         self.explained: list[float] = []
+        self.refused: list[SheetReadError] = []
 
     def read(self, spreadsheet_id, ranges, credential, timeout):
-        if int(spreadsheet_id[1:]) % 10 == 0:
+        if int(spreadsheet_id[1:]) % 10 == 9:
             self.reads.append(spreadsheet_id)
-            self.explained.append(self.clock.time() + LATENCY)
             error = SheetReadError(ErrorClass.PERMANENT, 400, "INVALID_ARGUMENT",
                                    "Unable to parse range: Stock!A1:B2", range="Stock!A1:B2")
-            error.extra_requests = 1
+            self.refused.append(error)
             raise error
         return super().read(spreadsheet_id, ranges, credential, timeout)
+
+    def tab_titles(self, spreadsheet_id, credential, timeout):
+        self.explained.append(self.clock.time() + LATENCY)
+        return super().tab_titles(spreadsheet_id, credential, timeout)
 
 
 def test_requests_a_read_sends_without_a_slot_find_room_left_for_them_in_the_window():
     # Sent at once, a window's allowance fills it: a refusal's explanation sent then would be the
-    # window's 61st request at Google, unless the pacer kept a slot for each read out that may send one.
+    # window's 61st request at Google, unless the pacer kept a slot for each read out that may send
+    # one, the read that takes the slot before the last included.
     reader = RenamedTabs(None)
     the_bench, made = bench(reader, 150)
     reader.clock = the_bench.clock
     run = the_bench.run(max_in_flight=16, budget=timedelta(minutes=4))
-    assert run.state.round.is_complete() and len(reader.explained) == 15
+    assert run.state.round.is_complete() and len(reader.refused) == 15
     # An explanation is counted by Google by the read's end, when the run learns of it.
     assert most_at_the_server(at_the_server(made[0]) + [(end, end) for end in reader.explained]) <= 60
+    # A window's last slot, free when no read is out, goes to a read all the same: one that may not
+    # explain a refusal (told as Google worded it), never an idle slot.
+    explained = [error for error in reader.refused if error.tabs is not None]
+    assert len(reader.explained) == len(explained) >= 13
+    assert all(error.extra_requests == (error.tabs is not None) for error in reader.refused)
     assert run.report.duration_seconds <= 1.05 * (165 // 60 * 60.0 + LATENCY)  # still the window's pace
 
 
