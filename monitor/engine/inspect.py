@@ -206,7 +206,7 @@ def sheets_requests(plan: SheetPlan) -> int:
 def explaining_requests(plan: SheetPlan) -> int:
     """The Sheets requests :func:`read` may send for ``plan`` beyond :func:`sheets_requests`, without
     a slot of their own: one when it reads ranges, as a range Google refuses is explained by the
-    spreadsheet's tab titles (was one renamed? monitor.google.reader), asked at once."""
+    spreadsheet's tab titles (was one renamed?), asked at once."""
     return 1 if plan.ranges else 0
 
 
