@@ -113,7 +113,7 @@ def check_now(config: Config, sheet: Sheet, clock: SystemClock | ManualClock) ->
     plan = SheetPlan.of(sheet, config)
     location = state_location(config)
     saved = _saved(location, plan)
-    credential, pacer = _credential(config, location, saved, plan, clock)
+    credential, pacer, follow_ups = _credential(config, location, saved, plan, clock)
     timeout = config.google.request_timeout.total_seconds()
     reader = GspreadReader.for_config(config, timeout)
     now = clock.now()
@@ -125,7 +125,8 @@ def check_now(config: Config, sheet: Sheet, clock: SystemClock | ManualClock) ->
         # With Google's details at once: a check of one spreadsheet has no later try to learn
         # whether an #N/A is IMPORTRANGE still computing (monitor.engine.inspect); one read, which
         # also gives each cell's formula, and the spreadsheet's time zone when its dates need it.
-        data = read(plan, reader, credential, lambda: timeout, fetch_zone=plan.needs_time_zone, detailed=True)
+        data = read(plan, reader, credential, lambda: timeout, fetch_zone=plan.needs_time_zone, detailed=True,
+                    explain=follow_ups > 0)
         results = judge(plan, data, now, zone_of(plan, data.time_zone), past=_past(config, plan, saved))
     except SheetReadError as error:
         if error.extra_requests:  # the refused range's tab titles
@@ -151,19 +152,19 @@ def _saved(location: StateLocation, plan: SheetPlan) -> State | None:
 
 
 def _credential(config: Config, location: StateLocation, saved: State | None, plan: SheetPlan,
-                clock: SystemClock | ManualClock) -> tuple[str, QuotaPacer]:
-    """The credential with the most room left for ``plan``'s reads (and a refusal's explanation),
-    from the quota log the runs keep, and the pacer that granted it."""
+                clock: SystemClock | ManualClock) -> tuple[str, QuotaPacer, int]:
+    """The credential with the most room left for ``plan``'s reads, from the quota log the runs keep,
+    the pacer that granted it, and the requests explaining a refusal it kept room for."""
     reads, follow_ups = max(sheets_requests(plan), 1), explaining_requests(plan)
     pacer = command_pacer(config, location, saved)
     try:
-        credential, wait = pacer.acquire(clock.time(), reads, follow_ups=follow_ups)
+        credential, wait, kept = pacer.acquire_with_room(clock.time(), reads, follow_ups)
     except StateError:  # a Redis log that stops answering mid-way: the config's quotas alone
         pacer = QuotaPacer.from_config(config)
-        credential, wait = pacer.acquire(clock.time(), reads, follow_ups=follow_ups)
+        credential, wait, kept = pacer.acquire_with_room(clock.time(), reads, follow_ups)
     if credential is None:
         raise NoQuotaLeft(wait)
-    return credential, pacer
+    return credential, pacer, kept
 
 
 def _judged_against_the_past(plan: SheetPlan) -> bool:

@@ -232,6 +232,20 @@ class QuotaPacer:
         self._totals[chosen] += requests
         return chosen, 0.0
 
+    def acquire_with_room(self, now: float, requests: int = 1, follow_ups: int = 0, *,
+                          exclude: Collection[str] = (), spare: Mapping[str, int] | None = None
+                          ) -> tuple[str | None, float, int]:
+        """As :meth:`acquire`, with room kept for ``follow_ups`` when a credential has it, else
+        without them when a window's last slots are all that is free: the read goes all the same,
+        and must not send them (an idle slot in every window would cost more than the rare refusal
+        told without its explanation). Returns the follow-ups whose room was kept, beside
+        :meth:`acquire`'s answer."""
+        credential, wait = self.acquire(now, requests, exclude=exclude, spare=spare, follow_ups=follow_ups)
+        if credential is None and follow_ups:
+            follow_ups = 0
+            credential, wait = self.acquire(now, requests, exclude=exclude, spare=spare)
+        return credential, wait, follow_ups
+
     def next_ready_in(self, now: float) -> float:
         """Seconds until :meth:`acquire` would grant a slot (0.0 if now); takes nothing."""
         now = self._advance(now)

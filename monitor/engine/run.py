@@ -287,17 +287,10 @@ class Run:
 
     def _acquire(self, sent_at: float, requests: int, plan: SheetPlan) -> tuple[str | None, float, int]:
         """A credential for ``plan``'s read, the wait when none has room, and the requests it may send
-        without a slot (a refused range's tab titles): with room kept for them if any credential has
-        it, else without them when a window's last slots are all that is free, the read sent all the
-        same (a refusal is then told as Google worded it: rare, where an idle slot is every window's)."""
+        without a slot (a refused range's tab titles), room kept for them (``acquire_with_room``)."""
         held = self._fetching_tokens()
-        spare = self._may_explain()
-        follow_ups = explaining_requests(plan)
-        credential, wait = self.pacer.acquire(sent_at, requests, exclude=held, spare=spare,
-                                              follow_ups=follow_ups)
-        if credential is None and follow_ups:
-            follow_ups = 0
-            credential, wait = self.pacer.acquire(sent_at, requests, exclude=held, spare=spare)
+        credential, wait, follow_ups = self.pacer.acquire_with_room(
+            sent_at, requests, explaining_requests(plan), exclude=held, spare=self._may_explain())
         if credential is None:
             wait = min([wait, *held.values()])  # or until a held credential's first read was out long enough
         return credential, wait, follow_ups
@@ -591,7 +584,7 @@ class Run:
 
     def _may_explain(self) -> dict[str, int]:
         """By credential, the requests the reads out may yet send without a slot (a refused range's
-        tab titles, monitor.google.reader), for which its windows keep room."""
+        tab titles, monitor.engine.inspect), for which its windows keep room."""
         out: dict[str, int] = {}
         for flight in self.in_flight.values():
             out[flight.credential] = out.get(flight.credential, 0) + flight.follow_ups

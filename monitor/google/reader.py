@@ -93,7 +93,7 @@ class GspreadReader:
 
     def read(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float) -> list[dict]:
         """Every range in one request; raises SheetReadError, never a requests/gspread/google-auth error."""
-        with self._explained(spreadsheet_id, credential, timeout), classified(timeout, credential):
+        with self._explained(credential), classified(timeout, credential):
             client = self.client_for(credential, timeout)
             body = client.http_client.values_batch_get(spreadsheet_id, list(ranges), params=dict(READ_PARAMS))
             value_ranges = body["valueRanges"]
@@ -112,7 +112,7 @@ class GspreadReader:
         formulas, from one ``spreadsheets.get`` with grid data (``monitor.google.grid``);
         SheetReadError as read."""
         params = {"ranges": list(ranges), "fields": grid.FIELDS}
-        with self._explained(spreadsheet_id, credential, timeout), classified(timeout, credential):
+        with self._explained(credential), classified(timeout, credential):
             client = self.client_for(credential, timeout)
             body = grid.parse(client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id,
                                                          params=params).content)
@@ -131,7 +131,7 @@ class GspreadReader:
         answers only those (the ones a finding's cell can be on). SheetReadError as :meth:`read`."""
         cells = grid.FIELDS if detailed else grid.VALUE_FIELDS
         params = {"ranges": list(ranges), "fields": f"{ZONE_FIELD},{cells}"}
-        with self._explained(spreadsheet_id, credential, timeout), classified(timeout, credential):
+        with self._explained(credential), classified(timeout, credential):
             client = self.client_for(credential, timeout)
             body = grid.parse(client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id,
                                                          params=params).content)
@@ -151,7 +151,7 @@ class GspreadReader:
         from monitor.google import workbook
 
         params = {"includeGridData": "true", "fields": workbook.FIELDS}
-        with self._explained(spreadsheet_id, credential, timeout), classified(timeout, credential):
+        with self._explained(credential), classified(timeout, credential):
             client = self.client_for(credential, timeout)
             body = client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id, params=params).json()
             return workbook.workbook_of(body)
@@ -171,13 +171,13 @@ class GspreadReader:
         """The spreadsheet's ``properties.timeZone`` as Google names it ("Europe/Moscow",
         "GMT-07:00"), and its tabs' titles and ids: one Sheets read, counted against the read quota
         like a batchGet. Often a spreadsheet's first request: its refusal is explained as a read's."""
-        with self._explained(spreadsheet_id, credential, timeout), classified(timeout, credential):
+        with self._explained(credential), classified(timeout, credential):
             client = self.client_for(credential, timeout)
             body = client.http_client.fetch_sheet_metadata(spreadsheet_id, params=dict(ZONE_PARAMS))
             return ZoneAnswer(_zone_of(body), _tabs_of(body))
 
     @contextmanager
-    def _explained(self, spreadsheet_id: str, credential: str, timeout: float) -> Iterator[None]:
+    def _explained(self, credential: str) -> Iterator[None]:
         """A 403 a person must act on, given what they need to act: the service account's e-mail
         (the address to share the spreadsheet with). A 400 for a range is explained by the tabs the
         spreadsheet has (:meth:`tab_titles`), a request of its own that the caller decides on."""

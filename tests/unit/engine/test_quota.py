@@ -436,3 +436,11 @@ def test_a_read_that_began_at_once_keeps_the_margins_guess_or_its_earlier_answer
     pacer.answered("sa-2", 0.0, 0.4, left_at=0.0)
     pacer.answered("sa-1", 0.0, 5.0, left_at=0.0)
     assert pacer.snapshot(5.0).sent == {"sa-1": (1.0,), "sa-2": (0.4,)}
+
+
+def test_a_window_s_last_slot_goes_to_a_read_without_room_for_its_follow_ups():
+    pacer = QuotaPacer(["sa-1"], per_credential=3, per_project=300, margin_seconds=0.0)
+    assert pacer.acquire_with_room(0.0, 1, 1) == ("sa-1", 0.0, 1)
+    assert pacer.acquire_with_room(1.0, 1, 1) == ("sa-1", 0.0, 1)  # 2 sent, the third slot kept free
+    assert pacer.acquire_with_room(2.0, 1, 1) == ("sa-1", 0.0, 0)  # the last slot: no room beside it
+    assert pacer.acquire_with_room(3.0, 1, 1) == (None, 57.0, 0)
