@@ -162,3 +162,7 @@ class ThreadedReads:
             except Exception as exc:  # noqa: BLE001 - the run classifies it; a worker must live on
                 error = exc
             self._done.put(ReadDone(job, data, error, self._monotonic(), began))
+            # Let go of the read before waiting for the next: the run frees an answer once it has
+            # judged it, but a worker's locals held its last one (and a failed read's traceback)
+            # for as long as the worker idled, up to 64 answers at a time.
+            del item, job, data, error

@@ -6,7 +6,9 @@ so a service account is loaded once and fetches one token, however many workers 
 
 from __future__ import annotations
 
+import gc
 import time
+import weakref
 
 import pytest
 
@@ -83,3 +85,27 @@ def test_a_failed_read_comes_back_classified_and_the_worker_goes_on(served):
     assert isinstance(done["sheet-1"].error, SheetReadError) and done["sheet-1"].error.http_status == 503
     assert done["sheet-0"].error is None and done["sheet-2"].error is None
     assert all(d.seconds >= 0 for d in done.values())
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["answer", "error"])
+def test_an_idle_worker_holds_nothing_of_its_last_read(served, fails):
+    """Once the run has let go of a read, nothing of it stays alive while its worker waits for the
+    next: 64 idle workers each holding their last answer were megabytes of a run."""
+    sandbox, credential = served
+    if fails:
+        sandbox.google.faults.add({"spreadsheet": "sheet-0", "statuses": [503]})
+    reads = ThreadedReads(lambda: GspreadReader.from_credentials(endpoint=sandbox.base_url, timeout=5,
+                                                                credentials=CredentialCache()),
+                          workers=1, monotonic=time.monotonic)
+    reads.start(ReadJob("t0", plan(0), credential, time.monotonic()), lambda: 5.0)
+    [done] = collect_all(reads, 1)
+    held = weakref.ref(done.error if fails else done.data)
+    assert (done.error is not None) == fails
+    del done
+    deadline = time.monotonic() + 2.0  # the worker lets go just after handing the read over
+    while held() is not None and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.01)
+    alive = held() is not None
+    reads.close()
+    assert not alive, "the idle worker still holds its last read"
