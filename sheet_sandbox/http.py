@@ -114,6 +114,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.untrack(self.connection)
 
     def _dispatch(self) -> None:
+        # Busy while it answers: stopping shuts only the connections waiting for their next request
+        # (``close_idle_connections``), never one whose answer is on its way (a released long poll's).
+        self.server.untrack(self.connection)
+        try:
+            self._answer()
+        finally:
+            self.server.track(self.connection)
+
+    def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         parts = urlsplit(self.path)
@@ -209,7 +218,8 @@ class _Server(ThreadingHTTPServer):
             self._open.discard(connection)
 
     def close_idle_connections(self) -> None:
-        """Wake handler threads blocked reading the next keep-alive request, so they can end."""
+        """Wake handler threads blocked reading the next keep-alive request, so they can end (a
+        connection is tracked while it waits for a request, not while one is answered)."""
         with self._open_lock:
             connections = list(self._open)
         for connection in connections:
