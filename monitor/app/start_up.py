@@ -4,10 +4,11 @@ Opening the state of 20,000 spreadsheets makes about a million objects (the snap
 document and its fields) that all live until the run ends, and the plans add more. The collector,
 counting allocations, ran its full passes over them again and again while they were made, and found
 nothing to free: a third of a second of the start-up, before the first read. So it is paused from
-the config's load (``sheet-monitor run``) or the state's opening (``run_once``) until the run is
-wired, and what start-up made is then frozen (``gc.freeze``: moved out of every later pass;
-documents are values, freed by their reference counts when replaced) until the run ends, when it is
-handed back to the collector for whatever else the process does (the demo, tests).
+the run command's import (``sheet-monitor run``, monitor.cli.main), the config's load or the
+state's opening (``run_once``) until the run is wired, and what start-up made is then frozen
+(``gc.freeze``: moved out of every later pass; documents are values, freed by their reference
+counts when replaced) until the run ends, when it is handed back to the collector for whatever else
+the process does (the demo, tests).
 """
 
 from __future__ import annotations
