@@ -16,7 +16,8 @@ pytest_plugins = (
     "telegram_fixtures", "sheets_api_fixtures", "storage_fixtures", "sandbox_fixtures", "redis_fixtures",
     "redis_server", "fake_telegram_fixtures")
 
-import os  # noqa: E402 - after pytest_plugins, which must come first
+import gc  # noqa: E402 - after pytest_plugins, which must come first
+import os  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -134,3 +135,13 @@ def every_session_saves_what_it_changed(monkeypatch):
     """In every test, a state session checks when it ends that all it changed was saved (a change that
     escaped the tracking would be lost by the next cron run)."""
     monkeypatch.setattr(access, "VERIFY_SAVES", True)
+
+
+@pytest.fixture
+def collector_on():
+    """The garbage collector on, and nothing frozen, before and after a test that pauses it (the
+    start-up's pause: monitor.app.start_up)."""
+    gc.enable()
+    yield
+    gc.unfreeze()
+    gc.enable()

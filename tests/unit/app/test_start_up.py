@@ -9,13 +9,7 @@ import pytest
 
 from monitor.app.start_up import collector_paused
 
-
-@pytest.fixture(autouse=True)
-def collecting():
-    gc.enable()
-    yield
-    gc.unfreeze()
-    gc.enable()
+pytestmark = pytest.mark.usefixtures("collector_on")
 
 
 def test_the_collector_is_off_until_the_run_is_wired_then_on_with_start_ups_objects_frozen():

@@ -10,13 +10,7 @@ import pytest
 
 from monitor.cli.main import cli
 
-
-@pytest.fixture(autouse=True)
-def collecting():
-    gc.enable()
-    yield
-    gc.unfreeze()
-    gc.enable()
+pytestmark = pytest.mark.usefixtures("collector_on")
 
 
 def test_the_run_commands_import_is_made_with_the_collector_paused_until_the_command_ends():
