@@ -90,11 +90,14 @@ def logged(stderr: str, event: str) -> list[dict]:
 
 
 def start_run_hanging_on_a_read(tmp_path: Path, sandbox, private_redis: PrivateRedis):
-    """A run in a child process, once A's read is out and hangs: the instant to take Redis away."""
+    """A run in a child process, once A's read is out and hangs and B's is out too: the instant to
+    take Redis away. Before B's read is out, its admission by the shared quota log may be the command
+    Redis dies under (a loaded machine sends A first and B a moment later), not the next save."""
     config = configured(tmp_path, sandbox, private_redis.url)
     sandbox.google.faults.add({"spreadsheet": A, "hang": True, "times": 1})
     process = start_run(config)
     wait_for_read_of(sandbox, A, process)
+    wait_for_read_of(sandbox, B, process)
     return config, process
 
 
