@@ -259,7 +259,7 @@ def _reader_maker(config: Config, timeout: float,
     cache, so a service account is loaded and tokened once, not once per worker."""
     if reader_factory is not None:
         return lambda: reader_factory(config, timeout)
-    return lambda: GspreadReader.for_config(config, timeout, credentials)
+    return lambda: GspreadReader.for_config(config, timeout, credentials, defer=True)
 
 
 def _change_feed(config: Config, timeout: float, credentials: CredentialCache) -> ChangeFeed:

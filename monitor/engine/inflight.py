@@ -16,11 +16,12 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
+from monitor.core.errors import SheetReadError
 from monitor.engine.breaker import BreakerState
-from monitor.engine.inspect import SheetData, SheetPlan, SheetReader, read
+from monitor.engine.inspect import Encoded, SheetData, SheetPlan, SheetReader, fetch
 from monitor.engine.tasks import Task
 
 
@@ -43,7 +44,7 @@ class ReadDone:
     """A finished read: what Google returned, or the exception the read raised."""
 
     job: ReadJob
-    data: SheetData | None
+    data: SheetData | Encoded[SheetData] | None  # Encoded until the run judges it: see decoded()
     error: Exception | None
     finished: float  # monotonic, on the run's clock
     # Monotonic, when a worker began its requests (None: as it was handed out); later than the job's
@@ -54,11 +55,22 @@ class ReadDone:
     def seconds(self) -> float:
         return max(0.0, self.finished - self.job.started)
 
+    def decoded(self) -> ReadDone:
+        """This read with its answer decoded, as the run judges it: on the run's thread, one answer at
+        a time (see ``Encoded``). An answer that is not what was asked is the read's error."""
+        if not isinstance(self.data, Encoded):
+            return self
+        try:
+            return replace(self, data=self.data.decoded())
+        except SheetReadError as error:
+            return replace(self, data=None, error=error)
 
-def perform(job: ReadJob, reader: SheetReader, timeout: Callable[[], float]) -> SheetData:
+
+def perform(job: ReadJob, reader: SheetReader, timeout: Callable[[], float]
+            ) -> SheetData | Encoded[SheetData]:
     """The requests ``job`` stands for, with ``reader``: what every :class:`Reads` runs."""
-    return read(job.plan, reader, job.credential, timeout, fetch_zone=job.fetch_zone, detailed=job.detailed,
-                explain=job.explain)
+    return fetch(job.plan, reader, job.credential, timeout, fetch_zone=job.fetch_zone, detailed=job.detailed,
+                 explain=job.explain)
 
 
 @dataclass(slots=True)

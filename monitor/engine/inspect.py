@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from monitor.checks import (
     Check,
@@ -47,6 +47,36 @@ from monitor.engine.zone_refresh import needs_time_zone
 
 # Seconds: less than this left of the budget is no time for one more request to Google.
 _LEAST_EXPLAIN_SECONDS = 0.5
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+class Encoded(Generic[T]):
+    """An answer as Google sent it, its JSON, and how it is decoded. A reader made to defer gives
+    these for the values it reads: a read in flight then holds the bytes until the run judges it,
+    one at a time on the run's own thread, rather than the parsed values, several times their size
+    (64 answers waiting to be judged were ~20 MB at 5,000 spreadsheets). ``decoded()`` raises
+    ``SheetReadError`` for an answer that is not what was asked, as the reader would have."""
+
+    __slots__ = ("payload", "decode")
+
+    def __init__(self, payload: bytes, decode: Callable[[bytes], T]) -> None:
+        self.payload = payload
+        self.decode = decode
+
+    def decoded(self) -> T:
+        return self.decode(self.payload)
+
+    def then(self, step: Callable[[T], U]) -> Encoded[U]:
+        """The same answer, ``step`` applied to what it decodes to."""
+        decode = self.decode
+        return Encoded(self.payload, lambda payload: step(decode(payload)))
+
+
+def mapped(answer: T | Encoded[T], step: Callable[[T], U]) -> U | Encoded[U]:
+    """``step`` of ``answer``: now if it is decoded, else once it is."""
+    return answer.then(step) if isinstance(answer, Encoded) else step(answer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +126,9 @@ def plans_of(config: Config) -> list[SheetPlan]:
 class SheetReader(Protocol):
     """What inspecting needs from the Sheets adapter (``monitor.google.GspreadReader`` implements it).
 
-    All raise ``SheetReadError`` (already classified), never a library's exception."""
+    All raise ``SheetReadError`` (already classified), never a library's exception. A reader made to
+    defer answers ``read``, ``read_detailed`` and ``read_with_zone`` with what they return as an
+    :class:`Encoded` of it (see there)."""
 
     def read(
         self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float
@@ -150,6 +182,12 @@ class SheetData:
     tabs: tuple[Tab, ...] = ()  # its tabs, when this read asked for its time zone
 
 
+# What one request answered, in the shape a SheetData is made from: the values, the error cells'
+# details and the formulas (None when not asked), the zone and tabs (ZoneAnswer("") when not asked).
+_Answer = tuple[list[dict], tuple[CellError, ...] | None, list[dict] | None, ZoneAnswer]
+_NO_ZONE = ZoneAnswer("")
+
+
 def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callable[[], float], *,
          fetch_zone: bool = False, detailed: bool = False, explain: bool = True) -> SheetData:
     """Every request ``plan`` needs, and its spreadsheet's time zone when ``fetch_zone``, asked in the
@@ -159,30 +197,52 @@ def read(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callabl
     ``explain``: a range Google refuses is explained by the spreadsheet's tab titles, one request
     more (:func:`explaining_requests`), for which the caller keeps room in the quota; without it the
     refusal is told as Google worded it."""
-    zone = ZoneAnswer("")
-    value_ranges: list[dict] = []
-    errors: tuple[CellError, ...] | None = None
-    formula_ranges: tuple[dict, ...] | None = None
+    data = fetch(plan, reader, credential, timeout, fetch_zone=fetch_zone, detailed=detailed, explain=explain)
+    return data.decoded() if isinstance(data, Encoded) else data
+
+
+def fetch(plan: SheetPlan, reader: SheetReader, credential: str, timeout: Callable[[], float], *,
+          fetch_zone: bool = False, detailed: bool = False, explain: bool = True
+          ) -> SheetData | Encoded[SheetData]:
+    """:func:`read`'s requests, their answer left :class:`Encoded` when the reader defers it."""
+    answer: _Answer | Encoded[_Answer] = ([], None, None, _NO_ZONE)
     try:
         if fetch_zone and not plan.ranges:
-            zone = reader.time_zone(plan.id, credential, timeout())
+            answer = ([], None, None, reader.time_zone(plan.id, credential, timeout()))
         elif fetch_zone:
-            (value_ranges, found, formulas), zone = reader.read_with_zone(
-                plan.id, plan.ranges, credential, timeout(), detailed=detailed)
-            if detailed:  # else judged as a batchGet's values: a code that may be computing is read again
-                errors, formula_ranges = found, tuple(formulas)
+            got = reader.read_with_zone(plan.id, plan.ranges, credential, timeout(), detailed=detailed)
+            answer = mapped(got, _detailed_with_zone if detailed else _with_zone)
         elif plan.ranges and detailed:
-            value_ranges, errors, formulas = reader.read_detailed(plan.id, plan.ranges, credential, timeout())
-            formula_ranges = tuple(formulas)
+            answer = mapped(reader.read_detailed(plan.id, plan.ranges, credential, timeout()),
+                            lambda got: (*got, _NO_ZONE))
         elif plan.ranges:
-            value_ranges = reader.read(plan.id, plan.ranges, credential, timeout())
+            answer = mapped(reader.read(plan.id, plan.ranges, credential, timeout()),
+                            lambda values: (values, None, None, _NO_ZONE))
     except SheetReadError as error:
         if explain and error.http_status == 400 and error.range:
             _explain_refused_range(error, plan, reader, credential, timeout())
         raise
     modified = reader.modified_time(plan.id, credential, timeout()) if plan.needs_modified_time else None
-    return SheetData(read_ranges(dict(zip(plan.ranges, value_ranges, strict=True))), modified, errors,
-                     formula_ranges, zone.time_zone or None, zone.tabs)
+
+    def sheet_data(got: _Answer) -> SheetData:
+        values, errors, formulas, zone = got
+        return SheetData(read_ranges(dict(zip(plan.ranges, values, strict=True))), modified, errors,
+                         None if formulas is None else tuple(formulas), zone.time_zone or None, zone.tabs)
+
+    return mapped(answer, sheet_data)
+
+
+def _with_zone(got: tuple[tuple[list[dict], Any, Any], ZoneAnswer]) -> _Answer:
+    """A read with the zone, not detailed: judged as a batchGet's values are (a code that may be
+    computing is read again, with details)."""
+    (values, _, _), zone = got
+    return values, None, None, zone
+
+
+def _detailed_with_zone(got: tuple[tuple[list[dict], tuple[CellError, ...], list[dict]], ZoneAnswer]
+                        ) -> _Answer:
+    (values, errors, formulas), zone = got
+    return values, errors, formulas, zone
 
 
 def _explain_refused_range(error: SheetReadError, plan: SheetPlan, reader: SheetReader, credential: str,

@@ -453,6 +453,7 @@ class Run:
         """Judge each finished read and record what it means, at the time it is applied: a retry's
         backoff counts from when the failure became known, not from when the request started."""
         for done in finished:
+            done = done.decoded()
             flight = self.in_flight.pop(done.job.task_id)
             self.answered.add(flight.credential)
             self.latency.add(done.seconds)

@@ -7,11 +7,13 @@ a library's exception. Implements ``monitor.engine.inspect.SheetReader``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from monitor.google import lean_gspread  # noqa: F401  before gspread: see its doc
 
@@ -21,7 +23,7 @@ import google.auth.exceptions
 import gspread
 import requests
 from gspread.exceptions import APIError
-from gspread.urls import DRIVE_FILES_API_V3_URL, SPREADSHEET_URL
+from gspread.urls import DRIVE_FILES_API_V3_URL, SPREADSHEET_URL, SPREADSHEET_VALUES_BATCH_URL
 
 from monitor.config import Config
 from monitor.core.errors import (
@@ -34,13 +36,15 @@ from monitor.core.errors import (
 )
 from monitor.core.timefmt import parse_utc
 from monitor.engine.health import Tab
-from monitor.engine.inspect import ZoneAnswer
+from monitor.engine.inspect import Encoded, ZoneAnswer
 from monitor.google import grid, token
 from monitor.google.client import CredentialCache, build_gspread_client
 from monitor.google.refusals import CredentialUnusable, refused_for_now
 
 if TYPE_CHECKING:
     from monitor.suggest.workbook import Workbook
+
+T = TypeVar("T")
 
 # Numbers as numbers and dates as serial numbers: the checks compare values, not their display.
 READ_PARAMS = {
@@ -70,60 +74,49 @@ class GspreadReader:
 
     One reader per worker thread: its clients hold ``requests`` sessions, which are not thread-safe.
     Readers of one run share a :class:`CredentialCache`, so each service account is loaded once and
-    has one token, whatever the number of workers.
+    has one token, whatever the number of workers. ``defer``: the values come :class:`Encoded`, to
+    be decoded when the run judges them (a run's workers; see there).
     """
 
-    def __init__(self, make_client: Callable[[str], gspread.Client]) -> None:
+    def __init__(self, make_client: Callable[[str], gspread.Client], *, defer: bool = False) -> None:
         self._make_client = make_client
         self.clients: dict[str, gspread.Client] = {}
+        self.defer = defer
 
     @classmethod
-    def for_config(cls, config: Config, timeout: float, credentials: CredentialCache | None = None
-                   ) -> GspreadReader:
+    def for_config(cls, config: Config, timeout: float, credentials: CredentialCache | None = None, *,
+                   defer: bool = False) -> GspreadReader:
         """A reader for the config's credentials and endpoint."""
         endpoint = str(config.google.api_endpoint).rstrip("/") if config.google.api_endpoint else None
-        return cls.from_credentials(endpoint=endpoint, timeout=timeout, credentials=credentials)
+        return cls.from_credentials(endpoint=endpoint, timeout=timeout, credentials=credentials, defer=defer)
 
     @classmethod
     def from_credentials(cls, *, endpoint: str | None, timeout: float,
-                         credentials: CredentialCache | None = None) -> GspreadReader:
+                         credentials: CredentialCache | None = None, defer: bool = False) -> GspreadReader:
         """A reader whose credentials are service-account files, named by their paths."""
         cache = credentials or CredentialCache()
-        return cls(lambda path: build_gspread_client(cache.get(path), endpoint=endpoint, timeout=timeout))
+        return cls(lambda path: build_gspread_client(cache.get(path), endpoint=endpoint, timeout=timeout),
+                   defer=defer)
 
-    def read(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float) -> list[dict]:
+    def read(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float
+             ) -> list[dict] | Encoded[list[dict]]:
         """Every range in one request; raises SheetReadError, never a requests/gspread/google-auth error."""
-        with self._explained(credential), classified(timeout, credential):
-            client = self.client_for(credential, timeout)
-            body = client.http_client.values_batch_get(spreadsheet_id, list(ranges), params=dict(READ_PARAMS))
-            value_ranges = body["valueRanges"]
-        if len(value_ranges) != len(ranges):
-            raise SheetReadError(
-                ErrorClass.UNCERTAIN,
-                200,
-                None,
-                f"asked for {len(ranges)} ranges, Google returned {len(value_ranges)}",
-            )
-        return value_ranges
+        params = {**READ_PARAMS, "ranges": list(ranges)}
+        return self._answer(SPREADSHEET_VALUES_BATCH_URL % spreadsheet_id, params, credential, timeout,
+                            partial(_value_ranges, len(ranges)))
 
     def read_detailed(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float
-                      ) -> grid.GridValues:
+                      ) -> grid.GridValues | Encoded[grid.GridValues]:
         """The ValueRanges :meth:`read` returns, every error cell's details, and the same ranges as
         formulas, from one ``spreadsheets.get`` with grid data (``monitor.google.grid``);
         SheetReadError as read."""
         params = {"ranges": list(ranges), "fields": grid.FIELDS}
-        with self._explained(credential), classified(timeout, credential):
-            client = self.client_for(credential, timeout)
-            body = grid.parse(client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id,
-                                                         params=params).content)
-        try:
-            return grid.value_ranges_of(body, ranges)
-        except grid.UnreadableGrid as exc:
-            message = f"unreadable grid data: {exc}"[:300]
-            raise SheetReadError(ErrorClass.UNCERTAIN, 200, None, message) from None
+        return self._answer(SPREADSHEET_URL % spreadsheet_id, params, credential, timeout,
+                            lambda content: _grid_values(grid.parse(content), ranges))
 
     def read_with_zone(self, spreadsheet_id: str, ranges: Sequence[str], credential: str, timeout: float,
-                       detailed: bool = False) -> tuple[grid.GridValues, ZoneAnswer]:
+                       detailed: bool = False
+                       ) -> tuple[grid.GridValues, ZoneAnswer] | Encoded[tuple[grid.GridValues, ZoneAnswer]]:
         """The values of ``ranges`` (with every error cell's details and the ranges as formulas when
         ``detailed``, else the ValueRanges :meth:`read` gives and no details) and the spreadsheet's
         time zone and tabs, from one ``spreadsheets.get`` with grid data: one read of quota where
@@ -131,17 +124,22 @@ class GspreadReader:
         answers only those (the ones a finding's cell can be on). SheetReadError as :meth:`read`."""
         cells = grid.FIELDS if detailed else grid.VALUE_FIELDS
         params = {"ranges": list(ranges), "fields": f"{ZONE_FIELD},{cells}"}
+
+        def decode(content: bytes) -> tuple[grid.GridValues, ZoneAnswer]:
+            body = grid.parse(content)
+            return _grid_values(body, ranges, formulas=detailed), ZoneAnswer(_zone_of(body), _tabs_of(body))
+
+        return self._answer(SPREADSHEET_URL % spreadsheet_id, params, credential, timeout, decode)
+
+    def _answer(self, url: str, params: dict, credential: str, timeout: float, decode: Callable[[bytes], T]
+                ) -> T | Encoded[T]:
+        """One GET of the Sheets API, its answer decoded by ``decode`` (or left Encoded when this reader
+        defers); SheetReadError for the request's failure and for an answer that is not what was asked."""
         with self._explained(credential), classified(timeout, credential):
             client = self.client_for(credential, timeout)
-            body = grid.parse(client.http_client.request("get", SPREADSHEET_URL % spreadsheet_id,
-                                                         params=params).content)
-            zone = _zone_of(body)
-        try:
-            values = grid.value_ranges_of(body, ranges, formulas=detailed)
-        except grid.UnreadableGrid as exc:
-            message = f"unreadable grid data: {exc}"[:300]
-            raise SheetReadError(ErrorClass.UNCERTAIN, 200, None, message) from None
-        return values, ZoneAnswer(zone, _tabs_of(body))
+            content = client.http_client.request("get", url, params=params).content
+        answer = Encoded(content, partial(_decoded, decode))
+        return answer if self.defer else answer.decoded()
 
     def read_workbook(self, spreadsheet_id: str, credential: str, timeout: float) -> Workbook:
         """The whole spreadsheet, every tab's values with dates marked, its title and time zone, in one
@@ -262,6 +260,32 @@ def _api_error(exc: APIError, credential: str | None) -> SheetReadError:
         scope = QuotaScope.UNKNOWN if is_html else quota_scope(exc.error)
     return SheetReadError(error_class, response.status_code, google_status, message[:500], range=bad_range,
                           quota_scope=scope)
+
+
+def _decoded(decode: Callable[[bytes], T], content: bytes) -> T:
+    """``decode(content)``, an answer that is not the JSON asked for told as such (a 200 of another
+    shape: classified as uncertain, as ``classified`` does for the request's own)."""
+    try:
+        return decode(content)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SheetReadError(ErrorClass.UNCERTAIN, 200, None, f"unreadable answer: {exc!r}"[:300]) from None
+
+
+def _value_ranges(asked: int, content: bytes) -> list[dict]:
+    """A ``values:batchGet`` answer's ValueRanges, one for each of the ``asked`` ranges."""
+    value_ranges = json.loads(content)["valueRanges"]
+    if len(value_ranges) != asked:
+        raise SheetReadError(ErrorClass.UNCERTAIN, 200, None,
+                             f"asked for {asked} ranges, Google returned {len(value_ranges)}")
+    return value_ranges
+
+
+def _grid_values(body: Mapping[str, Any], ranges: Sequence[str], formulas: bool = True) -> grid.GridValues:
+    try:
+        return grid.value_ranges_of(body, ranges, formulas=formulas)
+    except grid.UnreadableGrid as exc:
+        message = f"unreadable grid data: {exc}"[:300]
+        raise SheetReadError(ErrorClass.UNCERTAIN, 200, None, message) from None
 
 
 def _zone_of(body: dict) -> str:

@@ -9,13 +9,14 @@ from __future__ import annotations
 import gc
 import time
 import weakref
+from dataclasses import replace
 
 import pytest
 
 from monitor.checks import FormulaErrorsCheck
-from monitor.core.errors import SheetReadError
+from monitor.core.errors import ErrorClass, SheetReadError
 from monitor.engine.inflight import ReadJob, ThreadedReads
-from monitor.engine.inspect import SheetPlan
+from monitor.engine.inspect import Encoded, SheetPlan, read
 from monitor.google.client import CredentialCache
 from monitor.google.reader import GspreadReader
 from sheet_sandbox.server import running_sandbox
@@ -109,3 +110,49 @@ def test_an_idle_worker_holds_nothing_of_its_last_read(served, fails):
     alive = held() is not None
     reads.close()
     assert not alive, "the idle worker still holds its last read"
+
+
+def deferring_reads(sandbox, workers: int = 2) -> ThreadedReads:
+    cache = CredentialCache()
+    return ThreadedReads(lambda: GspreadReader.from_credentials(endpoint=sandbox.base_url, timeout=5,
+                                                                credentials=cache, defer=True),
+                         workers=workers, monotonic=time.monotonic)
+
+
+@pytest.mark.parametrize("job", [{}, {"detailed": True}, {"fetch_zone": True},
+                                 {"fetch_zone": True, "detailed": True}],
+                         ids=["batchGet", "detailed", "with zone", "detailed with zone"])
+def test_a_run_worker_hands_over_the_answer_as_its_bytes_and_the_run_decodes_it(served, job):
+    """A read in flight holds Google's JSON, not its values parsed (several times the size), until the
+    run judges it; decoded, it is what a reader that decodes at once gives."""
+    sandbox, credential = served
+    reads = deferring_reads(sandbox)
+    reads.start(ReadJob("t3", plan(3), credential, time.monotonic(), **job), lambda: 5.0)
+    [done] = collect_all(reads, 1)
+    reads.close()
+
+    assert done.error is None, done.error
+    assert isinstance(done.data, Encoded) and isinstance(done.data.payload, bytes)
+    decoded = done.decoded()
+    at_once = read(plan(3), GspreadReader.from_credentials(endpoint=sandbox.base_url, timeout=5), credential,
+                   lambda: 5.0, **job)
+    assert decoded.data.value_ranges[RANGE]["values"] == [["SKU", "Qty"], ["A-3", 3]]
+    assert decoded.data == at_once
+    assert (decoded.data.time_zone is not None) == bool(job.get("fetch_zone"))
+
+
+def test_an_answer_that_is_not_what_was_asked_is_the_reads_error_once_decoded(served):
+    sandbox, credential = served
+    reads = deferring_reads(sandbox, workers=1)
+    reads.start(ReadJob("t1", plan(1), credential, time.monotonic()), lambda: 5.0)
+    [done] = collect_all(reads, 1)
+    reads.close()
+    garbled = replace(done, data=Encoded(b"<html>Service Unavailable</html>", done.data.decode))
+    wrong_count = replace(done, data=Encoded(b'{"valueRanges": []}', done.data.decode))
+
+    for answer, says in [(garbled, "unreadable answer"),
+                         (wrong_count, "asked for 1 ranges, Google returned 0")]:
+        failed = answer.decoded()
+        assert failed.data is None and isinstance(failed.error, SheetReadError)
+        assert failed.error.error_class is ErrorClass.UNCERTAIN and failed.error.http_status == 200
+        assert says in failed.error.message
